@@ -1,0 +1,22 @@
+"""Exceptions with messages meant for the person who supplied the input.
+
+Every failure a user can cause (a bad file, a bad parameter) raises a subclass of
+:class:`FdpError`; the app shows its message, the CLI prints it on one line and
+exits non-zero. Anything else escaping is a bug.
+"""
+
+
+class FdpError(ValueError):
+    """Base class: a problem with the user's input, explained in the message."""
+
+
+class DataError(FdpError):
+    """The data file or data set cannot be used as given."""
+
+
+class ParameterError(FdpError):
+    """A privacy or smoothing parameter is outside its valid range."""
+
+
+class BudgetError(FdpError):
+    """A release would exceed the remaining privacy budget."""

@@ -1,0 +1,1 @@
+"""Noise mechanisms: each returns its output together with the guarantee it gives."""

@@ -1,0 +1,51 @@
+"""Validation of the public parameters, once, at the boundary."""
+
+from __future__ import annotations
+
+import math
+
+from .errors import ParameterError
+
+
+def _finite(name: str, value) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(x):
+        raise ParameterError(f"{name} must be finite, got {value!r}")
+    return x
+
+
+def check_positive(name: str, value) -> float:
+    """Return ``value`` as a float, or raise if it is not a finite number > 0."""
+    x = _finite(name, value)
+    if x <= 0:
+        raise ParameterError(f"{name} must be > 0, got {value!r}")
+    return x
+
+
+def check_epsilon(value) -> float:
+    return check_positive("epsilon", value)
+
+
+def check_delta(value) -> float:
+    """delta of an (epsilon, delta) guarantee: strictly inside (0, 1)."""
+    x = _finite("delta", value)
+    if not 0 < x < 1:
+        raise ParameterError(f"delta must be in (0, 1) for an (epsilon, delta) mechanism, got {value!r}")
+    return x
+
+
+def check_eta(value, *, minimum: float = 1.0, strict: bool = False) -> float:
+    x = _finite("eta", value)
+    if x < minimum or (strict and x == minimum):
+        relation = ">" if strict else ">="
+        raise ParameterError(f"eta must be {relation} {minimum:g}, got {value!r}")
+    return x
+
+
+def check_choice(name: str, value, choices) -> str:
+    if value not in choices:
+        raise ParameterError(f"{name} must be one of {', '.join(map(str, choices))}; got {value!r}")
+    return value
