@@ -1,0 +1,1 @@
+"""One module per CLI command (discovered by fdp_core.cli)."""

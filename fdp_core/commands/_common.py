@@ -1,0 +1,37 @@
+"""Options and steps shared by several commands."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from ..data import MISSING_POLICIES, load_curves
+from ..kernels import KERNEL_NAMES
+
+
+def add_data_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", required=True, help="wide CSV, long CSV (id,t,value) or Parquet file")
+    parser.add_argument("--missing", choices=MISSING_POLICIES, default="drop",
+                        help="drop incomplete curves (default) or interpolate interior gaps")
+
+
+def add_kernel_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    parser.add_argument("--kernel", choices=KERNEL_NAMES, required=required, default=None if required else "matern52")
+    parser.add_argument("--rho", type=float, required=required, default=None if required else 0.1,
+                        help="kernel range rho > 0 (grid rescaled to [0, 1])")
+    parser.add_argument("--nu", type=float, default=None, help="smoothness for --kernel matern")
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, default=None,
+                        help="demo seed for reproducible noise (omit for fresh randomness)")
+    parser.add_argument("--out", required=True, help="output folder (created if missing)")
+
+
+def load_data(args):
+    return load_curves(args.data, missing=args.missing)
+
+
+def rng_from(args) -> np.random.Generator:
+    return np.random.default_rng(args.seed)

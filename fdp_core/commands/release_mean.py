@@ -1,0 +1,49 @@
+"""``python -m fdp_core release mean``: one sanitized mean curve."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release, release_record
+from ..mechanisms.calibration import CALIBRATIONS
+from ..release import write_release
+from ..sensitivity import BOUNDS
+from ._common import add_data_options, add_kernel_options, add_output_options, load_data, rng_from
+
+PATH = ("release", "mean")
+HELP = "release a differentially private mean function"
+
+
+def configure(parser) -> None:
+    add_data_options(parser)
+    parser.add_argument("--mechanism", choices=MEAN_MECHANISMS, default="gaussian")
+    add_kernel_options(parser)
+    parser.add_argument("--eta", type=float, default=1.5, help="smoothness exponent eta >= 1")
+    parser.add_argument("--phi", type=float, default=1e-3, help="penalty phi > 0 (Gaussian mechanism)")
+    parser.add_argument("--epsilon", type=float, required=True)
+    parser.add_argument("--delta", type=float, default=1e-5, help="delta in (0, 1) for the Gaussian mechanism")
+    tau = parser.add_mutually_exclusive_group(required=True)
+    tau.add_argument("--tau", type=float, help="public L2 norm bound; curves are clipped to it")
+    tau.add_argument("--tau-from-data", action="store_true",
+                     help="use max curve norm (data-dependent: the release is then NOT differentially private)")
+    parser.add_argument("--bound", choices=BOUNDS, default="tight")
+    parser.add_argument("--calibration", choices=CALIBRATIONS, default="analytic")
+    add_output_options(parser)
+
+
+def settings_from_args(args) -> MeanSettings:
+    return MeanSettings(mechanism=args.mechanism, kernel=args.kernel, rho=args.rho, nu=args.nu, eta=args.eta,
+                        phi=args.phi, epsilon=args.epsilon, delta=args.delta, tau=args.tau,
+                        tau_from_data=args.tau_from_data, bound=args.bound, calibration=args.calibration)
+
+
+def run(args) -> int:
+    settings = settings_from_args(args)
+    fd = load_data(args)
+    plan = plan_mean_release(fd, settings)
+    values = plan.sample(rng_from(args), 1)[0]
+    record = release_record(plan, values, seed=args.seed)
+    write_release(args.out, record, pd.DataFrame({"t": plan.grid_points, "value": values}))
+    print(f"wrote {args.out}/release.json and {args.out}/release.csv "
+          f"({settings.mechanism}, n={plan.n}, expected squared L2 error {plan.expected_sq_l2_error:.4g})")
+    return 0

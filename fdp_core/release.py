@@ -1,0 +1,63 @@
+"""Writing releases: only sanitized values and provenance ever leave through here."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import platform
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else str(value)
+    return value
+
+
+def library_versions() -> dict:
+    import scipy
+
+    return {"fdp_core": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "scipy": scipy.__version__, "pandas": pd.__version__}
+
+
+def provenance_stamp() -> dict:
+    return {"created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "library_versions": library_versions()}
+
+
+def to_json(record: dict) -> str:
+    return json.dumps(_jsonable(record), indent=2, allow_nan=False)
+
+
+def write_release(out_dir, record: dict, table: pd.DataFrame) -> Path:
+    """Write out_dir/release.json and out_dir/release.csv (created if needed).
+
+    Both files are written to temporary names first and renamed at the end, so a failure
+    never leaves a half-written release behind.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    record = {**record, **provenance_stamp()}
+    json_text = to_json(record)
+    csv_text = table.to_csv(index=False)
+    tmp_json, tmp_csv = out / ".release.json.tmp", out / ".release.csv.tmp"
+    tmp_json.write_text(json_text)
+    tmp_csv.write_text(csv_text)
+    tmp_csv.replace(out / "release.csv")
+    tmp_json.replace(out / "release.json")
+    return out
