@@ -1,0 +1,81 @@
+"""Plotly figures shared by the pages. Figures stay small: at most a few hundred curves."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+MAX_CURVES_DRAWN = 300
+ANALYST_LABEL = "non-private estimate (analyst view: do not publish)"
+PRIVATE_COLOR = "#1f77b4"
+ANALYST_COLOR = "#d62728"
+
+
+def _stacked(grid: np.ndarray, curves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All curves as one polyline separated by NaN gaps: one WebGL trace, not n traces."""
+    n, m = curves.shape
+    x = np.tile(np.append(grid, np.nan), n)
+    y = np.hstack([curves, np.full((n, 1), np.nan)]).ravel()
+    return x, y
+
+
+def curve_subset(n: int, limit: int = MAX_CURVES_DRAWN, seed: int = 0) -> np.ndarray:
+    """Indices of the curves drawn: all of them, or a fixed random subset of ``limit``."""
+    if n <= limit:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, limit, replace=False))
+
+
+def curves_figure(grid, curves, *, title: str, color: str = "rgba(31,119,180,0.35)", name: str = "curves",
+                  x_title: str = "t", y_title: str = "value") -> go.Figure:
+    x, y = _stacked(np.asarray(grid), np.asarray(curves))
+    fig = go.Figure(go.Scattergl(x=x, y=y, mode="lines", line=dict(width=1, color=color), name=name,
+                                 hoverinfo="skip"))
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=420,
+                      margin=dict(l=10, r=10, t=50, b=10), showlegend=True)
+    return fig
+
+
+def norms_histogram(norms: np.ndarray, tau: float, *, title: str = "L2 norms of the curves") -> go.Figure:
+    fig = go.Figure(go.Histogram(x=norms, nbinsx=40, name="curve norms", marker_color="#7f7f7f"))
+    fig.add_vline(x=tau, line=dict(color=ANALYST_COLOR, width=2, dash="dash"),
+                  annotation_text=f"tau = {tau:.3g}", annotation_position="top right")
+    fig.update_layout(title=title, xaxis_title="||X_i|| (L2 over [0, 1])", yaxis_title="curves", height=320,
+                      margin=dict(l=10, r=10, t=50, b=10), bargap=0.05)
+    return fig
+
+
+def add_band(fig: go.Figure, grid, lower, upper, *, name: str, color: str = "rgba(31,119,180,0.2)") -> None:
+    grid = np.asarray(grid)
+    fig.add_trace(go.Scatter(x=np.concatenate([grid, grid[::-1]]),
+                             y=np.concatenate([np.asarray(upper), np.asarray(lower)[::-1]]),
+                             fill="toself", fillcolor=color, line=dict(width=0), name=name, hoverinfo="skip"))
+
+
+def add_line(fig: go.Figure, grid, values, *, name: str, color: str, dash: str | None = None,
+             width: float = 2.5) -> None:
+    fig.add_trace(go.Scatter(x=np.asarray(grid), y=np.asarray(values), mode="lines", name=name,
+                             line=dict(color=color, width=width, dash=dash)))
+
+
+def release_figure(grid, draws: np.ndarray, estimate: np.ndarray | None, *, title: str, style: str = "draws",
+                   truth: np.ndarray | None = None, x_title: str = "t", label: str = "sanitized mean",
+                   color: str = PRIVATE_COLOR) -> go.Figure:
+    """Sanitized draws (spaghetti, or a pointwise 5-95% band) with the analyst-view estimate."""
+    fig = go.Figure()
+    if style == "band":
+        lo, hi = np.quantile(draws, [0.05, 0.95], axis=0)
+        add_band(fig, grid, lo, hi, name=f"{label}: pointwise 5-95% of {len(draws)} draws")
+        add_line(fig, grid, draws[0], name=f"{label} (one draw)", color=color, width=1.5)
+    else:
+        x, y = _stacked(np.asarray(grid), draws)
+        fig.add_trace(go.Scattergl(x=x, y=y, mode="lines", line=dict(width=1, color=color),
+                                   opacity=0.45, name=f"{label}: {len(draws)} draws"))
+    if truth is not None:
+        add_line(fig, grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot")
+    if estimate is not None:
+        add_line(fig, grid, estimate, name=ANALYST_LABEL, color=ANALYST_COLOR, dash="dash")
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title="value", height=460,
+                      margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=-0.35))
+    return fig

@@ -1,0 +1,123 @@
+"""Global settings in the sidebar, shared by every page (rendered once by app.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from fdp_core.data import clip_to_ball, data_derived_tau
+from fdp_core.kernels import KERNEL_LABELS, KERNEL_NAMES
+
+from . import state
+
+# Log-spaced epsilon values, 0.01 ... 10, two significant digits (a select slider moves in
+# equal steps of log epsilon, which is how privacy loss should be explored).
+EPSILON_CHOICES = tuple(float(f"{v:.2g}") for v in np.logspace(-2, 1, 61))
+DELTA_CHOICES = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10, 0.01, 0.05, 0.1)
+
+HELP = {
+    "epsilon": "Privacy loss bound. Smaller epsilon = stronger privacy = more noise. "
+               "Each step of the slider multiplies epsilon by the same factor.",
+    "delta": "Probability-like slack of (epsilon, delta)-DP, used by Gaussian mechanisms only. "
+             "Should be far below 1/n. Pure epsilon-DP mechanisms ignore it (delta = 0).",
+    "tau": "Public bound on each curve's L2 norm over the domain rescaled to [0, 1]. Curves with a larger "
+           "norm are shrunk onto the ball. Choose it from domain knowledge, not from the data.",
+    "tau_from_data": "Uses the largest curve norm in the data as tau. Convenient for teaching, but the "
+                     "bound then depends on the data, so NOTHING released is differentially private.",
+    "kernel": "Covariance kernel C: its eigenfunctions are the basis, its eigenvalues shape both the "
+              "smoothing and the noise. The Gaussian kernel is exp(-d^2/rho) (divides by rho, not 2 rho^2).",
+    "rho": "Kernel range on the domain rescaled to [0, 1]. Larger rho = smoother basis and noise.",
+    "nu": "Smoothness of the general Matern kernel.",
+    "eta": "Smoothness exponent: the penalty uses C^eta. Larger eta shrinks rough components harder.",
+    "phi": "Penalty strength phi (psi for pure-DP penalised means). Larger phi = more smoothing, "
+           "less noise needed, more bias: the over-smoothing trade-off.",
+    "seed": "A demo seed makes every preview reproducible (for classrooms). Fresh randomness draws new "
+            "noise on every rerun. Committed releases always use fresh OS entropy.",
+}
+
+
+@dataclass(frozen=True)
+class GlobalSettings:
+    kernel: str
+    rho: float
+    nu: float | None
+    eta: float
+    phi: float
+    epsilon: float
+    delta: float
+    tau: float
+    tau_from_data: bool
+    seed: int | None
+    n_clipped: int
+
+    def rng(self, salt: int = 0) -> np.random.Generator:
+        """Preview randomness: reproducible under a demo seed, fresh otherwise."""
+        return np.random.default_rng(None if self.seed is None else [self.seed, salt])
+
+
+_DEFAULTS = {"g_kernel": "matern52", "g_rho": 0.1, "g_nu": 2.0, "g_eta": 1.5, "g_log_phi": -3.0,
+             "g_epsilon": 1.0, "g_delta": 1e-5, "g_tau": 1.0, "g_tau_from_data": False,
+             "g_seed_mode": "demo seed", "g_seed": 42}
+
+
+def apply(values: dict) -> None:
+    """Set global settings programmatically (presets, PSS/PCV buttons). Call from a callback."""
+    for key, value in values.items():
+        st.session_state[key] = value
+
+
+def render() -> GlobalSettings:
+    """Draw the global settings; every page calls this first.
+
+    Re-assigning each stored value marks it as set by the user, which stops Streamlit from
+    discarding a widget's state when the user moves to a page (widget state is otherwise
+    cleaned up between pages).
+    """
+    for key, value in _DEFAULTS.items():
+        st.session_state[key] = st.session_state.get(key, value)
+    ds = state.current()
+    sb = st.sidebar
+    sb.caption(f"Data: **{ds.label}** — n = {ds.fd.n}, m = {ds.fd.m}")
+
+    sb.markdown("**Privacy**")
+    epsilon = sb.select_slider("epsilon", EPSILON_CHOICES, key="g_epsilon", help=HELP["epsilon"],
+                               format_func=lambda v: f"{v:g}")
+    left, right = sb.columns(2)
+    left.caption("stronger privacy")
+    right.markdown("<div style='text-align:right;font-size:0.8em;color:grey'>more accuracy</div>",
+                   unsafe_allow_html=True)
+    delta = sb.selectbox("delta", DELTA_CHOICES, key="g_delta", help=HELP["delta"], format_func=lambda v: f"{v:g}")
+
+    tau_from_data = sb.checkbox("tau from the data (not DP)", key="g_tau_from_data", help=HELP["tau_from_data"])
+    if tau_from_data:
+        tau = data_derived_tau(ds.fd)
+        sb.error(f"tau = {tau:.4g} was read off the data: releases are NOT differentially private.")
+    else:
+        tau = sb.number_input("tau (L2 norm bound)", min_value=1e-9, format="%.4g", key="g_tau", help=HELP["tau"])
+    n_clipped = clip_to_ball(ds.fd.data_matrix, ds.fd.weights, tau).n_clipped
+    share = n_clipped / ds.fd.n
+    message = f"tau clips {n_clipped} of {ds.fd.n} curves ({share:.0%})"
+    (sb.warning if share > 0.25 else sb.caption)(
+        message + (" — most curves are shrunk; the estimate is biased towards 0" if share > 0.25 else ""))
+
+    sb.markdown("**Smoothing**")
+    kernel = sb.selectbox("kernel", KERNEL_NAMES, key="g_kernel", help=HELP["kernel"],
+                          format_func=lambda k: KERNEL_LABELS[k])
+    nu = sb.number_input("nu", min_value=0.05, max_value=20.0, key="g_nu", help=HELP["nu"]) \
+        if kernel == "matern" else None
+    rho = sb.number_input("rho (kernel range)", min_value=1e-6, max_value=100.0, format="%.4g", key="g_rho",
+                          help=HELP["rho"])
+    eta = sb.slider("eta", 1.0, 4.0, step=0.05, key="g_eta", help=HELP["eta"])
+    log_phi = sb.slider("log10 phi (penalty)", -8.0, 2.0, step=0.1, key="g_log_phi", help=HELP["phi"])
+    sb.caption(f"phi = {10 ** log_phi:.3g}")
+
+    sb.markdown("**Randomness**")
+    seed_mode = sb.radio("preview noise", ("demo seed", "fresh randomness"), key="g_seed_mode", horizontal=True,
+                         help=HELP["seed"])
+    seed = int(sb.number_input("seed", min_value=0, step=1, key="g_seed")) if seed_mode == "demo seed" else None
+    sb.caption("Previews use numpy's generator: idealised real-arithmetic DP, for exploration only.")
+
+    return GlobalSettings(kernel, float(rho), None if nu is None else float(nu), float(eta), float(10 ** log_phi),
+                          float(epsilon), float(delta), float(tau), bool(tau_from_data), seed, int(n_clipped))
