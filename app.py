@@ -4,13 +4,22 @@ Run with ``streamlit run app.py``. Every page draws the shared sidebar itself (g
 and smoothing settings, fdp_ui.sidebar), so each page also runs on its own under AppTest.
 """
 
+from pathlib import Path
+
 import streamlit as st
 
 st.set_page_config(page_title="fdp: private functional data", page_icon=":material/lock:", layout="wide")
 
-PAGES = [
-    st.Page("pages/data.py", title="Data", icon=":material/table_chart:", default=True),
-    st.Page("pages/mean.py", title="Mean", icon=":material/show_chart:"),
+HERE = Path(__file__).resolve().parent
+PAGE_SPECS = [
+    ("pages/data.py", "Data", ":material/table_chart:"),
+    ("pages/mean.py", "Mean", ":material/show_chart:"),
+    ("pages/density.py", "Density", ":material/area_chart:"),
+    ("pages/components.py", "Principal components", ":material/stacked_line_chart:"),
+    ("pages/tradeoffs.py", "Trade-offs", ":material/tune:"),
+    ("pages/release.py", "Release & audit", ":material/verified_user:"),
 ]
+PAGES = [st.Page(path, title=title, icon=icon, default=(i == 0))
+         for i, (path, title, icon) in enumerate(PAGE_SPECS) if (HERE / path).exists()]
 
 st.navigation(PAGES).run()
