@@ -1,0 +1,62 @@
+"""Noise calibration of the Gaussian mechanism (METHODS.md section 2)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from fdp_core.errors import ParameterError
+from fdp_core.mechanisms.calibration import (analytic_delta, analytic_sigma, classical_sigma,
+                                             gaussian_quantile_radius, weighted_chi2_cdf)
+
+CASES = [(0.01, 1e-5), (0.1, 1e-6), (0.5, 0.1), (1.0, 1e-5), (2.0, 1e-8), (5.0, 1e-3), (10.0, 1e-10)]
+
+
+def _delta_by_direct_formula(sigma, sens, eps):
+    """Balle & Wang's condition with plain scipy.stats.norm (independent of the log-space code)."""
+    return (stats.norm.cdf(sens / (2 * sigma) - eps * sigma / sens)
+            - math.exp(eps) * stats.norm.cdf(-sens / (2 * sigma) - eps * sigma / sens))
+
+
+@pytest.mark.parametrize("eps,delta", CASES)
+@pytest.mark.parametrize("sens", [1e-3, 1.0, 37.0])
+def test_analytic_sigma_is_valid_and_minimal(eps, delta, sens):
+    sigma = analytic_sigma(sens, eps, delta)
+    assert analytic_delta(sigma, sens, eps) <= delta
+    assert _delta_by_direct_formula(sigma, sens, eps) <= delta * (1 + 1e-6)
+    assert analytic_delta(sigma * (1 - 1e-6), sens, eps) > delta
+
+
+@pytest.mark.parametrize("eps,delta", [(0.1, 1e-5), (0.5, 1e-3), (1.0, 0.05)])
+def test_analytic_never_needs_more_noise_than_classical(eps, delta):
+    assert analytic_sigma(1.0, eps, delta) < classical_sigma(1.0, eps, delta)
+
+
+def test_classical_formula():
+    assert classical_sigma(2.0, 0.5, 1e-5) == pytest.approx(2.0 * math.sqrt(2 * math.log(2e5)) / 0.5)
+
+
+def test_classical_refuses_epsilon_above_one():
+    with pytest.raises(ParameterError, match="only valid for epsilon <= 1"):
+        classical_sigma(1.0, 1.5, 1e-5)
+
+
+@pytest.mark.parametrize("eps,delta,message", [(0, 1e-5, "epsilon"), (-1, 1e-5, "epsilon"), (1, 0, "delta"),
+                                               (1, 1, "delta"), (1, -0.1, "delta"), (np.inf, 1e-5, "epsilon")])
+def test_invalid_privacy_parameters(eps, delta, message):
+    with pytest.raises(ParameterError, match=message):
+        analytic_sigma(1.0, eps, delta)
+
+
+@pytest.mark.parametrize("variances", [np.array([1.0]), np.array([1.0, 0.5, 0.1]),
+                                       1.0 / np.arange(1, 200) ** 2, np.ones(50)])
+def test_weighted_chi_square_quantile_matches_monte_carlo(variances):
+    rng = np.random.default_rng(0)
+    q = rng.chisquare(1, (200_000, variances.size)) @ variances
+    radius = gaussian_quantile_radius(variances, 0.95)
+    # The saddlepoint approximation is within about half a percentile of the true law.
+    assert np.mean(q <= radius**2) == pytest.approx(0.95, abs=0.006)
+    for p in (0.95, 0.99):
+        assert weighted_chi2_cdf(np.quantile(q, p), variances) == pytest.approx(p, abs=0.004)
+    assert weighted_chi2_cdf(np.quantile(q, 0.5), variances) == pytest.approx(0.5, abs=0.025)
