@@ -1,0 +1,695 @@
+"""Budget ledger: what each committed release cost, how the costs compose (METHODS.md 8).
+
+One ledger = one data set and one neighbouring relation (replace one curve); every
+sensitivity in fdp_core uses that relation, so the costs of different releases can be
+added up. Each committed release is a frozen :class:`LedgerEntry` that keeps the
+release's *native* privacy curve, because the right way to compose depends on it:
+
+============== ============================== ==================================
+curve          mechanisms                     native parameter
+============== ============================== ==================================
+gaussian       GP mean, Hall KDE              mu = Delta / sigma (mu-GDP); rho = mu^2 / 2
+pure           Laplace, ICLP, FRL, Bernstein  epsilon (delta = 0); rho = epsilon^2 / 2
+bounded_range  exponential mechanism (PCA)    epsilon (delta = 0); rho = epsilon^2 / 8
+zcdp           discrete-Gaussian exports      rho from OpenDP's own privacy map
+approximate    matrix Bingham by Gibbs        nominal epsilon only: not a DP claim
+============== ============================== ==================================
+
+Why these zCDP values: a Gaussian mechanism with L2 sensitivity Delta and noise sigma is
+(Delta^2 / (2 sigma^2))-zCDP, exactly mu^2 / 2 (Bun & Steinke 2016, Prop. 1.6); epsilon-DP
+implies (epsilon^2 / 2)-zCDP (ibid., Prop. 1.4); the exponential mechanism is
+epsilon-bounded-range, which implies (epsilon^2 / 8)-zCDP (Cesar & Rogers 2021).
+For PCA by sequential deflation, one entry with the total epsilon = sum eps_j is
+conservative: sum eps_j^2 / 8 <= (sum eps_j)^2 / 8.
+
+Two different questions, two different tools:
+
+* **Totals** (:func:`compose`): when every release's parameters were fixed in advance,
+  the minimum of the valid totals at a target delta is a valid guarantee — basic
+  (sum epsilon, sum delta); GDP for the Gaussian part (mu = sqrt(sum mu_i^2), exact
+  conversion) + basic for the rest; zCDP (rho = sum rho_i, Canonne-Kamath-Steinke
+  conversion).
+* **Filter** (:meth:`Ledger.check`): in the app, parameters are chosen after seeing
+  earlier outputs. Then only a privacy filter is valid: refuse a release that would take
+  the running sum past the budget. Basic (sum of epsilon and of delta, Rogers, Roth,
+  Ullman & Vadhan 2016) is the **default**; the zCDP filter (sum of rho against the rho
+  whose CKS conversion at delta_total gives epsilon_total; Feldman & Zrnic 2021 for
+  adaptively chosen rho) is selectable. The filter's guarantee is the total budget
+  (epsilon_total, delta_total) itself.
+
+Approximate (Gibbs) entries are excluded from every DP total and shown separately; the
+filter still charges their nominal cost so a budget cannot be bypassed with them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import math
+import uuid
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+import numpy as np
+from scipy import optimize
+
+from .errors import BudgetError, ParameterError
+from .mechanisms.calibration import analytic_delta
+from .params import check_choice, check_positive
+
+KINDS = ("mean", "kde", "pca")
+CURVES = ("gaussian", "pure", "bounded_range", "zcdp", "approximate")
+FILTERS = ("basic", "zcdp")
+NEIGHBOURING = "replace one curve"
+SCHEMA = "fdp.ledger/1"
+
+# Relative slack when comparing a running sum with a budget: three releases of 1/3 must
+# fit a budget of 1 despite floating-point addition. 1e-12 of a budget is no privacy loss
+# anyone can measure.
+_BUDGET_SLACK = 1e-12
+# Relative tolerance of the consistency checks between stored native parameters.
+_REL_TOL = 1e-9
+
+
+# --------------------------------------------------------------------------- conversions
+
+def gdp_delta(mu: float, epsilon: float) -> float:
+    """Exact privacy profile of mu-GDP: delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
+
+    Dong, Roth & Su (2022), Corollary 2.13. It is the Balle-Wang profile of a Gaussian
+    mechanism with Delta / sigma = mu, so it reuses the log-space evaluation.
+    """
+    if mu == 0:
+        return 0.0
+    return analytic_delta(1.0, mu, epsilon)
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """Smallest epsilon >= 0 with gdp_delta(mu, epsilon) <= delta (rounded up, never down)."""
+    mu = float(mu)
+    if not 0 < delta < 1:
+        raise ParameterError(f"delta must be in (0, 1) to convert mu-GDP to (epsilon, delta), got {delta!r}")
+    if mu == 0 or gdp_delta(mu, 0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, max(1.0, mu * mu)
+    while gdp_delta(mu, hi) > delta:
+        lo, hi = hi, 2.0 * hi
+    # delta(eps) is decreasing in eps: bisect and return the upper (safe) end.
+    while hi - lo > 1e-12 * max(1.0, hi):
+        mid = 0.5 * (lo + hi)
+        if gdp_delta(mu, mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+# Grid over t = log(alpha - 1) for the CKS optimisation; the refined optimum is always
+# compared with the best grid point, and any alpha gives a valid bound, so an imperfect
+# minimisation only ever costs tightness, never validity.
+_CKS_T_GRID = np.linspace(-15.0, 25.0, 801)
+
+
+def _cks_minimise(objective) -> float:
+    values = objective(_CKS_T_GRID)
+    i = int(np.argmin(values))
+    lo, hi = _CKS_T_GRID[max(i - 1, 0)], _CKS_T_GRID[min(i + 1, _CKS_T_GRID.size - 1)]
+    best = float(values[i])
+    res = optimize.minimize_scalar(lambda t: float(objective(np.array([t]))[0]), bounds=(lo, hi),
+                                   method="bounded", options={"xatol": 1e-10})
+    if res.success and np.isfinite(res.fun):
+        best = min(best, float(res.fun))
+    return best
+
+
+def cks_epsilon(rho: float, delta: float) -> float:
+    """epsilon such that rho-zCDP implies (epsilon, delta)-DP (Canonne, Kamath & Steinke 2020).
+
+    Their Proposition 12 / Corollary 13: rho-zCDP gives (eps, delta)-DP with
+    delta = inf_{alpha > 1} exp((alpha-1)(alpha rho - eps)) / (alpha-1) * (1 - 1/alpha)^alpha.
+    Solving for eps at fixed alpha gives
+    eps(alpha) = alpha rho + (log(1/delta) + (alpha-1) log(1 - 1/alpha) - log(alpha)) / (alpha-1),
+    minimised here over alpha (parametrised by t = log(alpha - 1)).
+    """
+    rho = float(rho)
+    if rho < 0 or not math.isfinite(rho):
+        raise ParameterError(f"rho must be a finite number >= 0, got {rho!r}")
+    if not 0 < delta < 1:
+        raise ParameterError(f"delta must be in (0, 1) to convert zCDP to (epsilon, delta), got {delta!r}")
+    if rho == 0:
+        return 0.0
+    log_inv_delta = -math.log(delta)
+
+    def eps_of_t(t):
+        am1 = np.exp(t)
+        alpha = 1.0 + am1
+        return alpha * rho + (log_inv_delta + am1 * np.log1p(-1.0 / alpha) - np.log(alpha)) / am1
+
+    return max(0.0, _cks_minimise(eps_of_t))
+
+
+def cks_delta(rho: float, epsilon: float) -> float:
+    """delta such that rho-zCDP implies (epsilon, delta)-DP, by the same CKS bound (capped at 1)."""
+    rho, epsilon = float(rho), float(epsilon)
+    if rho == 0:
+        return 0.0
+
+    def log_delta_of_t(t):
+        am1 = np.exp(t)
+        alpha = 1.0 + am1
+        return am1 * (alpha * rho - epsilon) - np.log(am1) + alpha * np.log1p(-1.0 / alpha)
+
+    return min(1.0, math.exp(_cks_minimise(log_delta_of_t)))
+
+
+def zcdp_rho_budget(epsilon: float, delta: float) -> float:
+    """Largest rho whose CKS conversion at ``delta`` stays within ``epsilon`` (rounded down)."""
+    epsilon = check_positive("epsilon_total", epsilon)
+    if not 0 < delta < 1:
+        raise ParameterError(
+            f"the zCDP filter needs a total delta in (0, 1) (zCDP never gives delta = 0); got {delta!r}")
+    lo, hi = 0.0, epsilon  # eps(rho) >= rho, so rho <= epsilon
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if cks_epsilon(mid, delta) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * hi:
+            break
+    return lo
+
+
+# --------------------------------------------------------------------------- entries
+
+def _new_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _jsonable(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= _REL_TOL * max(abs(a), abs(b), 1e-300)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LedgerEntry:
+    """One committed (or candidate) release and its native privacy parameters.
+
+    Build entries with :func:`gaussian_entry`, :func:`pure_entry`, :func:`exponential_entry`,
+    :func:`discrete_gaussian_entry` or :func:`approximate_entry`; the constructor checks
+    that the stored numbers are consistent (e.g. that a Gaussian entry's claimed
+    (epsilon, delta) really follows from its mu), so a malformed record cannot enter.
+
+    ``epsilon``/``delta`` are the (epsilon, delta)-DP guarantee of this release alone (used
+    by basic composition and the basic filter); ``mu`` (Gaussian only) and ``rho`` are its
+    native GDP / zCDP parameters; ``noise`` holds the noise parameter(s) (sigma, Laplace
+    scales, grid...), JSON-ready.
+    """
+
+    kind: str
+    mechanism: str
+    curve: str
+    epsilon: float
+    delta: float
+    rho: float | None
+    mu: float | None = None
+    sensitivity: float | None = None
+    sensitivity_norm: str = ""
+    noise: dict = field(default_factory=dict)
+    label: str = ""
+    id: str = field(default_factory=_new_id)
+    timestamp: str = field(default_factory=_now)
+
+    def __post_init__(self):
+        check_choice("kind", self.kind, KINDS)
+        check_choice("curve", self.curve, CURVES)
+        for name in ("epsilon", "delta", "rho", "mu", "sensitivity"):
+            x = getattr(self, name)
+            if x is None and name not in ("epsilon", "delta"):
+                continue
+            try:
+                x = float(x)
+            except (TypeError, ValueError):
+                raise ParameterError(f"{name} of a ledger entry must be a number, got {x!r}") from None
+            if not math.isfinite(x) or x < 0:
+                raise ParameterError(f"{name} of a ledger entry must be a finite number >= 0, got {x!r}")
+            object.__setattr__(self, name, x)
+        if self.delta >= 1:
+            raise ParameterError(f"delta of a ledger entry must be < 1, got {self.delta!r}")
+        object.__setattr__(self, "noise", dict(_jsonable(self.noise)))
+        getattr(self, f"_check_{self.curve}")()
+
+    def _check_gaussian(self):
+        if self.mu is None or self.mu <= 0:
+            raise ParameterError(f"a Gaussian entry needs mu = Delta/sigma > 0, got {self.mu!r}")
+        if self.rho is None or not _close(self.rho, self.mu**2 / 2):
+            raise ParameterError(f"a Gaussian entry has rho = mu^2/2 = {self.mu**2 / 2:.6g}, got {self.rho!r}")
+        # The claimed (epsilon, delta) must follow from mu (exact GDP profile): a release
+        # cannot be booked cheaper than its noise makes it.
+        needed = gdp_delta(self.mu, self.epsilon)
+        if needed > self.delta * (1 + _REL_TOL):
+            raise ParameterError(
+                f"a Gaussian release with mu = {self.mu:.6g} is only (epsilon={self.epsilon:g}, delta={needed:.3g})-DP, "
+                f"not delta = {self.delta:g}: its sigma is too small for the claimed guarantee")
+
+    def _check_pure(self):
+        self._check_pure_with(2.0, "epsilon^2/2")
+
+    def _check_bounded_range(self):
+        self._check_pure_with(8.0, "epsilon^2/8")
+
+    def _check_pure_with(self, divisor: float, formula: str):
+        if self.mu is not None:
+            raise ParameterError(f"a {self.curve} entry has no mu (mu is for Gaussian releases)")
+        if self.delta != 0:
+            raise ParameterError(f"a {self.curve} (pure epsilon-DP) entry has delta = 0, got {self.delta!r}")
+        if self.epsilon <= 0:
+            raise ParameterError(f"a {self.curve} entry needs epsilon > 0, got {self.epsilon!r}")
+        if self.rho is None or not _close(self.rho, self.epsilon**2 / divisor):
+            raise ParameterError(f"a {self.curve} entry has rho = {formula} = "
+                                 f"{self.epsilon**2 / divisor:.6g}, got {self.rho!r}")
+
+    def _check_zcdp(self):
+        if self.mu is not None:
+            raise ParameterError("a zCDP (discrete-Gaussian) entry has no mu: the sampler's guarantee is rho")
+        if self.rho is None or self.rho <= 0:
+            raise ParameterError(f"a zCDP entry needs rho > 0, got {self.rho!r}")
+        if not 0 < self.delta < 1:
+            raise ParameterError(f"a zCDP entry needs a delta in (0, 1) for its (epsilon, delta) view, got {self.delta!r}")
+        needed = cks_epsilon(self.rho, self.delta)
+        if self.epsilon < needed * (1 - _REL_TOL):
+            raise ParameterError(f"rho = {self.rho:.6g} gives only epsilon = {needed:.6g} at delta = {self.delta:g} "
+                                 f"(CKS conversion), not {self.epsilon:g}")
+
+    def _check_approximate(self):
+        if self.mu is not None:
+            raise ParameterError("an approximate entry has no mu")
+
+    @property
+    def approximate(self) -> bool:
+        """True when the sampler is approximate (Gibbs): no DP claim rests on this entry."""
+        return self.curve == "approximate"
+
+    def to_dict(self) -> dict:
+        return _jsonable(dataclasses.asdict(self))
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "LedgerEntry":
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ParameterError(f"unknown ledger entry field(s): {', '.join(unknown)}")
+        return cls(**dict(data))
+
+
+def gaussian_entry(kind: str, mechanism: str, *, sensitivity: float, sigma: float, epsilon: float,
+                   delta: float, sensitivity_norm: str = "", noise: Mapping | None = None,
+                   label: str = "") -> LedgerEntry:
+    """Entry of a (continuous) Gaussian release: mu = Delta / sigma, rho = mu^2 / 2."""
+    sensitivity, sigma = check_positive("sensitivity", sensitivity), check_positive("sigma", sigma)
+    mu = sensitivity / sigma
+    return LedgerEntry(kind=kind, mechanism=mechanism, curve="gaussian", epsilon=epsilon, delta=delta,
+                       mu=mu, rho=mu * mu / 2, sensitivity=sensitivity, sensitivity_norm=sensitivity_norm,
+                       noise={"sigma": sigma, **(noise or {})}, label=label)
+
+
+def pure_entry(kind: str, mechanism: str, *, epsilon: float, sensitivity: float | None = None,
+               sensitivity_norm: str = "", noise: Mapping | None = None, label: str = "") -> LedgerEntry:
+    """Entry of a pure epsilon-DP release (Laplace, ICLP, FRL, Bernstein): rho = epsilon^2 / 2."""
+    epsilon = check_positive("epsilon", epsilon)
+    return LedgerEntry(kind=kind, mechanism=mechanism, curve="pure", epsilon=epsilon, delta=0.0,
+                       rho=epsilon**2 / 2, sensitivity=sensitivity, sensitivity_norm=sensitivity_norm,
+                       noise=dict(noise or {}), label=label)
+
+
+def exponential_entry(kind: str, mechanism: str, *, epsilon: float, sensitivity: float = 1.0,
+                      noise: Mapping | None = None, label: str = "") -> LedgerEntry:
+    """Entry of an exact exponential-mechanism release (epsilon-bounded range): rho = epsilon^2 / 8."""
+    epsilon = check_positive("epsilon", epsilon)
+    return LedgerEntry(kind=kind, mechanism=mechanism, curve="bounded_range", epsilon=epsilon, delta=0.0,
+                       rho=epsilon**2 / 8, sensitivity=sensitivity, sensitivity_norm="utility",
+                       noise=dict(noise or {}), label=label)
+
+
+def discrete_gaussian_entry(kind: str, mechanism: str, *, rho: float, delta: float,
+                            sensitivity: float | None = None, sensitivity_norm: str = "",
+                            noise: Mapping | None = None, label: str = "") -> LedgerEntry:
+    """Entry of a discrete-Gaussian export: ``rho`` as reported by the sampler's privacy map.
+
+    Its (epsilon, delta) view, used by the basic filter and basic composition, is the CKS
+    conversion of rho at this release's ``delta``. The continuous Balle-Wang profile is
+    *not* used: it is the profile of the continuous Gaussian, not of the discrete sampler.
+    """
+    rho = check_positive("rho", rho)
+    if not 0 < delta < 1:
+        raise ParameterError(f"delta must be in (0, 1), got {delta!r}")
+    return LedgerEntry(kind=kind, mechanism=mechanism, curve="zcdp", epsilon=cks_epsilon(rho, delta),
+                       delta=delta, rho=rho, sensitivity=sensitivity, sensitivity_norm=sensitivity_norm,
+                       noise=dict(noise or {}), label=label)
+
+
+def approximate_entry(kind: str, mechanism: str, *, epsilon: float, delta: float = 0.0,
+                      rho: float | None = None, noise: Mapping | None = None, label: str = "") -> LedgerEntry:
+    """Entry of an approximate-sampler release (matrix Bingham by Gibbs): not a DP claim.
+
+    ``epsilon``/``delta`` are the nominal parameters the sampler targets; ``rho`` defaults
+    to the nominal epsilon^2 / 8 of an exact exponential mechanism. Only the filter uses
+    them (so the budget cannot be bypassed); DP totals exclude the entry.
+    """
+    epsilon = check_positive("epsilon", epsilon)
+    return LedgerEntry(kind=kind, mechanism=mechanism, curve="approximate", epsilon=epsilon, delta=delta,
+                       rho=epsilon**2 / 8 if rho is None else rho, sensitivity=1.0, sensitivity_norm="utility",
+                       noise=dict(noise or {}), label=label)
+
+
+# --------------------------------------------------------------------------- composition
+
+@dataclass(frozen=True)
+class Total:
+    """A composed (epsilon, delta) guarantee and how it was obtained."""
+
+    method: str  # "basic", "gdp+basic", "zcdp"
+    epsilon: float
+    delta: float
+    detail: str
+
+
+@dataclass(frozen=True)
+class CompositionReport:
+    """All valid totals at ``delta_target`` and the smallest epsilon among them.
+
+    ``best`` is None when no total reaches the target delta (e.g. the releases' own deltas
+    already add up to more). The totals assume parameters fixed in advance; see ``notes``.
+    """
+
+    delta_target: float
+    totals: tuple[Total, ...]
+    best: Total | None
+    mu_gaussian: float | None  # sqrt(sum mu_i^2) over the Gaussian entries
+    rho_total: float  # sum of rho over the DP entries
+    gaussian_only: bool  # every DP entry is Gaussian (then mu_gaussian describes everything)
+    n_entries: int
+    n_approximate: int
+    approximate_nominal: Total | None  # basic sum over the approximate entries alone
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return _jsonable(dataclasses.asdict(self))
+
+
+_ADAPTIVE_NOTE = ("These totals assume every release's parameters were fixed before any output was seen. "
+                  "When parameters were chosen after seeing earlier outputs, the valid guarantee is the "
+                  "privacy filter's: the ledger's total budget.")
+_APPROX_NOTE = ("Approximate (Gibbs) releases are excluded from the DP totals: their sampler is not exact, "
+                "so no differential-privacy claim covers them.")
+
+
+def basic_composition(entries: Iterable[LedgerEntry]) -> tuple[float, float]:
+    """(sum epsilon, sum delta): valid for any (epsilon, delta)-DP releases, even adaptively chosen."""
+    entries = list(entries)
+    return math.fsum(e.epsilon for e in entries), math.fsum(e.delta for e in entries)
+
+
+def gdp_composition(entries: Iterable[LedgerEntry], delta_target: float) -> Total | None:
+    """GDP for the Gaussian part (mu = sqrt(sum mu_i^2), exact conversion) + basic for the rest.
+
+    The Gaussian part receives delta_target minus the other entries' deltas. None when
+    there is no Gaussian entry (the total would equal basic) or no delta is left for it.
+    """
+    entries = [e for e in entries if not e.approximate]
+    gaussian = [e for e in entries if e.curve == "gaussian"]
+    rest = [e for e in entries if e.curve != "gaussian"]
+    if not gaussian:
+        return None
+    mu = math.sqrt(math.fsum(e.mu**2 for e in gaussian))
+    eps_rest, delta_rest = basic_composition(rest)
+    delta_gaussian = delta_target - delta_rest
+    if delta_gaussian <= 0:
+        return None
+    eps_gaussian = gdp_epsilon(mu, delta_gaussian)
+    detail = (f"{len(gaussian)} Gaussian release(s): mu = {mu:.4g} -> epsilon {eps_gaussian:.4g} at delta "
+              f"{delta_gaussian:.3g}; other releases by basic composition: epsilon {eps_rest:.4g}, "
+              f"delta {delta_rest:.3g}")
+    return Total("gdp+basic", eps_gaussian + eps_rest, delta_target, detail)
+
+
+def zcdp_composition(entries: Iterable[LedgerEntry], delta_target: float) -> Total | None:
+    """rho = sum rho_i, converted with the CKS bound at delta_target; None if delta_target is 0."""
+    entries = [e for e in entries if not e.approximate]
+    if not entries or not 0 < delta_target < 1:
+        return None
+    rho = math.fsum(e.rho for e in entries)
+    eps = cks_epsilon(rho, delta_target)
+    return Total("zcdp", eps, delta_target, f"rho = {rho:.4g} (zCDP), CKS conversion at delta {delta_target:.3g}")
+
+
+def compose(entries: Iterable[LedgerEntry], delta_target: float) -> CompositionReport:
+    """Every valid total at ``delta_target`` and the minimum of them (ties go to the simplest)."""
+    if not (0 <= delta_target < 1) or not math.isfinite(delta_target):
+        raise ParameterError(f"target delta must be in [0, 1), got {delta_target!r}")
+    entries = list(entries)
+    dp_entries = [e for e in entries if not e.approximate]
+    approx = [e for e in entries if e.approximate]
+    eps_b, delta_b = basic_composition(dp_entries)
+    totals = [Total("basic", eps_b, delta_b, f"sum of {len(dp_entries)} release(s)' epsilon and delta")]
+    for total in (gdp_composition(dp_entries, delta_target), zcdp_composition(dp_entries, delta_target)):
+        if total is not None:
+            totals.append(total)
+    valid = [t for t in totals if t.delta <= delta_target * (1 + _BUDGET_SLACK)]
+    best = min(valid, key=lambda t: t.epsilon) if valid else None  # min keeps the first on ties
+    gaussian = [e for e in dp_entries if e.curve == "gaussian"]
+    mu = math.sqrt(math.fsum(e.mu**2 for e in gaussian)) if gaussian else None
+    notes = [_ADAPTIVE_NOTE]
+    if approx:
+        notes.append(_APPROX_NOTE)
+    eps_a, delta_a = basic_composition(approx)
+    return CompositionReport(
+        delta_target=float(delta_target), totals=tuple(totals), best=best, mu_gaussian=mu,
+        rho_total=math.fsum(e.rho for e in dp_entries), gaussian_only=bool(dp_entries) and len(gaussian) == len(dp_entries),
+        n_entries=len(entries), n_approximate=len(approx),
+        approximate_nominal=Total("basic (nominal)", eps_a, delta_a, "approximate releases: not a DP claim") if approx else None,
+        notes=tuple(notes))
+
+
+# --------------------------------------------------------------------------- the ledger
+
+@dataclass(frozen=True)
+class Budget:
+    """An amount of budget: (epsilon, delta) for the basic filter, rho for the zCDP filter."""
+
+    epsilon: float
+    delta: float
+    rho: float | None  # None when delta is 0 (zCDP cannot express a pure budget)
+
+
+def _normalise_split(split: Mapping[str, float] | None) -> dict[str, float] | None:
+    if split is None:
+        return None
+    weights = {}
+    for kind, w in split.items():
+        check_choice("split kind", kind, KINDS)
+        try:
+            w = float(w)
+        except (TypeError, ValueError):
+            raise ParameterError(f"split weight of {kind!r} must be a number, got {w!r}") from None
+        if not math.isfinite(w) or w < 0:
+            raise ParameterError(f"split weight of {kind!r} must be a finite number >= 0, got {w!r}")
+        weights[kind] = w
+    total = math.fsum(weights.values())
+    if total <= 0:
+        raise ParameterError("split weights must not all be zero")
+    return {kind: weights.get(kind, 0.0) / total for kind in KINDS}
+
+
+def _fmt(budget: Budget, filter_name: str) -> str:
+    if filter_name == "zcdp":
+        return f"rho {budget.rho:.4g}"
+    return f"epsilon {budget.epsilon:.4g}, delta {budget.delta:.3g}"
+
+
+@dataclass
+class Ledger:
+    """Total budget, optional split across mean/kde/pca, and the committed releases.
+
+    Use :meth:`check` with a candidate entry *before* drawing any noise, and
+    :meth:`commit` after; a refused release records nothing. ``filter`` is "basic" by
+    default (sum of epsilon and of delta); "zcdp" compares the sum of rho with the rho
+    that (epsilon_total, delta_total) corresponds to under the CKS conversion.
+
+    ``split`` maps kinds to weights (normalised to shares; kinds left out get nothing);
+    every share applies to epsilon, delta and rho alike. Without a split only the total
+    budget binds.
+    """
+
+    epsilon_total: float
+    delta_total: float
+    split: dict[str, float] | None = None
+    filter: str = "basic"
+    entries: list[LedgerEntry] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.epsilon_total = check_positive("epsilon_total", self.epsilon_total)
+        d = float(self.delta_total)
+        if not (0 <= d < 1) or not math.isfinite(d):
+            raise ParameterError(f"delta_total must be in [0, 1), got {self.delta_total!r} (0 for a pure-DP budget)")
+        self.delta_total = d
+        check_choice("filter", self.filter, FILTERS)
+        if self.filter == "zcdp" and d == 0:
+            raise ParameterError("the zCDP filter needs delta_total > 0; use the basic filter for a pure-DP budget")
+        self.split = _normalise_split(self.split)
+        self.entries = list(self.entries)
+        self._rho_total = zcdp_rho_budget(self.epsilon_total, d) if d > 0 else None
+
+    # -- budgets -----------------------------------------------------------------
+    @property
+    def rho_total(self) -> float | None:
+        """The zCDP budget equivalent to (epsilon_total, delta_total); None if delta_total = 0."""
+        return self._rho_total
+
+    def total(self) -> Budget:
+        return Budget(self.epsilon_total, self.delta_total, self._rho_total)
+
+    def share(self, kind: str) -> Budget:
+        """The budget of one kind: its split share, or the whole budget without a split."""
+        check_choice("kind", kind, KINDS)
+        w = 1.0 if self.split is None else self.split[kind]
+        rho = None if self._rho_total is None else w * self._rho_total
+        return Budget(w * self.epsilon_total, w * self.delta_total, rho)
+
+    def spent(self, kind: str | None = None) -> Budget:
+        """What the committed entries (approximate ones at their nominal cost) have used."""
+        chosen = [e for e in self.entries if kind is None or e.kind == kind]
+        return Budget(math.fsum(e.epsilon for e in chosen), math.fsum(e.delta for e in chosen),
+                      math.fsum(e.rho for e in chosen if e.rho is not None))
+
+    def remaining(self, kind: str | None = None) -> Budget:
+        """Budget left overall (kind=None) or in one kind's share, never below zero.
+
+        For a kind, what is left is also capped by what is left overall.
+        """
+        cap = self.total() if kind is None else self.share(kind)
+        used = self.spent(kind)
+        left = Budget(max(cap.epsilon - used.epsilon, 0.0), max(cap.delta - used.delta, 0.0),
+                      None if cap.rho is None else max(cap.rho - used.rho, 0.0))
+        if kind is None:
+            return left
+        overall = self.remaining()
+        return Budget(min(left.epsilon, overall.epsilon), min(left.delta, overall.delta),
+                      None if left.rho is None else min(left.rho, overall.rho))
+
+    def usage(self) -> dict[str, float]:
+        """Fraction of each budget used under the active filter, for the UI meter.
+
+        Keys: "total" and each kind (with a split). Basic filter: the larger of the epsilon
+        and delta fractions; zCDP filter: the rho fraction. 1.0 means exhausted.
+        """
+        def fraction(used: Budget, cap: Budget) -> float:
+            if self.filter == "zcdp":
+                return used.rho / cap.rho if cap.rho > 0 else (1.0 if used.rho > 0 else 0.0)
+            f_eps = used.epsilon / cap.epsilon if cap.epsilon > 0 else (1.0 if used.epsilon > 0 else 0.0)
+            f_delta = used.delta / cap.delta if cap.delta > 0 else (1.0 if used.delta > 0 else 0.0)
+            return max(f_eps, f_delta)
+
+        out = {"total": fraction(self.spent(), self.total())}
+        if self.split is not None:
+            for kind in KINDS:
+                cap = self.share(kind)
+                out[kind] = fraction(self.spent(kind), cap) if cap.epsilon > 0 else 1.0
+        return out
+
+    # -- the filter --------------------------------------------------------------
+    def _excess(self, candidate: LedgerEntry, used: Budget, cap: Budget) -> bool:
+        def over(u: float, c: float, cap_value: float) -> bool:
+            return u + c > cap_value * (1 + _BUDGET_SLACK)
+
+        if self.filter == "zcdp":
+            return over(used.rho, candidate.rho, cap.rho)
+        return over(used.epsilon, candidate.epsilon, cap.epsilon) or over(used.delta, candidate.delta, cap.delta)
+
+    def check(self, candidate: LedgerEntry) -> None:
+        """Raise BudgetError if ``candidate`` would exceed the total budget or its kind's share.
+
+        Call this before drawing any noise. Nothing is recorded either way.
+        """
+        if not isinstance(candidate, LedgerEntry):
+            raise ParameterError(f"expected a LedgerEntry, got {type(candidate).__name__}")
+        if self.filter == "zcdp" and candidate.rho is None:
+            raise BudgetError(f"release '{candidate.label or candidate.mechanism}' has no zCDP parameter rho; "
+                              "switch the ledger to the basic filter to commit it")
+        asked = Budget(candidate.epsilon, candidate.delta, candidate.rho)
+        scopes = [("the total budget", self.total(), self.spent())]
+        if self.split is not None:
+            share = self.share(candidate.kind)
+            scopes.append((f"the '{candidate.kind}' share, {self.split[candidate.kind]:.0%} of the total,",
+                           share, self.spent(candidate.kind)))
+        for scope, cap, used in scopes:
+            if self._excess(candidate, used, cap):
+                left = Budget(max(cap.epsilon - used.epsilon, 0.0), max(cap.delta - used.delta, 0.0),
+                              None if cap.rho is None else max(cap.rho - used.rho, 0.0))
+                filter_text = ("basic filter: sums of epsilon and delta" if self.filter == "basic"
+                               else f"zCDP filter: sum of rho against {self._rho_total:.4g}, the zCDP equivalent of "
+                                    f"epsilon {self.epsilon_total:g}, delta {self.delta_total:g}")
+                raise BudgetError(
+                    f"release refused, nothing recorded: it asks for {_fmt(asked, self.filter)} "
+                    f"({candidate.kind}, {candidate.mechanism}), but only {_fmt(left, self.filter)} remain of "
+                    f"{scope} which is {_fmt(cap, self.filter)} ({filter_text}). Lower this release's epsilon/delta"
+                    + (" or change the split." if self.split is not None else "."))
+
+    def commit(self, entry: LedgerEntry) -> LedgerEntry:
+        """Record ``entry`` if :meth:`check` passes (otherwise raise and record nothing)."""
+        self.check(entry)
+        if any(e.id == entry.id for e in self.entries):
+            raise BudgetError(f"release {entry.id} is already in the ledger; commit each release once")
+        self.entries.append(entry)
+        return entry
+
+    def set_split(self, split: Mapping[str, float] | None) -> None:
+        """Change the split; refused if a kind has already spent more than its new share."""
+        new = _normalise_split(split)
+        trial = Ledger(self.epsilon_total, self.delta_total, new, self.filter)
+        for kind in KINDS:
+            used, cap = self.spent(kind), trial.share(kind)
+            if any(e.kind == kind for e in self.entries) and (
+                    used.epsilon > cap.epsilon * (1 + _BUDGET_SLACK) or used.delta > cap.delta * (1 + _BUDGET_SLACK)
+                    or (self.filter == "zcdp" and used.rho > cap.rho * (1 + _BUDGET_SLACK))):
+                raise BudgetError(f"cannot give '{kind}' a share of {_fmt(cap, self.filter)}: it has already "
+                                  f"spent {_fmt(used, self.filter)}")
+        self.split = new
+
+    def composition(self, delta_target: float | None = None) -> CompositionReport:
+        """Composition report of the committed entries at ``delta_target`` (default delta_total)."""
+        return compose(self.entries, self.delta_total if delta_target is None else delta_target)
+
+    # -- serialisation ------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"schema": SCHEMA, "neighbouring": NEIGHBOURING, "epsilon_total": self.epsilon_total,
+                "delta_total": self.delta_total, "split": None if self.split is None else dict(self.split),
+                "filter": self.filter, "entries": [e.to_dict() for e in self.entries]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "Ledger":
+        """Rebuild a ledger; every entry is re-validated and the totals must fit the budget."""
+        if data.get("schema") != SCHEMA:
+            raise ParameterError(f"not a ledger of schema {SCHEMA}: got schema {data.get('schema')!r}")
+        if data.get("neighbouring", NEIGHBOURING) != NEIGHBOURING:
+            raise ParameterError(f"ledger uses neighbouring relation {data.get('neighbouring')!r}; "
+                                 f"fdp uses '{NEIGHBOURING}' and never mixes relations")
+        ledger = cls(data["epsilon_total"], data["delta_total"], data.get("split"), data.get("filter", "basic"))
+        for item in data.get("entries", []):
+            ledger.commit(LedgerEntry.from_dict(item))
+        return ledger
