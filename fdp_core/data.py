@@ -290,19 +290,19 @@ def _parse_long(rows: list[list[str]], name: str) -> tuple[np.ndarray, np.ndarra
     return grid, values, meta, n_regridded
 
 
-def _handle_missing(values: np.ndarray, policy: str, name: str) -> tuple[np.ndarray, np.ndarray, int]:
-    """Returns (values, keep mask, n_interpolated). Interior gaps can be interpolated;
-    a curve missing its first or last point cannot (no extrapolation) and is dropped."""
+def _handle_missing(grid: np.ndarray, values: np.ndarray, policy: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """Returns (values, keep mask, n_interpolated). Interior gaps can be interpolated
+    (linearly in t); a curve missing its first or last point cannot (no extrapolation) and
+    is dropped."""
     missing = np.isnan(values)
     keep = ~missing.any(axis=1)
     n_interp = 0
     if policy == "interpolate":
-        idx = np.arange(values.shape[1])
         values = values.copy()
         for i in np.flatnonzero(~keep):
             ok = ~missing[i]
             if ok[0] and ok[-1] and ok.sum() >= 2:
-                values[i, ~ok] = np.interp(idx[~ok], idx[ok], values[i, ok])
+                values[i, ~ok] = np.interp(grid[~ok], grid[ok], values[i, ok])
                 keep[i] = True
                 n_interp += 1
     return values, keep, n_interp
@@ -312,11 +312,11 @@ def _finish(grid, values, meta, name, missing, extra_messages=()) -> FunctionalD
     check_choice("missing", missing, MISSING_POLICIES)
     if np.isinf(values).any():
         r, c = np.argwhere(np.isinf(values))[0]
-        raise DataError(f"{name}: curve {r + 1} has an infinite value at t = {grid[c]:g}; "
+        raise DataError(f"{name}: curve {r + 1} (data row {r + 1}) has an infinite value at t = {grid[c]:g}; "
                         "remove or fix infinite values")
     n_read = values.shape[0]
     n_missing_cells = int(np.isnan(values).sum())
-    values, keep, n_interp = _handle_missing(values, missing, name)
+    values, keep, n_interp = _handle_missing(grid, values, missing)
     n_dropped = int((~keep).sum())
     if keep.sum() == 0:
         hint = "" if missing == "interpolate" else " (try interpolating interior gaps)"
