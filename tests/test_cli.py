@@ -1,0 +1,109 @@
+"""CLI contract: bad input -> one-line message, exit status 2, nothing written."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fdp_core.cli import main
+from test_data import BAD_FILES
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "data" / "example_curves.csv"
+
+
+def _args(data, out, **overrides):
+    opts = {"--mechanism": "gaussian", "--kernel": "matern52", "--rho": "0.1", "--eta": "1.5", "--phi": "0.001",
+            "--epsilon": "1", "--delta": "1e-5", "--tau": "1", "--bound": "tight", "--calibration": "analytic",
+            "--seed": "3"}
+    opts.update(overrides)
+    args = ["release", "mean", "--data", str(data), "--out", str(out)]
+    for key, value in opts.items():
+        if value is not None:
+            args += [key, value]
+    return args
+
+
+@pytest.mark.parametrize("name,raw,fragment", BAD_FILES, ids=[b[0] for b in BAD_FILES])
+def test_bad_files_exit_2_with_the_specific_message(name, raw, fragment, tmp_path, capsys):
+    data = tmp_path / "bad.csv"
+    data.write_bytes(raw)
+    assert main(_args(data, tmp_path / "out")) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and err.count("\n") == 1 and err.startswith("error: ")
+    assert not (tmp_path / "out" / "release.json").exists()
+
+
+@pytest.mark.parametrize("flag,value,fragment", [
+    ("--epsilon", "0", "epsilon must be > 0"), ("--epsilon", "-1", "epsilon must be > 0"),
+    ("--delta", "0", "delta must be in (0, 1)"), ("--delta", "1", "delta must be in (0, 1)"),
+    ("--tau", "0", "tau must be > 0"), ("--tau", "-2", "tau must be > 0"),
+    ("--rho", "0", "rho must be > 0"), ("--rho", "-1", "rho must be > 0"),
+    ("--phi", "0", "phi must be > 0"), ("--eta", "0.5", "eta must be >= 1"),
+    ("--epsilon", "nan", "epsilon must be finite"), ("--rho", "abc", "invalid float value"),
+    ("--kernel", "rbf", "invalid choice"),
+])
+def test_bad_parameters_exit_2(flag, value, fragment, tmp_path, capsys):
+    assert _exit_code(_args(EXAMPLE, tmp_path / "out", **{flag: value})) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def _exit_code(args) -> int:
+    """main() returns the status; argparse's own errors exit through SystemExit."""
+    try:
+        return main(args)
+    except SystemExit as exc:
+        return exc.code
+
+
+def test_classical_calibration_refuses_large_epsilon(tmp_path, capsys):
+    assert main(_args(EXAMPLE, tmp_path / "o", **{"--epsilon": "2", "--calibration": "classical"})) == 2
+    assert "only valid for epsilon <= 1" in capsys.readouterr().err
+
+
+def test_missing_file(tmp_path, capsys):
+    assert main(_args(tmp_path / "nope.csv", tmp_path / "o")) == 2
+    assert "file not found" in capsys.readouterr().err
+
+
+def test_release_mean_round_trip_as_a_subprocess(tmp_path):
+    out = tmp_path / "release"
+    proc = subprocess.run([sys.executable, "-m", "fdp_core", *_args(EXAMPLE, out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads((out / "release.json").read_text())
+    for key in ("mechanism", "kernel", "rho", "eta", "phi", "epsilon", "delta", "tau", "bound", "calibration", "n",
+                "m", "n_dropped", "n_clipped", "sensitivity", "sigma", "expected_sq_l2_error",
+                "data_dependent_flags"):
+        assert key in record, key
+    assert record["n"] == 60 and record["m"] == 27 and record["data_dependent_flags"] == []
+    table = (out / "release.csv").read_text().splitlines()
+    assert table[0] == "t,value" and len(table) == 28
+    # Same seed, same release (demo reproducibility); the raw data never appears.
+    again = tmp_path / "again"
+    subprocess.run([sys.executable, "-m", "fdp_core", *_args(EXAMPLE, again)], cwd=ROOT, check=True,
+                   capture_output=True, timeout=120)
+    assert (again / "release.csv").read_text() == (out / "release.csv").read_text()
+    raw_cells = {c for line in EXAMPLE.read_text().splitlines()[1:] for c in line.split(",")[2:]}
+    written = (out / "release.csv").read_text() + (out / "release.json").read_text()
+    assert not any(cell in written for cell in raw_cells if len(cell) > 4)
+
+
+def test_bad_input_as_a_subprocess_has_no_traceback(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"0,0.5,1\n1,2\n")
+    proc = subprocess.run([sys.executable, "-m", "fdp_core", *_args(bad, tmp_path / "o")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_tau_from_data_is_flagged_in_the_record(tmp_path):
+    out = tmp_path / "o"
+    assert main(_args(EXAMPLE, out, **{"--tau": None}) + ["--tau-from-data"]) == 0
+    record = json.loads((out / "release.json").read_text())
+    assert record["data_dependent_flags"] and record["differentially_private"] is False
