@@ -264,8 +264,8 @@ class LedgerEntry:
         needed = gdp_delta(self.mu, self.epsilon)
         if needed > self.delta * (1 + _REL_TOL):
             raise ParameterError(
-                f"a Gaussian release with mu = {self.mu:.6g} is only (epsilon={self.epsilon:g}, delta={needed:.3g})-DP, "
-                f"not delta = {self.delta:g}: its sigma is too small for the claimed guarantee")
+                f"a Gaussian release with mu = {self.mu:.6g} is only "
+                f"(epsilon={self.epsilon:g}, delta={needed:.3g})-DP, not delta = {self.delta:g}: its sigma is too small for the claimed guarantee")
 
     def _check_pure(self):
         self._check_pure_with(2.0, "epsilon^2/2")
@@ -290,7 +290,8 @@ class LedgerEntry:
         if self.rho is None or self.rho <= 0:
             raise ParameterError(f"a zCDP entry needs rho > 0, got {self.rho!r}")
         if not 0 < self.delta < 1:
-            raise ParameterError(f"a zCDP entry needs a delta in (0, 1) for its (epsilon, delta) view, got {self.delta!r}")
+            raise ParameterError(
+                f"a zCDP entry needs a delta in (0, 1) for its (epsilon, delta) view, got {self.delta!r}")
         needed = cks_epsilon(self.rho, self.delta)
         if self.epsilon < needed * (1 - _REL_TOL):
             raise ParameterError(f"rho = {self.rho:.6g} gives only epsilon = {needed:.6g} at delta = {self.delta:g} "
@@ -478,12 +479,12 @@ def compose(entries: Iterable[LedgerEntry], delta_target: float) -> CompositionR
     if approx:
         notes.append(_APPROX_NOTE)
     eps_a, delta_a = basic_composition(approx)
+    nominal = Total("basic (nominal)", eps_a, delta_a, "approximate releases: not a DP claim") if approx else None
     return CompositionReport(
         delta_target=float(delta_target), totals=tuple(totals), best=best, mu_gaussian=mu,
-        rho_total=math.fsum(e.rho for e in dp_entries), gaussian_only=bool(dp_entries) and len(gaussian) == len(dp_entries),
-        n_entries=len(entries), n_approximate=len(approx),
-        approximate_nominal=Total("basic (nominal)", eps_a, delta_a, "approximate releases: not a DP claim") if approx else None,
-        notes=tuple(notes))
+        rho_total=math.fsum(e.rho for e in dp_entries),
+        gaussian_only=bool(dp_entries) and len(gaussian) == len(dp_entries),
+        n_entries=len(entries), n_approximate=len(approx), approximate_nominal=nominal, notes=tuple(notes))
 
 
 # --------------------------------------------------------------------------- the ledger
