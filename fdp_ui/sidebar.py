@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from fdp_core.data import clip_to_ball, data_derived_tau
+from fdp_core.data import data_derived_tau
 from fdp_core.kernels import KERNEL_LABELS, KERNEL_NAMES
 
 from . import state
@@ -96,7 +96,7 @@ def render() -> GlobalSettings:
         sb.error(f"tau = {tau:.4g} was read off the data: releases are NOT differentially private.")
     else:
         tau = sb.number_input("tau (L2 norm bound)", min_value=1e-9, format="%.4g", key="g_tau", help=HELP["tau"])
-    n_clipped = clip_to_ball(ds.fd.data_matrix, ds.fd.weights, tau).n_clipped
+    n_clipped = ds.fd.n_clipped(tau)
     share = n_clipped / ds.fd.n
     message = f"tau clips {n_clipped} of {ds.fd.n} curves ({share:.0%})"
     (sb.warning if share > 0.25 else sb.caption)(
