@@ -9,20 +9,53 @@ release record it writes (:func:`release_record`) never contains it.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 
-from .data import DATA_DEPENDENT_TAU, FunctionalData, clip_to_ball, data_derived_tau
+from .data import DATA_DEPENDENT_TAU, FunctionalData, data_derived_tau
 from .errors import ParameterError
 from .kernels import KERNEL_NAMES, eigenbasis
+from .mechanisms.bernstein import bernstein_expected_sq_l2_error, bernstein_mean_noise
 from .mechanisms.calibration import CALIBRATIONS, gaussian_quantile_radius
+from .mechanisms.frl import frl_mean_noise
 from .mechanisms.gaussian import gaussian_mean_noise
+from .mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
 from .params import check_choice, check_delta, check_epsilon, check_eta, check_positive
 from .sensitivity import BOUNDS
 
 GAUSSIAN_MECHANISMS = ("gaussian",)
-MEAN_MECHANISMS = ("gaussian",)
+PURE_DP_MECHANISMS = ("iclp-qr", "iclp-ar", "frl", "bernstein")
+ICLP_MECHANISMS = ("iclp-qr", "iclp-ar")
+MEAN_MECHANISMS = GAUSSIAN_MECHANISMS + PURE_DP_MECHANISMS
+MECHANISM_LABELS = {
+    "gaussian": "Gaussian process (epsilon, delta)",
+    "iclp-qr": "ICLP-QR (quadratic penalty, epsilon)",
+    "iclp-ar": "ICLP-AR (absolute penalty, epsilon)",
+    "frl": "FRL (first M eigenfunctions, epsilon)",
+    "bernstein": "Bernstein polynomial (epsilon)",
+}
+
+
+def _number(name: str, value) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(x):
+        raise ParameterError(f"{name} must be finite, got {value!r}")
+    return x
+
+
+def _check_count(name: str, value) -> int:
+    """A positive integer (M, K), given as int or integral float."""
+    x = _number(name, value)
+    if x != int(x) or x < 1:
+        raise ParameterError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(x)
 
 
 @dataclass(frozen=True)
@@ -41,18 +74,43 @@ class MeanSettings:
     tau_from_data: bool = False
     bound: str = "tight"
     calibration: str = "analytic"
+    psi: float = 1e-3  # ICLP penalty
+    M: int = 20  # FRL truncation
+    K: int = 20  # Bernstein lattice size (K + 1 points)
+    lo: float | None = None  # Bernstein: public range of the curve values
+    hi: float | None = None
 
     def validated(self) -> "MeanSettings":
+        """Check every field the chosen mechanism uses; delta is ignored by pure epsilon-DP ones."""
         check_choice("mechanism", self.mechanism, MEAN_MECHANISMS)
         check_choice("kernel", self.kernel, KERNEL_NAMES)
         check_positive("rho", self.rho)
         check_epsilon(self.epsilon)
-        check_positive("phi", self.phi)
         check_choice("bound", self.bound, BOUNDS)
         check_choice("calibration", self.calibration, CALIBRATIONS)
         if self.mechanism in GAUSSIAN_MECHANISMS:
+            check_positive("phi", self.phi)
             check_delta(self.delta)
             check_eta(self.eta)
+        if self.mechanism in ICLP_MECHANISMS:
+            check_positive("psi", self.psi)
+        if self.mechanism == "iclp-qr" and _number("eta", self.eta) <= 1:
+            raise ParameterError(f"ICLP-QR needs eta > 1, got {self.eta!r}: Lin & Reimherr's quadratic-penalty "
+                                 "mean and its l1-C sensitivity bound are established only for a penalty in "
+                                 "H(C^eta) with eta > 1 (use eta > 1, or ICLP-AR, which allows eta = 1)")
+        if self.mechanism == "iclp-ar":
+            check_eta(self.eta)
+        if self.mechanism == "frl":
+            _check_count("M (number of FRL eigenfunctions)", self.M)
+        if self.mechanism == "bernstein":
+            _check_count("K (Bernstein lattice size)", self.K)
+            if self.lo is None or self.hi is None:
+                raise ParameterError("the Bernstein mechanism needs a public value range: set lo and hi "
+                                     "(--lo/--hi), bounds on every curve value chosen without looking at the data")
+            lo, hi = _number("lo", self.lo), _number("hi", self.hi)
+            if lo >= hi:
+                raise ParameterError(f"the Bernstein value range needs lo < hi, got lo = {self.lo!r}, hi = {self.hi!r}")
+            return self  # tau plays no role: values are clipped to [lo, hi] instead
         if not self.tau_from_data:
             if self.tau is None:
                 raise ParameterError("tau (the public L2 norm bound) is required unless tau_from_data is set")
@@ -71,7 +129,7 @@ class MeanRelease:
     estimate_coefficients: np.ndarray = field(repr=False)  # NON-PRIVATE: analyst view only
     noise_scales: np.ndarray = field(repr=False)  # sd (gaussian) or Laplace scale b_l (laplace)
     noise: str  # "gaussian" | "laplace"
-    tau: float
+    tau: float | None  # None for Bernstein (clips values to [lo, hi] instead)
     n: int
     n_clipped: int
     n_dropped: int
@@ -84,6 +142,15 @@ class MeanRelease:
     @property
     def m(self) -> int:
         return int(self.grid_points.size)
+
+    @property
+    def privacy(self) -> str:
+        return self.guarantee["privacy"]
+
+    @property
+    def delta(self) -> float:
+        """delta of the guarantee: 0 for the pure epsilon-DP mechanisms."""
+        return self.settings.delta if self.settings.mechanism in GAUSSIAN_MECHANISMS else 0.0
 
     @property
     def estimate(self) -> np.ndarray:
@@ -102,17 +169,40 @@ class MeanRelease:
 
     def l2_error_radius(self, prob: float = 0.95) -> float:
         """r with P(||release - estimate||_L2 <= r) = prob."""
-        gram = self.synthesis.T @ (self.weights[:, None] * self.synthesis)
-        orthonormal = np.allclose(gram, np.eye(gram.shape[0]), atol=1e-8)
-        if self.noise == "gaussian" and orthonormal:
-            return gaussian_quantile_radius(self.noise_scales**2, prob)
-        draws = self.noise_coefficients(np.random.default_rng(12345), 4000) @ self.synthesis.T
-        return float(np.quantile(np.sqrt((draws**2) @ self.weights), prob))
+        return _noise_radius("l2", self, prob)
 
-    def sup_error_radius(self, prob: float = 0.95, n_draws: int = 4000) -> float:
+    def sup_error_radius(self, prob: float = 0.95) -> float:
         """r with P(max_t |release(t) - estimate(t)| <= r) ~ prob (Monte Carlo, fixed seed)."""
-        draws = self.noise_coefficients(np.random.default_rng(54321), n_draws) @ self.synthesis.T
-        return float(np.quantile(np.abs(draws).max(axis=1), prob))
+        return _noise_radius("sup", self, prob)
+
+
+def _noise_radius(kind: str, plan: "MeanRelease", prob: float) -> float:
+    """Error radii are positively homogeneous in the noise scales: compute them once per
+    *shape* of the scale vector (cached) and rescale, so moving epsilon or delta never
+    re-runs the Monte Carlo or the saddlepoint search."""
+    top = float(np.max(plan.noise_scales, initial=0.0))
+    if top == 0.0:
+        return 0.0
+    # Rounded so that the same shape at another epsilon hits the cache despite last-bit noise.
+    unit = np.round(plan.noise_scales / top, 12)
+    return top * _unit_radius(kind, plan.noise, unit.tobytes(), np.ascontiguousarray(plan.synthesis).tobytes(),
+                              plan.synthesis.shape, plan.weights.tobytes(), float(prob))
+
+
+@lru_cache(maxsize=256)
+def _unit_radius(kind, noise, unit_bytes, synthesis_bytes, shape, weights_bytes, prob) -> float:
+    scales = np.frombuffer(unit_bytes)
+    synthesis = np.frombuffer(synthesis_bytes).reshape(shape)
+    weights = np.frombuffer(weights_bytes)
+    if kind == "l2" and noise == "gaussian":
+        gram = synthesis.T @ (weights[:, None] * synthesis)
+        if np.allclose(gram, np.eye(shape[1]), atol=1e-8):
+            return gaussian_quantile_radius(scales**2, prob)
+    rng = np.random.default_rng(12345)
+    coefs = rng.standard_normal((4000, scales.size)) if noise == "gaussian" else rng.laplace(0.0, 1.0, (4000, scales.size))
+    draws = (coefs * scales) @ synthesis.T
+    sizes = np.sqrt((draws**2) @ weights) if kind == "l2" else np.abs(draws).max(axis=1)
+    return float(np.quantile(sizes, prob))
 
 
 def resolve_tau(fd: FunctionalData, settings: MeanSettings) -> tuple[float, tuple]:
@@ -125,18 +215,50 @@ def resolve_tau(fd: FunctionalData, settings: MeanSettings) -> tuple[float, tupl
 def plan_mean_release(fd: FunctionalData, settings: MeanSettings) -> MeanRelease:
     """Validate settings, clip, project and calibrate: everything but the random draw."""
     settings = settings.validated()
+    common = dict(settings=settings, grid_points=fd.grid_points, weights=fd.weights, n=fd.n,
+                  n_dropped=fd.report.n_dropped)
+    if settings.mechanism == "bernstein":
+        return _plan_bernstein(fd, settings, common)
     tau, flags = resolve_tau(fd, settings)
-    clipped = clip_to_ball(fd.data_matrix, fd.weights, tau)
     basis = eigenbasis(settings.kernel, settings.rho, fd.unit_grid, fd.weights, nu=settings.nu)
-    mean_coefs = basis.coefficients(clipped.values.mean(axis=0))
-    common = dict(settings=settings, grid_points=fd.grid_points, weights=fd.weights, tau=tau, n=fd.n,
-                  n_clipped=clipped.n_clipped, n_dropped=fd.report.n_dropped, data_dependent_flags=flags)
-    coefs, scales, sensitivity, sigma, guarantee = gaussian_mean_noise(
-        basis.eigenvalues, mean_coefs, eta=settings.eta, phi=settings.phi, tau=tau, n=fd.n,
-        epsilon=settings.epsilon, delta=settings.delta, bound=settings.bound, calibration=settings.calibration)
-    return MeanRelease(synthesis=basis.eigenfunctions, estimate_coefficients=coefs, noise_scales=scales,
-                       noise="gaussian", sensitivity=sensitivity, sigma=sigma,
-                       expected_sq_l2_error=float(np.sum(scales**2)), guarantee=guarantee, **common)
+    mean_coefs = basis.coefficients(fd.clipped_mean(tau))
+    common.update(tau=tau, n_clipped=fd.n_clipped(tau), data_dependent_flags=flags)
+    lam, s = basis.eigenvalues, settings
+    if s.mechanism == "gaussian":
+        coefs, scales, sensitivity, sigma, guarantee = gaussian_mean_noise(
+            lam, mean_coefs, eta=s.eta, phi=s.phi, tau=tau, n=fd.n,
+            epsilon=s.epsilon, delta=s.delta, bound=s.bound, calibration=s.calibration)
+        return MeanRelease(synthesis=basis.eigenfunctions, estimate_coefficients=coefs, noise_scales=scales,
+                           noise="gaussian", sensitivity=sensitivity, sigma=sigma,
+                           expected_sq_l2_error=float(np.sum(scales**2)), guarantee=guarantee, **common)
+    synthesis = basis.eigenfunctions
+    if s.mechanism in ICLP_MECHANISMS:
+        noise = iclp_qr_mean_noise if s.mechanism == "iclp-qr" else iclp_ar_mean_noise
+        coefs, scales, sensitivity, guarantee = noise(lam, mean_coefs, eta=s.eta, psi=s.psi, tau=tau, n=fd.n,
+                                                      epsilon=s.epsilon, bound=s.bound)
+    else:  # frl
+        M = int(s.M)
+        if M > basis.n_components:
+            raise ParameterError(f"FRL with M = {M} needs {M} eigenfunctions, but this kernel keeps only "
+                                 f"{basis.n_components} on this grid (eigenvalues above 1e-12 of the largest): "
+                                 f"choose M <= {basis.n_components}, a rougher kernel or a smaller rho")
+        coefs, scales, sensitivity, guarantee = frl_mean_noise(mean_coefs, M=M, tau=tau, n=fd.n,
+                                                               epsilon=s.epsilon, bound=s.bound)
+        synthesis = basis.eigenfunctions[:, :M]
+    # Orthonormal basis, independent Laplace(b_l) coefficients of variance 2 b_l^2.
+    return MeanRelease(synthesis=synthesis, estimate_coefficients=coefs, noise_scales=scales, noise="laplace",
+                       sensitivity=sensitivity, sigma=None, expected_sq_l2_error=float(np.sum(2.0 * scales**2)),
+                       guarantee=guarantee, **common)
+
+
+def _plan_bernstein(fd: FunctionalData, s: MeanSettings, common: dict) -> MeanRelease:
+    K, lo, hi = int(s.K), float(s.lo), float(s.hi)
+    coefs, scales, sensitivity, guarantee, n_clipped, basis = bernstein_mean_noise(
+        fd.data_matrix, fd.unit_grid, fd.weights, K=K, lo=lo, hi=hi, n=fd.n, epsilon=s.epsilon)
+    return MeanRelease(synthesis=basis, estimate_coefficients=coefs, noise_scales=scales, noise="laplace",
+                       tau=None, n_clipped=n_clipped, sensitivity=sensitivity, sigma=None,
+                       expected_sq_l2_error=bernstein_expected_sq_l2_error(K, float(scales[0])),
+                       guarantee=guarantee, **common)
 
 
 def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = None) -> dict:
@@ -171,6 +293,26 @@ def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = 
                        f"numpy Generator with demo seed {seed} (reproducible; idealised real-arithmetic DP)"),
         "settings": asdict(s),
     }
+    if s.mechanism in PURE_DP_MECHANISMS:
+        g = plan.guarantee
+        record["privacy"] = "epsilon-DP"
+        record["delta_note"] = "delta does not apply: pure epsilon-DP (delta = 0); settings.delta is ignored"
+        record["laplace_scales"] = plan.noise_scales
+        record["sensitivity_l1"] = plan.sensitivity
+        record["sensitivity_tight"] = g["sensitivity_tight"]
+        record["sensitivity_paper"] = g["sensitivity_paper"]
+        record["bound_label"] = g["bound_label"]
+        if s.mechanism in ICLP_MECHANISMS:
+            record["sensitivity_l1c"] = plan.sensitivity
+            record["psi"] = s.psi
+        if s.mechanism == "iclp-ar":
+            record["n_active"] = g["n_active"]
+        if s.mechanism == "frl":
+            record["M"] = int(s.M)
+        if s.mechanism == "bernstein":
+            record.update(K=int(s.K), lo=float(s.lo), hi=float(s.hi))
+    else:
+        record["privacy"] = "(epsilon, delta)-DP"
     assert values.shape == (plan.m,)
     return record
 

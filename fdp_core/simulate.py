@@ -12,8 +12,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from functools import lru_cache
+
+from scipy import stats
+
 from .data import FunctionalData, from_arrays
-from .kernels import eigenbasis
+from .kernels import eigenbasis, kernel_function, kernel_matrix
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,106 @@ def kl_design(n: int = 25, m: int = 100, p: float = 4.0, rho: float = 0.001, u_r
     return from_arrays(grid, values, name=f"KL design (n={int(n)}, seed={seed})", metadata=meta)
 
 
+# --------------------------------------------------------------------------- ICLP designs (Lin & Reimherr)
+#
+# X_i = mu_0 + e_i with e_i a centred Gaussian process with an RBF covariance; four true
+# means S1-S4. The paper's ICLP kernel is Matern nu = 1.5 (matern32 here) with rho = 0.1.
+
+ICLP_KERNEL, ICLP_NU, ICLP_RHO = "matern32", 1.5, 0.1
+S4_N_TERMS, S4_WEIGHT_SEED = 25, 2024
+_S4_REFERENCE_POINTS = 401
+
+
+def _normal_density(t, mean: float, sd: float) -> np.ndarray:
+    return stats.norm.pdf(np.asarray(t, dtype=float), mean, sd)
+
+
+def iclp_mean_s1(t) -> np.ndarray:
+    """S1: 10 t exp(-t)."""
+    t = np.asarray(t, dtype=float)
+    return 10.0 * t * np.exp(-t)
+
+
+def iclp_mean_s2(t) -> np.ndarray:
+    """S2: 0.3 f(0.3, 0.05) + 0.7 f(0.8, 0.05), f(a, b) the normal density with mean a, sd b."""
+    return 0.3 * _normal_density(t, 0.3, 0.05) + 0.7 * _normal_density(t, 0.8, 0.05)
+
+
+def iclp_mean_s3(t) -> np.ndarray:
+    """S3: 0.2 (f(0, .03) + f(.2, .05) + f(.5, .05) - f(.75, .03) + f(1, .03))."""
+    f = _normal_density
+    return 0.2 * (f(t, 0.0, 0.03) + f(t, 0.2, 0.05) + f(t, 0.5, 0.05) - f(t, 0.75, 0.03) + f(t, 1.0, 0.03))
+
+
+@lru_cache(maxsize=1)
+def _s4_reference():
+    """Eigenpairs of the ICLP kernel on a fine reference grid of [0, 1], signs fixed.
+
+    eigh returns eigenvectors up to sign; each is flipped so that its first clearly
+    non-zero value is positive, making the true mean the same on every platform.
+    """
+    grid = np.linspace(0.0, 1.0, _S4_REFERENCE_POINTS)
+    basis = eigenbasis(ICLP_KERNEL, ICLP_RHO, grid)
+    phi = np.array(basis.eigenfunctions[:, :S4_N_TERMS])
+    for col in phi.T:
+        first = col[np.argmax(np.abs(col) > 1e-6 * np.abs(col).max())]
+        col *= np.sign(first)
+    weights = np.random.default_rng(S4_WEIGHT_SEED).uniform(-1.0, 1.0, S4_N_TERMS)
+    return grid, basis.weights, np.array(basis.eigenvalues[:S4_N_TERMS]), phi, weights
+
+
+def iclp_mean_s4(t) -> np.ndarray:
+    """S4: sum of the first 25 eigenfunctions of the ICLP kernel with Uniform(-1, 1) weights.
+
+    The weights are drawn once with a fixed seed (the true mean must not change with the
+    data seed). Eigenfunctions at any t by the Nystrom extension
+    phi_l(t) = (1 / lambda_l) sum_j w_j k(t, s_j) phi_l(s_j) from the reference grid s.
+    """
+    grid, w, lam, phi, weights = _s4_reference()
+    t = np.asarray(t, dtype=float)
+    k = kernel_function(ICLP_KERNEL, t[..., None] - grid, ICLP_RHO)
+    return (k * w) @ (phi @ (weights / lam))
+
+
+def gp_noise(rng: np.random.Generator, n: int, grid: np.ndarray, sd: float, rho: float) -> np.ndarray:
+    """n centred GP paths with covariance sd^2 exp(-(s - t)^2 / rho) on ``grid`` (shape (n, m)).
+
+    Sampled through the eigendecomposition of the covariance matrix, negative rounding
+    eigenvalues set to 0 (a Cholesky factor fails on this numerically singular matrix).
+    """
+    cov = sd**2 * kernel_matrix("gaussian", grid, grid, rho)
+    lam, U = np.linalg.eigh((cov + cov.T) / 2.0)
+    root = U * np.sqrt(np.maximum(lam, 0.0))
+    return rng.standard_normal((int(n), grid.size)) @ root.T
+
+
+def _iclp_design(mean, label):
+    def make(n: int = 100, m: int = 100, noise_sd: float = 0.5, noise_rho: float = 0.1,
+             seed: int = 0) -> FunctionalData:
+        rng = np.random.default_rng(seed)
+        grid = np.linspace(0.0, 1.0, int(m))
+        values = mean(grid) + gp_noise(rng, n, grid, noise_sd, noise_rho)
+        meta = pd.DataFrame({"id": [f"sim{i + 1:03d}" for i in range(int(n))]})
+        return from_arrays(grid, values, name=f"{label} (n={int(n)}, seed={seed})", metadata=meta)
+
+    make.__doc__ = (f"Lin & Reimherr design {label}: X_i = mu_0 + e_i on m equally spaced points of [0, 1], "
+                    "e_i a centred GP with covariance noise_sd^2 exp(-(s - t)^2 / noise_rho).")
+    return make
+
+
+def _iclp_parameters():
+    return (Parameter("n", "curves N", 100, 2, 20000, True),
+            Parameter("m", "grid points", 100, 10, 1000, True),
+            Parameter("noise_sd", "GP noise sd", 0.5, 0.0, 10.0,
+                      help="standard deviation of the centred Gaussian-process noise e_i(t)"),
+            Parameter("noise_rho", "GP noise range", 0.1, 1e-4, 10.0,
+                      help="range of the noise's RBF covariance exp(-(s - t)^2 / rho)"),
+            Parameter("seed", "seed", 0, 0, 10**6, True))
+
+
+_ICLP_NOTE = ("X_i = mu_0 + e_i, e_i a centred GP with RBF covariance noise_sd^2 exp(-(s - t)^2 / noise_rho) "
+              "(noise defaults are ours). Lin & Reimherr use the ICLP kernel Matern nu = 1.5 (matern32), "
+              "rho = 0.1 for the pure-DP mechanisms.")
 
 
 @dataclass(frozen=True)
@@ -66,6 +170,21 @@ SIMULATIONS = {
         true_mean=lambda t: 0.1 * np.sin(np.pi * np.asarray(t)),
         description="X_i = 0.1 sin(pi t) + sum_j j^(-p/2) U_ij v_j(t), U ~ Uniform(-0.4, 0.4), "
                     "v_j eigenfunctions of the Gaussian kernel with rho = 0.001."),
+    "s1": Design("s1", "ICLP S1: 10 t exp(-t) (Lin & Reimherr)", _iclp_design(iclp_mean_s1, "S1"),
+                 _iclp_parameters(), true_mean=iclp_mean_s1, description="mu_0(t) = 10 t exp(-t). " + _ICLP_NOTE),
+    "s2": Design("s2", "ICLP S2: two bumps (Lin & Reimherr)", _iclp_design(iclp_mean_s2, "S2"),
+                 _iclp_parameters(), true_mean=iclp_mean_s2,
+                 description="mu_0 = 0.3 f(0.3, 0.05) + 0.7 f(0.8, 0.05), f(a, b) the normal density with mean a "
+                             "and sd b. " + _ICLP_NOTE),
+    "s3": Design("s3", "ICLP S3: five spikes (Lin & Reimherr)", _iclp_design(iclp_mean_s3, "S3"),
+                 _iclp_parameters(), true_mean=iclp_mean_s3,
+                 description="mu_0 = 0.2 (f(0, .03) + f(.2, .05) + f(.5, .05) - f(.75, .03) + f(1, .03)), f the "
+                             "normal density. " + _ICLP_NOTE),
+    "s4": Design("s4", "ICLP S4: 25 eigenfunctions (Lin & Reimherr)", _iclp_design(iclp_mean_s4, "S4"),
+                 _iclp_parameters(), true_mean=iclp_mean_s4,
+                 description=f"mu_0 = sum of the first {S4_N_TERMS} eigenfunctions of the ICLP kernel (Matern "
+                             f"nu = 1.5, rho = 0.1) with Uniform(-1, 1) weights drawn once (seed "
+                             f"{S4_WEIGHT_SEED}). " + _ICLP_NOTE),
 }
 
 

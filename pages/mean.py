@@ -1,44 +1,182 @@
-"""Mean page: the non-private penalised mean against sanitized releases."""
+"""Mean page: the non-private mean against sanitized releases, one mechanism or all of them."""
+
+import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from fdp_core.errors import FdpError
-from fdp_core.mean import MeanSettings, plan_mean_release
+from fdp_core.mean import (GAUSSIAN_MECHANISMS, ICLP_MECHANISMS, MEAN_MECHANISMS, MECHANISM_LABELS,
+                           PURE_DP_MECHANISMS, MeanSettings, plan_mean_release)
 from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.sensitivity import BOUNDS
+from fdp_core.tuning import pss_defaults
 from fdp_ui import plots, sidebar, state
+
+LOG_PSI_RANGE = (-8.0, 3.0)
+COMPARE_COLORS = {"gaussian": "#1f77b4", "iclp-qr": "#ff7f0e", "iclp-ar": "#9467bd", "frl": "#8c564b",
+                  "bernstein": "#e377c2"}
+_DEFAULTS = {"mean_mechanism": "gaussian", "mean_compare": False, "mean_log_psi": -3.0, "mean_M": 20,
+             "mean_K": 20, "mean_lo": 0.0, "mean_hi": 1.0, "mean_bound": "tight", "mean_calibration": "analytic",
+             "mean_style": "draws", "mean_draws": 20, "mean_compare_draws": 5}
+BOUND_HELP = {
+    "gaussian": "tight: the exact worst case over clipped curves (attained). paper: the closed form of "
+                "Mirshani et al. (2019), never smaller.",
+    "iclp-qr": "tight: Cauchy-Schwarz, attained by a pair of clipped curves. paper: Lin & Reimherr's sum, never "
+               "smaller.",
+    "iclp-ar": "tight = the CS bound (valid, not attained in general). paper = the triangle bound with "
+               "lambda^(-1/2) (the paper prints lambda^(-eta/2), which can under-noise: not offered).",
+    "frl": "tight: 2 tau sqrt(M)/n (attained). paper: 2 tau M/n.",
+    "bernstein": "One exact bound, (K + 1)(hi - lo)/n: both choices give it.",
+}
+
+for key, value in _DEFAULTS.items():
+    st.session_state[key] = st.session_state.get(key, value)
 
 st.title("Mean function")
 ds = state.current()
 g = sidebar.render()
 
+
+def _apply_pss(eta: float, psi: float) -> None:
+    sidebar.apply({"g_eta": eta})
+    st.session_state["mean_log_psi"] = float(np.clip(math.log10(psi), *LOG_PSI_RANGE))
+
+
+top = st.columns([2, 1])
+mechanism = top[0].selectbox("mechanism", MEAN_MECHANISMS, key="mean_mechanism", format_func=MECHANISM_LABELS.get,
+                             help="Gaussian process: (epsilon, delta)-DP. ICLP-QR/AR, FRL, Bernstein: pure "
+                                  "epsilon-DP with Laplace-type noise (Lin & Reimherr; Alda & Rubinstein).")
+compare = top[1].toggle("compare all mechanisms", key="mean_compare",
+                        help="Overlay every mechanism's sanitized means at the current settings, with their "
+                             "expected errors, sensitivities and noise scales.")
+shown = MEAN_MECHANISMS if compare else (mechanism,)
+
+if not compare and mechanism in PURE_DP_MECHANISMS:
+    st.text_input("delta", "0", disabled=True, key="mean_delta_pure",
+                  help="The sidebar's delta is used by the Gaussian mechanism only.")
+    st.caption("delta = 0: pure epsilon-DP, delta does not apply.")
+
 c1, c2, c3, c4 = st.columns(4)
 bound = c1.radio("sensitivity bound", BOUNDS, key="mean_bound", horizontal=True,
-                 help="tight: the exact worst case over clipped curves (attained). paper: the closed form of "
-                      "Mirshani et al. (2019), never smaller.")
-calibration = c2.radio("calibration", CALIBRATIONS, key="mean_calibration", horizontal=True,
+                 help=" ".join(f"{m}: {BOUND_HELP[m]}" for m in shown) if compare else BOUND_HELP[mechanism])
+calibration = c2.radio("calibration (Gaussian)", CALIBRATIONS, key="mean_calibration", horizontal=True,
+                       disabled=not any(m in GAUSSIAN_MECHANISMS for m in shown),
                        help="analytic (Balle & Wang 2018): the smallest valid sigma, any epsilon. classical: "
                             "sigma = Delta sqrt(2 log(2/delta))/epsilon, valid only for epsilon <= 1.")
-style = c3.radio("show", ("draws", "band"), key="mean_style", horizontal=True,
-                 help="Several independent sanitized releases, or their pointwise 5-95% band.")
-n_draws = c4.slider("sanitized draws", 1, 200, 20, key="mean_draws")
+if compare:
+    style = "draws"
+    n_draws = c4.slider("draws per mechanism", 1, 50, key="mean_compare_draws")
+else:
+    style = c3.radio("show", ("draws", "band"), key="mean_style", horizontal=True,
+                     help="Several independent sanitized releases, or their pointwise 5-95% band.")
+    n_draws = c4.slider("sanitized draws", 1, 200, key="mean_draws")
 
-settings = MeanSettings(mechanism="gaussian", kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, phi=g.phi,
-                        epsilon=g.epsilon, delta=g.delta, tau=g.tau, tau_from_data=g.tau_from_data,
-                        bound=bound, calibration=calibration)
+if any(m in ICLP_MECHANISMS for m in shown):
+    left, right = st.columns([2, 1])
+    log_psi = left.slider("log10 psi (ICLP penalty)", *LOG_PSI_RANGE, step=0.05, key="mean_log_psi",
+                          help="Penalty of the ICLP means (the sidebar's phi is the Gaussian mechanism's). Larger "
+                               "psi = smoother estimate, smaller sensitivity, more bias.")
+    pss_eta, pss_psi = pss_defaults(g.kernel, g.nu, ds.fd.n, g.epsilon)
+    right.button("privacy-safe defaults (PSS)", key="mean_pss", on_click=_apply_pss, args=(pss_eta, pss_psi),
+                 help="Data-free choice of eta and psi (Lin & Reimherr): eta = 1 + 2/beta for eigenvalues "
+                      "decaying like j^(-beta) (Matern nu: beta = 2 nu + 1; Gaussian kernel: eta = 1.5), "
+                      "psi = 1/(n epsilon^2).")
+    right.caption(f"PSS: eta = {pss_eta:.4g}, psi = {pss_psi:.3g}. Uses n = {ds.fd.n}: valid only if the "
+                  "number of curves is public.")
+    left.caption(f"psi = {10 ** log_psi:.3g}; eta = {g.eta:g} (sidebar). ICLP-QR needs eta > 1.")
+if "frl" in shown:
+    st.number_input("M (FRL: number of eigenfunctions)", min_value=1, max_value=1000, step=1, key="mean_M")
+if "bernstein" in shown:
+    b1, b2, b3 = st.columns(3)
+    b1.number_input("K (Bernstein lattice: K + 1 points)", min_value=1, max_value=500, step=1, key="mean_K")
+    b2.number_input("lo (public lower bound of curve values)", format="%.4g", key="mean_lo")
+    b3.number_input("hi (public upper bound of curve values)", format="%.4g", key="mean_hi")
+    st.caption("Bernstein clips every curve value to [lo, hi] (choose the range from domain knowledge, not from "
+               "the data) and ignores tau.")
+
+base = MeanSettings(mechanism=mechanism, kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, phi=g.phi,
+                    epsilon=g.epsilon, delta=g.delta, tau=g.tau, tau_from_data=g.tau_from_data, bound=bound,
+                    calibration=calibration, psi=float(10 ** st.session_state["mean_log_psi"]),
+                    M=int(st.session_state["mean_M"]), K=int(st.session_state["mean_K"]),
+                    lo=float(st.session_state["mean_lo"]), hi=float(st.session_state["mean_hi"]))
+truth = ds.true_mean(ds.fd.grid_points) if ds.true_mean is not None else None
+
+
+def _privacy_text(plan) -> str:
+    return f"epsilon = {g.epsilon:g}, " + (f"delta = {g.delta:g}" if plan.sigma is not None else
+                                           "delta = 0 (pure epsilon-DP)")
+
+
+def _noise_scale_text(plan) -> str:
+    if plan.sigma is not None:
+        return f"sigma = {plan.sigma:.4g} (sd of coefficient l: sigma sqrt(lambda_l))"
+    if plan.settings.mechanism == "bernstein":
+        return f"lambda = {plan.noise_scales[0]:.4g} on each of {plan.noise_scales.size} lattice values"
+    return f"Laplace b_1 = {plan.noise_scales.max():.4g} ({int(np.sum(plan.noise_scales > 0))} noisy coefficients)"
+
+
+def _sensitivity_text(plan) -> str:
+    gq = plan.guarantee
+    if plan.sigma is not None:
+        return f"Delta = {plan.sensitivity:.4g} (Cameron-Martin, {plan.settings.bound})"
+    return f"Delta_1 = {plan.sensitivity:.4g} ({gq['sensitivity_norm'].split(':')[0]}; {gq['bound_label']})"
+
+
+def _overlay_figure(grid, draws_by_mechanism: dict, truth) -> go.Figure:
+    """One WebGL trace per mechanism (its draws joined by NaN gaps), one colour each."""
+    fig = go.Figure()
+    for mech, draws in draws_by_mechanism.items():
+        x = np.tile(np.append(grid, np.nan), len(draws))
+        y = np.hstack([draws, np.full((len(draws), 1), np.nan)]).ravel()
+        fig.add_trace(go.Scattergl(x=x, y=y, mode="lines", name=f"{MECHANISM_LABELS[mech]}: {len(draws)} draws",
+                                   line=dict(width=1.2, color=COMPARE_COLORS[mech]), opacity=0.6))
+    if truth is not None:
+        plots.add_line(fig, grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot")
+    fig.update_layout(title=f"Sanitized means of every mechanism, epsilon = {g.epsilon:g}", xaxis_title="t",
+                      yaxis_title="value", height=480, margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=-0.45))
+    return fig
+
+
+if compare:
+    draws_by_mechanism, rows = {}, []
+    for mech in MEAN_MECHANISMS:
+        try:
+            plan = plan_mean_release(ds.fd, replace(base, mechanism=mech))
+        except FdpError as exc:
+            rows.append({"mechanism": MECHANISM_LABELS[mech], "privacy": "-", "sensitivity": "-", "noise scale": "-",
+                         "expected squared L2 error": None, "status": f"unavailable: {exc}"})
+            continue
+        draws_by_mechanism[mech] = plan.sample(g.rng(salt=10 + MEAN_MECHANISMS.index(mech)), n_draws)
+        rows.append({"mechanism": MECHANISM_LABELS[mech], "privacy": f"{plan.privacy}, {_privacy_text(plan)}",
+                     "sensitivity": _sensitivity_text(plan), "noise scale": _noise_scale_text(plan),
+                     "expected squared L2 error": plan.expected_sq_l2_error,
+                     "status": "data-dependent: NOT DP" if plan.data_dependent_flags else "ok"})
+    st.plotly_chart(_overlay_figure(ds.fd.grid_points, draws_by_mechanism, truth), width="stretch",
+                    key="mean_compare_figure")
+    st.dataframe(pd.DataFrame(rows).style.format({"expected squared L2 error": "{:.4g}"}, na_rep="-"),
+                 hide_index=True, width="stretch", key="mean_compare_table")
+    st.caption("Expected squared L2 error of the release against each mechanism's own non-private estimate, in "
+               "closed form: sigma^2 sum(lambda_l) (Gaussian), sum 2 b_l^2 (ICLP, FRL), 2 lambda^2 S_K "
+               "(Bernstein, S_K = sum_v ||b_v||^2). The estimators differ (smoothing, truncation, clipping), so "
+               "compare the pictures against the truth as well. Previews: idealised real-arithmetic DP.")
+    if g.tau_from_data:
+        st.error("tau was read off the data: the tau-based releases above are NOT differentially private.")
+    st.stop()
+
 try:
-    plan = plan_mean_release(ds.fd, settings)
+    plan = plan_mean_release(ds.fd, base)
 except FdpError as exc:
     st.error(f"Cannot compute this release: {exc}")
     st.stop()
 
 draws = plan.sample(g.rng(salt=1), max(n_draws, 200) if style == "band" else n_draws)
-truth = ds.true_mean(ds.fd.grid_points) if ds.true_mean is not None else None
 st.plotly_chart(plots.release_figure(ds.fd.grid_points, draws, plan.estimate, style=style, truth=truth,
-                                     title=f"Gaussian-process mechanism, epsilon = {g.epsilon:g}, "
-                                           f"delta = {g.delta:g}"),
+                                     title=f"{MECHANISM_LABELS[mechanism]}, {_privacy_text(plan)}"),
                 width="stretch", key="mean_release")
 
 for flag in plan.data_dependent_flags:
@@ -49,26 +187,62 @@ radius_sup = plan.sup_error_radius(0.95)
 st.success(f"With 95% probability the release is within **{radius_l2:.4g}** of the non-private estimate "
            f"(L2 norm over the domain rescaled to [0, 1]); pointwise, the largest deviation stays below "
            f"**{radius_sup:.4g}** with 95% probability.")
-st.caption(f"Expected squared L2 error sigma^2 sum(lambda) = {plan.expected_sq_l2_error:.4g}. L2 radius by a "
-           "saddlepoint approximation of the weighted chi-square law; sup radius by 4000 Monte Carlo draws. "
-           "Previews: idealised real-arithmetic DP (numpy generator).")
+gq = plan.guarantee
+if plan.sigma is not None:
+    st.caption(f"Expected squared L2 error sigma^2 sum(lambda) = {plan.expected_sq_l2_error:.4g}. L2 radius by a "
+               "saddlepoint approximation of the weighted chi-square law; sup radius by 4000 Monte Carlo draws. "
+               "Previews: idealised real-arithmetic DP (numpy generator).")
+elif mechanism == "bernstein":
+    st.caption(f"Expected squared L2 error 2 lambda^2 S_K = {plan.expected_sq_l2_error:.4g} (closed form, S_K = "
+               f"{gq['sum_sq_basis_norms']:.4g}; {gq['expected_sq_l2_error_quadrature']:.4g} on this grid's "
+               "quadrature). Radii by 4000 Monte Carlo draws. Previews: idealised real-arithmetic DP.")
+else:
+    st.caption(f"Expected squared L2 error sum 2 b_l^2 = {plan.expected_sq_l2_error:.4g}. Radii by 4000 Monte Carlo "
+               "draws. Previews: idealised real-arithmetic DP (numpy generator).")
 
 left, right = st.columns(2)
-with left:
-    st.markdown("**Sensitivity (Cameron-Martin norm)**")
-    gq = plan.guarantee
-    st.dataframe(pd.DataFrame({"bound": ["tight (attained)", "paper (Mirshani et al.)"],
-                               "Delta": [gq["sensitivity_tight"], gq["sensitivity_paper"]]}),
-                 hide_index=True, width="stretch")
-    st.caption(f"n = {plan.n} curves (after {plan.n_dropped} dropped), {plan.n_clipped} clipped at "
-               f"tau = {plan.tau:.4g}; {plan.synthesis.shape[1]} eigenfunctions kept.")
-with right:
-    st.markdown("**Noise scale sigma: both bounds x both calibrations**")
-    rows = []
-    for b in BOUNDS:
-        rows.append({"bound": b, **{c: gq["sigma_table"][f"{b}/{c}"] for c in CALIBRATIONS}})
-    table = pd.DataFrame(rows)
-    st.dataframe(table.style.format(lambda v: "refused (epsilon > 1)" if v is None or v != v else f"{v:.4g}",
-                                    subset=list(CALIBRATIONS)), hide_index=True, width="stretch")
-    st.caption(f"In use: {bound} / {calibration}, sigma = {plan.sigma:.4g}, Gaussian-DP mu = "
-               f"{gq['gdp_mu']:.3g}.")
+if plan.sigma is not None:
+    with left:
+        st.markdown("**Sensitivity (Cameron-Martin norm)**")
+        st.dataframe(pd.DataFrame({"bound": ["tight (attained)", "paper (Mirshani et al.)"],
+                                   "Delta": [gq["sensitivity_tight"], gq["sensitivity_paper"]]}),
+                     hide_index=True, width="stretch")
+        st.caption(f"n = {plan.n} curves (after {plan.n_dropped} dropped), {plan.n_clipped} clipped at "
+                   f"tau = {plan.tau:.4g}; {plan.synthesis.shape[1]} eigenfunctions kept.")
+    with right:
+        st.markdown("**Noise scale sigma: both bounds x both calibrations**")
+        rows = [{"bound": b, **{c: gq["sigma_table"][f"{b}/{c}"] for c in CALIBRATIONS}} for b in BOUNDS]
+        table = pd.DataFrame(rows)
+        st.dataframe(table.style.format(lambda v: "refused (epsilon > 1)" if v is None or v != v else f"{v:.4g}",
+                                        subset=list(CALIBRATIONS)), hide_index=True, width="stretch")
+        st.caption(f"In use: {bound} / {calibration}, sigma = {plan.sigma:.4g}, Gaussian-DP mu = "
+                   f"{gq['gdp_mu']:.3g}.")
+else:
+    plans = {b: plan if b == bound else plan_mean_release(ds.fd, replace(base, bound=b)) for b in BOUNDS}
+    with left:
+        st.markdown(f"**Sensitivity ({gq['sensitivity_norm']})**")
+        st.dataframe(pd.DataFrame({"bound": [gq["bound_labels"][b] for b in BOUNDS],
+                                   "Delta_1": [gq[f"sensitivity_{b}"] for b in BOUNDS]}),
+                     hide_index=True, width="stretch")
+        if mechanism == "bernstein":
+            st.caption(f"n = {plan.n} curves (after {plan.n_dropped} dropped); {plan.n_clipped} have values outside "
+                       f"[{base.lo:g}, {base.hi:g}] and are clipped; lattice of {base.K + 1} points.")
+        else:
+            kept = f"{gq['n_active']} of {gq['n_components']} components active (the rest released as exact " \
+                   f"zeros)" if mechanism == "iclp-ar" else f"{plan.synthesis.shape[1]} basis functions"
+            st.caption(f"n = {plan.n} curves (after {plan.n_dropped} dropped), {plan.n_clipped} clipped at "
+                       f"tau = {plan.tau:.4g}; {kept}.")
+    with right:
+        st.markdown("**Laplace noise scales: both bounds**")
+        st.dataframe(pd.DataFrame({"bound": list(BOUNDS),
+                                   "largest scale": [p.noise_scales.max() for p in plans.values()],
+                                   "smallest non-zero scale": [p.noise_scales[p.noise_scales > 0].min()
+                                                               if np.any(p.noise_scales > 0) else 0.0
+                                                               for p in plans.values()],
+                                   "expected sq. L2 error": [p.expected_sq_l2_error for p in plans.values()]}),
+                     hide_index=True, width="stretch")
+        scale_rule = {"iclp-qr": "b_l = Delta_1 sqrt(lambda_l) / epsilon", "iclp-ar": "b_l = Delta_1 sqrt(lambda_l) "
+                      "/ epsilon on active components", "frl": "b = Delta_1 / epsilon on each of the M coefficients",
+                      "bernstein": "lambda = (K + 1)(hi - lo) / (n epsilon) on each lattice value"}[mechanism]
+        st.caption(f"In use: {gq['bound_label']}; {scale_rule}. Laplace scale b: density exp(-|x|/b)/(2b), "
+                   "variance 2 b^2.")

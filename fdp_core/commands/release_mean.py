@@ -16,7 +16,9 @@ HELP = "release a differentially private mean function"
 
 def configure(parser) -> None:
     add_data_options(parser)
-    parser.add_argument("--mechanism", choices=MEAN_MECHANISMS, default="gaussian")
+    parser.add_argument("--mechanism", choices=MEAN_MECHANISMS, default="gaussian",
+                        help="gaussian: (epsilon, delta)-DP; iclp-qr, iclp-ar, frl, bernstein: pure epsilon-DP "
+                             "(delta ignored)")
     add_kernel_options(parser)
     parser.add_argument("--eta", type=float, default=1.5, help="smoothness exponent eta >= 1")
     parser.add_argument("--phi", type=float, default=1e-3, help="penalty phi > 0 (Gaussian mechanism)")
@@ -28,13 +30,21 @@ def configure(parser) -> None:
                      help="use max curve norm (data-dependent: the release is then NOT differentially private)")
     parser.add_argument("--bound", choices=BOUNDS, default="tight")
     parser.add_argument("--calibration", choices=CALIBRATIONS, default="analytic")
+    parser.add_argument("--psi", type=float, default=1e-3, help="penalty psi > 0 (iclp-qr, iclp-ar)")
+    parser.add_argument("--M", type=int, default=20, help="number of eigenfunctions M >= 1 (frl)")
+    parser.add_argument("--K", type=int, default=20, help="Bernstein lattice size K >= 1 (K + 1 points)")
+    parser.add_argument("--lo", type=float, default=None,
+                        help="public lower bound of every curve value (required for bernstein)")
+    parser.add_argument("--hi", type=float, default=None,
+                        help="public upper bound of every curve value (required for bernstein)")
     add_output_options(parser)
 
 
 def settings_from_args(args) -> MeanSettings:
     return MeanSettings(mechanism=args.mechanism, kernel=args.kernel, rho=args.rho, nu=args.nu, eta=args.eta,
                         phi=args.phi, epsilon=args.epsilon, delta=args.delta, tau=args.tau,
-                        tau_from_data=args.tau_from_data, bound=args.bound, calibration=args.calibration)
+                        tau_from_data=args.tau_from_data, bound=args.bound, calibration=args.calibration,
+                        psi=args.psi, M=args.M, K=args.K, lo=args.lo, hi=args.hi)
 
 
 def run(args) -> int:
