@@ -419,6 +419,8 @@ def test_two_dimensional_paths_run_with_correct_shapes():
     for r in (hall, iclp):
         draws = r.noise(np.random.default_rng(4), 4000)
         assert np.mean(np.sum(r.weights * draws**2, axis=(1, 2))) == pytest.approx(r.expected_sq_l2_error, rel=0.05)
+        assert math.sqrt(r.expected_sq_l2_error) < r.l2_error_radius(0.95) < 3 * math.sqrt(r.expected_sq_l2_error)
+        assert r.sup_error_radius(0.95) > r.sup_error_radius(0.5) > 0
 
 
 def test_release_record_never_contains_data_or_estimate():
