@@ -138,7 +138,7 @@ def _iclp_design(mean, label):
 def _iclp_parameters():
     return (Parameter("n", "curves N", 100, 2, 20000, True),
             Parameter("m", "grid points", 100, 10, 1000, True),
-            Parameter("noise_sd", "GP noise sd", 0.5, 0.0, 10.0,
+            Parameter("noise_sd", "GP noise sd", 0.5, 1e-3, 10.0,
                       help="standard deviation of the centred Gaussian-process noise e_i(t)"),
             Parameter("noise_rho", "GP noise range", 0.1, 1e-4, 10.0,
                       help="range of the noise's RBF covariance exp(-(s - t)^2 / rho)"),
