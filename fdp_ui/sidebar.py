@@ -57,7 +57,7 @@ class GlobalSettings:
         return np.random.default_rng(None if self.seed is None else [self.seed, salt])
 
 
-_DEFAULTS = {"g_kernel": "matern52", "g_rho": 0.1, "g_nu": 2.0, "g_eta": 1.5, "g_log_phi": -3.0,
+_DEFAULTS = {"g_kernel": "matern52", "g_rho": 0.1, "g_nu": 2.0, "g_eta": 1.5, "g_log_phi": -2.0,
              "g_epsilon": 1.0, "g_delta": 1e-5, "g_tau": 1.0, "g_tau_from_data": False,
              "g_seed_mode": "demo seed", "g_seed": 42}
 

@@ -87,7 +87,8 @@ c1.metric("curves n", fd.n)
 c2.metric("grid points m", fd.m)
 c3.metric("domain", f"[{fd.domain[0]:g}, {fd.domain[1]:g}]")
 gaps = np.diff(fd.grid_points)
-c4.metric("grid", "equally spaced" if np.allclose(gaps, gaps[0], rtol=1e-4) else "uneven (trapezoid weights)")
+c4.metric("grid", "even" if np.allclose(gaps, gaps[0], rtol=1e-4) else "uneven",
+          help="Uneven grids use trapezoid quadrature weights in every L2 inner product.")
 
 report = fd.report
 notes = [f"read {report.n_read} curves"]

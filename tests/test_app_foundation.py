@@ -31,7 +31,7 @@ def _upload(at, name, raw):
 def test_data_page_starts_on_the_built_in_example():
     at = _app()
     assert _metric(at, "curves n") == "60" and _metric(at, "grid points m") == "27"
-    assert _metric(at, "grid") == "uneven (trapezoid weights)"
+    assert _metric(at, "grid") == "uneven"
     assert len(at.get("plotly_chart")) == 2  # curves + norms histogram
     assert not at.error
 
