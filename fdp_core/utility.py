@@ -1,0 +1,724 @@
+"""Utility of the mean releases: closed-form errors, Monte Carlo bands, trade-off sweeps
+and the inverse question "which epsilon reaches this accuracy?" (METHODS.md sections 2, 3, 7).
+
+Every mean mechanism releases sum_l (c_l + z_l b_l) with independent noise z_l of scale
+``noise_scales[l]`` (a :class:`~fdp_core.mean.MeanRelease`), so its error against the
+non-private estimate depends on the data only through n and the grid. The sweeps exploit
+three structural facts instead of re-planning every point:
+
+* pure epsilon-DP mechanisms (Laplace noise) have every scale proportional to 1/epsilon,
+  so E||release - estimate||^2 scales as epsilon^-2 and delta plays no role;
+* the Gaussian mechanism has sigma = Delta * c(epsilon, delta) (calibration.py is scale-free
+  in Delta), so only sigma changes along an epsilon or delta sweep;
+* every sensitivity of METHODS.md 2-3 is proportional to 1/n (replace-one neighbours), so
+  the noise variance scales as n^-2 at fixed tau (the "public n" sweep).
+
+Smoothing parameters (phi/psi, eta, rho) change the estimator and the sensitivity, so those
+sweeps plan each value (the eigenbasis is cached per rho, so only the first sweep over rho
+pays the O(m^3) eigendecompositions); the Gaussian mechanism and ICLP-QR have a vectorised
+closed form for phi/psi and eta, checked against a full plan at run time.
+
+Monte Carlo bands use common random numbers: one array of standard noise per mechanism,
+rescaled for every swept value, so the bands are smooth in the parameter. They are
+exploration aids (numpy generator: idealised real-arithmetic DP), never releases.
+
+Errors against the truth (simulated data with a known mean mu) are
+||mu_hat - mu||^2 + E||release - mu_hat||^2 for the data at hand: the noise is independent
+of the data, so the cross term has mean zero. These numbers look at the data (the estimate
+and the truth): they are an analyst view, not DP.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+from functools import lru_cache
+
+import numpy as np
+from scipy import optimize, special
+
+from .data import FunctionalData, clip_to_ball
+from .errors import FdpError, ParameterError
+from .kernels import eigenbasis
+from .mean import MEAN_MECHANISMS, MeanRelease, MeanSettings, plan_mean_release, resolve_tau
+from .estimators import shrinkage
+from .mechanisms.calibration import gaussian_sigma
+from .mechanisms.iclp import iclp_ar_mean_noise
+from .sensitivity import (gaussian_mean_sensitivity_paper, gaussian_mean_sensitivity_tight,
+                          iclp_qr_sensitivity_paper, iclp_qr_sensitivity_tight)
+from .params import check_choice
+
+SWEEP_PARAMS = ("epsilon", "delta", "phi", "rho", "eta", "n")
+PARAM_LABELS = {
+    "epsilon": "epsilon (privacy loss)",
+    "delta": "delta (Gaussian mechanism only)",
+    "phi": "phi / psi (penalty)",
+    "rho": "rho (kernel range)",
+    "eta": "eta (smoothness exponent)",
+    "n": "n (number of curves, public)",
+}
+LOG_SCALE_PARAMS = ("epsilon", "delta", "phi", "rho", "n")
+ACCURACY_METRICS = ("expected_sq_l2", "l2_radius_95", "pointwise_95")
+ACCURACY_LABELS = {
+    "expected_sq_l2": "expected squared L2 error",
+    "l2_radius_95": "L2 radius holding with 95% probability",
+    "pointwise_95": "pointwise 95% half-width (max over t)",
+}
+EPSILON_SEARCH_RANGE = (1e-3, 1e3)
+ANALYST_FLAG = "computed from the data (estimate and truth): analyst view, not differentially private"
+
+# Quadratic-penalty mechanisms with a vectorised noise closed form (also used by PCV), the
+# eigenbasis mechanisms whose smoothing sweeps skip re-planning, and the parameters each
+# baseline ignores (FRL: fixed M, no penalty; Bernstein: no kernel, no penalty). Each claim
+# is checked against a full plan at run time and in the tests.
+CLOSED_FORM_MECHANISMS = ("gaussian", "iclp-qr")
+_FAST_SMOOTHING_MECHANISMS = ("gaussian", "iclp-qr", "iclp-ar")
+_IGNORED = {"frl": ("phi", "eta"), "bernstein": ("phi", "eta", "rho")}
+
+
+# --------------------------------------------------------------------------- settings helpers
+
+def settings_for(settings: MeanSettings, mechanism: str) -> MeanSettings:
+    """The same public choices with another mechanism."""
+    return replace(settings, mechanism=mechanism)
+
+
+def with_parameter(settings: MeanSettings, param: str, value: float) -> MeanSettings:
+    """Settings with one swept parameter changed.
+
+    "phi" sets both penalties (phi of the Gaussian mechanism, psi of the ICLP means when the
+    settings have it), so one sweep covers every penalised mechanism; the others ignore it.
+    """
+    check_choice("parameter", param, SWEEP_PARAMS[:-1])
+    if param == "phi":
+        changes = {"phi": float(value)}
+        if "psi" in {f.name for f in fields(settings)}:
+            changes["psi"] = float(value)
+        return replace(settings, **changes)
+    return replace(settings, **{param: float(value)})
+
+
+def penalty_field(mechanism: str) -> str:
+    """The settings field holding a mechanism's penalty: psi for the ICLP means, phi otherwise."""
+    return "psi" if mechanism.startswith("iclp") else "phi"
+
+
+def current_value(settings: MeanSettings, param: str, n: int) -> float:
+    """The value of ``param`` that ``settings`` (for its own mechanism) uses now."""
+    if param == "n":
+        return float(n)
+    if param == "phi":
+        return float(getattr(settings, penalty_field(settings.mechanism)))
+    return float(getattr(settings, param))
+
+
+def default_values(param: str, n: int, count: int = 40) -> np.ndarray:
+    """A sensible sweep grid for each parameter (log-spaced where the parameter acts on a log scale)."""
+    check_choice("parameter", param, SWEEP_PARAMS)
+    if param == "epsilon":
+        return np.logspace(-2, 1, count)
+    if param == "delta":
+        return np.logspace(-10, -1, count)
+    if param == "phi":
+        return np.logspace(-8, 2, count)
+    if param == "rho":
+        return np.logspace(-2.5, 0.3, count)
+    if param == "eta":
+        return np.linspace(1.0, 4.0, count)
+    return np.unique(np.round(np.geomspace(10, max(10 * n, 20), count)).astype(int)).astype(float)
+
+
+def _check_values(param: str, values) -> np.ndarray:
+    values = np.asarray(values, dtype=float).ravel()
+    if values.size == 0:
+        raise ParameterError(f"give at least one value of {param} to sweep")
+    if not np.all(np.isfinite(values)):
+        raise ParameterError(f"every {param} value must be a finite number")
+    if param == "n" and (np.any(values < 1) or np.any(values != np.round(values))):
+        raise ParameterError("n values must be whole numbers >= 1")
+    return values
+
+
+# --------------------------------------------------------------------------- noise of one plan
+
+def _orthonormal(plan: MeanRelease) -> bool:
+    gram = plan.synthesis.T @ (plan.weights[:, None] * plan.synthesis)
+    return bool(np.allclose(gram, np.eye(gram.shape[0]), atol=1e-8))
+
+
+def standard_noise(plan: MeanRelease, rng: np.random.Generator, size: int, length: int | None = None) -> np.ndarray:
+    """(size, length) draws of the plan's noise family at unit scale (its own sampler)."""
+    length = plan.noise_scales.size if length is None else length
+    return replace(plan, noise_scales=np.ones(length)).noise_coefficients(rng, size)
+
+
+def noise_sq_norms(plan: MeanRelease, standard: np.ndarray, orthonormal: bool | None = None) -> np.ndarray:
+    """||release - estimate||^2 (weighted L2) for each row of unit-scale noise ``standard``."""
+    coefs = standard[:, :plan.noise_scales.size] * plan.noise_scales
+    if orthonormal if orthonormal is not None else _orthonormal(plan):
+        return np.sum(coefs**2, axis=1)
+    gram = plan.synthesis.T @ (plan.weights[:, None] * plan.synthesis)
+    return np.einsum("dl,lk,dk->d", coefs, gram, coefs)
+
+
+def sq_l2_distance(values: np.ndarray, target: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Weighted squared L2 distance of each row of ``values`` to ``target``."""
+    return ((np.asarray(values) - np.asarray(target)) ** 2) @ np.asarray(weights)
+
+
+def noise_scale_factor(plan: MeanRelease, epsilon: float, delta: float | None = None) -> float:
+    """Ratio of every noise scale at (epsilon, delta) to the plan's, the sensitivity fixed.
+
+    Laplace noise: epsilon_plan / epsilon. Gaussian: sigma(Delta, epsilon, delta) / sigma_plan
+    with the plan's own calibration (raises ParameterError where it is invalid, e.g. the
+    classical calibration for epsilon > 1).
+    """
+    s = plan.settings
+    if plan.noise == "gaussian":
+        delta = s.delta if delta is None else delta
+        return gaussian_sigma(plan.sensitivity, epsilon, delta, s.calibration) / plan.sigma
+    if epsilon <= 0 or not math.isfinite(epsilon):
+        raise ParameterError(f"epsilon must be > 0, got {epsilon!r}")
+    return s.epsilon / epsilon
+
+
+def _pointwise_sd(plan: MeanRelease) -> np.ndarray:
+    """Pointwise noise coefficients a_tl = b_l(t) * scale_l on the grid, shape (m, L)."""
+    return plan.synthesis * plan.noise_scales[None, :]
+
+
+def laplace_sum_abs_quantile(coefficients: np.ndarray, prob: float = 0.95, *, tolerance: float = 1e-7) -> np.ndarray:
+    """q with P(|sum_l a_l L_l| <= q) >= prob for each row a of ``coefficients``; L_l iid Laplace(0, 1).
+
+    Exact up to numerical integration: the Gil-Pelaez inversion of the characteristic
+    function phi(u) = prod_l 1 / (1 + a_l^2 u^2) of the symmetric sum X,
+
+        P(|X| <= h) = (2/pi) int_0^inf sin(u h) phi(u) / u du,
+
+    integrated by Gauss-Legendre panels on [0, U]. The tail beyond U is bounded
+    analytically (phi(u) <= prod_{l<=k} 1/(a_l u)^2 for the k largest |a_l|, any k), and the
+    equation is solved for prob + tail bound + ``tolerance``, so the returned q errs on the
+    large (conservative) side. Checked against the closed form q = b log(1/(1 - prob)) of a
+    single Laplace and against Monte Carlo in the tests.
+    """
+    A = np.abs(np.atleast_2d(np.asarray(coefficients, dtype=float)))
+    if not 0 < prob < 1:
+        raise ParameterError(f"prob must be in (0, 1), got {prob!r}")
+    gl_nodes, gl_weights = np.polynomial.legendre.leggauss(12)
+    out = np.zeros(A.shape[0])
+    for i, row in enumerate(A):
+        a = np.sort(row[row > 0])[::-1]
+        if a.size == 0:
+            continue
+        sd = math.sqrt(2.0 * float(np.sum(a**2)))
+        a = a / sd  # unit variance: every quantile is now in [0, 10]
+        a = a[a > 1e-9 * a[0]]
+        k = np.arange(1, min(a.size, 12) + 1)
+        log_prod = np.cumsum(np.log(a[: k.size] ** 2))
+        # (2/pi) / (2 k U^(2k) prod a^2) <= tail_tol  <=>  U >= ((1/pi) / (k prod a^2 tail_tol))^(1/(2k))
+        tail_tol = tolerance / 10.0
+        log_u = (-math.log(math.pi) - np.log(k) - log_prod - math.log(tail_tol)) / (2.0 * k)
+        upper = float(np.exp(log_u.min()))
+        # Panels of width <= 0.5: sin(u h) with h <= 10 and phi (features on scales >= 1/a_max
+        # >= sqrt 2) are smooth on each panel, and 12-point Gauss-Legendre is exact to degree 23.
+        n_panels = max(int(math.ceil(upper / 0.5)), 8)
+        edges = np.linspace(0.0, upper, n_panels + 1)
+        half = np.diff(edges) / 2.0
+        u = ((edges[:-1] + half)[:, None] + half[:, None] * gl_nodes[None, :]).ravel()
+        w = (half[:, None] * gl_weights[None, :]).ravel()
+        log_phi = -np.sum(np.log1p((u[:, None] * a[None, :]) ** 2), axis=1) if a.size < 64 else \
+            -np.log1p(np.multiply.outer(u**2, a**2)).sum(axis=1)
+        kernel = (2.0 / math.pi) * w * np.exp(log_phi) / u
+        goal = prob + 2.0 * tolerance
+
+        def excess(h: float) -> float:
+            return float(np.dot(kernel, np.sin(u * h))) - goal
+
+        out[i] = sd * optimize.brentq(excess, 1e-9, 10.0, xtol=1e-10, rtol=1e-12)
+    return out
+
+
+def pointwise_halfwidth(plan: MeanRelease, prob: float = 0.95) -> float:
+    """max over t of the pointwise prob-quantile of |release(t) - estimate(t)|.
+
+    Gaussian noise: z_((1+prob)/2) times the largest pointwise sd (exact). Laplace noise:
+    the exact quantile of the weighted Laplace sum at every grid point
+    (:func:`laplace_sum_abs_quantile`).
+    """
+    a = _pointwise_sd(plan)
+    if plan.noise == "gaussian":
+        return float(special.ndtri(0.5 + prob / 2.0) * np.sqrt(np.max(np.sum(a**2, axis=1))))
+    return float(np.max(laplace_sum_abs_quantile(a, prob)))
+
+
+def accuracy_metric(plan: MeanRelease, metric: str) -> float:
+    """One accuracy number of a planned release (see ACCURACY_METRICS)."""
+    check_choice("metric", metric, ACCURACY_METRICS)
+    if metric == "expected_sq_l2":
+        return float(plan.expected_sq_l2_error)
+    if metric == "l2_radius_95":
+        return float(plan.l2_error_radius(0.95))
+    return pointwise_halfwidth(plan, 0.95)
+
+
+# --------------------------------------------------------------------------- trade-off sweeps
+
+@dataclass(frozen=True)
+class TradeoffCurve:
+    """Error of one mechanism along one parameter sweep (NaN where the setting is invalid)."""
+
+    mechanism: str
+    param: str
+    values: np.ndarray
+    expected_sq_l2_error: np.ndarray  # E||release - estimate||^2, closed form
+    quantile_levels: tuple = ()
+    mc_quantiles: np.ndarray | None = None  # (len(quantile_levels), len(values)), Monte Carlo
+    error_vs_truth: np.ndarray | None = None  # ||mu_hat - mu||^2 + noise variance (analyst view)
+    bias_sq: np.ndarray | None = None  # ||mu_hat - mu||^2 (analyst view)
+    current: float | None = None  # the parameter's value in the current settings
+    current_error: float | None = None
+    current_error_vs_truth: float | None = None
+    method: str = ""
+    notes: tuple = ()  # why some values (or all) are missing
+    invalid: str | None = None  # set when no value of the sweep can be planned
+
+    @property
+    def ok(self) -> bool:
+        return self.invalid is None
+
+
+def _invalid_curve(mechanism, param, values, message, levels) -> TradeoffCurve:
+    nan = np.full(values.size, np.nan)
+    return TradeoffCurve(mechanism, param, values, nan, tuple(levels), None, None, None, method="none",
+                         notes=(message,), invalid=message)
+
+
+def _plan_or_error(fd: FunctionalData, settings: MeanSettings):
+    try:
+        return plan_mean_release(fd, settings), None
+    except FdpError as exc:
+        return None, str(exc)
+
+
+def _quantiles(sq: np.ndarray, levels) -> np.ndarray:
+    return np.quantile(sq, levels, axis=0) if len(levels) else np.empty((0,) + sq.shape[1:])
+
+
+def _truth_error(plan: MeanRelease, truth: np.ndarray) -> float:
+    return float(sq_l2_distance(plan.estimate, truth, plan.weights))
+
+
+def _scaled_sweep(fd, settings, mechanism, param, values, *, truth, mc_draws, levels, rng, n_subsamples):
+    """epsilon, delta, n: scale one reference plan (see the module docstring)."""
+    s = settings_for(settings, mechanism)
+    ref, error = _plan_or_error(fd, s)
+    if ref is None and param != "n":
+        # The current value itself may be invalid (e.g. classical calibration at epsilon > 1):
+        # take the first swept value that plans.
+        for v in values:
+            ref, _ = _plan_or_error(fd, with_parameter(s, param, v))
+            if ref is not None:
+                break
+    if ref is None:
+        return _invalid_curve(mechanism, param, values, error, levels)
+    factor = np.full(values.size, np.nan)
+    notes = []
+    for i, v in enumerate(values):
+        try:
+            if param == "epsilon":
+                factor[i] = noise_scale_factor(ref, v)
+            elif param == "delta":
+                factor[i] = noise_scale_factor(ref, ref.settings.epsilon, v)
+            else:
+                factor[i] = ref.n / v
+        except FdpError as exc:
+            notes.append(str(exc))
+    expected = ref.expected_sq_l2_error * factor**2
+    quantiles = None
+    if mc_draws:
+        sq = noise_sq_norms(ref, standard_noise(ref, rng, mc_draws))
+        quantiles = _quantiles(sq, levels)[:, None] * factor[None, :] ** 2
+    bias = vs_truth = None
+    if truth is not None:
+        bias_ref = _truth_error(ref, truth)
+        bias = np.full(values.size, bias_ref)
+        if param == "n":
+            bias = _subsample_bias(fd, ref.settings, values, truth, n_subsamples, rng)
+        vs_truth = bias + expected
+    if ref.noise != "gaussian" and param == "delta":
+        notes.append("pure epsilon-DP mechanism: delta does not apply (delta = 0)")
+    base_ok = ref.settings == s
+    return TradeoffCurve(
+        mechanism, param, values, expected, tuple(levels), quantiles, vs_truth, bias,
+        current=current_value(s, param, fd.n),
+        current_error=ref.expected_sq_l2_error if base_ok else None,
+        current_error_vs_truth=(None if truth is None or not base_ok else _truth_error(ref, truth)
+                                + ref.expected_sq_l2_error),
+        method="scaling of one planned release", notes=tuple(dict.fromkeys(notes)))
+
+
+def _subsample_bias(fd, settings, values, truth, n_subsamples, rng) -> np.ndarray:
+    """||mu_hat - mu||^2 averaged over random subsets of n curves (n <= the data's n; NaN above)."""
+    bias = np.full(values.size, np.nan)
+    for i, v in enumerate(values):
+        n = int(v)
+        if n == fd.n:
+            plan, _ = _plan_or_error(fd, settings)
+            bias[i] = np.nan if plan is None else _truth_error(plan, truth)
+        elif 1 <= n < fd.n:
+            errs = []
+            for _ in range(n_subsamples):
+                idx = np.sort(rng.choice(fd.n, n, replace=False))
+                plan, _ = _plan_or_error(FunctionalData(fd.grid_points, fd.data_matrix[idx]), settings)
+                if plan is not None:
+                    errs.append(_truth_error(plan, truth))
+            bias[i] = np.mean(errs) if errs else np.nan
+    return bias
+
+
+@lru_cache(maxsize=256)
+def _unit_sigma(epsilon: float, delta: float, calibration: str) -> float:
+    """sigma at sensitivity 1 (both calibrations are linear in Delta)."""
+    return gaussian_sigma(1.0, epsilon, delta, calibration)
+
+
+def penalised_noise_scales(settings: MeanSettings, eigenvalues, eta, penalty, tau: float, n: int) -> np.ndarray:
+    """Noise scales (V, L) of the quadratic-penalty mechanisms for V (eta, penalty) pairs.
+
+    Gaussian: sd sigma sqrt(lambda_l) with sigma = Delta c(epsilon, delta), c the scale-free
+    calibration (METHODS.md 2). ICLP-QR: Laplace scale Delta_1 sqrt(lambda_l) / epsilon
+    (METHODS.md 3). The sensitivities are the functions of fdp_core.sensitivity that the
+    mechanisms themselves use; only the loop over V is saved. Invalid pairs must be
+    screened by the caller (MeanSettings.validated).
+    """
+    lam = np.asarray(eigenvalues, dtype=float)
+    eta = np.atleast_1d(np.asarray(eta, dtype=float))
+    penalty = np.broadcast_to(np.asarray(penalty, dtype=float), eta.shape)
+    mech, bound = settings.mechanism, settings.bound
+    check_choice("mechanism", mech, CLOSED_FORM_MECHANISMS)
+    unit_sigma = (_unit_sigma(settings.epsilon, settings.delta, settings.calibration)
+                  if mech == "gaussian" else 1.0 / settings.epsilon)
+    sensitivity = np.empty(eta.size)
+    for i in range(eta.size):
+        s = shrinkage(lam, eta[i], penalty[i])
+        if mech == "gaussian":
+            sensitivity[i] = (gaussian_mean_sensitivity_tight(lam, s, tau, n) if bound == "tight"
+                              else gaussian_mean_sensitivity_paper(tau, n, eta[i], penalty[i]))
+        else:
+            sensitivity[i] = (iclp_qr_sensitivity_tight(lam, s, tau, n) if bound == "tight"
+                              else iclp_qr_sensitivity_paper(lam, s, tau, n))
+    return (sensitivity * unit_sigma)[:, None] * np.sqrt(lam)[None, :]
+
+
+def _noise_one(s: MeanSettings, lam: np.ndarray, xbar: np.ndarray, tau: float, n: int):
+    """(estimate coefficients, noise scales) of one eigenbasis mechanism without re-planning."""
+    if s.mechanism in CLOSED_FORM_MECHANISMS:
+        return shrinkage(lam, s.eta, getattr(s, penalty_field(s.mechanism))) * xbar, \
+            penalised_noise_scales(s, lam, s.eta, getattr(s, penalty_field(s.mechanism)), tau, n)[0]
+    coefs, scales, _, _ = iclp_ar_mean_noise(lam, xbar, eta=s.eta, psi=s.psi, tau=tau, n=n,
+                                             epsilon=s.epsilon, bound=s.bound)
+    return coefs, scales
+
+
+def _fast_smoothing(fd, s, param, values, want_estimates: bool):
+    """phi/psi, eta, rho sweep of an eigenbasis mechanism from its closed form, reusing the
+    clipped sample mean and the cached eigenbasis of each rho.
+
+    Returns (expected, scales (V, Lmax) zero-padded, estimates on the grid (V, m) or None,
+    valid mask, notes), or None when the mechanism has no fast path or the fast path does not
+    reproduce the mechanism's own plan at the first valid value (then the caller re-plans).
+    """
+    if s.mechanism not in _FAST_SMOOTHING_MECHANISMS:
+        return None
+    tau, _ = resolve_tau(fd, s)
+    grid, weights = fd.unit_grid, fd.weights  # properties: compute once, not per value
+    clipped_mean = clip_to_ball(fd.data_matrix, weights, tau).values.mean(axis=0)
+    rows, notes = [], []
+    for v in values:
+        sv = with_parameter(s, param, v)
+        try:
+            sv.validated()
+            basis = eigenbasis(sv.kernel, sv.rho, grid, weights, nu=sv.nu)
+            coefs, scales = _noise_one(sv, basis.eigenvalues, basis.coefficients(clipped_mean), tau, fd.n)
+            rows.append((sv, basis, coefs, scales))
+        except FdpError as exc:
+            rows.append(None)
+            notes.append(str(exc))
+    ok = np.array([r is not None for r in rows])
+    if not ok.any():
+        return None
+    first = rows[int(np.flatnonzero(ok)[0])]
+    plan, _ = _plan_or_error(fd, first[0])
+    if (plan is None or plan.noise_scales.shape != first[3].shape
+            or not np.allclose(plan.noise_scales, first[3], rtol=1e-9, atol=0.0)
+            or not np.allclose(plan.estimate_coefficients, first[2], rtol=1e-9, atol=1e-15)):
+        return None
+    width = max(r[3].size for r in rows if r is not None)
+    scales = np.zeros((values.size, width))
+    for i, r in enumerate(rows):
+        if r is not None:
+            scales[i, : r[3].size] = r[3]
+    variance = 1.0 if plan.noise == "gaussian" else 2.0  # Laplace(b) has variance 2 b^2
+    expected = np.where(ok, variance * np.sum(scales**2, axis=1), np.nan)
+    estimates = None
+    if want_estimates:
+        estimates = np.full((values.size, fd.m), np.nan)
+        for i, r in enumerate(rows):
+            if r is not None:
+                estimates[i] = r[1].synthesize(r[2])
+    return plan, expected, scales, estimates, ok, notes
+
+
+def _smoothing_sweep(fd, settings, mechanism, param, values, *, truth, mc_draws, levels, rng):
+    """phi/psi, eta, rho: flat when the mechanism ignores the parameter, closed form for the
+    eigenbasis mechanisms, else one plan per value."""
+    s = settings_for(settings, mechanism)
+    base, base_error = _plan_or_error(fd, s)
+    quantiles = bias = None
+    if param in _IGNORED.get(mechanism, ()):
+        if base is None:
+            return _invalid_curve(mechanism, param, values, base_error, levels)
+        # Run-time check of the claim at the far end of the sweep.
+        other, _ = _plan_or_error(fd, with_parameter(s, param, values[-1]))
+        if other is None or not np.allclose(other.noise_scales, base.noise_scales, rtol=1e-12):
+            raise AssertionError(f"{mechanism} was declared independent of {param} but its noise changes")
+        expected = np.full(values.size, base.expected_sq_l2_error)
+        if mc_draws:
+            sq = noise_sq_norms(base, standard_noise(base, rng, mc_draws))
+            quantiles = np.repeat(_quantiles(sq, levels)[:, None], values.size, axis=1)
+        if truth is not None:
+            bias = np.full(values.size, _truth_error(base, truth))
+        method, notes = f"{mechanism} does not use {param}", [f"{mechanism} does not depend on {param}"]
+    elif (fast := _fast_smoothing(fd, s, param, values, truth is not None)) is not None:
+        ref, expected, scales, estimates, ok, notes = fast
+        method = "closed form per value (cached eigenbasis)"
+        if mc_draws:
+            z = standard_noise(ref, rng, mc_draws, scales.shape[1])
+            quantiles = _quantiles((z**2) @ (scales.T**2), levels)
+            quantiles[:, ~ok] = np.nan
+        if truth is not None:
+            bias = sq_l2_distance(estimates, truth, fd.weights)
+    else:
+        method, plans, notes = "one plan per value", [], []
+        for v in values:
+            plan, error = _plan_or_error(fd, with_parameter(s, param, v))
+            plans.append(plan)
+            if error:
+                notes.append(error)
+        valid = [p for p in plans if p is not None]
+        if not valid:
+            return _invalid_curve(mechanism, param, values, notes[0], levels)
+        expected = np.array([np.nan if p is None else p.expected_sq_l2_error for p in plans])
+        if mc_draws:
+            z = standard_noise(valid[0], rng, mc_draws, max(p.noise_scales.size for p in valid))
+            orthonormal = _orthonormal(valid[0])
+            quantiles = np.full((len(levels), values.size), np.nan)
+            for i, p in enumerate(plans):
+                if p is not None:
+                    quantiles[:, i] = _quantiles(noise_sq_norms(p, z, orthonormal), levels)
+        if truth is not None:
+            bias = np.array([np.nan if p is None else _truth_error(p, truth) for p in plans])
+    return TradeoffCurve(
+        mechanism, param, values, expected, tuple(levels), quantiles,
+        None if bias is None else bias + expected, bias,
+        current=current_value(s, param, fd.n),
+        current_error=None if base is None else base.expected_sq_l2_error,
+        current_error_vs_truth=(None if base is None or truth is None
+                                else _truth_error(base, truth) + base.expected_sq_l2_error),
+        method=method, notes=tuple(dict.fromkeys(notes)))
+
+
+def tradeoff_curves(fd: FunctionalData, settings: MeanSettings, param: str, values, *,
+                    mechanisms=None, truth: np.ndarray | None = None, mc_draws: int = 0,
+                    quantile_levels=(0.1, 0.9), seed: int | None = 0, n_subsamples: int = 4) -> list[TradeoffCurve]:
+    """Expected squared L2 error of every mechanism's release along a sweep of one parameter.
+
+    Parameters
+    ----------
+    fd, settings : the data and the current public choices (``settings.mechanism`` is ignored:
+        every mechanism in ``mechanisms`` is swept, default all of MEAN_MECHANISMS).
+    param : one of SWEEP_PARAMS. "phi" sweeps phi and psi together; "n" is the public-n sweep
+        (noise variance scales as (n_data / n)^2; see the module docstring).
+    values : the swept values.
+    truth : the true mean on ``fd.grid_points`` (simulations): adds ||mu_hat - mu||^2 + noise
+        variance. For the n sweep the estimate is averaged over ``n_subsamples`` random subsets
+        of n curves (n <= the data's n; NaN above, where no data exist).
+    mc_draws : Monte Carlo draws per mechanism for the quantile bands (0: none).
+
+    A mechanism that cannot be planned at any swept value (e.g. Bernstein without lo/hi)
+    comes back with ``invalid`` set and NaN errors instead of raising.
+    """
+    check_choice("parameter", param, SWEEP_PARAMS)
+    values = _check_values(param, values)
+    mechanisms = MEAN_MECHANISMS if mechanisms is None else tuple(mechanisms)
+    for mech in mechanisms:
+        check_choice("mechanism", mech, MEAN_MECHANISMS)
+    if truth is not None:
+        truth = np.asarray(truth, dtype=float)
+        if truth.shape != (fd.m,):
+            raise ParameterError(f"the true mean must have one value per grid point ({fd.m}), got {truth.shape}")
+    levels = tuple(quantile_levels) if mc_draws else ()
+    curves = []
+    for k, mech in enumerate(mechanisms):
+        rng = np.random.default_rng(None if seed is None else [seed, k])
+        kwargs = dict(truth=truth, mc_draws=int(mc_draws), levels=levels, rng=rng)
+        if param in ("epsilon", "delta", "n"):
+            curves.append(_scaled_sweep(fd, settings, mech, param, values, n_subsamples=n_subsamples, **kwargs))
+        else:
+            curves.append(_smoothing_sweep(fd, settings, mech, param, values, **kwargs))
+    return curves
+
+
+def curves_table(curves: list[TradeoffCurve], *, include_truth: bool = False):
+    """Long table (param, value, mechanism, expected_sq_l2_error, mc_q.., [error_vs_truth], note)."""
+    import pandas as pd
+
+    frames = []
+    for c in curves:
+        frame = {"param": c.param, "value": c.values, "mechanism": c.mechanism,
+                 "expected_sq_l2_error": c.expected_sq_l2_error}
+        for j, q in enumerate(c.quantile_levels):
+            frame[f"mc_q{round(100 * q):02d}"] = (c.mc_quantiles[j] if c.mc_quantiles is not None
+                                                 else np.full(c.values.size, np.nan))
+        if include_truth:
+            frame["error_vs_truth"] = c.error_vs_truth if c.error_vs_truth is not None else np.nan
+        frame["note"] = c.invalid or "; ".join(c.notes)
+        frames.append(pd.DataFrame(frame))
+    return pd.concat(frames, ignore_index=True)
+
+
+# --------------------------------------------------------------------------- accuracy -> epsilon
+
+@dataclass(frozen=True)
+class EpsilonForAccuracy:
+    """Smallest epsilon at which one mechanism meets an accuracy target (None if none in range)."""
+
+    mechanism: str
+    metric: str
+    target: float
+    epsilon: float | None
+    achieved: float | None  # the metric at ``epsilon``
+    message: str = ""
+
+
+def epsilon_for_accuracy(fd: FunctionalData, settings: MeanSettings, metric: str, target: float, *,
+                         mechanisms=None, search_range=EPSILON_SEARCH_RANGE) -> list[EpsilonForAccuracy]:
+    """Per mechanism, the smallest epsilon in ``search_range`` whose release meets ``target``.
+
+    Every metric of ACCURACY_METRICS is a fixed multiple of the common noise scale factor
+    (squared for the expected squared error), which decreases strictly in epsilon, so the
+    answer is the root of a monotone function: closed form for Laplace noise
+    (factor = epsilon_ref / epsilon), bisection on log epsilon for the Gaussian calibrations.
+    The returned epsilon is rounded up (it meets the target; 1% less does not, unless it is
+    the lower end of the range). The other settings (delta, smoothing, tau) stay as given.
+    """
+    check_choice("metric", metric, ACCURACY_METRICS)
+    target = float(target)
+    if not (target > 0 and math.isfinite(target)):
+        raise ParameterError(f"the accuracy target must be a finite number > 0, got {target!r}")
+    lo, hi = map(float, search_range)
+    mechanisms = MEAN_MECHANISMS if mechanisms is None else tuple(mechanisms)
+    power = 2.0 if metric == "expected_sq_l2" else 1.0
+    results = []
+    for mech in mechanisms:
+        s = settings_for(settings, mech)
+        ref, error = _plan_or_error(fd, s)
+        if ref is None:
+            ref, _ = _plan_or_error(fd, replace(s, epsilon=min(lo * 10, 1.0)))
+        if ref is None:
+            results.append(EpsilonForAccuracy(mech, metric, target, None, None, error))
+            continue
+        base = accuracy_metric(ref, metric)
+        upper = hi
+        if ref.noise == "gaussian" and ref.settings.calibration == "classical":
+            upper = min(hi, 1.0)  # the classical calibration is valid for epsilon <= 1 only
+
+        def value_at(eps: float) -> float:
+            return base * noise_scale_factor(ref, eps) ** power
+
+        # Aim a hair below the target so that re-planning at the answer (same formulas, other
+        # rounding) also meets it.
+        goal = target * (1.0 - 1e-9)
+
+        if value_at(upper) > target:
+            results.append(EpsilonForAccuracy(
+                mech, metric, target, None, value_at(upper),
+                f"not reachable for epsilon <= {upper:g} (error there: {value_at(upper):.4g})"))
+            continue
+        if value_at(lo) <= target:
+            results.append(EpsilonForAccuracy(mech, metric, target, lo, value_at(lo),
+                                              f"already met at the smallest epsilon searched ({lo:g})"))
+            continue
+        if ref.noise == "gaussian":
+            a, b = math.log(lo), math.log(upper)
+            while b - a > 1e-10:
+                mid = 0.5 * (a + b)
+                if value_at(math.exp(mid)) > goal:
+                    a = mid
+                else:
+                    b = mid
+            eps = math.exp(b)
+        else:
+            eps = ref.settings.epsilon * (base / goal) ** (1.0 / power)
+        while value_at(eps) > goal:  # rounding: step up until the target provably holds
+            eps *= 1.0 + 1e-12
+        results.append(EpsilonForAccuracy(mech, metric, target, eps, value_at(eps)))
+    return results
+
+
+# --------------------------------------------------------------------------- figure (CLI report and app)
+
+MECHANISM_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, show_truth: bool = True,
+                    labels: dict | None = None):
+    """Plotly figure: one closed-form line per mechanism, its Monte Carlo band (first to last
+    quantile level), dashed error-vs-truth lines when present, and the current setting marked
+    on every curve. Log axes where the parameter acts on a log scale; the error is always on
+    a log axis (it spans orders of magnitude along an epsilon sweep)."""
+    import plotly.graph_objects as go
+
+    labels = labels or {}
+    fig = go.Figure()
+    param = curves[0].param if curves else "epsilon"
+    for k, c in enumerate(curves):
+        if not c.ok:
+            continue
+        color = MECHANISM_COLORS[k % len(MECHANISM_COLORS)]
+        name = labels.get(c.mechanism, c.mechanism)
+        x = c.values
+        if c.mc_quantiles is not None and len(c.quantile_levels) >= 2:
+            lo, hi = c.mc_quantiles[0], c.mc_quantiles[-1]
+            keep = np.isfinite(lo) & np.isfinite(hi)
+            band = (f"{name}: Monte Carlo {round(100 * c.quantile_levels[0])}-"
+                    f"{round(100 * c.quantile_levels[-1])}%")
+            fig.add_trace(go.Scatter(x=np.concatenate([x[keep], x[keep][::-1]]),
+                                     y=np.concatenate([hi[keep], lo[keep][::-1]]), fill="toself",
+                                     fillcolor=_rgba(color, 0.15), line=dict(width=0), name=band,
+                                     legendgroup=c.mechanism, hoverinfo="skip", showlegend=False))
+        fig.add_trace(go.Scatter(x=x, y=c.expected_sq_l2_error, mode="lines", name=f"{name}",
+                                 legendgroup=c.mechanism, line=dict(color=color, width=2.5),
+                                 hovertemplate=f"{name}<br>{param} = %{{x:.4g}}<br>E error = %{{y:.4g}}<extra></extra>"))
+        if show_truth and c.error_vs_truth is not None:
+            fig.add_trace(go.Scatter(x=x, y=c.error_vs_truth, mode="lines", name=f"{name}: vs truth",
+                                     legendgroup=c.mechanism, line=dict(color=color, width=1.5, dash="dash")))
+        if c.current is not None and c.current_error is not None:
+            fig.add_trace(go.Scatter(x=[c.current], y=[c.current_error], mode="markers", legendgroup=c.mechanism,
+                                     marker=dict(symbol="star", size=13, color=color, line=dict(width=1, color="black")),
+                                     name=f"{name}: current setting", showlegend=False,
+                                     hovertemplate=f"{name}: current {param} = %{{x:.4g}}<br>"
+                                                   "E error = %{y:.4g}<extra></extra>"))
+    fig.update_layout(title=title or f"Expected squared L2 error vs {PARAM_LABELS.get(param, param)}",
+                      xaxis_title=PARAM_LABELS.get(param, param),
+                      yaxis_title="E ||release - estimate||^2 (L2 over [0, 1])",
+                      height=560, margin=dict(l=10, r=10, t=60, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0))
+    fig.update_xaxes(type="log" if param in LOG_SCALE_PARAMS else "linear", exponentformat="power")
+    fig.update_yaxes(type="log", exponentformat="power")
+    return fig

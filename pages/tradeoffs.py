@@ -1,0 +1,236 @@
+"""Trade-offs page: error against every privacy and smoothing parameter, PCV vs PSS tuning,
+the epsilon a target accuracy needs, and the PCA variance ratio against epsilon."""
+
+import hashlib
+import math
+from dataclasses import asdict
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from fdp_core import tuning, utility
+from fdp_core.errors import FdpError
+from fdp_core.mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
+from fdp_core.mechanisms.calibration import CALIBRATIONS
+from fdp_core.sensitivity import BOUNDS
+from fdp_ui import sidebar, state
+
+# Mechanism options are shared with the Mean page (same session-state keys and defaults), so
+# "the current setting" marked here is the one the Mean page releases.
+SHARED_DEFAULTS = {"mean_log_psi": -3.0, "mean_M": 20, "mean_K": 20, "mean_lo": 0.0, "mean_hi": 1.0,
+                   "mean_bound": "tight", "mean_calibration": "analytic"}
+PAGE_DEFAULTS = {"to_param": "epsilon", "to_mc": 500, "to_mechanisms": list(MEAN_MECHANISMS),
+                 "to_pcv_mechanism": "gaussian", "to_pcv_size": 30, "to_pcv_folds": 10,
+                 "to_metric": "expected_sq_l2", "to_apply_mechanism": MEAN_MECHANISMS[0]}
+LOG_PHI_RANGE, ETA_RANGE, LOG_PSI_RANGE = (-8.0, 2.0), (1.0, 4.0), (-8.0, 3.0)
+PCV_SIZES = {30: "30 x 30", 15: "15 x 15", 8: "8 x 8 (fast)"}
+
+for key, value in {**SHARED_DEFAULTS, **PAGE_DEFAULTS}.items():
+    st.session_state[key] = st.session_state.get(key, value)
+
+st.title("Trade-offs")
+ds = state.current()
+g = sidebar.render()
+fd = ds.fd
+truth = ds.true_mean(fd.grid_points) if ds.true_mean is not None else None
+
+
+def _data_key() -> str:
+    """Cache key of the data set (hashing the arrays is cheaper than hashing the object)."""
+    h = hashlib.sha1(fd.grid_points.tobytes())
+    h.update(fd.data_matrix.tobytes())
+    return h.hexdigest()
+
+
+with st.expander("Mechanism options (shared with the Mean page)"):
+    c1, c2, c3 = st.columns(3)
+    bound = c1.radio("sensitivity bound", BOUNDS, key="mean_bound", horizontal=True,
+                     help="tight: the attained (or Cauchy-Schwarz) bound; paper: the published closed form.")
+    calibration = c2.radio("calibration (Gaussian)", CALIBRATIONS, key="mean_calibration", horizontal=True,
+                           help="classical is valid for epsilon <= 1 only: its curve stops there.")
+    c3.slider("log10 psi (ICLP penalty)", *LOG_PSI_RANGE, step=0.05, key="mean_log_psi")
+    c4, c5, c6, c7 = st.columns(4)
+    c4.number_input("M (FRL)", min_value=1, max_value=1000, step=1, key="mean_M")
+    c5.number_input("K (Bernstein)", min_value=1, max_value=500, step=1, key="mean_K")
+    c6.number_input("lo (Bernstein, public)", format="%.4g", key="mean_lo")
+    c7.number_input("hi (Bernstein, public)", format="%.4g", key="mean_hi")
+
+settings = MeanSettings(kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, phi=g.phi, epsilon=g.epsilon,
+                        delta=g.delta, tau=g.tau, tau_from_data=g.tau_from_data, bound=bound,
+                        calibration=calibration, psi=float(10 ** st.session_state["mean_log_psi"]),
+                        M=int(st.session_state["mean_M"]), K=int(st.session_state["mean_K"]),
+                        lo=float(st.session_state["mean_lo"]), hi=float(st.session_state["mean_hi"]))
+settings_key = tuple(asdict(settings).items())
+if g.tau_from_data:
+    st.error("tau was read off the data: none of the settings below gives a differentially private release.")
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _curves(data_key, settings_key, param, mechanisms, mc_draws, seed, with_truth):
+    return utility.tradeoff_curves(fd, MeanSettings(**dict(settings_key)), param,
+                                   utility.default_values(param, fd.n), mechanisms=mechanisms,
+                                   truth=truth if with_truth else None, mc_draws=mc_draws, seed=seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _pcv(data_key, settings_key, size, folds):
+    s = MeanSettings(**dict(settings_key))
+    return tuning.pcv_grid(fd, s, np.logspace(-8, 1, size), np.logspace(-2.5, 0.3, size), folds=folds)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _epsilon_for(data_key, settings_key, metric, target):
+    return utility.epsilon_for_accuracy(fd, MeanSettings(**dict(settings_key)), metric, target)
+
+
+# --------------------------------------------------------------------------- error vs one parameter
+
+st.header("Error against one parameter")
+a, b, c = st.columns([1, 2, 1])
+param = a.selectbox("parameter", utility.SWEEP_PARAMS, key="to_param", format_func=utility.PARAM_LABELS.get,
+                    help="Every other setting stays as in the sidebar. phi/psi sweeps the Gaussian mechanism's phi "
+                         "and the ICLP means' psi together; n is the public-n sweep (noise variance times "
+                         "(n_data / n)^2; against the truth, random subsets of the data, so it stops at n_data).")
+mechanisms = b.multiselect("mechanisms", MEAN_MECHANISMS, key="to_mechanisms", format_func=MECHANISM_LABELS.get)
+mc_draws = c.select_slider("Monte Carlo draws", (0, 200, 500, 1000, 2000), key="to_mc",
+                           help="Draws per mechanism for the 10-90% band of ||release - estimate||^2 (common random "
+                                "numbers along the sweep). 0: closed forms only.")
+show_truth = truth is not None and st.toggle("also against the true mean (simulation)", value=True,
+                                             key="to_truth")
+if not mechanisms:
+    st.info("Choose at least one mechanism.")
+else:
+    curves = _curves(_data_key(), settings_key, param, tuple(mechanisms), mc_draws, g.seed, bool(show_truth))
+    st.plotly_chart(utility.tradeoff_figure(curves, labels=MECHANISM_LABELS, show_truth=bool(show_truth)),
+                    width="stretch", key="to_curves")
+    st.caption("Lines: closed-form E||release - estimate||^2 (L2 over the domain rescaled to [0, 1]); bands: Monte "
+               "Carlo 10-90% of the same quantity; stars: the current setting. "
+               + ("Dashed: ||estimate - true mean||^2 + noise variance for this data set (analyst view, not DP). "
+                  if show_truth else "")
+               + "Previews use numpy's generator: idealised real-arithmetic DP.")
+    for curve in curves:
+        label = MECHANISM_LABELS[curve.mechanism]
+        if not curve.ok:
+            st.caption(f":orange[{label}: not shown] — {curve.invalid}")
+        elif curve.notes:
+            st.caption(f"{label}: " + "; ".join(curve.notes))
+    with st.expander("table"):
+        st.dataframe(utility.curves_table(curves, include_truth=bool(show_truth)), hide_index=True,
+                     width="stretch")
+
+# --------------------------------------------------------------------------- PCV vs PSS
+
+st.header("Choosing phi and rho: PCV (looks at the data) vs PSS (privacy-safe)")
+pcv_choices = [m for m in tuning.PCV_MECHANISMS if m in MEAN_MECHANISMS]
+a, b, c = st.columns(3)
+pcv_mechanism = a.selectbox("PCV for", pcv_choices, key="to_pcv_mechanism", format_func=MECHANISM_LABELS.get,
+                            help="The quadratic-penalty means: phi (Gaussian) or psi (ICLP-QR).")
+size = b.radio("grid", list(PCV_SIZES), key="to_pcv_size", format_func=PCV_SIZES.get, horizontal=True)
+folds = c.number_input("folds K", min_value=2, max_value=max(2, min(20, fd.n)), step=1, key="to_pcv_folds")
+penalty_name = "phi" if pcv_mechanism == "gaussian" else "psi"
+current_penalty = g.phi if pcv_mechanism == "gaussian" else settings.psi
+pss = tuning.pss_defaults(g.kernel, g.nu, fd.n, g.epsilon)
+
+
+def _snap(value: float, lo: float, hi: float, step: float) -> float:
+    return float(np.clip(round(value / step) * step, lo, hi))
+
+
+def _apply_pcv(mechanism: str, penalty: float, rho: float) -> None:
+    log_pen = math.log10(penalty)
+    if mechanism == "gaussian":
+        sidebar.apply({"g_log_phi": round(_snap(log_pen, *LOG_PHI_RANGE, 0.1), 1), "g_rho": float(rho)})
+    else:
+        sidebar.apply({"g_rho": float(rho)})
+        st.session_state["mean_log_psi"] = round(_snap(log_pen, *LOG_PSI_RANGE, 0.05), 2)
+
+
+def _apply_pss(eta: float, psi: float) -> None:
+    sidebar.apply({"g_eta": round(_snap(eta, *ETA_RANGE, 0.05), 2),
+                   "g_log_phi": round(_snap(math.log10(psi), *LOG_PHI_RANGE, 0.1), 1)})
+    st.session_state["mean_log_psi"] = round(_snap(math.log10(psi), *LOG_PSI_RANGE, 0.05), 2)
+
+
+try:
+    pcv = _pcv(_data_key(), tuple(asdict(utility.settings_for(settings, pcv_mechanism)).items()), int(size),
+               int(folds))
+except FdpError as exc:
+    pcv = None
+    st.warning(f"PCV cannot run with these settings: {exc}")
+if pcv is not None:
+    fig = go.Figure(go.Heatmap(x=np.log10(pcv.penalties), y=np.log10(pcv.rhos), z=np.log10(pcv.scores),
+                               colorscale="Viridis_r", colorbar=dict(title="log10 score"),
+                               hovertemplate=f"log10 {penalty_name} = %{{x:.2f}}<br>log10 rho = %{{y:.2f}}<br>"
+                                             "log10 PCV score = %{z:.3f}<extra></extra>"))
+    marks = [("PCV optimum (data-dependent: not DP)", pcv.best_penalty, pcv.best_rho, "x", "#d62728"),
+             ("current setting", current_penalty, g.rho, "star", "white"),
+             ("PSS (privacy-safe) penalty at the current rho", pss[1], g.rho, "diamond", "#17becf")]
+    for name, pen, rho, symbol, color in marks:
+        fig.add_trace(go.Scatter(x=[math.log10(pen)], y=[math.log10(rho)], mode="markers+text", name=name,
+                                 text=[name.split(" (")[0]], textposition="top center", textfont=dict(color=color),
+                                 marker=dict(symbol=symbol, size=14, color=color, line=dict(width=1, color="black"))))
+    fig.update_layout(title=f"{pcv.folds}-fold PCV score, {MECHANISM_LABELS[pcv_mechanism]}, eta = {g.eta:g}",
+                      xaxis_title=f"log10 {penalty_name}", yaxis_title="log10 rho", height=520,
+                      margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", y=-0.2))
+    st.plotly_chart(fig, width="stretch", key="to_pcv_heatmap")
+    st.error(f"PCV optimum {penalty_name} = {pcv.best_penalty:.3g}, rho = {pcv.best_rho:.3g}. {pcv.flag}.")
+    st.caption("Score = (1/K) sum_k ||mu_hat(-k) - mean of fold k||^2 + noise variance of the training-fold release "
+               "(closed form, no Monte Carlo).")
+a, b = st.columns(2)
+a.button("apply PCV optimum (not DP)", key="to_apply_pcv", disabled=pcv is None, on_click=_apply_pcv,
+         args=(pcv_mechanism, pcv.best_penalty, pcv.best_rho) if pcv is not None else None,
+         help="Sets the sidebar's rho and the penalty (phi in the sidebar; psi on the Mean page for ICLP-QR). "
+              "The choice looked at the data: releases tuned this way are not differentially private.")
+b.button("apply PSS defaults (privacy-safe)", key="to_apply_pss", on_click=_apply_pss, args=pss,
+         help="eta = 1 + 2/beta (Matern nu: beta = 2 nu + 1; Gaussian kernel: 1.5) and penalty 1/(n epsilon^2), "
+              "set as the sidebar's eta and phi and the ICLP psi. Uses no data, only n (which must be public).")
+b.caption(f"PSS: eta = {pss[0]:.4g}, penalty = {pss[1]:.3g} (snapped to the sliders' steps). Valid only if n = "
+          f"{fd.n} is public.")
+
+# --------------------------------------------------------------------------- target accuracy -> epsilon
+
+st.header("Which epsilon reaches a target accuracy?")
+a, b = st.columns(2)
+metric = a.selectbox("accuracy measure", utility.ACCURACY_METRICS, key="to_metric",
+                     format_func=utility.ACCURACY_LABELS.get,
+                     help="Against the non-private estimate. Pointwise: max over t of the 95% quantile of "
+                          "|release(t) - estimate(t)| (Gaussian: 1.96 sd; Laplace noise: the exact quantile of the "
+                          "weighted Laplace sum by characteristic-function inversion). L2 radius for Laplace noise: "
+                          "4000 Monte Carlo draws (fixed seed).")
+target_key = f"to_target_{metric}"
+if target_key not in st.session_state:
+    st.session_state[target_key] = 0.01 if metric == "expected_sq_l2" else 0.1
+target = b.number_input("acceptable error", min_value=1e-12, format="%.4g", key=target_key)
+results = _epsilon_for(_data_key(), settings_key, metric, float(target))
+table = pd.DataFrame([{"mechanism": MECHANISM_LABELS[r.mechanism],
+                       "smallest epsilon": r.epsilon, "error there": r.achieved, "note": r.message}
+                      for r in results])
+st.dataframe(table.style.format({"smallest epsilon": "{:.4g}", "error there": "{:.4g}"}, na_rep="-"),
+             hide_index=True, width="stretch")
+st.caption("Other settings (delta, smoothing, tau) as in the sidebar; search over epsilon in [0.001, 1000]. The error "
+           "decreases strictly in epsilon, so the answer is exact: 1% less epsilon misses the target.")
+reachable = {r.mechanism: r.epsilon for r in results if r.epsilon is not None}
+
+
+def _apply_epsilon(eps: float) -> None:
+    choices = sorted(sidebar.EPSILON_CHOICES)
+    # The smallest slider value that still meets the target (rounding down would miss it).
+    sidebar.apply({"g_epsilon": next((c for c in choices if c >= eps), choices[-1])})
+
+
+if reachable:
+    a, b = st.columns([2, 1])
+    if st.session_state["to_apply_mechanism"] not in reachable:
+        st.session_state["to_apply_mechanism"] = next(iter(reachable))
+    chosen = a.selectbox("use the epsilon of", list(reachable), key="to_apply_mechanism",
+                         format_func=MECHANISM_LABELS.get)
+    b.button("set epsilon in the sidebar", key="to_apply_epsilon", on_click=_apply_epsilon,
+             args=(reachable[chosen],),
+             help="Snapped up to the next value of the sidebar's epsilon slider.")
+
+# --------------------------------------------------------------------------- PCA
+
+st.header("Principal components: variance ratio against epsilon")
+st.caption("Needs the private PCA module (fdp_core.pca), which is not available in this build.")

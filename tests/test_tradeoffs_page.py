@@ -1,0 +1,92 @@
+"""AppTest: the Trade-offs page driven like a user (every parameter, the apply buttons, bad states)."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fdp_ui.sidebar import EPSILON_CHOICES
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+
+
+def _page(at=None) -> AppTest:
+    if at is None:
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.run()
+    at.switch_page("pages/tradeoffs.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _captions(at) -> list[str]:
+    return [c.value for c in at.caption]
+
+
+def test_page_shows_curves_heatmap_and_epsilon_table():
+    at = _page()
+    assert len(at.get("plotly_chart")) >= 2  # trade-off curves + PCV heatmap
+    assert any("data-dependent" in e.value and "not differentially private" in e.value for e in at.error)
+    assert len(at.dataframe) >= 1  # smallest epsilon per mechanism
+
+
+@pytest.mark.parametrize("param", ["delta", "phi", "rho", "eta", "n", "epsilon"])
+def test_every_parameter_sweep_runs(param):
+    at = _page()
+    at.selectbox(key="to_param").set_value(param).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="to_param").value == param
+
+
+def test_apply_pcv_and_pss_set_the_global_settings():
+    at = _page()
+    before = {k: at.session_state[k] for k in ("g_log_phi", "g_rho", "g_eta")}
+    at.button(key="to_apply_pcv").click().run()
+    assert not at.exception
+    assert (at.session_state["g_log_phi"], at.session_state["g_rho"]) != (before["g_log_phi"], before["g_rho"])
+    # The sidebar widgets accepted the new values (on the slider's step, inside its range).
+    assert at.slider(key="g_log_phi").value == at.session_state["g_log_phi"]
+    assert at.number_input(key="g_rho").value == at.session_state["g_rho"]
+    at.button(key="to_apply_pss").click().run()
+    assert not at.exception
+    assert at.session_state["g_eta"] != before["g_eta"]
+    assert at.slider(key="g_eta").value == at.session_state["g_eta"]
+    assert -8.0 <= at.session_state["g_log_phi"] <= 2.0
+
+
+def test_target_accuracy_sets_a_snapped_epsilon():
+    at = _page()
+    before = at.session_state["g_epsilon"]
+    at.number_input(key="to_target_expected_sq_l2").set_value(1e-3).run()
+    at.button(key="to_apply_epsilon").click().run()
+    assert not at.exception
+    eps = at.session_state["g_epsilon"]
+    assert eps in EPSILON_CHOICES and eps != before
+    for metric in ("l2_radius_95", "pointwise_95"):
+        at.selectbox(key="to_metric").set_value(metric).run()
+        assert not at.exception
+
+
+def test_bad_mechanism_state_is_a_caption_not_a_crash():
+    at = _page()
+    at.number_input(key="mean_lo").set_value(2.0).run()  # lo >= hi: Bernstein cannot run
+    assert not at.exception
+    assert any("not shown" in c and "lo < hi" in c for c in _captions(at))
+    at.select_slider(key="g_epsilon").set_value(5.0).run()
+    at.radio(key="mean_calibration").set_value("classical").run()  # invalid at epsilon > 1
+    assert not at.exception
+    at.selectbox(key="to_pcv_mechanism").set_value("gaussian").run()
+    assert any("PCV cannot run" in w.value for w in at.warning)
+
+
+def test_simulation_adds_error_against_the_truth():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.radio(key="data_source").set_value("simulate").run()
+    at = _page(at)
+    assert at.toggle(key="to_truth").value
+    assert any("true mean" in c for c in _captions(at))
+    at.selectbox(key="to_param").set_value("n").run()
+    assert not at.exception
