@@ -737,15 +737,15 @@ def iclp_kde(points, box, *, epsilon: float, kernel: str = "matern32", rho: floa
     noise = _IclpNoise(scales, (axis.basis.eigenfunctions,) * d, volume)
     expected = float(2.0 * np.sum(scales**2) / volume)
     unit_grid = axis.basis.grid
-    attained = None
-    if pairs["exact"] is not None:
-        to_box = [np.array([lo + (hi - lo) * unit_grid[j] for j, (lo, hi) in zip(node, box)]).tolist()
-                  for node in pairs["exact"]]
-        attained = to_box
+    # The attaining node pair, in box coordinates (public: it depends on the settings only).
+    attained = [[lo + (hi - lo) * float(unit_grid[j]) for j, (lo, hi) in zip(node, box)] for node in pairs["exact"]]
     guarantee = _common_guarantee("iclp", epsilon, 0.0, bound, sensitivities, box, grid_size, n, clip.n_clipped, ())
     guarantee.update({
         "sensitivity_norm": "||h||_{1,C} = sum_l |h_l| / sqrt(lambda_l), unit coordinates",
         "exact_attained_by": attained,
+        "bandwidth": None,  # smoothing is set by the kernel range rho and the power eta
+        "calibration": None,  # Laplace noise: no Gaussian calibration
+        "sigma": None,
         "kernel": kernel,
         "kernel_form": "product of 1-d kernels" if d == 2 else "1-d kernel",
         "rho": float(rho),

@@ -29,7 +29,8 @@ def configure(parser) -> None:
                            help="Gaussian bandwidth h > 0 in feature units (default: box width * n^(-1/(4+d)))")
     bandwidth.add_argument("--bandwidth-from-data", action="store_true",
                            help="Silverman's rule (data-dependent: the release is then NOT differentially private)")
-    parser.add_argument("--grid-size", type=int, default=None, help="grid points per axis (default 512 in 1-d, 64 in 2-d)")
+    parser.add_argument("--grid-size", type=int, default=None,
+                        help="grid points per axis (default 512 in 1-d, 64 in 2-d)")
     add_kernel_options(parser, required=False)
     parser.set_defaults(kernel="matern32")
     parser.add_argument("--eta", type=float, default=1.5, help="ICLP estimation kernel power eta > 1")
