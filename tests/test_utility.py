@@ -21,8 +21,8 @@ from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release
 from fdp_core.simulate import SIMULATIONS, kl_design
 from fdp_core.tuning import PCV_FLAG, pcv_folds, pcv_grid
 
-SETTINGS = MeanSettings(kernel="matern52", rho=0.2, eta=1.5, phi=1e-3, epsilon=1.0, delta=1e-5, tau=0.3,
-                        **({"psi": 1e-3, "lo": -1.0, "hi": 1.0} if hasattr(MeanSettings, "psi") else {}))
+SETTINGS = MeanSettings(kernel="matern52", rho=0.2, eta=1.5, phi=1e-3, epsilon=1.0, delta=1e-5, tau=0.3, psi=1e-3,
+                        lo=-1.0, hi=1.0)
 SWEEPS = {
     "epsilon": [0.05, 0.3, 1.0, 2.5, 8.0],
     "delta": [1e-9, 1e-5, 1e-2, 0.2],
@@ -160,7 +160,7 @@ def test_error_vs_truth_is_bias_plus_noise_variance(fd, truth):
 
 
 def test_bad_states_come_back_per_mechanism_not_raised(fd):
-    settings = replace(SETTINGS, **({"lo": None, "hi": None} if hasattr(SETTINGS, "lo") else {}))
+    settings = replace(SETTINGS, lo=None, hi=None)
     curves = U.tradeoff_curves(fd, settings, "epsilon", SWEEPS["epsilon"])
     by_name = {c.mechanism: c for c in curves}
     if "bernstein" in by_name:
