@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import re
 import sys
 
 from . import commands
@@ -54,8 +55,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_NEGATIVE_LIST = re.compile(r"^-[\d.][\d.eE+-]*(,[-\d.eE+]+)+$")
+
+
+def _attach_negative_lists(argv: list[str]) -> list[str]:
+    """``--box -1,2`` -> ``--box=-1,2``: argparse takes a value that starts with '-' and is
+    not a plain number for an option name, so comma lists of negative numbers need this."""
+    out: list[str] = []
+    for arg in argv:
+        if out and _NEGATIVE_LIST.match(arg) and out[-1].startswith("--") and "=" not in out[-1]:
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(_attach_negative_lists(argv))
     try:
         return int(args._run(args) or 0)
     except FdpError as exc:

@@ -107,3 +107,13 @@ def test_tau_from_data_is_flagged_in_the_record(tmp_path):
     assert main(_args(EXAMPLE, out, **{"--tau": None}) + ["--tau-from-data"]) == 0
     record = json.loads((out / "release.json").read_text())
     assert record["data_dependent_flags"] and record["differentially_private"] is False
+
+
+def test_negative_comma_lists_are_values_not_options(tmp_path):
+    """--box -1,2 must reach the command as the box, not be taken for an option name."""
+    out = tmp_path / "kde"
+    code = _exit_code(["release", "kde", "--data", str(EXAMPLE), "--feature", "value:0.5", "--mechanism", "gaussian",
+                       "--epsilon", "1", "--delta", "0.1", "--box", "-1,3", "--grid-size", "64", "--seed", "1",
+                       "--out", str(out)])
+    assert code == 0
+    assert json.loads((out / "release.json").read_text())["box"] == [[-1.0, 3.0]]
