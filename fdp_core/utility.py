@@ -689,6 +689,10 @@ def _rgba(hex_color: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
+def _positive(values: np.ndarray) -> np.ndarray:
+    return np.where(np.asarray(values) > 0, values, np.nan)
+
+
 def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, show_truth: bool = True,
                     labels: dict | None = None):
     """Plotly figure: one closed-form line per mechanism, its Monte Carlo band (first to last
@@ -711,15 +715,16 @@ def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, sh
             keep = np.isfinite(lo) & np.isfinite(hi)
             band = (f"{name}: Monte Carlo {round(100 * c.quantile_levels[0])}-"
                     f"{round(100 * c.quantile_levels[-1])}%")
-            fig.add_trace(go.Scatter(x=np.concatenate([x[keep], x[keep][::-1]]),
+            fig.add_trace(go.Scatter(x=np.concatenate([x[keep], x[keep][::-1]]), mode="lines",
                                      y=np.concatenate([hi[keep], lo[keep][::-1]]), fill="toself",
                                      fillcolor=_rgba(color, 0.15), line=dict(width=0), name=band,
                                      legendgroup=c.mechanism, hoverinfo="skip", showlegend=False))
-        fig.add_trace(go.Scatter(x=x, y=c.expected_sq_l2_error, mode="lines", name=f"{name}",
+        # A log axis cannot show 0 (e.g. ICLP-AR with every component thresholded away: no noise).
+        fig.add_trace(go.Scatter(x=x, y=_positive(c.expected_sq_l2_error), mode="lines", name=f"{name}",
                                  legendgroup=c.mechanism, line=dict(color=color, width=2.5),
                                  hovertemplate=f"{name}<br>{param} = %{{x:.4g}}<br>E error = %{{y:.4g}}<extra></extra>"))
         if show_truth and c.error_vs_truth is not None:
-            fig.add_trace(go.Scatter(x=x, y=c.error_vs_truth, mode="lines", name=f"{name}: vs truth",
+            fig.add_trace(go.Scatter(x=x, y=_positive(c.error_vs_truth), mode="lines", name=f"{name}: vs truth",
                                      legendgroup=c.mechanism, line=dict(color=color, width=1.5, dash="dash")))
         if c.current is not None and c.current_error is not None:
             fig.add_trace(go.Scatter(x=[c.current], y=[c.current_error], mode="markers", legendgroup=c.mechanism,
