@@ -48,8 +48,10 @@ def _apply_pss(eta: float, psi: float) -> None:
 
 top = st.columns([2, 1])
 mechanism = top[0].selectbox("mechanism", MEAN_MECHANISMS, key="mean_mechanism", format_func=MECHANISM_LABELS.get,
+                             disabled=st.session_state["mean_compare"],
                              help="Gaussian process: (epsilon, delta)-DP. ICLP-QR/AR, FRL, Bernstein: pure "
-                                  "epsilon-DP with Laplace-type noise (Lin & Reimherr; Alda & Rubinstein).")
+                                  "epsilon-DP with Laplace-type noise (Lin & Reimherr; Alda & Rubinstein). In "
+                                  "comparison mode every mechanism is shown.")
 compare = top[1].toggle("compare all mechanisms", key="mean_compare",
                         help="Overlay every mechanism's sanitized means at the current settings, with their "
                              "expected errors, sensitivities and noise scales.")
@@ -113,17 +115,20 @@ def _privacy_text(plan) -> str:
 
 def _noise_scale_text(plan) -> str:
     if plan.sigma is not None:
-        return f"sigma = {plan.sigma:.4g} (sd of coefficient l: sigma sqrt(lambda_l))"
+        return f"sigma = {plan.sigma:.4g} (Gaussian, sd sigma sqrt(lambda_l))"
     if plan.settings.mechanism == "bernstein":
-        return f"lambda = {plan.noise_scales[0]:.4g} on each of {plan.noise_scales.size} lattice values"
-    return f"Laplace b_1 = {plan.noise_scales.max():.4g} ({int(np.sum(plan.noise_scales > 0))} noisy coefficients)"
+        return f"lambda = {plan.noise_scales[0]:.4g} (Laplace, {plan.noise_scales.size} lattice values)"
+    return f"b_1 = {plan.noise_scales.max():.4g} (Laplace, {int(np.sum(plan.noise_scales > 0))} coefficients)"
+
+
+SENSITIVITY_NORMS = {"gaussian": "Cameron-Martin", "iclp-qr": "l1-C", "iclp-ar": "l1-C", "frl": "l1",
+                     "bernstein": "l1"}
 
 
 def _sensitivity_text(plan) -> str:
-    gq = plan.guarantee
-    if plan.sigma is not None:
-        return f"Delta = {plan.sensitivity:.4g} (Cameron-Martin, {plan.settings.bound})"
-    return f"Delta_1 = {plan.sensitivity:.4g} ({gq['sensitivity_norm'].split(':')[0]}; {gq['bound_label']})"
+    label = "exact" if plan.settings.mechanism == "bernstein" else \
+        "CS bound" if plan.settings.mechanism == "iclp-ar" and plan.settings.bound == "tight" else plan.settings.bound
+    return f"{plan.sensitivity:.4g} ({SENSITIVITY_NORMS[plan.settings.mechanism]}, {label})"
 
 
 def _overlay_figure(grid, draws_by_mechanism: dict, truth) -> go.Figure:
@@ -136,7 +141,8 @@ def _overlay_figure(grid, draws_by_mechanism: dict, truth) -> go.Figure:
                                    line=dict(width=1.2, color=COMPARE_COLORS[mech]), opacity=0.6))
     if truth is not None:
         plots.add_line(fig, grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot")
-    fig.update_layout(title=f"Sanitized means of every mechanism, epsilon = {g.epsilon:g}", xaxis_title="t",
+    fig.update_layout(title=f"Every mechanism, epsilon = {g.epsilon:g} (delta = {g.delta:g}: Gaussian only)",
+                      xaxis_title="t",
                       yaxis_title="value", height=480, margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=-0.45))
     return fig
@@ -148,14 +154,13 @@ if compare:
         try:
             plan = plan_mean_release(ds.fd, replace(base, mechanism=mech))
         except FdpError as exc:
-            rows.append({"mechanism": MECHANISM_LABELS[mech], "privacy": "-", "sensitivity": "-", "noise scale": "-",
-                         "expected squared L2 error": None, "status": f"unavailable: {exc}"})
+            rows.append({"mechanism": MECHANISM_LABELS[mech], "expected squared L2 error": None, "sensitivity": "-",
+                         "noise scale": "-", "privacy": "-", "status": f"unavailable: {exc}"})
             continue
         draws_by_mechanism[mech] = plan.sample(g.rng(salt=10 + MEAN_MECHANISMS.index(mech)), n_draws)
-        rows.append({"mechanism": MECHANISM_LABELS[mech], "privacy": f"{plan.privacy}, {_privacy_text(plan)}",
+        rows.append({"mechanism": MECHANISM_LABELS[mech], "expected squared L2 error": plan.expected_sq_l2_error,
                      "sensitivity": _sensitivity_text(plan), "noise scale": _noise_scale_text(plan),
-                     "expected squared L2 error": plan.expected_sq_l2_error,
-                     "status": "data-dependent: NOT DP" if plan.data_dependent_flags else "ok"})
+                     "privacy": plan.privacy, "status": "data-dependent: NOT DP" if plan.data_dependent_flags else "ok"})
     st.plotly_chart(_overlay_figure(ds.fd.grid_points, draws_by_mechanism, truth), width="stretch",
                     key="mean_compare_figure")
     st.dataframe(pd.DataFrame(rows).style.format({"expected squared L2 error": "{:.4g}"}, na_rep="-"),
@@ -235,11 +240,11 @@ else:
     with right:
         st.markdown("**Laplace noise scales: both bounds**")
         st.dataframe(pd.DataFrame({"bound": list(BOUNDS),
-                                   "largest scale": [p.noise_scales.max() for p in plans.values()],
-                                   "smallest non-zero scale": [p.noise_scales[p.noise_scales > 0].min()
-                                                               if np.any(p.noise_scales > 0) else 0.0
-                                                               for p in plans.values()],
-                                   "expected sq. L2 error": [p.expected_sq_l2_error for p in plans.values()]}),
+                                   "largest b": [p.noise_scales.max() for p in plans.values()],
+                                   "smallest b > 0": [p.noise_scales[p.noise_scales > 0].min()
+                                                      if np.any(p.noise_scales > 0) else 0.0
+                                                      for p in plans.values()],
+                                   "E sq. L2 error": [p.expected_sq_l2_error for p in plans.values()]}),
                      hide_index=True, width="stretch")
         scale_rule = {"iclp-qr": "b_l = Delta_1 sqrt(lambda_l) / epsilon", "iclp-ar": "b_l = Delta_1 sqrt(lambda_l) "
                       "/ epsilon on active components", "frl": "b = Delta_1 / epsilon on each of the M coefficients",
