@@ -63,7 +63,9 @@ if not compare and mechanism in PURE_DP_MECHANISMS:
     st.caption("delta = 0: pure epsilon-DP, delta does not apply.")
 
 c1, c2, c3, c4 = st.columns(4)
+AR_BOUND_NAMES = {"tight": "CS bound", "paper": "triangle"}
 bound = c1.radio("sensitivity bound", BOUNDS, key="mean_bound", horizontal=True,
+                 format_func=lambda b: AR_BOUND_NAMES[b] if shown == ("iclp-ar",) else b,
                  help=" ".join(f"{m}: {BOUND_HELP[m]}" for m in shown) if compare else BOUND_HELP[mechanism])
 calibration = c2.radio("calibration (Gaussian)", CALIBRATIONS, key="mean_calibration", horizontal=True,
                        disabled=not any(m in GAUSSIAN_MECHANISMS for m in shown),

@@ -187,6 +187,20 @@ def test_iclp_ar_inactive_components_are_exact_zeros_without_noise():
     assert np.all(plan.noise_coefficients(np.random.default_rng(0), 100)[:, j:] == 0.0)
 
 
+def test_iclp_ar_with_no_active_component_releases_exact_zeros():
+    fd = _fd(np.random.default_rng(15).normal(0.3, 0.2, (N, GRID.size)))
+    plan = plan_mean_release(fd, replace(AR, psi=1e3))
+    assert plan.guarantee["n_active"] == 0 and plan.sensitivity == 0.0 and plan.expected_sq_l2_error == 0.0
+    assert np.all(plan.sample(np.random.default_rng(0), 5) == 0.0)
+
+
+def test_tau_from_data_flags_tau_based_mechanisms_but_not_bernstein():
+    fd = _fd(np.random.default_rng(16).normal(0.3, 0.2, (N, GRID.size)))
+    for settings in (QR, AR, FRL):
+        assert plan_mean_release(fd, replace(settings, tau=None, tau_from_data=True)).data_dependent_flags
+    assert not plan_mean_release(fd, replace(BERN, tau_from_data=True)).data_dependent_flags
+
+
 def test_ar_triangle_bound_uses_lambda_to_minus_half_not_the_printed_minus_eta_half():
     """With eigenvalues > 1 the printed sum of lambda^(-eta/2) is exceeded by a real pair."""
     lam, eta, tau, n = np.array([9.0, 4.0]), 2.0, 1.0, 1
