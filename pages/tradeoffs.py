@@ -128,7 +128,9 @@ a, b, c = st.columns(3)
 pcv_mechanism = a.selectbox("PCV for", pcv_choices, key="to_pcv_mechanism", format_func=MECHANISM_LABELS.get,
                             help="The quadratic-penalty means: phi (Gaussian) or psi (ICLP-QR).")
 size = b.radio("grid", list(PCV_SIZES), key="to_pcv_size", format_func=PCV_SIZES.get, horizontal=True)
-folds = c.number_input("folds K", min_value=2, max_value=max(2, min(20, fd.n)), step=1, key="to_pcv_folds")
+max_folds = max(2, min(20, fd.n))
+st.session_state["to_pcv_folds"] = min(int(st.session_state["to_pcv_folds"]), max_folds)  # small data sets
+folds = c.number_input("folds K", min_value=2, max_value=max_folds, step=1, key="to_pcv_folds")
 penalty_name = "phi" if pcv_mechanism == "gaussian" else "psi"
 current_penalty = g.phi if pcv_mechanism == "gaussian" else settings.psi
 pss = tuning.pss_defaults(g.kernel, g.nu, fd.n, g.epsilon)

@@ -90,3 +90,16 @@ def test_simulation_adds_error_against_the_truth():
     assert any("true mean" in c for c in _captions(at))
     at.selectbox(key="to_param").set_value("n").run()
     assert not at.exception
+
+
+def test_tiny_upload_runs():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.radio(key="data_source").set_value("upload a file").run()
+    raw = b"id,0,0.5,1\na,0.1,0.2,0.3\nb,0.2,0.1,0.0\nc,0.3,0.3,0.2\n"
+    at.file_uploader(key="data_upload").set_value(("tiny.csv", raw, "text/csv")).run()
+    at = _page(at)
+    assert at.number_input(key="to_pcv_folds").value == 3
+    for param in ("rho", "n"):
+        at.selectbox(key="to_param").set_value(param).run()
+        assert not at.exception
