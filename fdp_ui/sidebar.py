@@ -10,7 +10,7 @@ import streamlit as st
 from fdp_core.data import data_derived_tau
 from fdp_core.kernels import KERNEL_LABELS, KERNEL_NAMES
 
-from . import state
+from . import ledger, state
 
 # Log-spaced epsilon values, 0.01 ... 10, two significant digits (a select slider moves in
 # equal steps of log epsilon, which is how privacy loss should be explored).
@@ -35,6 +35,7 @@ HELP = {
            "less noise needed, more bias: the over-smoothing trade-off.",
     "seed": "A demo seed makes every preview reproducible (for classrooms). Fresh randomness draws new "
             "noise on every rerun. Committed releases always use fresh OS entropy.",
+    "tutorial": "Show step-by-step explanations next to the controls (for classrooms and first-time users).",
 }
 
 
@@ -51,6 +52,7 @@ class GlobalSettings:
     tau_from_data: bool
     seed: int | None
     n_clipped: int
+    tutorial: bool = False
 
     def rng(self, salt: int = 0) -> np.random.Generator:
         """Preview randomness: reproducible under a demo seed, fresh otherwise."""
@@ -59,7 +61,7 @@ class GlobalSettings:
 
 _DEFAULTS = {"g_kernel": "matern52", "g_rho": 0.1, "g_nu": 2.0, "g_eta": 1.5, "g_log_phi": -2.0,
              "g_epsilon": 1.0, "g_delta": 1e-5, "g_tau": 1.0, "g_tau_from_data": False,
-             "g_seed_mode": "demo seed", "g_seed": 42}
+             "g_seed_mode": "demo seed", "g_seed": 42, "g_tutorial": False}
 
 
 def apply(values: dict) -> None:
@@ -119,5 +121,9 @@ def render() -> GlobalSettings:
     seed = int(sb.number_input("seed", min_value=0, step=1, key="g_seed")) if seed_mode == "demo seed" else None
     sb.caption("Previews use numpy's generator: idealised real-arithmetic DP, for exploration only.")
 
+    tutorial = sb.toggle("tutorial mode", key="g_tutorial", help=HELP["tutorial"])
+    ledger.render_meter(sb)
+
     return GlobalSettings(kernel, float(rho), None if nu is None else float(nu), float(eta), float(10 ** log_phi),
-                          float(epsilon), float(delta), float(tau), bool(tau_from_data), seed, int(n_clipped))
+                          float(epsilon), float(delta), float(tau), bool(tau_from_data), seed, int(n_clipped),
+                          bool(tutorial))

@@ -1,0 +1,319 @@
+"""Release & audit: set the budget, commit releases with vetted noise, export them, audit the mechanism."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from fdp_core import export
+from fdp_core.errors import FdpError
+from fdp_core.mean import GAUSSIAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
+from fdp_core.presets import DISCLAIMER, PRESETS
+from fdp_ui import ledger as ledger_ui
+from fdp_ui import sidebar, state
+
+COMMIT_MESSAGE_KEY = "rel_commit_message"
+EXPORT_CACHE_KEY = "rel_export_cache"
+AUDIT_KEY = "rel_audit_result"
+# What the Mean page stores (its widget keys) and its defaults: the release commits the mean
+# exactly as previewed there, with the global settings of the sidebar.
+MEAN_PAGE_DEFAULTS = {"mean_mechanism": "gaussian", "mean_bound": "tight", "mean_calibration": "analytic",
+                      "mean_log_psi": -3.0, "mean_M": 20, "mean_K": 20, "mean_lo": 0.0, "mean_hi": 1.0}
+KDE_DEFAULTS = {"rel_kde_mechanism": "gaussian", "rel_kde_feature": "l2norm", "rel_kde_box": "0,2",
+                "rel_kde_bandwidth": 0.0}
+
+ss = st.session_state
+# Keep the Mean page's choices alive while this page is open (Streamlit drops the state of
+# widgets not drawn in a run unless the value is re-assigned), so a commit uses them.
+for key in MEAN_PAGE_DEFAULTS:
+    if key in ss:
+        ss[key] = ss[key]
+led = ledger_ui.get()
+# Budget widgets show the ledger's own budget whenever the page is (re)opened.
+for key, value in {"rel_budget_epsilon": led.epsilon_total, "rel_budget_delta": led.delta_total,
+                   "rel_filter": led.filter, "rel_split_on": led.split is not None,
+                   **{f"rel_split_{k}": (1.0 if led.split is None else round(100 * led.split[k], 6))
+                      for k in ("mean", "kde", "pca")}, **KDE_DEFAULTS}.items():
+    ss[key] = ss.get(key, value)
+
+st.title("Release & audit")
+ds = state.current()
+g = sidebar.render()
+led = ledger_ui.get()
+
+st.info("**Previews cost nothing.** The curves on the other pages are the analyst's view: drawn with numpy "
+        "(idealised real-arithmetic DP), never exported, and not counted against the budget. **A commit is a "
+        "release:** it always draws fresh noise from OS entropy with an exact discrete sampler (OpenDP), spends "
+        "budget, and is what you can download. A release that does not fit the remaining budget is refused before "
+        "any noise is drawn.")
+
+# --------------------------------------------------------------------------- 1. budget
+st.header("1. Privacy budget")
+if g.tutorial:
+    st.info("Tutorial: the budget is the total privacy loss you accept for this data set in this session. Every "
+            "commit spends part of it; the ledger adds the costs up (the sidebar meter shows what is left). Choose "
+            "it before the first commit: afterwards it is locked, because a budget raised after seeing results "
+            "would no longer be a guarantee.")
+left, right = st.columns([1, 1])
+with left:
+    choice = st.selectbox("preset by harm level", [p.name for p in PRESETS], key="rel_preset")
+    chosen = next(p for p in PRESETS if p.name == choice)
+    st.caption(f"epsilon = {chosen.epsilon:g}, delta = {chosen.delta:g}. {chosen.description}")
+    st.button("apply preset", key="rel_apply_preset", on_click=ledger_ui.apply_preset, args=(choice,),
+              help="Sets the session budget and the global epsilon/delta (nearest slider values) in the sidebar.")
+    st.caption(f"**{DISCLAIMER}**")
+with right:
+    disabled = ledger_ui.locked()
+    st.number_input("total epsilon", min_value=0.01, max_value=100.0, step=0.1, format="%.4g",
+                    key="rel_budget_epsilon", on_change=ledger_ui.update_budget, disabled=disabled)
+    st.selectbox("total delta", ledger_ui.DELTA_TOTAL_CHOICES, key="rel_budget_delta",
+                 on_change=ledger_ui.update_budget, disabled=disabled, format_func=lambda v: f"{v:g}",
+                 help="0 = pure epsilon-DP budget: only pure mechanisms (ICLP, FRL, Bernstein, ICLP-KDE) fit.")
+    st.radio("privacy filter", list(ledger_ui.FILTER_LABELS), key="rel_filter", on_change=ledger_ui.update_budget,
+             disabled=disabled, format_func=ledger_ui.FILTER_LABELS.get,
+             help="Parameters chosen after seeing earlier outputs need a filter: a release is refused once the "
+                  "running sum would exceed the budget.")
+    split_on = st.toggle("split the budget across mean / density / components", key="rel_split_on",
+                         on_change=ledger_ui.update_budget, disabled=disabled)
+    if split_on:
+        cols = st.columns(3)
+        for col, kind in zip(cols, ("mean", "kde", "pca")):
+            col.number_input(f"weight: {ledger_ui.KIND_LABELS[kind]}", min_value=0.0, max_value=100.0, step=1.0,
+                             key=f"rel_split_{kind}", on_change=ledger_ui.update_budget, disabled=disabled)
+    if disabled:
+        st.caption("The budget is locked: releases have been committed.")
+message = ss.pop(ledger_ui.MESSAGE_KEY, None)
+if message:
+    getattr(st, message[0])(message[1])
+st.caption(ledger_ui.meter_text(led))
+
+
+# --------------------------------------------------------------------------- 2. commit
+def _mean_settings() -> MeanSettings:
+    values = {key: ss.get(key, default) for key, default in MEAN_PAGE_DEFAULTS.items()}
+    return MeanSettings(mechanism=values["mean_mechanism"], kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta,
+                        phi=g.phi, epsilon=g.epsilon, delta=g.delta, tau=g.tau, tau_from_data=g.tau_from_data,
+                        bound=values["mean_bound"], calibration=values["mean_calibration"],
+                        psi=float(10 ** values["mean_log_psi"]), M=int(values["mean_M"]), K=int(values["mean_K"]),
+                        lo=float(values["mean_lo"]), hi=float(values["mean_hi"]))
+
+
+def _mean_summary(s: MeanSettings) -> str:
+    parts = [f"epsilon = {s.epsilon:g}",
+             f"delta = {s.delta:g}" if s.mechanism in GAUSSIAN_MECHANISMS else "delta = 0 (pure)"]
+    if s.mechanism == "bernstein":
+        parts += [f"K = {s.K}", f"values clipped to [{s.lo:g}, {s.hi:g}]"]
+    else:
+        parts += [f"kernel {s.kernel}", f"rho = {s.rho:g}",
+                  "tau from the data" if s.tau_from_data else f"tau = {s.tau:g}", f"{s.bound} bound"]
+        if s.mechanism == "gaussian":
+            parts += [f"eta = {s.eta:g}", f"phi = {s.phi:.3g}", f"{s.calibration} calibration"]
+        elif s.mechanism in ("iclp-qr", "iclp-ar"):
+            parts += [f"eta = {s.eta:g}", f"psi = {s.psi:.3g}"]
+        else:
+            parts.append(f"M = {s.M}")
+    return ", ".join(parts)
+
+
+def _kde_settings():
+    from fdp_core.kde import KdeSettings, parse_box
+
+    bandwidth = float(ss["rel_kde_bandwidth"])
+    return KdeSettings(mechanism=ss["rel_kde_mechanism"], box=parse_box(ss["rel_kde_box"]), epsilon=g.epsilon,
+                       delta=g.delta, bandwidth=None if bandwidth <= 0 or ss["rel_kde_mechanism"] != "gaussian"
+                       else bandwidth, kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta)
+
+
+def _commit(kind: str, inputs: tuple) -> None:
+    """Callback: check the budget, draw, record. Runs before the script, so the meter is current."""
+    ledger, data = ledger_ui.get(), state.current()
+    try:
+        if kind == "mean":
+            release = export.commit_mean(ledger, data.fd, inputs[0], label=inputs[1], data_label=data.label)
+        else:
+            release = export.commit_kde(ledger, data.fd, inputs[0], inputs[1], label=inputs[2], data_label=data.label)
+    except FdpError as exc:
+        ss[COMMIT_MESSAGE_KEY] = ("error", str(exc))
+        return
+    ledger_ui.record(release)
+    ss["rel_export_choice"] = release.id
+    ss[COMMIT_MESSAGE_KEY] = ("success", f"Committed {release.label} (id {release.id}): charged epsilon "
+                                         f"{release.entry.epsilon:.4g}, delta {release.entry.delta:.3g}. "
+                                         f"{release.accuracy}")
+
+
+st.header("2. Commit a release")
+if g.tutorial:
+    st.info("Tutorial: the commit uses the settings you explored (sidebar and the Mean page). Before you click, the "
+            "cost below is computed from the sampler's own privacy map without drawing anything. Clicking draws "
+            "the noise once; there is no undo and no second draw for free.")
+kinds = export.supported_kinds()
+kind = st.radio("what to commit", kinds, key="rel_kind", horizontal=True, format_func=ledger_ui.KIND_LABELS.get)
+label = st.text_input("label (optional)", key="rel_label", placeholder="e.g. mean curve for the annual report")
+pending, inputs = None, None
+try:
+    if kind == "mean":
+        settings = _mean_settings()
+        st.markdown(f"**{MECHANISM_LABELS[settings.mechanism]}** with the Mean page's settings: "
+                    + _mean_summary(settings) + ".")
+        st.page_link("pages/mean.py", label="change the mechanism and its options on the Mean page",
+                     icon=":material/show_chart:")
+        pending = export.prepare_mean_commit(ds.fd, settings, label=label)
+        inputs = (settings, label)
+    else:
+        from fdp_core.kde import KDE_MECHANISM_LABELS, KDE_MECHANISMS
+
+        c1, c2, c3, c4 = st.columns(4)
+        c1.selectbox("density mechanism", KDE_MECHANISMS, key="rel_kde_mechanism",
+                     format_func=lambda m: KDE_MECHANISM_LABELS[m].split(",")[0])
+        c2.text_input("per-curve feature", key="rel_kde_feature",
+                      help="value:T0, mean:U:V, l2norm, max or column:NAME; two joined by ',' for a 2-d density.")
+        c3.text_input("public box", key="rel_kde_box",
+                      help="LO,HI (1-d) or LO1,HI1,LO2,HI2 (2-d): chosen from domain knowledge, not from the data.")
+        c4.number_input("bandwidth h (0 = default rule)", min_value=0.0, format="%.4g", key="rel_kde_bandwidth",
+                        disabled=ss["rel_kde_mechanism"] != "gaussian")
+        settings = _kde_settings()
+        pending = export.prepare_kde_commit(ds.fd, ss["rel_kde_feature"], settings, label=label)
+        inputs = (ss["rel_kde_feature"], settings, label)
+except FdpError as exc:
+    st.error(f"Cannot prepare this release: {exc}")
+
+if pending is not None:
+    e = pending.entry
+    flags = tuple(getattr(pending.plan, "data_dependent_flags", ()))
+    for flag in flags:
+        st.error(f"Data-dependent: {flag}. A commit is possible for teaching, but it is NOT differentially private "
+                 "and is flagged in every exported file.")
+    cost = (f"This commit will be charged **epsilon {e.epsilon:.4g}, delta {e.delta:.3g}** "
+            f"({export.native_parameter(e)}).")
+    if e.curve == "zcdp":
+        cost += (f" The exact discrete Gaussian is accounted by the rho its privacy map reports; at delta "
+                 f"{e.delta:g} that is epsilon {e.epsilon:.4g} (CKS conversion), a little more than the continuous "
+                 f"calibration's epsilon {g.epsilon:g}.")
+    st.markdown(cost)
+    st.caption(f"Sampler: {pending.noise_plan.sampler}, grid 2^{pending.noise_plan.granularity_exp}, "
+               f"{int(pending.active.sum())} noisy coefficients, unit noise scale "
+               f"{pending.noise_plan.unit_noise_scale:.9g} (sensitivity inflation for the grid applied).")
+    st.button("Commit: draw fresh noise and record", key="rel_commit", type="primary", on_click=_commit,
+              args=(kind, inputs))
+commit_message = ss.pop(COMMIT_MESSAGE_KEY, None)
+if commit_message:
+    getattr(st, commit_message[0])(commit_message[1])
+
+# --------------------------------------------------------------------------- 3. ledger
+st.header("3. Ledger")
+if g.tutorial:
+    st.info("Tutorial: each row is one release with its native privacy parameter (mu for continuous Gaussian "
+            "noise, rho for the discrete Gaussian, epsilon for pure mechanisms, rho = epsilon^2/8 for the "
+            "exponential mechanism). The totals combine them three valid ways; the smallest epsilon wins.")
+st.dataframe(export.ledger_table(led), hide_index=True, width="stretch", key="rel_ledger_table",
+             column_config={"epsilon": st.column_config.NumberColumn(format="%.4g"),
+                            "delta": st.column_config.NumberColumn(format="%.3g"),
+                            "rho": st.column_config.NumberColumn(format="%.4g"),
+                            "mu": st.column_config.NumberColumn(format="%.4g")})
+report = led.composition()
+st.dataframe(export.composition_table(report), hide_index=True, width="stretch", key="rel_composition_table")
+m1, m2, m3 = st.columns(3)
+m1.metric("composed total epsilon", "-" if report.best is None else f"{report.best.epsilon:.4g}",
+          help="Minimum over the valid compositions at the total delta.")
+m2.metric("at delta", f"{report.delta_target:g}")
+m3.metric("best composition", "-" if report.best is None else report.best.method)
+for note in report.notes:
+    st.caption(note)
+st.caption(f"Filter in force: {ledger_ui.FILTER_LABELS[led.filter]}. Its guarantee is the budget itself: epsilon "
+           f"{led.epsilon_total:g}, delta {led.delta_total:g}.")
+with st.expander("start a new ledger"):
+    st.warning("Forgetting the ledger does not undo any release: what was published stays published, and its "
+               "privacy loss still counts against the people in the data.")
+    confirm = st.checkbox("I understand; start a new ledger", key="rel_reset_confirm")
+    st.button("reset ledger", key="rel_reset", disabled=not confirm, on_click=ledger_ui.reset)
+
+# --------------------------------------------------------------------------- 4. export
+st.header("4. Export and report")
+if g.tutorial:
+    st.info("Tutorial: the bundle holds only what was released: the sanitized curve on the data grid, the "
+            "sampler's coefficients on its 2^k grid, the provenance (every parameter, the sampler, library "
+            "versions), a config to replay the same settings with fresh noise, and a report anyone can open "
+            "offline. Never the data, never the non-private estimate.")
+committed = ledger_ui.releases()
+if not committed:
+    st.caption("Nothing committed yet.")
+else:
+    by_id = {r.id: r for r in committed}
+    if ss.get("rel_export_choice") not in by_id:
+        ss["rel_export_choice"] = committed[-1].id
+    chosen_id = st.selectbox("release", list(by_id), key="rel_export_choice",
+                             format_func=lambda i: f"{by_id[i].label} ({i})")
+    release = by_id[chosen_id]
+    cache = ss.setdefault(EXPORT_CACHE_KEY, {})
+    cache_key = (release.id, len(led.entries))
+    if cache_key not in cache:
+        cache.clear()
+        cache[cache_key] = (export.export_zip(release, led), export.report_html(release, led))
+    zip_bytes, report_text = cache[cache_key]
+    d1, d2 = st.columns(2)
+    d1.download_button("Download release bundle (zip)", data=zip_bytes, file_name=f"fdp_release_{release.id}.zip",
+                       mime="application/zip", key="rel_download", icon=":material/download:",
+                       help="release.csv, coefficients.csv (the sampler's output on its 2^k grid), release.json "
+                            "(provenance), config.yaml (replay), ledger.json, report.html.")
+    d2.download_button("Download the HTML report only", data=report_text, file_name=f"fdp_report_{release.id}.html",
+                       mime="text/html", key="rel_download_report")
+    for flag in release.flags:
+        st.error(f"{export.NOT_DP_WARNING}: {flag}")
+    for paragraph in export.privacy_statement(release):
+        st.markdown(paragraph)
+    st.plotly_chart(export.release_figure(release), width="stretch", key="rel_release_figure")
+    st.success(release.accuracy)
+    f1, f2 = st.columns(2)
+    f1.plotly_chart(export.tradeoff_figure(release), width="stretch", key="rel_tradeoff_figure")
+    f2.plotly_chart(export.power_figure(release, led), width="stretch", key="rel_power_figure")
+    st.caption("Replay on a data file with the same settings and fresh noise: `python -m fdp_core replay "
+               "config.yaml --data FILE [--out DIR]` (a replay is a new release with its own cost).")
+
+# --------------------------------------------------------------------------- 5. audit
+st.header("5. Empirical privacy-loss audit")
+if g.tutorial:
+    st.info("Tutorial: the audit treats the mechanism as a black box. It runs it many times on two data sets that "
+            "differ in one curve (the worst case for this mechanism) and checks whether any event is more likely "
+            "under one than e^epsilon times the other plus delta. A deliberately under-noised copy (0.9x) is the "
+            "control: it shows what a failure looks like when the sample is large enough to see it.")
+st.caption("Audits the mean mechanism currently selected (Mean page and sidebar) on a worst-case neighbouring pair "
+           "built from public parameters only (grid, n, tau, kernel, penalty): no data are used. Noise from the "
+           "numpy sampler with the calibrated scales. Larger samples see smaller violations and take longer.")
+runs = st.select_slider("test runs per data set and direction", (100_000, 200_000, 500_000, 1_000_000),
+                        value=200_000, key="rel_audit_runs", format_func=lambda v: f"{v:,}")
+if st.button("Run the audit", key="rel_audit"):
+    try:
+        settings = _mean_settings()
+        with st.spinner("auditing..."):
+            ss[AUDIT_KEY] = (settings, export.audit_mean_mechanism(settings, ds.fd.grid_points, ds.fd.n,
+                                                                   n_select=runs // 4, n_test=runs))
+    except FdpError as exc:
+        ss[AUDIT_KEY] = (None, str(exc))
+if AUDIT_KEY in ss:
+    audited_settings, outcome = ss[AUDIT_KEY]
+    if audited_settings is None:
+        st.error(f"Cannot audit: {outcome}")
+    else:
+        rows = []
+        for name, res in (("calibrated mechanism", outcome.result),
+                          (f"control: noise x {outcome.control_factor:g}", outcome.control)):
+            rows.append({"run": name, "worst event": res.event, "P(event | D) >= ": res.p_lower,
+                         "P(event | D') <= ": res.q_upper,
+                         "e^eps P(D') + delta": math.exp(res.epsilon) * res.q_upper + res.delta,
+                         "violation": res.violation, "flagged": res.flagged})
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="rel_audit_table")
+        st.caption(f"Pair: {outcome.pair}. Statistic: {outcome.statistic}. Flagged = with probability >= "
+                   f"1 - 2e-6 the (epsilon = {outcome.epsilon:g}, delta = {outcome.delta:g}) claim is violated.")
+        if outcome.result.flagged:
+            st.error("The calibrated mechanism was flagged: its noise is too small for the claimed guarantee.")
+        else:
+            st.success("The calibrated mechanism passed: no event violates the claimed guarantee.")
+        if not outcome.control.flagged:
+            st.caption("The 0.9x control was not flagged either: with this many runs the audit only sees violations "
+                       f"larger than about {3 / math.sqrt(runs):.1g} in probability, and a 10% under-noising at this "
+                       "epsilon and delta is smaller. Try more runs; the library's test suite runs the controls where "
+                       "they are flagged.")
+        if audited_settings != _mean_settings():
+            st.caption("Settings changed since this audit: run it again for the current mechanism.")

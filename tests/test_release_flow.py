@@ -1,0 +1,201 @@
+"""AppTest of the Release & audit page: budget, presets, commit, refusal, ledger, meter, export, audit."""
+
+import io
+import math
+import zipfile
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fdp_core import export
+from fdp_core.accounting import compose
+from fdp_core.mechanisms import discrete
+from fdp_core.presets import DISCLAIMER, PRESETS
+from fdp_ui import sidebar
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+
+
+def _release_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page("pages/release.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _meter(at) -> str:
+    return next(c.value for c in at.sidebar.caption if c.value.startswith("Budget: spent"))
+
+
+def _frame(at, first_column: str):
+    return next(d.value for d in at.dataframe if d.value.columns[0] == first_column)
+
+
+def _metric(at, label):
+    return next(m.value for m in at.metric if m.label == label)
+
+
+@pytest.fixture
+def sampler_calls(monkeypatch):
+    """Records every call of the exact samplers (AppTest runs the page in this process)."""
+    calls = []
+    for name in ("discrete_gaussian_release", "discrete_laplace_release"):
+        real = getattr(discrete, name)
+
+        def wrapped(*args, _real=real, _name=name, **kwargs):
+            calls.append(_name)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(discrete, name, wrapped)
+    return calls
+
+
+def test_commit_a_mean_release_then_ledger_meter_composition_and_download(sampler_calls):
+    at = _release_page()
+    assert "spent epsilon 0 of 3, delta 0 of 1e-05" in _meter(at)
+    at.number_input(key="rel_budget_epsilon").set_value(2.5).run()
+    assert "of 2.5" in _meter(at) and at.session_state["fdp_ledger"].epsilon_total == 2.5
+    assert any("cost nothing" in i.value for i in at.info)
+    at.button(key="rel_commit").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert sampler_calls == ["discrete_gaussian_release"]
+    assert any(s.value.startswith("Committed mean") for s in at.success)
+    ledger = at.session_state["fdp_ledger"]
+    assert len(ledger.entries) == 1
+    entry = ledger.entries[0]
+    table = _frame(at, "id")
+    assert table["id"].tolist() == [entry.id] and table["native parameter"][0].startswith("rho = ")
+    assert table["epsilon"][0] == entry.epsilon and table["rho"][0] == entry.rho
+    meter = _meter(at)
+    assert f"spent epsilon {entry.epsilon:.3g} of 2.5" in meter and f"remaining epsilon {2.5 - entry.epsilon:.3g}" \
+        in meter
+    # The composition shown is the accounting module's, recomputed here from the recorded entries.
+    report = compose(ledger.entries, 1e-5)
+    shown = _frame(at, "composition")
+    for total in report.totals:
+        row = shown[shown["composition"] == export._METHOD_LABELS[total.method]].iloc[0]
+        assert row["epsilon"] == total.epsilon and row["delta"] == total.delta
+    assert _metric(at, "composed total epsilon") == f"{report.best.epsilon:.4g}"
+    assert _metric(at, "best composition") == report.best.method
+    # The budget is locked after the first commit.
+    assert at.number_input(key="rel_budget_epsilon").disabled
+    # Export: the download button is there, and its bundle is a complete zip.
+    buttons = {b.key: b for b in at.get("download_button")}
+    assert "rel_download" in buttons and "rel_download_report" in buttons
+    cached = at.session_state[export_cache_key()]
+    zip_bytes, report_text = next(iter(cached.values()))
+    names = {Path(n).name for n in zipfile.ZipFile(io.BytesIO(zip_bytes)).namelist()}
+    assert names == set(export.BUNDLE_FILES)
+    assert "rho-zero-concentrated differential privacy" in report_text
+    assert len(at.get("plotly_chart")) == 3  # sanitized release, trade-off, power
+    # The sidebar meter is on every page.
+    at.switch_page("pages/data.py").run()
+    assert f"spent epsilon {entry.epsilon:.3g} of 2.5" in _meter(at)
+
+
+def export_cache_key():
+    return "rel_export_cache"
+
+
+def test_over_budget_commit_is_refused_with_a_message_and_records_nothing(sampler_calls):
+    at = _release_page()
+    at.number_input(key="rel_budget_epsilon").set_value(0.05).run()
+    before = at.session_state["fdp_ledger"].to_dict()
+    at.button(key="rel_commit").click().run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert any("release refused, nothing recorded" in e for e in errors), errors
+    assert sampler_calls == []  # refused before any noise was drawn
+    assert at.session_state["fdp_ledger"].to_dict() == before
+    assert _frame(at, "id").empty and "0 release(s)" in _meter(at)
+    assert at.session_state["fdp_releases"] == []
+    assert not at.get("download_button")
+    assert not at.number_input(key="rel_budget_epsilon").disabled  # nothing committed: still editable
+
+
+def test_preset_sets_the_budget_and_the_global_epsilon_delta_with_the_disclaimer():
+    at = _release_page()
+    assert any(DISCLAIMER in c.value for c in at.caption)
+    high = next(p for p in PRESETS if p.harm_level == "high")
+    at.selectbox(key="rel_preset").set_value(high.name).run()
+    at.button(key="rel_apply_preset").click().run()
+    assert not at.exception
+    ledger = at.session_state["fdp_ledger"]
+    assert (ledger.epsilon_total, ledger.delta_total) == (high.epsilon, high.delta)
+    assert at.number_input(key="rel_budget_epsilon").value == high.epsilon
+    # Nearest allowed slider value not above the session total (0.3 -> 0.28), delta exactly.
+    assert at.session_state["g_epsilon"] == 0.28 and 0.28 in sidebar.EPSILON_CHOICES
+    assert at.session_state["g_delta"] == high.delta
+    assert f"of {high.epsilon:g}" in _meter(at)
+
+
+def test_split_filter_and_kde_commit_through_the_same_path(sampler_calls):
+    at = _release_page()
+    at.radio(key="rel_filter").set_value("zcdp").run()
+    at.toggle(key="rel_split_on").set_value(True).run()
+    at.number_input(key="rel_split_pca").set_value(0.0).run()
+    ledger = at.session_state["fdp_ledger"]
+    assert ledger.filter == "zcdp" and ledger.split == {"mean": 0.5, "kde": 0.5, "pca": 0.0}
+    at.radio(key="rel_kind").set_value("kde").run()
+    at.selectbox(key="rel_kde_mechanism").set_value("iclp").run()
+    at.text_input(key="rel_kde_feature").input("value:0.5").run()
+    at.text_input(key="rel_kde_box").input("0,2").run()
+    at.select_slider(key="g_epsilon").set_value(0.4).run()  # rho = 0.08 of the KDE's 0.112 zCDP share
+    assert not at.error, [e.value for e in at.error]
+    at.button(key="rel_commit").click().run()
+    assert not at.exception and sampler_calls == ["discrete_laplace_release"]
+    row = _frame(at, "id").iloc[0]
+    assert row["kind"] == "kde" and row["mechanism"] == "iclp" and row["native parameter"].startswith("epsilon = ")
+    assert any("Split: mean 0% of its 50% share used; density (KDE)" in c.value for c in at.sidebar.caption)
+    # A second one would take the KDE half of the zCDP budget to rho 0.16 > 0.112: refused, nothing drawn.
+    at.button(key="rel_commit").click().run()
+    assert any("'kde' share" in e.value for e in at.error) and len(sampler_calls) == 1
+
+
+def test_mean_page_choices_are_what_the_release_page_commits():
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page("pages/mean.py").run()
+    at.selectbox(key="mean_mechanism").set_value("frl").run()
+    at.number_input(key="mean_M").set_value(6).run()
+    at.switch_page("pages/release.py").run()
+    at.run()  # a second run on the page: the Mean page's choices must survive it
+    assert any(m.value.startswith("**FRL") and "M = 6" in m.value for m in at.markdown)
+    at.button(key="rel_commit").click().run()
+    release = at.session_state["fdp_releases"][0]
+    assert release.entry.mechanism == "frl" and release.record["M"] == 6
+    assert release.coefficients["noisy"].sum() == 6
+    at.switch_page("pages/mean.py").run()
+    assert at.selectbox(key="mean_mechanism").value == "frl" and at.number_input(key="mean_M").value == 6
+
+
+def test_data_dependent_tau_is_flagged_before_and_after_commit():
+    at = _release_page()
+    at.checkbox(key="g_tau_from_data").check().run()
+    assert any("NOT differentially private" in e.value for e in at.error)
+    at.button(key="rel_commit").click().run()
+    release = at.session_state["fdp_releases"][0]
+    assert release.flags and any(export.NOT_DP_WARNING in e.value for e in at.error)
+
+
+def test_tutorial_mode_explains_each_step():
+    at = _release_page()
+    assert not any(i.value.startswith("Tutorial:") for i in at.info)
+    at.toggle(key="g_tutorial").set_value(True).run()
+    assert sum(i.value.startswith("Tutorial:") for i in at.info) == 5
+
+
+def test_audit_button_runs_the_audit_of_the_current_mechanism():
+    at = _release_page()
+    at.select_slider(key="rel_audit_runs").set_value(100_000).run()
+    at.button(key="rel_audit").click().run()
+    assert not at.exception
+    table = _frame(at, "run")
+    assert table["run"].tolist() == ["calibrated mechanism", "control: noise x 0.9"]
+    assert not table["flagged"][0]
+    assert any("calibrated mechanism passed" in s.value for s in at.success)
+    bound = table["e^eps P(D') + delta"][0]
+    assert math.isclose(bound, math.exp(1.0) * table["P(event | D') <= "][0] + 1e-5, rel_tol=1e-12)
