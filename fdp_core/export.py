@@ -513,7 +513,7 @@ def commit_kde(ledger: Ledger, fd: FunctionalData, feature: str, settings, *, la
                   sup_error_radius_95=sup, accuracy=_accuracy_sentence(l2, sup, "the non-private density"))
     record["data"].update(n=plan.n, n_dropped=pending.context["n_dropped"], feature=pending.context["feature"])
     record["noise_sampler"]["post_processing"] = (
-        "density = U diag-free synthesis U c~ (per axis) of the Gram eigenvector coefficients"
+        "density = U c~ (U: eigenvectors of the Gaussian Gram matrix on the grid; U1 C~ U2^T in 2-d)"
         if plan.mechanism == "gaussian" else
         "density = sum_l value_l phi_l(x) / box volume (unit-coordinate eigenfunctions)")
     table = kde.release_table(plan, values)
@@ -800,7 +800,10 @@ def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:
                        f"{ledger.delta_total:g} ({html.escape(ledger.filter)} filter). "
                        f"{len(ledger.entries)} release(s) committed.</p>" + _frame_html(
                            ledger_table(ledger).drop(columns=["sampler"])) + _frame_html(composition_table(report))
-                       + "".join(f"<p class='small'>{html.escape(n)}</p>" for n in report.notes))
+                       + "".join(f"<p class='small'>{html.escape(n)}</p>" for n in report.notes)
+                       + (f"<p class='warn'>Approximate releases, nominal total (not a DP claim): epsilon "
+                          f"{report.approximate_nominal.epsilon:.4g}, delta {report.approximate_nominal.delta:.3g}</p>"
+                          if report.approximate_nominal is not None else ""))
     versions = r.get("library_versions", {})
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>fdp release report: {html.escape(release.label)}</title>

@@ -2,7 +2,6 @@
 
 import math
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -219,6 +218,10 @@ m1.metric("composed total epsilon", "-" if report.best is None else f"{report.be
           help="Minimum over the valid compositions at the total delta.")
 m2.metric("at delta", f"{report.delta_target:g}")
 m3.metric("best composition", "-" if report.best is None else report.best.method)
+if report.approximate_nominal is not None:
+    st.warning(f"{report.n_approximate} approximate release(s) (Gibbs sampler) are not covered by these totals; "
+               f"their nominal cost, not a DP claim: epsilon {report.approximate_nominal.epsilon:.4g}, delta "
+               f"{report.approximate_nominal.delta:.3g}. The filter still charges it.")
 for note in report.notes:
     st.caption(note)
 st.caption(f"Filter in force: {ledger_ui.FILTER_LABELS[led.filter]}. Its guarantee is the budget itself: epsilon "

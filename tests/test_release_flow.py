@@ -85,7 +85,7 @@ def test_commit_a_mean_release_then_ledger_meter_composition_and_download(sample
     # Export: the download button is there, and its bundle is a complete zip.
     buttons = {b.key: b for b in at.get("download_button")}
     assert "rel_download" in buttons and "rel_download_report" in buttons
-    cached = at.session_state[export_cache_key()]
+    cached = at.session_state["rel_export_cache"]
     zip_bytes, report_text = next(iter(cached.values()))
     names = {Path(n).name for n in zipfile.ZipFile(io.BytesIO(zip_bytes)).namelist()}
     assert names == set(export.BUNDLE_FILES)
@@ -94,10 +94,6 @@ def test_commit_a_mean_release_then_ledger_meter_composition_and_download(sample
     # The sidebar meter is on every page.
     at.switch_page("pages/data.py").run()
     assert f"spent epsilon {entry.epsilon:.3g} of 2.5" in _meter(at)
-
-
-def export_cache_key():
-    return "rel_export_cache"
 
 
 def test_over_budget_commit_is_refused_with_a_message_and_records_nothing(sampler_calls):
