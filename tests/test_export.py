@@ -175,6 +175,29 @@ def test_granularity_is_coarsened_when_the_float_error_bound_needs_it():
     assert hall.noise_plan.rho <= hall.scaled_sensitivity**2 / 2
 
 
+@pytest.mark.parametrize("box,feature,grid_size", [(((0.0, 2.0),), "l2norm", 40),
+                                                   (((0.0, 2.0), (0.0, 2.0)), "value:0.3,value:0.7", 12)])
+def test_hall_commit_adds_exactly_the_plans_noise_law_in_its_coefficient_frame(box, feature, grid_size, spy):
+    from fdp_core.kde import plan_kde_release
+    from fdp_core.features import extract_features
+
+    fd = load_curves(EXAMPLE)
+    settings = KdeSettings(mechanism="gaussian", box=box, epsilon=1.0, delta=1e-5, grid_size=grid_size)
+    release = export.commit_kde(Ledger(5.0, 1e-5), fd, feature, settings)
+    plan = plan_kde_release(extract_features(fd, feature)[0], settings)
+    axes, sds = export._hall_transform(plan)
+    # Independent N(0, sd_j^2) coefficients in the orthogonal frame U = the plan's noise covariance.
+    U = axes[0] if len(axes) == 1 else np.kron(axes[0], axes[1])
+    np.testing.assert_allclose((U * sds.ravel() ** 2) @ U.T, plan._noise.covariance(), rtol=1e-9, atol=1e-15)
+    # The exported density maps back to exactly the sampler's unit values, and the coefficients
+    # without noise to the non-private density (the transform is the identity on the signal).
+    values = release.table["density"].to_numpy().reshape(plan.grid_shape)
+    unit = (export._to_coefficients(axes, values) / sds).ravel()
+    np.testing.assert_allclose(unit, spy[0][1].unit_values, rtol=0, atol=1e-6 * np.abs(unit).max())
+    np.testing.assert_allclose(export._from_coefficients(axes, export._to_coefficients(axes, plan.density)),
+                               plan.density, atol=1e-12)
+
+
 # --------------------------------------------------------------------------- nothing private leaves
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
