@@ -1,0 +1,518 @@
+"""Density page: private kernel density estimates (METHODS.md section 4).
+
+The observations are a fixed per-curve feature of the current curves (or a numeric metadata
+column), or a built-in example. Hall et al.'s Gaussian-process KDE ((epsilon, delta)-DP) and
+ICLP-KDE (pure epsilon-DP) release the density on a public grid over a public box: 1-d
+sanitized densities against the analyst-view KDE, 2-d heatmaps or surfaces.
+"""
+
+import hashlib
+from dataclasses import asdict
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from fdp_core import kde
+from fdp_core.errors import FdpError
+from fdp_core.features import extract_features, parse_feature
+from fdp_core.mechanisms.calibration import CALIBRATIONS
+from fdp_ui import kde_plots, plots, sidebar, state
+
+SOURCES = {"curves": "features of the current curves",
+           "hall": "built-in: two-bump mixture (Hall et al. 2013), 1-d",
+           "mixture2d": "built-in: 2-d Gaussian mixture"}
+# What each built-in example starts from. Hall et al. use h = 0.1: the data-free default rule
+# (h = 0.4 at n = 100) oversmooths the two bumps into one. The 2-d mixture's components have
+# standard deviations 0.08-0.12, so h = 0.05 keeps them apart.
+EXAMPLES = {
+    "hall": {"box": kde.HALL_EXAMPLE["box"], "bandwidth": kde.HALL_EXAMPLE["bandwidth"],
+             "grid": kde.HALL_EXAMPLE["grid_size"], "n": kde.HALL_EXAMPLE["n"]},
+    "mixture2d": {"box": ((0.0, 1.0), (0.0, 1.0)), "bandwidth": 0.05, "grid": 64, "n": 500},
+}
+FEATURE_KINDS = {"value": "value at t0", "mean": "average over [u, v]", "l2norm": "L2 norm",
+                 "max": "maximum", "column": "metadata column"}
+MECHANISMS = {"gaussian": "Hall GP-KDE, (epsilon, delta)-DP", "iclp": "ICLP-KDE, pure epsilon-DP",
+              "both": "compare both"}
+SHORT = {"gaussian": "Hall GP-KDE", "iclp": "ICLP-KDE"}
+BOUND_NAMES = {"gaussian": {"exact": "exact (box diameter, attained)", "paper": "paper (Hall et al., sqrt 2)"},
+               "iclp": {"exact": "exact (grid-node pairs, attained)", "paper": "cheaper (triangle bound)"}}
+GRID_SLIDERS = {1: ("density_grid_1d", 16, 1000, 8), 2: ("density_grid_2d", 8, 96, 4)}
+MAX_DRAWS_1D, MAX_PANELS_2D = 30, 3
+# Monte Carlo draws behind the 95% radii: a 64 x 64 noise field costs 16x a 512-point curve.
+RADIUS_DRAWS = {1: 4000, 2: 1000}
+BOX_FLAG = ("box read off the data (min/max of the feature): the release is not differentially private")
+HELP = {
+    "source": "A per-curve feature must be a fixed functional (one curve moves one observation), so the KDE "
+              "sensitivities apply with one curve = one individual.",
+    "box": "Public box T: every observation is moved to its nearest point in T. Choose it from domain "
+           "knowledge (the range the feature can take), never from the data.",
+    "suggest": "Fills the box with the feature's min and max. Convenient, but the box then depends on the data, "
+               "so the release is NOT differentially private (the page says so while the flag is ticked).",
+    "box_flag": "Ticked by the suggest button. Untick it only after replacing the suggested limits by public "
+                "ones.",
+    "h_rule": "Data-free rule h = (box width) n^(-1/(4+d)); in 2-d the width is the geometric mean of the sides.",
+    "bandwidth": "Gaussian bandwidth h in the feature's units. Larger h = smoother estimate and less noise "
+                 "(the sensitivity falls like h^(-d)), more bias.",
+    "silverman": "Silverman's rule reads the data: convenient for teaching, but the release is then NOT "
+                 "differentially private.",
+    "grid": "Points per axis of the public evaluation grid.",
+    "hall_bound": "exact: the largest RKHS distance of two observations in the box (opposite corners, "
+                  "attained). paper: Hall et al.'s sqrt 2 bound, never smaller.",
+    "calibration": "analytic (Balle & Wang 2018): the smallest valid sigma. classical: sigma = Delta "
+                   "sqrt(2 log(2/delta))/epsilon, valid only for epsilon <= 1.",
+    "iclp_bound": "exact: the largest ||.||_{1,C} distance of two grid nodes' bumps (attained). cheaper: twice "
+                  "the largest single bump (triangle inequality), never smaller.",
+    "literature": "Hall et al.'s setting: epsilon = 1, delta = 0.1, h = 0.1, a 1000-point grid on [0, 1], "
+                  "their sqrt 2 bound with classical calibration. Sets the sidebar's epsilon and delta.",
+}
+
+st.title("Density (private KDE)")
+ds = state.current()
+g = sidebar.render()
+fd = ds.fd
+domain = fd.domain
+
+
+def _box_keys(d: int) -> list[tuple[str, str]]:
+    return [(f"density_lo{a}", f"density_hi{a}") for a in range(1, d + 1)]
+
+
+def _apply_source_defaults() -> None:
+    """Built-in examples start from their design's box, bandwidth and grid; data features from an
+    empty box (the user types a public one)."""
+    ss = st.session_state
+    example = EXAMPLES.get(ss["density_source"])
+    for a, (lo_key, hi_key) in enumerate(_box_keys(2)):
+        ss[lo_key], ss[hi_key] = (None, None) if example is None or a >= len(example["box"]) else example["box"][a]
+    ss["density_box_flag"] = False
+    ss["density_h_silverman"] = False
+    if example is None:
+        ss["density_h_rule"] = True
+        ss["density_grid_1d"], ss["density_grid_2d"] = kde.DEFAULT_GRID_SIZE[1], kde.DEFAULT_GRID_SIZE[2]
+        return
+    ss["density_h_rule"] = False
+    ss["density_bandwidth"] = example["bandwidth"]
+    ss[GRID_SLIDERS[len(example["box"])][0]] = example["grid"]
+
+
+def _apply_literature() -> None:
+    sidebar.apply({"g_epsilon": kde.HALL_EXAMPLE["epsilon"], "g_delta": kde.HALL_EXAMPLE["delta"]})
+    ss = st.session_state
+    ss["density_lo1"], ss["density_hi1"] = kde.HALL_EXAMPLE["box"][0]
+    ss.update(density_h_rule=False, density_h_silverman=False, density_bandwidth=kde.HALL_EXAMPLE["bandwidth"],
+              density_grid_1d=kde.HALL_EXAMPLE["grid_size"], density_hall_bound="paper",
+              density_calibration="classical", density_mechanism="gaussian")
+
+
+def _suggest_box(points: np.ndarray) -> None:
+    x = points.reshape(len(points), -1)
+    for a, (lo_key, hi_key) in enumerate(_box_keys(x.shape[1])):
+        lo, hi = float(x[:, a].min()), float(x[:, a].max())
+        if not lo < hi:  # a constant feature: any box around the value will do
+            lo, hi = lo - 0.5, hi + 0.5
+        st.session_state[lo_key], st.session_state[hi_key] = lo, hi
+    st.session_state["density_box_flag"] = True
+
+
+def _numeric_columns() -> list[str]:
+    return [str(c) for c in fd.metadata.columns if pd.api.types.is_numeric_dtype(fd.metadata[c])]
+
+
+def _page_defaults() -> dict:
+    a, b = domain
+    numeric = _numeric_columns()
+    columns = [str(c) for c in fd.metadata.columns]
+    column = numeric[0] if numeric else (columns[0] if columns else None)
+    return {"density_dim": "1-d", "density_kind_1": "value", "density_kind_2": "value",
+            "density_t0_1": a + 0.25 * (b - a), "density_t0_2": a + 0.75 * (b - a),
+            "density_u_1": a, "density_v_1": b, "density_u_2": a, "density_v_2": a + 0.5 * (b - a),
+            "density_col_1": column, "density_col_2": column,
+            "density_box_flag": False, "density_h_rule": True, "density_bandwidth": 0.1, "density_h_silverman": False,
+            "density_grid_1d": kde.DEFAULT_GRID_SIZE[1], "density_grid_2d": kde.DEFAULT_GRID_SIZE[2],
+            "density_mechanism": "gaussian", "density_hall_bound": "exact", "density_calibration": "analytic",
+            "density_iclp_bound": "exact", "density_style": "draws", "density_draws": 10,
+            "density_view": "heatmaps", "density_panels": 2, "density_seed": 0,
+            "density_n_hall": EXAMPLES["hall"]["n"], "density_n_mixture2d": EXAMPLES["mixture2d"]["n"],
+            **{key: None for pair in _box_keys(2) for key in pair}}
+
+
+if "density_source" not in st.session_state:
+    st.session_state["density_source"] = "curves" if ds.kind == "upload" else "hall"
+    _apply_source_defaults()
+# Re-assigning every stored value keeps the page's choices when the user visits other pages.
+for key, value in _page_defaults().items():
+    st.session_state[key] = st.session_state.get(key, value)
+for key in ("density_t0_1", "density_t0_2", "density_u_1", "density_v_1", "density_u_2", "density_v_2"):
+    if not domain[0] <= st.session_state[key] <= domain[1]:  # a new data set with another domain
+        st.session_state[key] = _page_defaults()[key]
+st.session_state["density_source"] = st.session_state["density_source"]
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _example_points(source: str, n: int, seed: int) -> np.ndarray:
+    if source == "hall":
+        return kde.hall_mixture_points(n, centers=kde.HALL_EXAMPLE["centers"], sd=kde.HALL_EXAMPLE["sd"], seed=seed)
+    return kde.mixture_2d_points(n, seed=seed)
+
+
+@st.cache_resource(show_spinner="Computing the estimate and the sensitivity...", max_entries=32)
+def _plan(points_key: str, settings_items: tuple, _points: np.ndarray) -> kde.KdeRelease:
+    """The planned release (estimate, sensitivity, noise operator), shared by reruns that change
+    only the view or the number of draws. Keyed by a digest of the points, not by the data set."""
+    return kde.plan_kde_release(_points, kde.KdeSettings(**dict(settings_items)))
+
+
+def _noise_scale(release: kde.KdeRelease) -> float:
+    return release.sigma if release.mechanism == "gaussian" else float(release.laplace_scales.max())
+
+
+def _noise_shape(release: kde.KdeRelease) -> tuple:
+    """Everything the noise depends on except its overall scale.
+
+    Hall: sigma G with G fixed by the grid and h. ICLP: Laplace scales Delta_1 sqrt(lambda_l) /
+    epsilon, the lambda_l fixed by the kernel and the grid, divided by the box volume.
+    """
+    if release.mechanism == "gaussian":
+        return ("gaussian", release.box, release.grid_shape, release.bandwidth)
+    gq = release.guarantee
+    return ("iclp", release.box, release.grid_shape, gq["kernel"], gq["rho"], gq["nu"])
+
+
+@st.cache_data(show_spinner="Computing the 95% error radii (Monte Carlo, once per noise shape)...", max_entries=64)
+def _unit_radii(noise_shape: tuple, _release: kde.KdeRelease) -> tuple[float, float]:
+    scale = _noise_scale(_release)
+    draws = RADIUS_DRAWS[_release.d]
+    return (_release.l2_error_radius(0.95, draws) / scale, _release.sup_error_radius(0.95, draws) / scale)
+
+
+def _radii(release: kde.KdeRelease) -> tuple[float, float]:
+    """95% L2 and sup radii from fdp_core's Monte Carlo, once per noise shape.
+
+    The noise is its scale times a field whose law does not depend on epsilon, delta, n, the
+    bound or the calibration, and the radii use fixed seeds, so they are exactly proportional
+    to the scale: an epsilon change costs no new Monte Carlo.
+    """
+    l2, sup = _unit_radii(_noise_shape(release), release)
+    scale = _noise_scale(release)
+    return l2 * scale, sup * scale
+
+
+def _feature_widgets(a: int, container) -> str:
+    """Widgets of feature ``a`` (1 or 2); returns its spec string for fdp_core.features."""
+    lo, hi = domain
+    kind = container.selectbox(f"feature {a}", tuple(FEATURE_KINDS), key=f"density_kind_{a}",
+                               format_func=FEATURE_KINDS.get)
+    if kind == "value":
+        t0 = container.number_input("t0", min_value=lo, max_value=hi, format="%.4g", key=f"density_t0_{a}",
+                                    help=f"Curve value at t0 (linear interpolation); domain [{lo:g}, {hi:g}].")
+        return f"value:{t0!r}"
+    if kind == "mean":
+        left, right = container.columns(2)
+        u = left.number_input("u", min_value=lo, max_value=hi, format="%.4g", key=f"density_u_{a}")
+        v = right.number_input("v", min_value=lo, max_value=hi, format="%.4g", key=f"density_v_{a}")
+        return f"mean:{u!r}:{v!r}"
+    if kind == "column":
+        numeric = _numeric_columns()
+        name = container.selectbox("column", [str(c) for c in fd.metadata.columns], key=f"density_col_{a}",
+                                   accept_new_options=True,
+                                   help="A numeric metadata column of the file (one value per curve). Numeric "
+                                        f"columns here: {', '.join(numeric) or 'none'}.")
+        return f"column:{name or ''}"
+    container.caption("L2 norm over the grid rescaled to [0, 1] (the norm tau bounds)" if kind == "l2norm"
+                      else "largest value of each curve on its grid")
+    return kind
+
+
+def _points_from_curves() -> tuple[np.ndarray, tuple[str, ...], str]:
+    d = 1 if st.radio("dimension", ("1-d", "2-d"), key="density_dim", horizontal=True) == "1-d" else 2
+    columns = st.columns(2)
+    specs = [_feature_widgets(a, columns[a - 1]) for a in range(1, d + 1)]
+    try:
+        features = tuple(parse_feature(spec) for spec in specs)
+        points, features = extract_features(fd, features)
+    except FdpError as exc:
+        st.error(f"Cannot compute the feature: {exc}")
+        st.stop()
+    spec = ",".join(f.spec for f in features)
+    st.caption(f"{fd.n} curves -> {fd.n} observations of `{spec}` (one per curve, one curve = one individual).")
+    return points, tuple(f.label for f in features), spec
+
+
+def _points_from_example(source: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    c1, c2, c3 = st.columns([1, 1, 2])
+    n = int(c1.number_input("n (observations)", min_value=2, max_value=200_000, step=50, key=f"density_n_{source}"))
+    seed = int(c2.number_input("data seed", min_value=0, step=1, key="density_seed"))
+    if source == "hall":
+        c3.button("literature settings", key="density_literature", on_click=_apply_literature, help=HELP["literature"])
+        c3.caption("Equal mixture of N(0.3, 0.1^2) and N(0.7, 0.1^2) on [0, 1] (Hall, Rinaldo & Wasserman 2013).")
+        return _example_points(source, n, seed), ("x",)
+    c3.caption("0.6 N((0.3, 0.3), 0.1^2 I) + 0.4 N((0.7, 0.65), diag(0.12^2, 0.08^2)) on [0, 1]^2.")
+    return _example_points(source, n, seed), ("x1", "x2")
+
+
+# --------------------------------------------------------------------------- observations
+
+source = st.radio("observations", tuple(SOURCES), key="density_source", format_func=SOURCES.get, horizontal=True,
+                  on_change=_apply_source_defaults, help=HELP["source"])
+spec = None
+if source == "curves":
+    points, axis_labels, spec = _points_from_curves()
+else:
+    points, axis_labels = _points_from_example(source)
+d = len(axis_labels)
+n = len(points)
+points_key = hashlib.sha1(np.ascontiguousarray(points).tobytes()).hexdigest() + f":{points.shape}"
+
+# --------------------------------------------------------------------------- box, bandwidth, grid
+
+st.markdown("**Public box, bandwidth and grid**")
+box_columns = st.columns([1, 1] * d + ([2] if source == "curves" else []))
+for a, (lo_key, hi_key) in enumerate(_box_keys(d)):
+    name = axis_labels[a] if d == 1 else f"axis {a + 1}"
+    box_columns[2 * a].number_input(f"lower limit ({name})", format="%.4g", key=lo_key, help=HELP["box"])
+    box_columns[2 * a + 1].number_input(f"upper limit ({name})", format="%.4g", key=hi_key, help=HELP["box"])
+box_flag = False
+if source == "curves":
+    box_columns[-1].button("suggest box from the data (not DP)", key="density_suggest_box", on_click=_suggest_box,
+                           args=(points,), help=HELP["suggest"])
+    box_flag = box_columns[-1].checkbox("box read off the data (not DP)", key="density_box_flag",
+                                        help=HELP["box_flag"])
+raw_box = [(st.session_state[lo_key], st.session_state[hi_key]) for lo_key, hi_key in _box_keys(d)]
+if any(v is None for pair in raw_box for v in pair):
+    st.info("Type the public box: limits the feature cannot leave, known without looking at the data (e.g. "
+            "the measurement range). The suggest button fills in the data's range, which is not DP.")
+    st.stop()
+try:
+    box = kde.check_box(raw_box, d)
+except FdpError as exc:
+    st.error(f"Cannot use this box: {exc}")
+    st.stop()
+
+mechanism = st.session_state["density_mechanism"]
+shown = ("gaussian", "iclp") if mechanism == "both" else (mechanism,)
+c1, c2, c3, c4 = st.columns(4)
+h_rule = c1.checkbox("default bandwidth rule", key="density_h_rule", help=HELP["h_rule"],
+                     disabled="gaussian" not in shown)
+silverman = c3.checkbox("Silverman h from the data (not DP)", key="density_h_silverman",
+                        help=HELP["silverman"], disabled="gaussian" not in shown)
+bandwidth_input = c2.number_input("bandwidth h", format="%.4g", step=0.01, key="density_bandwidth",
+                                  help=HELP["bandwidth"], disabled=h_rule or silverman or "gaussian" not in shown)
+default_h = kde.default_bandwidth(box, n)
+c1.caption(f"rule: h = {default_h:.4g} (box width x n^(-1/{4 + d}), data-free)")
+grid_key, grid_min, grid_max, grid_step = GRID_SLIDERS[d]
+grid_size = c4.slider("grid points" + (" per axis" if d == 2 else ""), grid_min, grid_max, step=grid_step,
+                      key=grid_key, help=HELP["grid"])
+bandwidth = None if (h_rule or silverman) else bandwidth_input
+
+# --------------------------------------------------------------------------- mechanism
+
+st.markdown("**Mechanism**")
+m1, m2, m3, m4 = st.columns([2, 1, 1, 1])
+mechanism = m1.radio("mechanism", tuple(MECHANISMS), key="density_mechanism", format_func=MECHANISMS.get,
+                     horizontal=True, label_visibility="collapsed")
+hall_bound = m2.radio("Hall bound", kde.KDE_BOUNDS, key="density_hall_bound", horizontal=True,
+                      help=HELP["hall_bound"], disabled="gaussian" not in shown)
+calibration = m3.radio("calibration", CALIBRATIONS, key="density_calibration", horizontal=True,
+                       help=HELP["calibration"], disabled="gaussian" not in shown)
+iclp_bound = m4.radio("ICLP bound", kde.KDE_BOUNDS, key="density_iclp_bound", horizontal=True,
+                      format_func={"exact": "exact", "paper": "cheaper"}.get, help=HELP["iclp_bound"],
+                      disabled="iclp" not in shown)
+if "iclp" in shown:
+    nu_text = f", nu = {g.nu:g}" if g.nu is not None else ""
+    product = (" In 2-d the noise kernel is the product of two 1-d kernels; for Matern and exponential kernels "
+               "that is not the isotropic kernel of the ICLP paper." if d == 2 and g.kernel != "gaussian" else "")
+    st.caption(f"ICLP-KDE uses the sidebar's kernel ({g.kernel}, rho = {g.rho:g}{nu_text}) on the box rescaled to "
+               f"[0, 1] per axis, and the estimation kernel K^eta with eta = {g.eta:g} (must be > 1). Observations "
+               f"are snapped to the nearest grid node; delta = 0.{product}")
+
+v1, v2 = st.columns(2)
+if d == 1:
+    style = v1.radio("show", ("draws", "band"), key="density_style", horizontal=True,
+                     help="Several independent sanitized densities, or their pointwise 5-95% band (200 draws).")
+    n_draws = v2.slider("sanitized draws" + (" per mechanism" if mechanism == "both" else ""), 1, MAX_DRAWS_1D,
+                        key="density_draws")
+else:
+    surface = v1.radio("view", ("heatmaps", "surfaces"), key="density_view", horizontal=True) == "surfaces"
+    n_panels = v2.slider("sanitized draws shown", 1, MAX_PANELS_2D, key="density_panels")
+
+
+def _settings(mech: str, bound: str | None = None) -> tuple:
+    common = dict(mechanism=mech, box=box, epsilon=g.epsilon, grid_size=int(grid_size))
+    if mech == "gaussian":
+        settings = kde.KdeSettings(**common, delta=g.delta, bandwidth=None if bandwidth is None else float(bandwidth),
+                                   data_dependent_bandwidth=bool(silverman), bound=bound or hall_bound,
+                                   calibration=calibration)
+    else:
+        settings = kde.KdeSettings(**common, bound=bound or iclp_bound, kernel=g.kernel, rho=g.rho, nu=g.nu,
+                                   eta=g.eta)
+    return tuple(asdict(settings).items())
+
+
+releases = {}
+for mech in shown:
+    try:
+        releases[mech] = _plan(points_key, _settings(mech), points)
+    except FdpError as exc:
+        hint = (" Raise eta in the sidebar (Smoothing): ICLP-KDE needs eta > 1." if mech == "iclp" and g.eta <= 1
+                else "")
+        st.error(f"{SHORT[mech]}: cannot compute this density: {str(exc).rstrip('.')}.{hint}")
+if not releases:
+    st.stop()
+
+# --------------------------------------------------------------------------- flags and clipping
+
+first = next(iter(releases.values()))
+flags = ([BOX_FLAG] if box_flag else []) + [f for r in releases.values() for f in r.data_dependent_flags]
+for flag in flags:
+    st.error(f"Data-dependent (not DP): {flag}.")
+share = first.n_clipped_box / first.n
+clip_text = (f"n = {first.n} observations; {first.n_clipped_box} ({share:.0%}) lay outside the box "
+             f"{' x '.join(f'[{lo:g}, {hi:g}]' for lo, hi in box)} and were moved to its boundary.")
+(st.warning if share > 0.05 else st.caption)(clip_text + (" That many piles mass on the box's edges: widen "
+                                                           "the box." if share > 0.05 else ""))
+
+
+# --------------------------------------------------------------------------- figures
+
+def _privacy_text(release) -> str:
+    gq = release.guarantee
+    return (f"epsilon = {gq['epsilon']:g}, delta = {gq['delta']:g}" if release.mechanism == "gaussian"
+            else f"epsilon = {gq['epsilon']:g}, delta = 0")
+
+
+def _title(release) -> str:
+    h = f", h = {release.bandwidth:.3g}" if release.bandwidth is not None else ""
+    return f"{SHORT[release.mechanism]}, {_privacy_text(release)}{h}"
+
+
+salt = {"gaussian": 21, "iclp": 22}
+if d == 1:
+    truth = (kde.mixture_density(first.grid, centers=kde.HALL_EXAMPLE["centers"], sd=kde.HALL_EXAMPLE["sd"])
+             if source == "hall" else None)
+    draws = {m: r.sample(g.rng(salt[m]), max(n_draws, 200) if style == "band" else n_draws)
+             for m, r in releases.items()}
+    y_range = kde_plots.common_range(*draws.values(), *(r.density for r in releases.values()),
+                                     *([truth] if truth is not None else [])) if len(releases) > 1 else None
+    columns = st.columns(len(releases))
+    for column, (mech, release) in zip(columns, releases.items()):
+        fig = kde_plots.density_figure(release.grid, draws[mech], release.density, title=_title(release),
+                                       x_title=axis_labels[0], style=style, truth=truth,
+                                       color=kde_plots.DENSITY_COLORS[mech], y_range=y_range)
+        column.plotly_chart(fig, width="stretch", key=f"density_figure_{mech}")
+else:
+    for mech, release in releases.items():
+        sanitized = release.sample(g.rng(salt[mech]), n_panels)
+        panels = [(plots.ANALYST_LABEL.replace(" (", "<br>("), release.density)]
+        panels += [(f"sanitized draw {i + 1}", values) for i, values in enumerate(sanitized)]
+        fig = kde_plots.density_panels_figure(release.grids, panels, title=_title(release), x_titles=axis_labels,
+                                              surface=surface)
+        st.plotly_chart(fig, width="stretch", key=f"density_figure_{mech}")
+    st.caption("One colour scale per row, shared by the analyst view and the sanitized draws. Sanitized densities "
+               "can dip below 0: the noise is added to the whole field.")
+
+# --------------------------------------------------------------------------- accuracy and guarantee
+
+radii = {m: _radii(r) for m, r in releases.items()}
+units = "box units" if source != "curves" else "the feature's units"
+for mech, release in releases.items():
+    l2, sup = radii[mech]
+    st.success(f"**{SHORT[mech]}**: with 95% probability the sanitized density is within **{l2:.4g}** of the "
+               f"non-private estimate in L2(T) ({units}); the largest pointwise deviation stays below **{sup:.4g}** "
+               f"with 95% probability. Expected squared L2 error: {release.expected_sq_l2_error:.4g}.")
+st.caption(f"Expected squared L2 error in closed form (Hall: sigma^2 times the trace of the noise covariance under "
+           f"the grid quadrature; ICLP: sum 2 b_l^2 over the box volume). Radii: fdp_core's Monte Carlo "
+           f"({RADIUS_DRAWS[d]} draws, fixed seed). Previews: idealised real-arithmetic DP (numpy generator).")
+
+
+def _sensitivity_table(release) -> None:
+    gq = release.guarantee
+    mech = release.mechanism
+    st.markdown(f"**Sensitivity** ({gq['sensitivity_norm']})")
+    table = pd.DataFrame({"bound": [BOUND_NAMES[mech][b] for b in kde.KDE_BOUNDS],
+                          "sensitivity": [gq[f"sensitivity_{b}"] for b in kde.KDE_BOUNDS],
+                          "in use": ["yes" if b == gq["sensitivity_bound"] else "" for b in kde.KDE_BOUNDS]})
+    st.dataframe(table.style.format({"sensitivity": "{:.4g}"}), hide_index=True, width="stretch",
+                 key=f"density_sensitivity_{mech}")
+    st.caption(f"In use: {gq['sensitivity_bound_label']}.")
+
+
+def _noise_table(release) -> None:
+    gq = release.guarantee
+    if release.mechanism == "gaussian":
+        st.markdown("**Noise scale sigma: both bounds x both calibrations**")
+        rows = [{"bound": b, **{c: gq["sigma_table"][f"{b}/{c}"] for c in CALIBRATIONS}} for b in kde.KDE_BOUNDS]
+        st.dataframe(pd.DataFrame(rows).style.format(lambda v: "refused (epsilon > 1)" if v is None or v != v
+                                                     else f"{v:.4g}", subset=list(CALIBRATIONS)),
+                     hide_index=True, width="stretch", key="density_sigma_table")
+        st.caption(f"In use: {gq['sensitivity_bound']} / {gq['calibration']}, sigma = {release.sigma:.4g}, "
+                   f"Gaussian-DP mu = {gq['gdp_mu']:.3g}; h = {release.bandwidth:.4g}, box diameter D = "
+                   f"{gq['box_diameter']:.4g}. Noise: {gq['noise']}.")
+        return
+    plans = {b: release if b == gq["sensitivity_bound"] else _plan(points_key, _settings("iclp", b), points)
+             for b in kde.KDE_BOUNDS}
+    st.markdown("**Laplace noise scales: both bounds**")
+    st.dataframe(pd.DataFrame({"bound": [BOUND_NAMES["iclp"][b] for b in kde.KDE_BOUNDS],
+                               "largest b_l": [p.laplace_scales.max() for p in plans.values()],
+                               "smallest b_l": [p.laplace_scales.min() for p in plans.values()],
+                               "expected sq. L2 error": [p.expected_sq_l2_error for p in plans.values()]})
+                 .style.format("{:.4g}", subset=["largest b_l", "smallest b_l", "expected sq. L2 error"]),
+                 hide_index=True, width="stretch", key="density_laplace_table")
+    st.caption(f"{gq['laplace_scale_formula']}; {gq['n_components']} coefficients, in unit coordinates "
+               f"(density divided by the box volume {gq['box_volume']:.4g}). Laplace scale b: variance 2 b^2.")
+
+
+def _guarantee(release) -> None:
+    gq = release.guarantee
+    dp = gq["differentially_private"] and not box_flag
+    statement = (f"{gq['privacy']} with {_privacy_text(release)}, for neighbouring data sets that "
+                 f"{gq['neighbouring']}; sensitivity {gq['sensitivity']:.4g} ({gq['sensitivity_bound']} bound).")
+    (st.info if dp else st.error)(("Guarantee: " if dp else "NOT differentially private (data-dependent choices "
+                                   "above). Nominal guarantee: ") + statement)
+    with st.expander("guarantee record (plain data, as exported)"):
+        st.json({**gq, "data_dependent_flags": list(gq["data_dependent_flags"]) + ([BOX_FLAG] if box_flag else []),
+                 "differentially_private": dp})
+
+
+def _details(release) -> None:
+    left, right = st.columns(2)
+    with left:
+        _sensitivity_table(release)
+    with right:
+        _noise_table(release)
+    _guarantee(release)
+
+
+if len(releases) > 1:
+    rows = [{"mechanism": SHORT[m], "privacy": _privacy_text(r), "sensitivity in use": r.sensitivity,
+             "noise scale": (f"sigma = {r.sigma:.4g}" if m == "gaussian"
+                             else f"Laplace b_1 = {r.laplace_scales.max():.4g}"),
+             "expected sq. L2 error": r.expected_sq_l2_error, "95% L2 radius": radii[m][0],
+             "95% sup radius": radii[m][1]} for m, r in releases.items()]
+    st.dataframe(pd.DataFrame(rows).style.format({"sensitivity in use": "{:.4g}", "expected sq. L2 error": "{:.4g}",
+                                                  "95% L2 radius": "{:.4g}", "95% sup radius": "{:.4g}"}),
+                 hide_index=True, width="stretch", key="density_compare_table")
+    st.caption("The two estimators differ (Gaussian bumps of width h vs the K^eta bumps of ICLP), so compare the "
+               "pictures as well as the numbers: each error is against the mechanism's own non-private estimate.")
+    for tab, (mech, release) in zip(st.tabs([f"{SHORT[m]} details" for m in releases]), releases.items()):
+        with tab:
+            _details(release)
+else:
+    _details(first)
+
+if spec is not None:
+    with st.expander("same release from the command line"):
+        for mech, release in releases.items():
+            settings = dict(_settings(mech))
+            parts = [f"python -m fdp_core release kde --data FILE --feature '{spec}' --mechanism {mech}",
+                     f"--epsilon {g.epsilon:g}", f"--box={','.join(f'{v!r}' for pair in box for v in pair)}",
+                     f"--grid-size {grid_size}", f"--bound {settings['bound']}"]
+            if mech == "gaussian":
+                parts += [f"--delta {g.delta:g}", f"--calibration {calibration}"]
+                parts += (["--bandwidth-from-data"] if silverman else
+                          [] if bandwidth is None else [f"--bandwidth {float(bandwidth)!r}"])
+            else:
+                parts += [f"--kernel {g.kernel}", f"--rho {g.rho!r}", f"--eta {g.eta!r}"]
+                parts += [f"--nu {g.nu!r}"] if g.nu is not None else []
+            st.code(" ".join(parts + ["--out OUT_DIR"]), language="bash")
+        st.caption("FILE is the uploaded file; the CLI draws its own noise (fresh, or from --seed).")
