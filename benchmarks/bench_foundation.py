@@ -13,8 +13,9 @@ sidebar and the plotly figure serialisation; the test harness adds a few ms).
 
 from __future__ import annotations
 
+from _util import ROOT, SHARED_DATA, report, synthetic_curves, timed  # first: sets BLAS threads
+
 import numpy as np
-from _util import ROOT, SHARED_DATA, report, synthetic_curves, timed
 
 from fdp_core.data import load_curves
 from fdp_core.kernels import _eigenbasis_cached, eigenbasis

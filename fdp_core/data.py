@@ -263,7 +263,11 @@ def _parse_wide(rows: list[list[str]], name: str) -> tuple[np.ndarray, np.ndarra
         if bad:
             raise DataError(f"{name}: row {r} has {len(bad)} non-numeric cell(s) (column(s) {_fmt_cols(bad)})")
         values[r - 2] = parsed
-    meta = pd.DataFrame([row[:first_numeric] for row in body], columns=header[:first_numeric])
+    meta_names = [h or f"column{i + 1}" for i, h in enumerate(header[:first_numeric])]
+    repeated = sorted({h for h in meta_names if meta_names.count(h) > 1})
+    if repeated:
+        raise DataError(f"{name}: duplicate metadata column name(s) {_fmt_cols(repeated)}; rename them")
+    meta = pd.DataFrame([row[:first_numeric] for row in body], columns=meta_names)
     for col in meta.columns:
         converted = pd.to_numeric(meta[col], errors="coerce")
         if converted.notna().all():

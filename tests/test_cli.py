@@ -43,7 +43,7 @@ def test_bad_files_exit_2_with_the_specific_message(name, raw, fragment, tmp_pat
     ("--rho", "0", "rho must be > 0"), ("--rho", "-1", "rho must be > 0"),
     ("--phi", "0", "phi must be > 0"), ("--eta", "0.5", "eta must be >= 1"),
     ("--epsilon", "nan", "epsilon must be finite"), ("--rho", "abc", "invalid float value"),
-    ("--kernel", "rbf", "invalid choice"),
+    ("--kernel", "rbf", "invalid choice"), ("--seed", "-1", "--seed must be a non-negative integer"),
 ])
 def test_bad_parameters_exit_2(flag, value, fragment, tmp_path, capsys):
     assert _exit_code(_args(EXAMPLE, tmp_path / "out", **{flag: value})) == 2

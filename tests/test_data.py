@@ -35,6 +35,7 @@ BAD_FILES = [
     ("long: bad value", b"id,t,value\na,0,1\na,1,zz\n", "non-numeric value"),
     ("long: no overlap", b"id,t,value\na,0,1\na,1,2\nb,2,1\nb,3,2\n", "do not overlap"),
     ("corrupt parquet", b"PAR1garbagePAR1", "could not be read as Parquet"),
+    ("duplicate metadata names", b"a,a,0,1\nx,y,1,2\nz,w,3,5\n", "duplicate metadata column name(s) a"),
 ]
 
 

@@ -7,6 +7,7 @@ import argparse
 import numpy as np
 
 from ..data import MISSING_POLICIES, load_curves
+from ..errors import ParameterError
 from ..kernels import KERNEL_NAMES
 
 
@@ -34,4 +35,6 @@ def load_data(args):
 
 
 def rng_from(args) -> np.random.Generator:
+    if args.seed is not None and args.seed < 0:
+        raise ParameterError(f"--seed must be a non-negative integer, got {args.seed}")
     return np.random.default_rng(args.seed)
