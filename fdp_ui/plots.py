@@ -19,6 +19,14 @@ def _stacked(grid: np.ndarray, curves: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return x, y
 
 
+def add_curves(fig: go.Figure, grid, curves, *, name: str, color: str, width: float = 1.0,
+               opacity: float = 1.0) -> None:
+    """Add many curves to ``fig`` as a single WebGL trace."""
+    x, y = _stacked(np.asarray(grid), np.asarray(curves))
+    fig.add_trace(go.Scattergl(x=x, y=y, mode="lines", line=dict(width=width, color=color), opacity=opacity,
+                               name=name, hoverinfo="skip"))
+
+
 def curve_subset(n: int, limit: int = MAX_CURVES_DRAWN, seed: int = 0) -> np.ndarray:
     """Indices of the curves drawn: all of them, or a fixed random subset of ``limit``."""
     if n <= limit:
@@ -28,9 +36,8 @@ def curve_subset(n: int, limit: int = MAX_CURVES_DRAWN, seed: int = 0) -> np.nda
 
 def curves_figure(grid, curves, *, title: str, color: str = "rgba(31,119,180,0.35)", name: str = "curves",
                   x_title: str = "t", y_title: str = "value") -> go.Figure:
-    x, y = _stacked(np.asarray(grid), np.asarray(curves))
-    fig = go.Figure(go.Scattergl(x=x, y=y, mode="lines", line=dict(width=1, color=color), name=name,
-                                 hoverinfo="skip"))
+    fig = go.Figure()
+    add_curves(fig, grid, curves, name=name, color=color)
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=420,
                       margin=dict(l=10, r=10, t=50, b=10), showlegend=True)
     return fig
@@ -68,9 +75,7 @@ def release_figure(grid, draws: np.ndarray, estimate: np.ndarray | None, *, titl
         add_band(fig, grid, lo, hi, name=f"{label}: pointwise 5-95% of {len(draws)} draws")
         add_line(fig, grid, draws[0], name=f"{label} (one draw)", color=color, width=1.5)
     else:
-        x, y = _stacked(np.asarray(grid), draws)
-        fig.add_trace(go.Scattergl(x=x, y=y, mode="lines", line=dict(width=1, color=color),
-                                   opacity=0.45, name=f"{label}: {len(draws)} draws"))
+        add_curves(fig, grid, draws, name=f"{label}: {len(draws)} draws", color=color, opacity=0.45)
     if truth is not None:
         add_line(fig, grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot")
     if estimate is not None:

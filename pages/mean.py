@@ -137,10 +137,8 @@ def _overlay_figure(grid, draws_by_mechanism: dict, truth) -> go.Figure:
     """One WebGL trace per mechanism (its draws joined by NaN gaps), one colour each."""
     fig = go.Figure()
     for mech, draws in draws_by_mechanism.items():
-        x = np.tile(np.append(grid, np.nan), len(draws))
-        y = np.hstack([draws, np.full((len(draws), 1), np.nan)]).ravel()
-        fig.add_trace(go.Scattergl(x=x, y=y, mode="lines", name=f"{MECHANISM_LABELS[mech]}: {len(draws)} draws",
-                                   line=dict(width=1.2, color=COMPARE_COLORS[mech]), opacity=0.6))
+        plots.add_curves(fig, grid, draws, name=f"{MECHANISM_LABELS[mech]}: {len(draws)} draws",
+                         color=COMPARE_COLORS[mech], width=1.2, opacity=0.6)
     if truth is not None:
         plots.add_line(fig, grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot")
     fig.update_layout(title=f"Every mechanism, epsilon = {g.epsilon:g} (delta = {g.delta:g}: Gaussian only)",
