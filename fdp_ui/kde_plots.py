@@ -28,10 +28,9 @@ def density_figure(grid, draws: np.ndarray, estimate: np.ndarray, *, title: str,
                                label="sanitized density", color=color)
     if truth is not None:
         plots.add_line(fig, grid, truth, name="true density (simulation)", color=TRUTH_COLOR, dash="dot", width=2)
-    fig.add_hline(y=0.0, line=dict(color="#7f7f7f", width=1))
-    fig.update_layout(yaxis_title="density")
-    if y_range is not None:
-        fig.update_yaxes(range=list(y_range))
+    # The zero line as an axis property: add_hline costs about 8 ms per figure.
+    fig.update_layout(yaxis=dict(title="density", zeroline=True, zerolinecolor="#7f7f7f", zerolinewidth=1,
+                                 range=None if y_range is None else list(y_range)))
     return fig
 
 
@@ -43,12 +42,13 @@ def common_range(*arrays: np.ndarray, pad: float = 0.04) -> tuple[float, float]:
     return lo - pad * span, hi + pad * span
 
 
-def density_panels_figure(grids: tuple, panels: list[tuple[str, np.ndarray]], *, title: str,
-                          x_titles: tuple[str, str], surface: bool = False) -> go.Figure:
+def density_panels_figure(grids: tuple, panels: list[tuple[str, np.ndarray]], *, x_titles: tuple[str, str],
+                          surface: bool = False) -> go.Figure:
     """2-d densities side by side on one colour scale: heatmaps, or surfaces when ``surface``.
 
     Each panel's values have shape (G1, G2) indexed [axis 1, axis 2]; plotly draws z[row][col]
-    with rows along y, so the arrays are transposed.
+    with rows along y, so the arrays are transposed. No figure title: in the app's theme a
+    plotly title collides with the two-line panel titles, so the page writes it above the chart.
     """
     zmin, zmax = common_range(*(values for _, values in panels), pad=0.0)
     k = len(panels)
@@ -71,7 +71,5 @@ def density_panels_figure(grids: tuple, panels: list[tuple[str, np.ndarray]], *,
     if surface:
         fig.update_scenes(xaxis_title=x_titles[0], yaxis_title=x_titles[1], zaxis_title="density",
                           zaxis_range=[zmin, zmax], aspectmode="cube")
-    # The top margin holds the figure title above the two-line panel titles.
-    fig.update_layout(title=dict(text=title, y=0.98, yanchor="top"), height=460 if surface else 420,
-                      margin=dict(l=10, r=10, t=105, b=10))
+    fig.update_layout(height=440 if surface else 400, margin=dict(l=10, r=10, t=60, b=10))
     return fig

@@ -331,7 +331,7 @@ if d == 1:
     style = v1.radio("show", ("draws", "band"), key="density_style", horizontal=True,
                      help="Several independent sanitized densities, or their pointwise 5-95% band (200 draws).")
     n_draws = v2.slider("sanitized draws" + (" per mechanism" if mechanism == "both" else ""), 1, MAX_DRAWS_1D,
-                        key="density_draws")
+                        key="density_draws", disabled=style == "band")
 else:
     surface = v1.radio("view", ("heatmaps", "surfaces"), key="density_view", horizontal=True) == "surfaces"
     n_panels = v2.slider("sanitized draws shown", 1, MAX_PANELS_2D, key="density_panels")
@@ -368,7 +368,8 @@ for flag in flags:
     st.error(f"Data-dependent (not DP): {flag}.")
 share = first.n_clipped_box / first.n
 clip_text = (f"n = {first.n} observations; {first.n_clipped_box} ({share:.0%}) lay outside the box "
-             f"{' x '.join(f'[{lo:g}, {hi:g}]' for lo, hi in box)} and were moved to its boundary.")
+             f"{' x '.join(f'[{lo:g}, {hi:g}]' for lo, hi in box)} and were moved to its boundary. The sidebar's tau "
+             "does not apply: the box bounds each observation.")
 (st.warning if share > 0.05 else st.caption)(clip_text + (" That many piles mass on the box's edges: widen "
                                                            "the box." if share > 0.05 else ""))
 
@@ -405,9 +406,9 @@ else:
         sanitized = release.sample(g.rng(salt[mech]), n_panels)
         panels = [(plots.ANALYST_LABEL.replace(" (", "<br>("), release.density)]
         panels += [(f"sanitized draw {i + 1}", values) for i, values in enumerate(sanitized)]
-        fig = kde_plots.density_panels_figure(release.grids, panels, title=_title(release), x_titles=axis_labels,
-                                              surface=surface)
-        st.plotly_chart(fig, width="stretch", key=f"density_figure_{mech}")
+        st.markdown(f"**{_title(release)}**")
+        st.plotly_chart(kde_plots.density_panels_figure(release.grids, panels, x_titles=axis_labels, surface=surface),
+                        width="stretch", key=f"density_figure_{mech}")
     st.caption("One colour scale per row, shared by the analyst view and the sanitized draws. Sanitized densities "
                "can dip below 0: the noise is added to the whole field.")
 
@@ -425,15 +426,22 @@ st.caption(f"Expected squared L2 error in closed form (Hall: sigma^2 times the t
            f"({RADIUS_DRAWS[d]} draws, fixed seed). Previews: idealised real-arithmetic DP (numpy generator).")
 
 
+def _show_table(rows: list[dict], key: str) -> None:
+    """A small table with numbers shown to 4 significant digits (pre-formatted: a pandas Styler
+    costs about 10 ms per table on every rerun)."""
+    def cell(v):
+        return f"{v:.4g}" if isinstance(v, (float, np.floating)) else v
+    st.dataframe(pd.DataFrame([{k: cell(v) for k, v in row.items()} for row in rows]), hide_index=True,
+                 width="stretch", key=key)
+
+
 def _sensitivity_table(release) -> None:
     gq = release.guarantee
     mech = release.mechanism
     st.markdown(f"**Sensitivity** ({gq['sensitivity_norm']})")
-    table = pd.DataFrame({"bound": [BOUND_NAMES[mech][b] for b in kde.KDE_BOUNDS],
-                          "sensitivity": [gq[f"sensitivity_{b}"] for b in kde.KDE_BOUNDS],
-                          "in use": ["yes" if b == gq["sensitivity_bound"] else "" for b in kde.KDE_BOUNDS]})
-    st.dataframe(table.style.format({"sensitivity": "{:.4g}"}), hide_index=True, width="stretch",
-                 key=f"density_sensitivity_{mech}")
+    _show_table([{"bound": BOUND_NAMES[mech][b], "sensitivity": gq[f"sensitivity_{b}"],
+                  "in use": "yes" if b == gq["sensitivity_bound"] else ""} for b in kde.KDE_BOUNDS],
+                key=f"density_sensitivity_{mech}")
     st.caption(f"In use: {gq['sensitivity_bound_label']}.")
 
 
@@ -441,10 +449,9 @@ def _noise_table(release) -> None:
     gq = release.guarantee
     if release.mechanism == "gaussian":
         st.markdown("**Noise scale sigma: both bounds x both calibrations**")
-        rows = [{"bound": b, **{c: gq["sigma_table"][f"{b}/{c}"] for c in CALIBRATIONS}} for b in kde.KDE_BOUNDS]
-        st.dataframe(pd.DataFrame(rows).style.format(lambda v: "refused (epsilon > 1)" if v is None or v != v
-                                                     else f"{v:.4g}", subset=list(CALIBRATIONS)),
-                     hide_index=True, width="stretch", key="density_sigma_table")
+        sigmas = gq["sigma_table"]
+        _show_table([{"bound": b, **{c: "refused (epsilon > 1)" if sigmas[f"{b}/{c}"] is None else sigmas[f"{b}/{c}"]
+                                     for c in CALIBRATIONS}} for b in kde.KDE_BOUNDS], key="density_sigma_table")
         st.caption(f"In use: {gq['sensitivity_bound']} / {gq['calibration']}, sigma = {release.sigma:.4g}, "
                    f"Gaussian-DP mu = {gq['gdp_mu']:.3g}; h = {release.bandwidth:.4g}, box diameter D = "
                    f"{gq['box_diameter']:.4g}. Noise: {gq['noise']}.")
@@ -452,12 +459,9 @@ def _noise_table(release) -> None:
     plans = {b: release if b == gq["sensitivity_bound"] else _plan(points_key, _settings("iclp", b), points)
              for b in kde.KDE_BOUNDS}
     st.markdown("**Laplace noise scales: both bounds**")
-    st.dataframe(pd.DataFrame({"bound": [BOUND_NAMES["iclp"][b] for b in kde.KDE_BOUNDS],
-                               "largest b_l": [p.laplace_scales.max() for p in plans.values()],
-                               "smallest b_l": [p.laplace_scales.min() for p in plans.values()],
-                               "expected sq. L2 error": [p.expected_sq_l2_error for p in plans.values()]})
-                 .style.format("{:.4g}", subset=["largest b_l", "smallest b_l", "expected sq. L2 error"]),
-                 hide_index=True, width="stretch", key="density_laplace_table")
+    _show_table([{"bound": BOUND_NAMES["iclp"][b], "largest b_l": float(p.laplace_scales.max()),
+                  "smallest b_l": float(p.laplace_scales.min()), "expected sq. L2 error": p.expected_sq_l2_error}
+                 for b, p in plans.items()], key="density_laplace_table")
     st.caption(f"{gq['laplace_scale_formula']}; {gq['n_components']} coefficients, in unit coordinates "
                f"(density divided by the box volume {gq['box_volume']:.4g}). Laplace scale b: variance 2 b^2.")
 
@@ -489,9 +493,7 @@ if len(releases) > 1:
                              else f"Laplace b_1 = {r.laplace_scales.max():.4g}"),
              "expected sq. L2 error": r.expected_sq_l2_error, "95% L2 radius": radii[m][0],
              "95% sup radius": radii[m][1]} for m, r in releases.items()]
-    st.dataframe(pd.DataFrame(rows).style.format({"sensitivity in use": "{:.4g}", "expected sq. L2 error": "{:.4g}",
-                                                  "95% L2 radius": "{:.4g}", "95% sup radius": "{:.4g}"}),
-                 hide_index=True, width="stretch", key="density_compare_table")
+    _show_table(rows, key="density_compare_table")
     st.caption("The two estimators differ (Gaussian bumps of width h vs the K^eta bumps of ICLP), so compare the "
                "pictures as well as the numbers: each error is against the mechanism's own non-private estimate.")
     for tab, (mech, release) in zip(st.tabs([f"{SHORT[m]} details" for m in releases]), releases.items()):
