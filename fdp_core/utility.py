@@ -679,6 +679,125 @@ def epsilon_for_accuracy(fd: FunctionalData, settings: MeanSettings, metric: str
     return results
 
 
+# --------------------------------------------------------------------------- PCA: variance ratio vs epsilon
+
+PCA_ANALYST_NOTE = ("the variance ratio compares the private components with the non-private FPCA of the raw "
+                    "data: analyst view, not differentially private")
+
+
+@dataclass(frozen=True)
+class VarianceRatioCurve:
+    """Monte Carlo law of the PCA variance ratio tr(V~' X'X V~) / tr(V^' X'X V^) along epsilon."""
+
+    k: int
+    epsilons: np.ndarray
+    mean: np.ndarray
+    quantile_levels: tuple
+    quantiles: np.ndarray  # (len(quantile_levels), len(epsilons))
+    draws: int
+    sampler: str
+    p: int | None = None
+    flags: tuple = ()
+    invalid: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.invalid is None
+
+
+def pca_variance_ratio_curves(fd: FunctionalData, settings, epsilons, *, ks=(1, 2, 3), draws: int = 100,
+                              quantile_levels=(0.1, 0.9), seed: int | None = 0) -> list[VarianceRatioCurve]:
+    """Variance ratio of private PCA (METHODS.md 5) against epsilon, by Monte Carlo over the exact samplers.
+
+    ``settings`` is a :class:`fdp_core.pca.PcaSettings` (basis, kernel, rho, gamma, tau; no
+    centring); for each k the pipeline of :func:`fdp_core.pca.private_pca` is built once (basis,
+    clipped coefficient matrix X, the non-private optimum tr of the top-k eigenvalues of X'X)
+    and ``draws`` releases are drawn at every epsilon with the exact sampler: the vector Bingham
+    for k = 1, sequential deflation with the equal split eps/k for k > 1 (the defaults of
+    private_pca; the approximate Gibbs sampler is not used). A k that cannot run comes back
+    with ``invalid`` set. The ratio uses the raw data: see PCA_ANALYST_NOTE.
+    """
+    from dataclasses import replace as _replace
+
+    from . import pca
+    from .data import DATA_DEPENDENT_TAU, data_derived_tau
+    from .mechanisms.bingham import sample_bingham_deflation, sample_vector_bingham
+
+    epsilons = np.asarray(epsilons, dtype=float).ravel()
+    if epsilons.size == 0 or not np.all(np.isfinite(epsilons)) or np.any(epsilons <= 0):
+        raise ParameterError("every epsilon of the PCA curve must be a finite number > 0")
+    if int(draws) < 2:
+        raise ParameterError(f"draws must be >= 2, got {draws!r}")
+    if settings.centring != "none":
+        raise ParameterError("the variance-ratio curves are computed without centring (centring 'none')")
+    levels = tuple(quantile_levels)
+    rng = np.random.default_rng(seed)
+    curves = []
+    for k in ks:
+        s = _replace(settings, k=int(k), sampler=None, epsilon_split=None)
+        nan = np.full(epsilons.size, np.nan)
+        try:
+            s.validated()
+            if fd.n < k:
+                raise ParameterError(f"k = {k} components need at least {k} curves")
+            tau = data_derived_tau(fd) if s.tau_from_data else float(s.tau)
+            basis = pca.pca_basis(s, fd.unit_grid, fd.weights)
+            if k >= basis.p:
+                raise ParameterError(f"k = {k} components need a basis dimension p > k, got p = {basis.p}")
+        except FdpError as exc:
+            curves.append(VarianceRatioCurve(int(k), epsilons, nan, levels, np.full((len(levels), epsilons.size),
+                                                                                   np.nan), int(draws),
+                                             s.sampler_name, invalid=str(exc)))
+            continue
+        X, _ = pca.coefficient_matrix(fd.data_matrix, basis.functions, fd.weights, tau)
+        gram = X.T @ X
+        best = float(np.sum(np.linalg.eigvalsh(gram)[::-1][:k]))
+        ratios = np.empty((int(draws), epsilons.size))
+        for e, eps in enumerate(epsilons.tolist()):
+            se = _replace(s, epsilon=eps)
+            mats = [pca.exponential_mechanism_matrix(X, ej, s.gamma, basis.prior_variances)
+                    for ej in se.component_epsilons()]
+            if k == 1:
+                V = sample_vector_bingham(mats[0], int(draws), rng).samples[:, :, None]
+            else:
+                V = sample_bingham_deflation(mats, rng, int(draws)).samples
+            ratios[:, e] = np.einsum("dil,ij,djl->d", V, gram, V) / best if best > 0 else np.nan
+        flags = (DATA_DEPENDENT_TAU,) if s.tau_from_data else ()
+        curves.append(VarianceRatioCurve(int(k), epsilons, ratios.mean(axis=0), levels,
+                                         np.quantile(ratios, levels, axis=0), int(draws), s.sampler_name,
+                                         basis.p, flags))
+    return curves
+
+
+def variance_ratio_figure(curves: list[VarianceRatioCurve], *, current_epsilon: float | None = None):
+    """Mean variance ratio per k with its Monte Carlo band, log epsilon axis."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for i, c in enumerate(curves):
+        if not c.ok:
+            continue
+        color = MECHANISM_COLORS[i % len(MECHANISM_COLORS)]
+        x = c.epsilons
+        if len(c.quantile_levels) >= 2:
+            fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), mode="lines",
+                                     y=np.concatenate([c.quantiles[-1], c.quantiles[0][::-1]]), fill="toself",
+                                     fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
+                                     showlegend=False, legendgroup=str(c.k)))
+        fig.add_trace(go.Scatter(x=x, y=c.mean, mode="lines+markers", name=f"k = {c.k} ({c.sampler})",
+                                 legendgroup=str(c.k), line=dict(color=color, width=2.5)))
+    if current_epsilon is not None:
+        fig.add_vline(x=current_epsilon, line=dict(color="grey", dash="dot"),
+                      annotation_text=f"current epsilon = {current_epsilon:g}",
+                      annotation_position="bottom right")
+    fig.update_layout(title="Private PCA: variance ratio against epsilon (Monte Carlo over the exact samplers)",
+                      xaxis_title="epsilon (total for the k components)", yaxis_title="variance ratio (1 = best)",
+                      height=460, margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", y=-0.2))
+    fig.update_xaxes(type="log", exponentformat="power")
+    fig.update_yaxes(range=[0, 1.02])
+    return fig
+
+
 # --------------------------------------------------------------------------- figure (CLI report and app)
 
 MECHANISM_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf")
@@ -720,15 +839,16 @@ def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, sh
                                      fillcolor=_rgba(color, 0.15), line=dict(width=0), name=band,
                                      legendgroup=c.mechanism, hoverinfo="skip", showlegend=False))
         # A log axis cannot show 0 (e.g. ICLP-AR with every component thresholded away: no noise).
+        hover = f"{name}<br>{param} = %{{x:.4g}}<br>E error = %{{y:.4g}}<extra></extra>"
         fig.add_trace(go.Scatter(x=x, y=_positive(c.expected_sq_l2_error), mode="lines", name=f"{name}",
-                                 legendgroup=c.mechanism, line=dict(color=color, width=2.5),
-                                 hovertemplate=f"{name}<br>{param} = %{{x:.4g}}<br>E error = %{{y:.4g}}<extra></extra>"))
+                                 legendgroup=c.mechanism, line=dict(color=color, width=2.5), hovertemplate=hover))
         if show_truth and c.error_vs_truth is not None:
             fig.add_trace(go.Scatter(x=x, y=_positive(c.error_vs_truth), mode="lines", name=f"{name}: vs truth",
                                      legendgroup=c.mechanism, line=dict(color=color, width=1.5, dash="dash")))
         if c.current is not None and c.current_error is not None:
             fig.add_trace(go.Scatter(x=[c.current], y=[c.current_error], mode="markers", legendgroup=c.mechanism,
-                                     marker=dict(symbol="star", size=13, color=color, line=dict(width=1, color="black")),
+                                     marker=dict(symbol="star", size=13, color=color,
+                                                 line=dict(width=1, color="black")),
                                      name=f"{name}: current setting", showlegend=False,
                                      hovertemplate=f"{name}: current {param} = %{{x:.4g}}<br>"
                                                    "E error = %{y:.4g}<extra></extra>"))

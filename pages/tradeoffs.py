@@ -23,7 +23,8 @@ SHARED_DEFAULTS = {"mean_log_psi": -3.0, "mean_M": 20, "mean_K": 20, "mean_lo": 
                    "mean_bound": "tight", "mean_calibration": "analytic"}
 PAGE_DEFAULTS = {"to_param": "epsilon", "to_mc": 500, "to_mechanisms": list(MEAN_MECHANISMS),
                  "to_pcv_mechanism": "gaussian", "to_pcv_size": 30, "to_pcv_folds": 10,
-                 "to_metric": "expected_sq_l2", "to_apply_mechanism": MEAN_MECHANISMS[0]}
+                 "to_metric": "expected_sq_l2", "to_apply_mechanism": MEAN_MECHANISMS[0], "to_pca": False,
+                 "to_pca_draws": 50}
 LOG_PHI_RANGE, ETA_RANGE, LOG_PSI_RANGE = (-8.0, 2.0), (1.0, 4.0), (-8.0, 3.0)
 PCV_SIZES = {30: "30 x 30", 15: "15 x 15", 8: "8 x 8 (fast)"}
 
@@ -235,4 +236,34 @@ if reachable:
 # --------------------------------------------------------------------------- PCA
 
 st.header("Principal components: variance ratio against epsilon")
-st.caption("Needs the private PCA module (fdp_core.pca), which is not available in this build.")
+try:
+    from fdp_core.pca import PcaSettings
+except ImportError:  # the private PCA module is optional in a partial build
+    PcaSettings = None
+if PcaSettings is None:
+    st.caption("Needs the private PCA module (fdp_core.pca), which is not available in this build.")
+else:
+    a, b = st.columns([1, 2])
+    show_pca = a.toggle("compute (Monte Carlo)", key="to_pca",
+                        help="Draws private components at 10 epsilons for k = 1, 2, 3: a few seconds.")
+    pca_draws = b.select_slider("draws per epsilon", (20, 50, 100, 200), key="to_pca_draws")
+
+    @st.cache_data(show_spinner="Drawing private components...", max_entries=8)
+    def _pca_curves(data_key, pca_key, draws, seed):
+        return utility.pca_variance_ratio_curves(fd, PcaSettings(**dict(pca_key)), np.logspace(-2, 2, 10),
+                                                 draws=draws, seed=seed)
+
+    if show_pca:
+        pca_settings = PcaSettings(kernel=g.kernel, rho=g.rho, nu=g.nu, epsilon=g.epsilon, tau=g.tau,
+                                   tau_from_data=g.tau_from_data)
+        pca_curves = _pca_curves(_data_key(), tuple(asdict(pca_settings).items()), int(pca_draws), g.seed)
+        st.plotly_chart(utility.variance_ratio_figure(pca_curves, current_epsilon=g.epsilon), width="stretch",
+                        key="to_pca_curves")
+        for curve in pca_curves:
+            if not curve.ok:
+                st.caption(f":orange[k = {curve.k}: not shown] — {curve.invalid}")
+        p_used = next((c.p for c in pca_curves if c.ok), None)
+        st.caption(f"Kernel basis of the sidebar's kernel and rho (p = {p_used}), gamma = 1, no centring, rows "
+                   "clipped at tau. k = 1: exact vector Bingham; k > 1: sequential deflation, epsilon split equally "
+                   f"over the k components. Line: mean over {pca_draws} draws; band: 10-90%. "
+                   f"{utility.PCA_ANALYST_NOTE[:1].upper()}{utility.PCA_ANALYST_NOTE[1:]}.")

@@ -103,3 +103,14 @@ def test_tiny_upload_runs():
     for param in ("rho", "n"):
         at.selectbox(key="to_param").set_value(param).run()
         assert not at.exception
+
+
+def test_pca_variance_ratio_section():
+    pytest.importorskip("fdp_core.pca")
+    at = _page()
+    charts = len(at.get("plotly_chart"))
+    at.select_slider(key="to_pca_draws").set_value(20).run()
+    at.toggle(key="to_pca").set_value(True).run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == charts + 1
+    assert any("not differentially private" in c and "variance ratio" in c for c in _captions(at))

@@ -345,3 +345,28 @@ def test_cli_n_sweep_several_mechanisms_and_bad_input(tmp_path, capsys):
     assert "'abc' is not a number" in capsys.readouterr().err
     assert _cli(tmp_path, "--param", "phi", "--values", "1e-3", "--mechanism", "gaussian", "--quantiles", "0.9",
                 "0.9") == 2
+
+
+# --------------------------------------------------------------------------- PCA variance ratio
+
+def test_pca_variance_ratio_curves_match_private_pca_draws(fd):
+    pca = pytest.importorskip("fdp_core.pca")
+    settings = pca.PcaSettings(kernel="matern52", rho=0.2, tau=0.3, gamma=1.0)
+    curves = U.pca_variance_ratio_curves(fd, settings, [0.3, 30.0], ks=(1, 2), draws=300, seed=4)
+    for curve in curves:
+        assert curve.ok and curve.sampler == ("exact" if curve.k == 1 else "deflation")
+        assert np.all((curve.quantiles >= 0) & (curve.quantiles <= 1 + 1e-12))
+        assert curve.mean[1] > curve.mean[0]  # more budget, closer to the non-private components
+        # Independent check: the released mechanism itself, one private_pca call per draw.
+        s = replace(settings, k=curve.k, epsilon=0.3)
+        ratios = np.array([pca.private_pca(fd, s, seed).variance_ratio for seed in range(300)])
+        se = math.sqrt(2 * ratios.var(ddof=1) / ratios.size)  # difference of two means of the same law
+        assert abs(curve.mean[0] - ratios.mean()) < 4 * se, (curve.k, curve.mean[0], ratios.mean(), se)
+
+
+def test_pca_variance_ratio_bad_k_is_reported_not_raised(fd):
+    pca = pytest.importorskip("fdp_core.pca")
+    curves = U.pca_variance_ratio_curves(fd, pca.PcaSettings(tau=0.3, p=3), [1.0], ks=(1, 3), draws=10)
+    assert curves[0].ok and not curves[1].ok and "p > k" in curves[1].invalid
+    with pytest.raises(ParameterError):
+        U.pca_variance_ratio_curves(fd, pca.PcaSettings(tau=0.3), [0.0])
