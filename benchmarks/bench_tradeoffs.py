@@ -11,6 +11,8 @@ n = 382, m = 93), every mean mechanism of MEAN_MECHANISMS:
 - the (phi, rho) PCV heatmap, 30 x 30 with 10 folds: target < 1 s, warm and cold cache
 - smallest epsilon for a target (expected squared L2 error; pointwise 95% half-width, which
   inverts the Laplace characteristic function at every grid point): informational
+- PCA variance ratio vs epsilon, k = 1..3, 10 epsilons x 50 draws (the page's default):
+  informational, < 5 s (when fdp_core.pca is present)
 """
 
 from __future__ import annotations
@@ -62,6 +64,17 @@ def main() -> None:
                  **timed(lambda: epsilon_for_accuracy(fd, settings, "expected_sq_l2", 1e-3))})
     rows.append({"name": f"smallest epsilon, pointwise 95% target, {k} mechanisms", "target_ms": 3000,
                  **timed(lambda: epsilon_for_accuracy(fd, settings, "pointwise_95", 0.05), repeats=3)})
+    try:
+        from fdp_core.pca import PcaSettings
+    except ImportError:
+        PcaSettings = None
+    if PcaSettings is not None:
+        from fdp_core.utility import pca_variance_ratio_curves
+
+        pca_settings = PcaSettings(kernel="matern52", rho=0.1, tau=0.6)
+        rows.append({"name": "PCA variance ratio, k = 1..3, 10 epsilons x 50 draws", "target_ms": 5000,
+                     **timed(lambda: pca_variance_ratio_curves(fd, pca_settings, np.logspace(-2, 2, 10), draws=50),
+                             repeats=3)})
     report("tradeoffs", rows)
 
 
