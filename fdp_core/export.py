@@ -52,7 +52,8 @@ import plotly.graph_objects as go
 import yaml
 
 from . import __version__
-from .accounting import KINDS, CompositionReport, Ledger, LedgerEntry, cks_delta
+from .accounting import (KINDS, CompositionReport, Ledger, LedgerEntry, approximate_entry, cks_delta,
+                         exponential_entry)
 from .audit import AuditResult, audit_pair
 from .data import MISSING_POLICIES, FunctionalData, load_curves
 from .errors import FdpError, ParameterError
@@ -226,6 +227,29 @@ def ledger_state(ledger: Ledger) -> dict:
     }
 
 
+def _base_record(kind: str, entry: LedgerEntry, sampler: dict, ledger: Ledger, *, label: str, data_label: str,
+                 arithmetic: str, on_grid: str, randomness: str = COMMIT_RANDOMNESS) -> dict:
+    return {
+        "schema": RELEASE_SCHEMA,
+        "id": entry.id,
+        "label": label,
+        "kind": kind,
+        "seed": None,
+        "randomness": randomness,
+        "arithmetic": arithmetic,
+        "noise_sampler": sampler,
+        "on_grid": on_grid,
+        "ledger_entry": entry.to_dict(),
+        "charged": {"curve": entry.curve, "epsilon": entry.epsilon, "delta": entry.delta, "rho": entry.rho,
+                    "mu": entry.mu},
+        "ledger_at_commit": ledger_state(ledger),
+        "data": {"label": data_label},
+        "files": list(BUNDLE_FILES),
+        "created_utc": provenance_stamp()["created_utc"],
+        "library_versions": _versions(),
+    }
+
+
 def _common_record(pending: PendingCommit, record, ledger: Ledger, *, label: str, data_label: str) -> dict:
     sampler = record.to_dict()
     sampler.pop("unit_values")
@@ -235,26 +259,10 @@ def _common_record(pending: PendingCommit, record, ledger: Ledger, *, label: str
                    scaled_sensitivity_meaning=(
                        "mu = Delta / sigma: L2 sensitivity of coefficients / noise sd" if pending.family == "gaussian"
                        else "epsilon: l1 sensitivity of coefficients / Laplace scales"))
-    return {
-        "schema": RELEASE_SCHEMA,
-        "id": pending.entry.id,
-        "label": label,
-        "kind": pending.kind,
-        "seed": None,
-        "randomness": COMMIT_RANDOMNESS,
-        "arithmetic": "exact discrete sampler on a 2^k grid (OpenDP); the released curve is floating-point "
-                      "post-processing of the grid coefficients",
-        "noise_sampler": sampler,
-        "on_grid": ON_GRID_NOTE,
-        "ledger_entry": pending.entry.to_dict(),
-        "charged": {"curve": pending.entry.curve, "epsilon": pending.entry.epsilon, "delta": pending.entry.delta,
-                    "rho": pending.entry.rho, "mu": pending.entry.mu},
-        "ledger_at_commit": ledger_state(ledger),
-        "data": {"label": data_label},
-        "files": list(BUNDLE_FILES),
-        "created_utc": provenance_stamp()["created_utc"],
-        "library_versions": _versions(),
-    }
+    return _base_record(pending.kind, pending.entry, sampler, ledger, label=label, data_label=data_label,
+                        arithmetic="exact discrete sampler on a 2^k grid (OpenDP); the released curve is "
+                                   "floating-point post-processing of the grid coefficients",
+                        on_grid=ON_GRID_NOTE)
 
 
 def _budget_config(ledger: Ledger) -> dict:
@@ -535,6 +543,87 @@ def commit_kde(ledger: Ledger, fd: FunctionalData, feature: str, settings, *, la
                             config, kde_tradeoff(pending.context["points"], settings), record["accuracy"])
 
 
+# --------------------------------------------------------------------------- principal components
+
+PCA_HARDENING = "Bingham sampler: not floating-point hardened"
+PCA_ON_GRID = ("No exact discrete sampler exists for the exponential mechanism: coefficients.csv holds the "
+               "private orthonormal matrix V (basis coefficients of the components) as floating-point numbers. "
+               + PCA_HARDENING + ".")
+PCA_ACCURACY = ("No data-free accuracy statement exists for the exponential mechanism: how close the private "
+                "components are to the non-private ones depends on the data's spectrum, so it is not published.")
+# Computed from the raw data (or, for the acceptance rate, from the data-dependent matrix A):
+# never exported.
+PCA_NOT_EXPORTED = ("variance_ratio", "subspace_distance", "acceptance_rate", "not_private")
+RANDOMNESS_PCA = ("fresh OS entropy (numpy Generator seeded from the operating system, no seed recorded); "
+                  "floating-point Bingham sampler")
+
+
+def _pca_module():
+    from . import pca
+
+    return pca
+
+
+def pca_ledger_entry(settings, *, label: str = "") -> LedgerEntry:
+    """The cost of a PCA commit, known from the settings alone (nothing is drawn).
+
+    Exact and deflation samplers: the exponential mechanism, pure epsilon with rho =
+    epsilon^2 / 8 (for deflation one entry with the total epsilon = sum eps_j: conservative).
+    Gibbs: an approximate entry (nominal epsilon, not a DP claim; the filter still charges it).
+    """
+    pca = _pca_module()
+    s = settings.validated()
+    sampler = s.sampler_name
+    noise = {"sampler": f"Bingham: {pca.SAMPLER_LABELS[sampler]}", "hardening": PCA_HARDENING,
+             "gamma": float(s.gamma), "epsilon_per_component": list(s.component_epsilons()), "k": int(s.k)}
+    label = label or f"{s.k} principal component(s), {sampler} sampler"
+    if sampler == "gibbs":
+        return approximate_entry("pca", "exponential (Gibbs)", epsilon=s.epsilon, noise=noise, label=label)
+    return exponential_entry("pca", "exponential", epsilon=s.epsilon, sensitivity=1.0, noise=noise, label=label)
+
+
+def commit_pca(ledger: Ledger, fd: FunctionalData, settings, *, label: str = "", data_label: str = "",
+               released_mean=None, released_mean_id: str | None = None) -> CommittedRelease:
+    """Commit private principal components: check the budget, draw with fresh entropy, record.
+
+    ``released_mean`` (centring "released-mean") must be a mean committed earlier: its budget
+    is already in the ledger. The record drops everything computed from the raw data (the
+    analyst-view metrics and the sampler's acceptance rate, which depends on X^T X).
+    """
+    pca = _pca_module()
+    settings = settings.validated()
+    if settings.centring == "released-mean" and released_mean is None:
+        raise ParameterError("centring by a released mean needs a committed mean release (commit a mean first)")
+    entry = pca_ledger_entry(settings, label=label)
+    ledger.check(entry)
+    result = pca.private_pca(fd, settings, np.random.default_rng(), released_mean=released_mean)
+    ledger.commit(entry)
+    record = pca.release_record(result)
+    for key in PCA_NOT_EXPORTED:
+        record.pop(key, None)
+    sampler = {"sampler": entry.noise["sampler"], "hardening": PCA_HARDENING,
+               "floating_point": result.guarantee.get("floating_point"), "approximate": entry.approximate,
+               "randomness": RANDOMNESS_PCA}
+    record.update(_base_record("pca", entry, sampler, ledger, label=entry.label, data_label=data_label,
+                               arithmetic="floating point (numpy); " + PCA_HARDENING, on_grid=PCA_ON_GRID,
+                               randomness=RANDOMNESS_PCA))
+    record.update(hardening_note=PCA_HARDENING + ("; Gibbs sampling (MCMC) is approximate: the nominal epsilon is "
+                                                  "not a differential-privacy claim" if entry.approximate else ""),
+                  accuracy=PCA_ACCURACY, released_mean_id=released_mean_id)
+    record["data"].update(n=result.n, m=result.m, n_dropped=fd.report.n_dropped)
+    columns = {f"component_{j + 1}": result.components[:, j] for j in range(result.k)}
+    table = pd.DataFrame({"t": result.grid_points, **columns})
+    coefficients = pd.DataFrame({"basis_index": np.arange(1, result.p + 1),
+                                 **{f"V_{j + 1}": result.coefficients[:, j] for j in range(result.k)}})
+    settings_dict = asdict(settings)
+    if settings_dict.get("epsilon_split") is not None:
+        settings_dict["epsilon_split"] = list(settings_dict["epsilon_split"])
+    config = {"schema": CONFIG_SCHEMA, "kind": "pca", "settings": settings_dict,
+              "data": {"missing": _missing_policy(fd), "label": data_label, "n": result.n, "m": result.m},
+              "export": {}, "budget": _budget_config(ledger), "replays": entry.id}
+    return CommittedRelease("pca", entry, record, table, coefficients, config, {}, PCA_ACCURACY)
+
+
 # --------------------------------------------------------------------------- ledger and risk views
 
 def native_parameter(entry: LedgerEntry) -> str:
@@ -765,9 +854,15 @@ def _frame_html(frame: pd.DataFrame) -> str:
 def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:
     """A self-contained HTML report (plotly.js inline: opens offline); sanitized output only."""
     r = release.record
-    figures = [release_figure(release), tradeoff_figure(release), power_figure(release, ledger)]
+    figures = [release_figure(release), power_figure(release, ledger)]
+    if release.tradeoff:
+        figures.insert(1, tradeoff_figure(release))
     plots = [fig.to_html(full_html=False, include_plotlyjs=(i == 0), config={"displaylogo": False},
                          div_id=f"fdp-figure-{i}") for i, fig in enumerate(figures)]
+    tradeoff_html = ("<p class='small'>Radii of the noise law (data-free), for the exact noise scales used. The "
+                     "trade-off below is the closed-form expected error of this mechanism at other values of epsilon, "
+                     f"everything else fixed.</p>{plots[1]}") if release.tradeoff else ""
+    power_plot = plots[-1]
     statement = "".join(f"<p>{html.escape(p)}</p>" for p in privacy_statement(release))
     banner = (f"<p class='warn'>{html.escape(NOT_DP_WARNING)}: {html.escape('; '.join(release.flags))}</p>"
               if release.flags else "<p class='ok'>Every parameter was fixed without looking at the data values: "
@@ -778,7 +873,7 @@ def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:
               ("tau (L2 norm bound)", r.get("tau")), ("sensitivity", r.get("sensitivity")),
               ("sigma", r.get("sigma")), ("bound", r.get("bound")), ("calibration", r.get("calibration")),
               ("charged to the ledger", r.get("charged")), ("expected squared L2 error", r.get("expected_sq_l2_error"))]
-    if release.kind == "mean":
+    if release.kind in ("mean", "pca"):
         params.append(("settings", r.get("settings")))
     else:
         params += [("feature", r.get("feature")), ("box", r.get("box")), ("bandwidth", r.get("bandwidth"))]
@@ -815,12 +910,10 @@ def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:
 {banner}
 <h2>Privacy statement</h2>{statement}
 <h2>Sanitized output</h2>{plots[0]}
-<h2>Accuracy</h2><p>{html.escape(release.accuracy)}</p>
-<p class="small">Radii of the noise law (data-free), for the exact noise scales used. The trade-off below is the
-closed-form expected error of this mechanism at other values of epsilon, everything else fixed.</p>{plots[1]}
+<h2>Accuracy</h2><p>{html.escape(release.accuracy)}</p>{tradeoff_html}
 <h2>Risk as hypothesis testing</h2><p>An adversary who sees the release tries to decide whether a given person's
 data were used. Differential privacy caps the power of every such test at each false-positive rate; the curve
-shows the cap. The closer to the diagonal (guessing), the better the protection.</p>{plots[2]}
+shows the cap. The closer to the diagonal (guessing), the better the protection.</p>{power_plot}
 <h2>Parameters</h2><table>{_rows(params)}</table>
 <h2>Noise generation</h2><table>{_rows(sampler_rows)}</table>
 {f"<p class='warn'>{html.escape(hardening)}</p>" if hardening else ""}
@@ -915,8 +1008,8 @@ def parse_config(source) -> dict:
     unknown = sorted(set(config) - _CONFIG_KEYS)
     if unknown:
         raise ParameterError(f"config: unknown key(s) {', '.join(map(str, unknown))}")
-    if config.get("kind") not in ("mean", "kde"):
-        raise ParameterError(f"config: kind must be 'mean' or 'kde', got {config.get('kind')!r}")
+    if config.get("kind") not in supported_kinds():
+        raise ParameterError(f"config: kind must be one of {', '.join(supported_kinds())}, got {config.get('kind')!r}")
     settings = _mapping(config, "settings")
     data = _mapping(config, "data", required=False)
     if data.get("missing", "drop") not in MISSING_POLICIES:
@@ -938,16 +1031,23 @@ def _settings_object(kind: str, settings: dict):
     if kind == "mean":
         cls = MeanSettings
     else:
-        cls = _kde_module().KdeSettings
+        cls = _kde_module().KdeSettings if kind == "kde" else _pca_module().PcaSettings
     try:
         obj = cls(**settings)
     except TypeError as exc:
         raise ParameterError(f"config: bad settings for a {kind} release ({_one_line(exc)})") from None
     if kind == "kde":
-        obj = replace(obj, box=_kde_module().check_box(obj.box))
-    else:
-        obj = obj.validated()
-    return obj
+        return replace(obj, box=_kde_module().check_box(obj.box))
+    if kind == "pca":
+        if obj.epsilon_split is not None:
+            if not isinstance(obj.epsilon_split, (list, tuple)):
+                raise ParameterError("config: settings.epsilon_split must be a list of numbers")
+            obj = replace(obj, epsilon_split=tuple(obj.epsilon_split))
+        if obj.centring == "released-mean":
+            raise ParameterError("config: a PCA centred by a released mean cannot be replayed from a file (the "
+                                 "released mean is not part of the data); replay the mean and commit the PCA in "
+                                 "the app")
+    return obj.validated()
 
 
 def _budget_ledger(budget: dict) -> Ledger:
@@ -979,6 +1079,9 @@ def replay(config, data, *, data_label: str | None = None, ledger: Ledger | None
     if config["kind"] == "mean":
         release = commit_mean(ledger, fd, settings, label=f"replay of {config.get('replays', 'a release')}",
                               data_label=label, granularity_exp=k)
+    elif config["kind"] == "pca":
+        release = commit_pca(ledger, fd, settings, label=f"replay of {config.get('replays', 'a release')}",
+                             data_label=label)
     else:
         release = commit_kde(ledger, fd, config["data"]["feature"], settings,
                              label=f"replay of {config.get('replays', 'a release')}", data_label=label,
@@ -1118,4 +1221,6 @@ def audit_mean_mechanism(settings: MeanSettings, grid, n: int, *, n_select: int 
 
 def supported_kinds() -> tuple[str, ...]:
     """Kinds a commit supports in this installation (PCA when its library module exists)."""
-    return tuple(k for k in KINDS if k != "pca")
+    from importlib.util import find_spec
+
+    return tuple(k for k in KINDS if k != "pca" or find_spec(f"{__package__}.pca") is not None)

@@ -21,6 +21,8 @@ MEAN_PAGE_DEFAULTS = {"mean_mechanism": "gaussian", "mean_bound": "tight", "mean
                       "mean_log_psi": -3.0, "mean_M": 20, "mean_K": 20, "mean_lo": 0.0, "mean_hi": 1.0}
 KDE_DEFAULTS = {"rel_kde_mechanism": "gaussian", "rel_kde_feature": "l2norm", "rel_kde_box": "0,2",
                 "rel_kde_bandwidth": 0.0}
+PCA_DEFAULTS = {"rel_pca_k": 1, "rel_pca_basis": "kernel", "rel_pca_sampler": "deflation", "rel_pca_gamma": 1.0,
+                "rel_pca_mean": "none", "rel_pca_sweeps": 2000}
 
 ss = st.session_state
 # Keep the Mean page's choices alive while this page is open (Streamlit drops the state of
@@ -33,7 +35,7 @@ led = ledger_ui.get()
 for key, value in {"rel_budget_epsilon": led.epsilon_total, "rel_budget_delta": led.delta_total,
                    "rel_filter": led.filter, "rel_split_on": led.split is not None,
                    **{f"rel_split_{k}": (1.0 if led.split is None else round(100 * led.split[k], 6))
-                      for k in ("mean", "kde", "pca")}, **KDE_DEFAULTS}.items():
+                      for k in ("mean", "kde", "pca")}, **KDE_DEFAULTS, **PCA_DEFAULTS}.items():
     ss[key] = ss.get(key, value)
 
 st.title("Release & audit")
@@ -124,14 +126,40 @@ def _kde_settings():
                        else bandwidth, kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta)
 
 
+def _pca_settings():
+    from fdp_core.pca import PcaSettings
+
+    k = int(ss["rel_pca_k"])
+    sampler = ss["rel_pca_sampler"] if k > 1 else ("gibbs" if ss["rel_pca_sampler"] == "gibbs" else "exact")
+    return PcaSettings(k=k, basis=ss["rel_pca_basis"], kernel=g.kernel, rho=g.rho, nu=g.nu, epsilon=g.epsilon,
+                       gamma=float(ss["rel_pca_gamma"]), sampler=sampler, tau=g.tau, tau_from_data=g.tau_from_data,
+                       centring="released-mean" if ss["rel_pca_mean"] != "none" else "none",
+                       gibbs_sweeps=int(ss["rel_pca_sweeps"]))
+
+
+def _released_mean(release_id: str):
+    """Values of a committed mean release (its budget is already in the ledger)."""
+    if release_id == "none":
+        return None
+    release = next(r for r in ledger_ui.releases() if r.id == release_id)
+    return release.table["value"].to_numpy()
+
+
 def _commit(kind: str, inputs: tuple) -> None:
     """Callback: check the budget, draw, record. Runs before the script, so the meter is current."""
     ledger, data = ledger_ui.get(), state.current()
     try:
         if kind == "mean":
-            release = export.commit_mean(ledger, data.fd, inputs[0], label=inputs[1], data_label=data.label)
+            settings, text = inputs
+            release = export.commit_mean(ledger, data.fd, settings, label=text, data_label=data.label)
+        elif kind == "kde":
+            feature, settings, text = inputs
+            release = export.commit_kde(ledger, data.fd, feature, settings, label=text, data_label=data.label)
         else:
-            release = export.commit_kde(ledger, data.fd, inputs[0], inputs[1], label=inputs[2], data_label=data.label)
+            settings, text, mean_id = inputs
+            release = export.commit_pca(ledger, data.fd, settings, label=text, data_label=data.label,
+                                        released_mean=_released_mean(mean_id),
+                                        released_mean_id=None if mean_id == "none" else mean_id)
     except FdpError as exc:
         ss[COMMIT_MESSAGE_KEY] = ("error", str(exc))
         return
@@ -150,7 +178,7 @@ if g.tutorial:
 kinds = export.supported_kinds()
 kind = st.radio("what to commit", kinds, key="rel_kind", horizontal=True, format_func=ledger_ui.KIND_LABELS.get)
 label = st.text_input("label (optional)", key="rel_label", placeholder="e.g. mean curve for the annual report")
-pending, inputs = None, None
+entry, inputs, flags, sampler_note = None, None, (), ""
 try:
     if kind == "mean":
         settings = _mean_settings()
@@ -160,7 +188,7 @@ try:
                      icon=":material/show_chart:")
         pending = export.prepare_mean_commit(ds.fd, settings, label=label)
         inputs = (settings, label)
-    else:
+    elif kind == "kde":
         from fdp_core.kde import KDE_MECHANISM_LABELS, KDE_MECHANISMS
 
         c1, c2, c3, c4 = st.columns(4)
@@ -175,25 +203,60 @@ try:
         settings = _kde_settings()
         pending = export.prepare_kde_commit(ds.fd, ss["rel_kde_feature"], settings, label=label)
         inputs = (ss["rel_kde_feature"], settings, label)
+    else:
+        from fdp_core.pca import PCA_BASES, PCA_SAMPLERS, SAMPLER_LABELS
+
+        means = {r.id: r.label for r in ledger_ui.releases() if r.kind == "mean"}
+        if ss.get("rel_pca_mean", "none") not in means:
+            ss["rel_pca_mean"] = "none"
+        c1, c2, c3, c4 = st.columns(4)
+        c1.number_input("components k", min_value=1, max_value=5, step=1, key="rel_pca_k")
+        c2.selectbox("basis", PCA_BASES, key="rel_pca_basis")
+        c3.selectbox("sampler", PCA_SAMPLERS, key="rel_pca_sampler", format_func=SAMPLER_LABELS.get,
+                     help="k = 1 always uses the exact sampler unless Gibbs is chosen.")
+        c4.number_input("gamma (base-measure strength)", min_value=0.0, step=0.5, key="rel_pca_gamma")
+        c5, c6 = st.columns(2)
+        c5.selectbox("centring", ["none", *means], key="rel_pca_mean",
+                     format_func=lambda i: "none" if i == "none" else f"by the committed mean {means[i]} ({i})",
+                     help="Centre by a mean released earlier (its budget is already counted), or not at all.")
+        c6.number_input("Gibbs sweeps", min_value=100, max_value=200_000, step=1000, key="rel_pca_sweeps",
+                        disabled=ss["rel_pca_sampler"] != "gibbs")
+        settings = _pca_settings()
+        pending = None
+        entry = export.pca_ledger_entry(settings, label=label)
+        flags = (f"{export.PCA_HARDENING}: the release is idealised real-arithmetic DP",)
+        if entry.approximate:
+            flags += ("Gibbs sampling is approximate: the nominal epsilon is not a DP claim",)
+        sampler_note = (f"Sampler: {entry.noise['sampler']}; fresh OS entropy; {export.PCA_HARDENING.lower()}. "
+                        f"Data-dependent diagnostics (acceptance rate, variance ratio) are never exported.")
+        inputs = (settings, label, ss["rel_pca_mean"])
+    if pending is not None:
+        entry = pending.entry
+        flags = tuple(getattr(pending.plan, "data_dependent_flags", ()))
+        sampler_note = (f"Sampler: {pending.noise_plan.sampler}, grid 2^{pending.noise_plan.granularity_exp}, "
+                        f"{int(pending.active.sum())} noisy coefficients, unit noise scale "
+                        f"{pending.noise_plan.unit_noise_scale:.9g} (sensitivity inflation for the grid applied).")
 except FdpError as exc:
     st.error(f"Cannot prepare this release: {exc}")
+    entry = None
 
-if pending is not None:
-    e = pending.entry
-    flags = tuple(getattr(pending.plan, "data_dependent_flags", ()))
+if entry is not None:
     for flag in flags:
-        st.error(f"Data-dependent: {flag}. A commit is possible for teaching, but it is NOT differentially private "
-                 "and is flagged in every exported file.")
-    cost = (f"This commit will be charged **epsilon {e.epsilon:.4g}, delta {e.delta:.3g}** "
-            f"({export.native_parameter(e)}).")
-    if e.curve == "zcdp":
+        if flag.startswith(export.PCA_HARDENING) or flag.startswith("Gibbs"):
+            st.warning(flag + ".")
+        else:
+            st.error(f"Data-dependent: {flag}. A commit is possible for teaching, but it is NOT differentially "
+                     "private and is flagged in every exported file.")
+    if kind == "pca" and g.tau_from_data:
+        st.error("Data-dependent: tau read off the data. The release is NOT differentially private.")
+    cost = (f"This commit will be charged **epsilon {entry.epsilon:.4g}, delta {entry.delta:.3g}** "
+            f"({export.native_parameter(entry)}).")
+    if entry.curve == "zcdp":
         cost += (f" The exact discrete Gaussian is accounted by the rho its privacy map reports; at delta "
-                 f"{e.delta:g} that is epsilon {e.epsilon:.4g} (CKS conversion), a little more than the continuous "
-                 f"calibration's epsilon {g.epsilon:g}.")
+                 f"{entry.delta:g} that is epsilon {entry.epsilon:.4g} (CKS conversion), a little more than the "
+                 f"continuous calibration's epsilon {g.epsilon:g}.")
     st.markdown(cost)
-    st.caption(f"Sampler: {pending.noise_plan.sampler}, grid 2^{pending.noise_plan.granularity_exp}, "
-               f"{int(pending.active.sum())} noisy coefficients, unit noise scale "
-               f"{pending.noise_plan.unit_noise_scale:.9g} (sensitivity inflation for the grid applied).")
+    st.caption(sampler_note)
     st.button("Commit: draw fresh noise and record", key="rel_commit", type="primary", on_click=_commit,
               args=(kind, inputs))
 commit_message = ss.pop(COMMIT_MESSAGE_KEY, None)
@@ -267,9 +330,10 @@ else:
     for paragraph in export.privacy_statement(release):
         st.markdown(paragraph)
     st.plotly_chart(export.release_figure(release), width="stretch", key="rel_release_figure")
-    st.success(release.accuracy)
+    (st.success if release.tradeoff else st.info)(release.accuracy)
     f1, f2 = st.columns(2)
-    f1.plotly_chart(export.tradeoff_figure(release), width="stretch", key="rel_tradeoff_figure")
+    if release.tradeoff:
+        f1.plotly_chart(export.tradeoff_figure(release), width="stretch", key="rel_tradeoff_figure")
     f2.plotly_chart(export.power_figure(release, led), width="stretch", key="rel_power_figure")
     st.caption("Replay on a data file with the same settings and fresh noise: `python -m fdp_core replay "
                "config.yaml --data FILE [--out DIR]` (a replay is a new release with its own cost).")

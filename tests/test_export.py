@@ -539,3 +539,73 @@ def test_audit_pair_attains_the_sensitivity_and_flags_a_pure_mechanism_control()
 def test_audit_refuses_a_data_dependent_tau():
     with pytest.raises(ParameterError, match="public tau"):
         export.audit_mean_mechanism(MeanSettings(tau_from_data=True), np.linspace(0, 1, 10), 20)
+
+
+# --------------------------------------------------------------------------- principal components
+
+def _pca():
+    return pytest.importorskip("fdp_core.pca")
+
+
+def test_pca_commit_checks_the_budget_before_sampling(monkeypatch):
+    pca = _pca()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the Bingham sampler ran for a refused release")
+
+    monkeypatch.setattr(pca, "private_pca", refuse)
+    ledger = Ledger(0.5, 1e-5)
+    with pytest.raises(BudgetError, match="nothing recorded"):
+        export.commit_pca(ledger, load_curves(EXAMPLE), pca.PcaSettings(k=1, epsilon=1.0))
+    assert ledger.entries == []
+
+
+@pytest.mark.parametrize("sampler,k", [("exact", 1), ("deflation", 2), ("gibbs", 2)])
+def test_pca_commit_records_the_exponential_mechanism_and_exports_nothing_private(sampler, k):
+    pca = _pca()
+    fd = full_precision_curves()
+    settings = pca.PcaSettings(k=k, epsilon=1.0, sampler=sampler, gibbs_sweeps=300)
+    ledger = Ledger(5.0, 1e-5)
+    release = export.commit_pca(ledger, fd, settings)
+    e = release.entry
+    if sampler == "gibbs":
+        assert e.curve == "approximate" and release.record["differentially_private"] is False
+        assert ledger.composition().n_approximate == 1 and ledger.composition().totals[0].epsilon == 0
+    else:
+        assert e.curve == "bounded_range" and e.rho == pytest.approx(1.0 / 8) and e.epsilon == 1.0
+    assert release.record["hardening_note"].startswith("Bingham sampler: not floating-point hardened")
+    for key in export.PCA_NOT_EXPORTED:
+        assert key not in release.record
+    assert list(release.table.columns) == ["t"] + [f"component_{j + 1}" for j in range(k)]
+    V = release.coefficients[[f"V_{j + 1}" for j in range(k)]].to_numpy()
+    np.testing.assert_allclose(V.T @ V, np.eye(k), atol=1e-10)  # an orthonormal frame
+    analyst = pca.private_pca(fd, settings, 0)
+    private = np.concatenate([fd.data_matrix.ravel(), analyst.nonprivate_components.ravel(),
+                              analyst.nonprivate_coefficients.ravel(), analyst.scree])
+    files = _bundle(release, ledger)
+    _assert_no_private_values(files, private)
+    report = files["report.html"].decode()
+    assert "Bingham sampler: not floating-point hardened" in report
+    # Components and power curve only: no data-free accuracy curve exists for PCA.
+    assert 'id="fdp-figure-1"' in report and 'id="fdp-figure-2"' not in report
+
+
+def test_pca_replay_reproduces_settings_and_a_released_mean_centring_is_refused(tmp_path, capsys):
+    pca = _pca()
+    fd = load_curves(EXAMPLE)
+    ledger = Ledger(5.0, 1e-5)
+    mean = export.commit_mean(ledger, fd, MEAN_CASES["frl"])
+    centred = export.commit_pca(ledger, fd, pca.PcaSettings(k=1, epsilon=0.5, centring="released-mean"),
+                                released_mean=mean.table["value"].to_numpy(), released_mean_id=mean.id)
+    assert centred.record["released_mean_id"] == mean.id
+    export.export_folder(centred, tmp_path / "centred", ledger)
+    assert main(["replay", str(tmp_path / "centred" / "config.yaml"), "--data", str(EXAMPLE)]) == 2
+    assert "released mean cannot be replayed" in capsys.readouterr().err
+    plain = export.commit_pca(ledger, fd, pca.PcaSettings(k=2, epsilon=1.0, sampler="deflation"))
+    export.export_folder(plain, tmp_path / "plain", ledger)
+    out = tmp_path / "again"
+    assert main(["replay", str(tmp_path / "plain" / "config.yaml"), "--data", str(EXAMPLE), "--out", str(out)]) == 0
+    first = json.loads((tmp_path / "plain" / "release.json").read_text())
+    again = json.loads((out / "release.json").read_text())
+    for key in ("settings", "guarantee", "charged", "k", "p", "basis", "epsilon", "epsilon_per_component", "tau"):
+        assert again[key] == first[key], key

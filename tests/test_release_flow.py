@@ -195,3 +195,23 @@ def test_audit_button_runs_the_audit_of_the_current_mechanism():
     assert any("calibrated mechanism passed" in s.value for s in at.success)
     bound = table["e^eps P(D') + delta"][0]
     assert math.isclose(bound, math.exp(1.0) * table["P(event | D') <= "][0] + 1e-5, rel_tol=1e-12)
+
+
+def test_pca_commit_centred_by_a_committed_mean():
+    pytest.importorskip("fdp_core.pca")
+    at = _release_page()
+    at.button(key="rel_commit").click().run()  # a Gaussian mean first
+    mean_id = at.session_state["fdp_releases"][0].id
+    at.radio(key="rel_kind").set_value("pca").run()
+    assert any("not floating-point hardened" in w.value for w in at.warning)
+    at.selectbox(key="rel_pca_mean").set_value(mean_id).run()
+    at.select_slider(key="g_epsilon").set_value(0.5).run()
+    assert any("epsilon = 0.5 (exponential mechanism: rho = epsilon^2/8" in m.value for m in at.markdown)
+    at.button(key="rel_commit").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    release = at.session_state["fdp_releases"][1]
+    assert release.kind == "pca" and release.record["released_mean_id"] == mean_id
+    assert release.record["settings"]["centring"] == "released-mean"
+    row = _frame(at, "id").iloc[1]
+    assert row["kind"] == "pca" and row["rho"] == pytest.approx(0.5**2 / 8)
+    assert len(at.get("plotly_chart")) == 2  # components and power: no accuracy curve for PCA
