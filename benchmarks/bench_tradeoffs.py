@@ -42,6 +42,9 @@ def main() -> None:
     eps = default_values("epsilon", fd.n)
     rows.append({"name": f"{k} mechanisms x 40 epsilon values + 500-draw MC bands", "target_ms": 100,
                  **timed(lambda: tradeoff_curves(fd, settings, "epsilon", eps, mc_draws=500))})
+    phis = default_values("phi", fd.n)
+    rows.append({"name": f"{k} mechanisms x 40 phi values + 500-draw MC bands", "target_ms": 100,
+                 **timed(lambda: tradeoff_curves(fd, settings, "phi", phis, mc_draws=500))})
     rhos = default_values("rho", fd.n)
 
     def cold_rho():
