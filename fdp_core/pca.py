@@ -1,0 +1,568 @@
+"""Private functional principal components: the exponential mechanism (METHODS.md section 5).
+
+Pipeline: curves -> coefficients in a basis b_1..b_p orthonormal in the weighted inner
+product <f, g>_w = sum_j w_j f(t_j) g(t_j) -> optional centring by a *released* mean ->
+divide by tau and clip the final rows to norm <= 1 -> draw V (p x k, orthonormal) with
+density proportional to etr(V^T A V),
+
+    A = (eps/2) X^T X - (gamma/2) Cinv,    Cinv = diag(1/c_j),
+
+with respect to the uniform measure (Chaudhuri, Sarwate & Sinha 2013; Awan, Kenney,
+Reimherr & Slavkovic 2019 for the functional version). Why this is eps-DP: the utility
+u(V) = ||X V||_F^2 = sum_i ||V^T x_i||^2 has every term in [0, 1] once the rows are
+clipped to the unit ball, so replacing one curve changes it by at most 1 (sensitivity 1)
+and exp(eps u / 2) is the exponential mechanism. The base term -(gamma/2) tr(V^T Cinv V)
+is fixed and data-independent (c_j = kernel eigenvalues, or j^-3 for the Fourier basis),
+so it changes the output distribution but not the privacy guarantee.
+
+The private components are the functions sum_j V_jl b_j on the grid. Everything else in
+:class:`PrivatePCAResult` that is computed from the raw data (the non-private FPCA, the
+scree, the variance ratio and the subspace distance) is the analyst's view: it is listed
+in ``NOT_PRIVATE`` and must never be published.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from .data import DATA_DEPENDENT_TAU, FunctionalData, data_derived_tau
+from .errors import DataError, ParameterError
+from .kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
+from .mechanisms.bingham import (sample_bingham_deflation, sample_matrix_bingham_gibbs,
+                                 sample_vector_bingham)
+from .params import check_choice, check_epsilon, check_positive
+
+PCA_BASES = ("kernel", "fourier")
+PCA_SAMPLERS = ("exact", "deflation", "gibbs")
+PCA_CENTRING = ("none", "released-mean", "sample-mean")
+MAX_COMPONENTS = 5
+TRACE_FRACTION = 0.99  # kernel basis: smallest p whose eigenvalues explain this share of the trace
+FOURIER_DEFAULT_P = 40
+SAMPLER_LABELS = {
+    "exact": "exact vector Bingham (k = 1, ACG rejection sampling)",
+    "deflation": "sequential deflation (exact per component; budget split across components)",
+    "gibbs": "matrix Bingham by Gibbs sampling (approximate: MCMC)",
+}
+NOT_PRIVATE = ("nonprivate_components", "nonprivate_coefficients", "scree", "explained_variance_ratio",
+               "variance_ratio", "subspace_distance")
+SAMPLE_MEAN_CENTRING = ("centred by the raw sample mean: the release is not differentially private "
+                        "(centre by a released mean, whose budget counts, or not at all)")
+FLOATING_POINT_NOTE = ("the Bingham sampler uses floating-point arithmetic (numpy Generator); no hardened "
+                       "implementation of it exists, so the guarantee is idealised real-arithmetic DP")
+
+
+# --------------------------------------------------------------------------- validation helpers
+
+def _integer(name: str, value, minimum: int) -> int:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be an integer, got {value!r}") from None
+    if not math.isfinite(x) or x != int(x):
+        raise ParameterError(f"{name} must be an integer, got {value!r}")
+    if x < minimum:
+        raise ParameterError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(x)
+
+
+def check_gamma(value) -> float:
+    """Strength gamma >= 0 of the base measure (0 = uniform on the Stiefel manifold)."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"gamma must be a number, got {value!r}") from None
+    if not math.isfinite(x) or x < 0:
+        raise ParameterError(f"gamma (base-measure strength) must be a finite number >= 0, got {value!r}")
+    return x
+
+
+# --------------------------------------------------------------------------- settings
+
+@dataclass(frozen=True)
+class PcaSettings:
+    """Every public choice behind a private PCA release (all of it goes into the provenance).
+
+    ``p = None`` picks the dimension automatically: for the kernel basis the smallest p
+    whose eigenvalues explain >= 99% of the kernel's trace, for the Fourier basis
+    min(40, (m - 1) // 2); either is raised to k + 1 if needed. ``sampler = None`` means
+    "exact" for k = 1 and "deflation" for k > 1. ``epsilon_split`` (deflation only) gives
+    eps_1..eps_k, which must add up to epsilon; the default is an equal split.
+    """
+
+    k: int = 1
+    basis: str = "kernel"
+    p: int | None = None
+    kernel: str = "matern52"
+    rho: float = 0.1
+    nu: float | None = None
+    epsilon: float = 1.0
+    gamma: float = 1.0
+    sampler: str | None = None
+    epsilon_split: tuple | None = None
+    tau: float | None = 1.0
+    tau_from_data: bool = False
+    centring: str = "none"
+    gibbs_sweeps: int = 20_000
+    gibbs_burn_in: int | None = None
+    gibbs_thin: int | None = None
+
+    @property
+    def sampler_name(self) -> str:
+        return self.sampler if self.sampler is not None else ("exact" if self.k == 1 else "deflation")
+
+    def validated(self) -> "PcaSettings":
+        """Check every field (the data-dependent checks k < p and n >= k come later)."""
+        k = _integer("k (number of components)", self.k, 1)
+        if k > MAX_COMPONENTS:
+            raise ParameterError(f"k (number of components) must be between 1 and {MAX_COMPONENTS}, got {k}")
+        check_choice("basis", self.basis, PCA_BASES)
+        if self.p is not None:
+            _integer("p (basis dimension)", self.p, 2)
+        if self.basis == "kernel":
+            check_choice("kernel", self.kernel, KERNEL_NAMES)
+            check_positive("rho", self.rho)
+        eps = check_epsilon(self.epsilon)
+        check_gamma(self.gamma)
+        sampler = check_choice("sampler", self.sampler_name, PCA_SAMPLERS)
+        if sampler == "exact" and k > 1:
+            raise ParameterError(f"the exact sampler draws one component (k = 1); for k = {k} use sampler "
+                                 "'deflation' (exact per component, the budget split across components) or "
+                                 "'gibbs' (matrix Bingham, approximate)")
+        if self.epsilon_split is not None:
+            if sampler != "deflation":
+                raise ParameterError("epsilon_split applies only to the deflation sampler")
+            split = [check_positive("epsilon_split entry", e) for e in self.epsilon_split]
+            if len(split) != k:
+                raise ParameterError(f"epsilon_split needs one epsilon per component: k = {k}, got {len(split)}")
+            if not math.isclose(sum(split), eps, rel_tol=1e-9, abs_tol=0.0):
+                raise ParameterError(f"epsilon_split must add up to epsilon = {eps:g}, got sum {sum(split):g}")
+        if not self.tau_from_data:
+            if self.tau is None:
+                raise ParameterError("tau (the public L2 norm bound) is required unless tau_from_data is set")
+            check_positive("tau", self.tau)
+        check_choice("centring", self.centring, PCA_CENTRING)
+        if sampler == "gibbs":
+            sweeps = _integer("gibbs_sweeps", self.gibbs_sweeps, 1)
+            if self.gibbs_burn_in is not None and not 0 <= _integer("gibbs_burn_in", self.gibbs_burn_in, 0) < sweeps:
+                raise ParameterError(f"gibbs_burn_in must be in [0, gibbs_sweeps = {sweeps}), got {self.gibbs_burn_in}")
+            if self.gibbs_thin is not None:
+                _integer("gibbs_thin", self.gibbs_thin, 1)
+        return self
+
+    def component_epsilons(self) -> tuple:
+        """eps_1..eps_k actually spent per component (deflation) or (epsilon,) otherwise."""
+        if self.sampler_name != "deflation":
+            return (float(self.epsilon),)
+        if self.epsilon_split is not None:
+            return tuple(float(e) for e in self.epsilon_split)
+        return (float(self.epsilon) / self.k,) * self.k
+
+
+# --------------------------------------------------------------------------- bases
+
+@dataclass(frozen=True)
+class PcaBasis:
+    """b_1..b_p on the grid, orthonormal in <.,.>_w, with the base-measure variances c_j."""
+
+    name: str  # "kernel" | "fourier"
+    functions: np.ndarray  # (m, p)
+    prior_variances: np.ndarray  # (p,) c_j: Cinv = diag(1 / c_j)
+    p_rule: str  # how p was chosen
+
+    @property
+    def p(self) -> int:
+        return int(self.functions.shape[1])
+
+
+def _raw_fourier(t: np.ndarray, p: int) -> np.ndarray:
+    """1, sqrt2 sin(2 pi t), sqrt2 cos(2 pi t), sqrt2 sin(4 pi t), ... (orthonormal in L2[0, 1])."""
+    out = np.empty((t.size, p))
+    out[:, 0] = 1.0
+    for j in range(1, p):
+        freq = 2.0 * math.pi * ((j + 1) // 2)
+        out[:, j] = math.sqrt(2.0) * (np.sin(freq * t) if j % 2 == 1 else np.cos(freq * t))
+    return out
+
+
+def fourier_basis(grid, weights, p: int) -> np.ndarray:
+    """Fourier basis with p functions, re-orthonormalised in <f, g>_w = sum_j w_j f_j g_j.
+
+    On a non-uniform grid the raw Fourier vectors are not orthonormal under the
+    quadrature inner product, and a curve of norm tau can then get a coefficient row
+    longer than tau. Gram-Schmidt in the given order (B L^-T with G = B^T W B = L L^T)
+    keeps span(b_1..b_j) equal to the span of the first j raw functions, so the base
+    measure's ordering by frequency (c_j = j^-3) stays meaningful.
+    """
+    grid = np.asarray(grid, dtype=float)
+    weights = np.asarray(weights, dtype=float)
+    p = _integer("p (basis dimension)", p, 1)
+    m = grid.size
+    if p > m - 1:
+        raise ParameterError(f"a Fourier basis with p = {p} functions needs at least p + 1 = {p + 1} grid points "
+                             f"(the grid has {m}); choose p <= {m - 1}")
+    t = (grid - grid[0]) / (grid[-1] - grid[0])
+    raw = _raw_fourier(t, p)
+    gram = raw.T @ (weights[:, None] * raw)
+    cond = np.linalg.cond(gram)
+    if not np.isfinite(cond) or cond > 1e8:
+        raise ParameterError(f"a Fourier basis with p = {p} functions is numerically degenerate on this grid of "
+                             f"{m} points (Gram condition number {cond:.2g}); choose a smaller p")
+    chol = np.linalg.cholesky(gram)
+    return np.linalg.solve(chol, raw.T).T
+
+
+def pca_basis(settings: PcaSettings, grid, weights) -> PcaBasis:
+    """The basis of ``settings`` on the (unit) grid, p resolved by the documented rule."""
+    grid = np.asarray(grid, dtype=float)
+    weights = np.asarray(weights, dtype=float)
+    k = int(settings.k)
+    if settings.basis == "kernel":
+        eb = eigenbasis(settings.kernel, settings.rho, grid, weights, nu=settings.nu)
+        lam = eb.eigenvalues
+        if settings.p is None:
+            share = np.cumsum(lam) / np.sum(lam)
+            p_trace = int(np.searchsorted(share, TRACE_FRACTION) + 1)
+            p = max(p_trace, k + 1)
+            rule = (f"smallest p explaining >= {TRACE_FRACTION:.0%} of the kernel trace (p = {p_trace})"
+                    + (f", raised to k + 1 = {p}" if p > p_trace else ""))
+        else:
+            p = int(settings.p)
+            rule = "set by the user"
+        if p > lam.size:
+            raise ParameterError(f"p = {p} exceeds the {lam.size} numerically non-zero eigenvalues of the "
+                                 f"{settings.kernel} kernel with rho = {settings.rho:g} on this grid; choose p <= "
+                                 f"{lam.size} or a smaller rho")
+        return PcaBasis("kernel", np.asarray(eb.eigenfunctions[:, :p]), np.asarray(lam[:p]), rule)
+    m = grid.size
+    if settings.p is None:
+        p = max(min(FOURIER_DEFAULT_P, (m - 1) // 2), k + 1)
+        rule = f"default min({FOURIER_DEFAULT_P}, (m - 1) // 2)" + (", raised to k + 1" if p == k + 1 else "")
+    else:
+        p = int(settings.p)
+        rule = "set by the user"
+    return PcaBasis("fourier", _fourier_cached(grid.tobytes(), weights.tobytes(), p),
+                    np.arange(1, p + 1, dtype=float) ** -3.0, rule)
+
+
+@lru_cache(maxsize=32)
+def _fourier_cached(grid_bytes, weights_bytes, p) -> np.ndarray:
+    out = fourier_basis(np.frombuffer(grid_bytes), np.frombuffer(weights_bytes), p)
+    out.setflags(write=False)
+    return out
+
+
+# --------------------------------------------------------------------------- mechanism pieces
+
+def coefficient_matrix(values, basis_functions, weights, tau: float, centre=None) -> tuple[np.ndarray, int]:
+    """X (n x p): rows <X_i - centre, b_j>_w / tau, each *final* row clipped to norm <= 1.
+
+    Clipping after centring and scaling is what makes the utility's sensitivity 1,
+    whatever the centre is. Returns (X, number of rows clipped).
+    """
+    tau = check_positive("tau", tau)
+    values = np.asarray(values, dtype=float)
+    if centre is not None:
+        values = values - np.asarray(centre, dtype=float)[None, :]
+    X = values @ (np.asarray(weights, dtype=float)[:, None] * np.asarray(basis_functions, dtype=float)) / tau
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    over = norms > 1.0
+    if np.any(over):
+        # nextafter: rounding could otherwise leave a norm of 1 + 1e-16.
+        X[over] *= np.nextafter(1.0 / norms[over], 0.0)[:, None]
+    return X, int(np.sum(over))
+
+
+def exponential_mechanism_matrix(X: np.ndarray, epsilon: float, gamma: float, prior_variances) -> np.ndarray:
+    """A = (eps/2) X^T X - (gamma/2) diag(1/c): density etr(V^T A V) is the mechanism.
+
+    Needs rows of X in the unit ball (utility sensitivity 1); eps/2 is the exponential
+    mechanism's factor for sensitivity 1.
+    """
+    X = np.asarray(X, dtype=float)
+    if X.size and np.max(np.einsum("ij,ij->i", X, X)) > 1.0 + 1e-12:
+        raise ParameterError("rows of the coefficient matrix must have norm <= 1 (clip them first)")
+    c = np.asarray(prior_variances, dtype=float)
+    return (epsilon / 2.0) * (X.T @ X) - np.diag((gamma / 2.0) / c)
+
+
+def _canonical_signs(V: np.ndarray) -> np.ndarray:
+    """Flip columns so each one's largest-magnitude entry is positive (data-free convention)."""
+    idx = np.argmax(np.abs(V), axis=0)
+    signs = np.sign(V[idx, np.arange(V.shape[1])])
+    return V * np.where(signs == 0, 1.0, signs)
+
+
+def _order_subspace(V: np.ndarray, cinv: np.ndarray) -> np.ndarray:
+    """Rotate an orthonormal frame to the principal axes of V^T Cinv V, smoothest first.
+
+    The matrix Bingham density depends on V only through V V^T, so the Gibbs chain's
+    columns are an arbitrary frame of the private subspace. Ordering them by the public
+    base term (smallest V^T Cinv V first = smoothest) is post-processing with public
+    information only; ordering by the data would not be.
+    """
+    _, R = np.linalg.eigh(V.T @ (cinv[:, None] * V))
+    return V @ R
+
+
+# --------------------------------------------------------------------------- the release
+
+@dataclass(frozen=True)
+class PrivatePCAResult:
+    """A private PCA release with its guarantee, diagnostics and (separately) the analyst view.
+
+    ``components`` (m, k) and ``coefficients`` (p, k) are the private output. The fields
+    named in ``NOT_PRIVATE`` are computed from the raw data: analyst view, never publish.
+    """
+
+    settings: PcaSettings
+    grid_points: np.ndarray
+    basis: PcaBasis = field(repr=False)
+    coefficients: np.ndarray  # (p, k) private V
+    components: np.ndarray  # (m, k) private components on the grid
+    n: int
+    n_clipped: int
+    tau: float
+    guarantee: dict
+    diagnostics: dict
+    nonprivate_coefficients: np.ndarray = field(repr=False)  # NOT PRIVATE
+    nonprivate_components: np.ndarray = field(repr=False)  # NOT PRIVATE
+    scree: np.ndarray = field(repr=False)  # NOT PRIVATE: eigenvalues of X^T X / n, descending
+    variance_ratio: float = field(repr=False)  # NOT PRIVATE
+    subspace_distance: float = field(repr=False)  # NOT PRIVATE
+    data_dependent_flags: tuple = ()
+    not_private: tuple = NOT_PRIVATE
+
+    @property
+    def k(self) -> int:
+        return int(self.coefficients.shape[1])
+
+    @property
+    def p(self) -> int:
+        return self.basis.p
+
+    @property
+    def m(self) -> int:
+        return int(self.grid_points.size)
+
+    @property
+    def explained_variance_ratio(self) -> np.ndarray:
+        """Non-private scree as shares of the total (analyst view)."""
+        total = float(np.sum(self.scree))
+        return self.scree / total if total > 0 else np.zeros_like(self.scree)
+
+
+def _guarantee(settings: PcaSettings, basis: PcaBasis) -> dict:
+    sampler = settings.sampler_name
+    eps = float(settings.epsilon)
+    per_component = settings.component_epsilons()
+    approximate = sampler == "gibbs"
+    base = ("kernel eigenvalues" if basis.name == "kernel" else "j^-3 (Fourier)")
+    g = {
+        "mechanism": "exponential",
+        "privacy": ("approximate: matrix Bingham by Gibbs sampling (MCMC); epsilon is nominal, not a DP claim"
+                    if approximate else "epsilon-DP"),
+        "epsilon": eps,
+        "delta": 0.0,
+        "epsilon_per_component": list(per_component),
+        "gamma": float(settings.gamma),
+        "sampler": sampler,
+        "sampler_label": SAMPLER_LABELS[sampler],
+        "approximate": approximate,
+        "zcdp_rho": eps**2 / 8.0,
+        "utility": "||X V||_F^2 = sum_i ||V^T x_i||^2, rows x_i clipped to the unit ball",
+        "sensitivity": 1.0,
+        "density": "etr(V^T A V), A = (eps/2) X^T X - (gamma/2) diag(1/c_j)",
+        "base_measure": f"exp(-(gamma/2) tr(V^T Cinv V)), Cinv = diag(1/c_j), c_j = {base}",
+        "floating_point": FLOATING_POINT_NOTE,
+    }
+    if sampler == "deflation":
+        g["composition"] = ("k exponential mechanisms in sequence (v_j on the complement of v_1..v_(j-1) with "
+                            "eps_j): epsilon = sum eps_j")
+        # zCDP composes additively; eps^2/8 (what a ledger charges) is the conservative bound.
+        g["zcdp_rho_sum_components"] = float(sum(e**2 for e in per_component) / 8.0)
+    return g
+
+
+def private_pca(fd: FunctionalData, settings: PcaSettings, rng=None, *, released_mean=None,
+                data_dependent_flags=()) -> PrivatePCAResult:
+    """Release k private functional principal components of ``fd`` (METHODS.md section 5).
+
+    Parameters
+    ----------
+    fd : the curves; the basis and the inner product live on ``fd.unit_grid`` with
+        trapezoid weights ``fd.weights``.
+    settings : :class:`PcaSettings` (validated here).
+    rng : numpy Generator or seed.
+    released_mean : a mean curve on the grid that was itself *released* under DP (its
+        budget is the caller's to count); required when ``settings.centring`` is
+        "released-mean", refused otherwise.
+    data_dependent_flags : flags inherited from upstream (e.g. a simulation design that
+        rescaled its curves using the data); they are carried into the result.
+    """
+    settings = settings.validated()
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    k = int(settings.k)
+    if fd.n < k:
+        raise DataError(f"private PCA with k = {k} components needs at least k = {k} curves, the data have "
+                        f"{fd.n}")
+    flags = list(data_dependent_flags)
+    if settings.tau_from_data:
+        tau = data_derived_tau(fd)
+        flags.append(DATA_DEPENDENT_TAU)
+    else:
+        tau = float(settings.tau)
+    if settings.centring == "released-mean":
+        if released_mean is None:
+            raise ParameterError("centring 'released-mean' needs the released mean curve (released_mean=...)")
+        centre = np.asarray(released_mean, dtype=float)
+        if centre.shape != (fd.m,) or not np.all(np.isfinite(centre)):
+            raise ParameterError(f"the released mean must be {fd.m} finite values on the data grid, got shape "
+                                 f"{centre.shape}")
+    elif released_mean is not None:
+        raise ParameterError("a released mean was given but centring is not 'released-mean'")
+    elif settings.centring == "sample-mean":
+        centre = fd.data_matrix.mean(axis=0)
+        flags.append(SAMPLE_MEAN_CENTRING)
+    else:
+        centre = None
+
+    basis = pca_basis(settings, fd.unit_grid, fd.weights)
+    p = basis.p
+    if k >= p:
+        raise ParameterError(f"k = {k} components need a basis dimension p > k, got p = {p}; raise p or lower k")
+    X, n_clipped = coefficient_matrix(fd.data_matrix, basis.functions, fd.weights, tau, centre)
+    cinv = 1.0 / basis.prior_variances
+    gamma = float(settings.gamma)
+    sampler = settings.sampler_name
+
+    if sampler == "exact":
+        draw = sample_vector_bingham(exponential_mechanism_matrix(X, settings.epsilon, gamma, basis.prior_variances),
+                                     1, rng)
+        V = draw.samples[0][:, None]
+        diagnostics = {"sampler": sampler, "acceptance_rate": draw.acceptance_rate, "n_proposed": draw.n_proposed,
+                       "acg_b": draw.b}
+    elif sampler == "deflation":
+        matrices = [exponential_mechanism_matrix(X, e, gamma, basis.prior_variances)
+                    for e in settings.component_epsilons()]
+        draw = sample_bingham_deflation(matrices, rng, 1)
+        V = draw.samples[0]
+        diagnostics = {"sampler": sampler, "acceptance_rate": float(np.mean(draw.acceptance_rates)),
+                       "acceptance_rates": draw.acceptance_rates.tolist()}
+    else:
+        chain = sample_matrix_bingham_gibbs(exponential_mechanism_matrix(X, settings.epsilon, gamma,
+                                                                         basis.prior_variances),
+                                            k, rng, n_sweeps=settings.gibbs_sweeps, burn_in=settings.gibbs_burn_in,
+                                            thin=settings.gibbs_thin)
+        V = _order_subspace(chain.sample, cinv)
+        diagnostics = {"sampler": sampler, "acceptance_rate": chain.acceptance_rate, "n_sweeps": chain.n_sweeps,
+                       "burn_in": chain.burn_in, "thin": chain.thin, "trace": chain.trace,
+                       "n_spectral_solves": chain.n_spectral_solves}
+    V = _canonical_signs(V)
+
+    # Analyst view (NOT PRIVATE): the non-private FPCA of the same clipped matrix.
+    gram = X.T @ X
+    evals, evecs = np.linalg.eigh(gram)
+    evals, evecs = evals[::-1], evecs[:, ::-1]
+    V_hat = _canonical_signs(evecs[:, :k])
+    best = float(np.sum(evals[:k]))
+    achieved = float(np.einsum("il,ij,jl->", V, gram, V))
+    variance_ratio = achieved / best if best > 0 else float("nan")
+    subspace_distance = float(k - np.sum((V.T @ V_hat) ** 2))
+
+    return PrivatePCAResult(
+        settings=settings, grid_points=fd.grid_points, basis=basis, coefficients=V,
+        components=basis.functions @ V, n=fd.n, n_clipped=n_clipped, tau=tau,
+        guarantee=_guarantee(settings, basis), diagnostics=diagnostics,
+        nonprivate_coefficients=V_hat, nonprivate_components=basis.functions @ V_hat,
+        scree=np.maximum(evals, 0.0) / fd.n, variance_ratio=variance_ratio,
+        subspace_distance=max(subspace_distance, 0.0), data_dependent_flags=tuple(flags))
+
+
+def release_record(result: PrivatePCAResult, *, seed: int | None = None) -> dict:
+    """The publishable record of a private PCA release, plus the analyst-side metrics.
+
+    The metrics variance_ratio and subspace_distance are computed from the raw data; they
+    are kept (the CLI user asked for them) but listed under "not_private" so that an
+    export can drop them.
+    """
+    s = result.settings
+    g = result.guarantee
+    record = {
+        "release": "pca",
+        "mechanism": "exponential",
+        "k": result.k,
+        "p": result.p,
+        "basis": s.basis,
+        "p_rule": result.basis.p_rule,
+        "kernel": s.kernel if s.basis == "kernel" else None,
+        "rho": s.rho if s.basis == "kernel" else None,
+        "nu": s.nu if s.basis == "kernel" else None,
+        "sampler": s.sampler_name,
+        "epsilon": float(s.epsilon),
+        "delta": 0.0,
+        "epsilon_per_component": g["epsilon_per_component"],
+        "gamma": float(s.gamma),
+        "tau": result.tau,
+        "centring": s.centring,
+        "n": result.n,
+        "m": result.m,
+        "n_clipped": result.n_clipped,
+        "approximate": g["approximate"],
+        "privacy": g["privacy"],
+        "acceptance_rate": result.diagnostics["acceptance_rate"],
+        "variance_ratio": result.variance_ratio,
+        "subspace_distance": result.subspace_distance,
+        "not_private": ["variance_ratio", "subspace_distance"],
+        "data_dependent_flags": list(result.data_dependent_flags),
+        "differentially_private": not result.data_dependent_flags and not g["approximate"],
+        "guarantee": g,
+        "seed": seed,
+        "randomness": ("numpy Generator (idealised real-arithmetic DP)" if seed is None else
+                       f"numpy Generator with demo seed {seed} (reproducible; idealised real-arithmetic DP)"),
+        "settings": asdict(s),
+    }
+    if s.sampler_name == "gibbs":
+        record["gibbs"] = {key: result.diagnostics[key] for key in ("n_sweeps", "burn_in", "thin")}
+    return record
+
+
+# --------------------------------------------------------------------------- simulation design
+
+AWAN_RESCALING_FLAG = ("curves rescaled by the data's largest norm so that every ||X_i|| < 1 (data-dependent "
+                       "rescaling): the release is not differentially private")
+
+
+def simulate_fpca_awan(n: int = 100, seed: int = 0, *, m: int = 100, n_terms: int = 21,
+                       score_variance: float = 0.1, fourth_weight: float = 2.0, noise_sd: float = 0.05,
+                       ) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """The FPCA simulation of Awan, Kenney, Reimherr & Slavkovic (2019), as in METHODS.md.
+
+    m = 100 equally spaced points in [0, 1]; X_i = mu + sum_{j <= 21} a_j U_ij u_j + noise
+    with u_j the Fourier functions (1, sqrt2 sin 2 pi t, sqrt2 cos 2 pi t, ...),
+    a_j = j^-2 except a_4 = ``fourth_weight`` (the extra weight that makes u_4 the leading
+    component), U_ij ~ N(0, score_variance) (variance 0.1), mu = 0 and iid N(0, noise_sd^2)
+    noise at each grid point. The curves are then divided by 1.0001 max_i ||X_i||, so every
+    ||X_i|| < 1: that rescaling looks at the data and is flagged. The constants mu, the
+    noise level and the size of the extra weight are our reading of the design (the paper
+    gives the structure); p = 40 Fourier functions, C = diag(j^-3) and k = 1 are the
+    paper's mechanism settings.
+
+    Returns (grid, values (n, m), flags).
+    """
+    n = _integer("n", n, 1)
+    m = _integer("m", m, 3)
+    rng = np.random.default_rng(seed)
+    grid = np.linspace(0.0, 1.0, m)
+    u = _raw_fourier(grid, n_terms)
+    a = np.arange(1, n_terms + 1, dtype=float) ** -2.0
+    if n_terms >= 4:
+        a[3] = fourth_weight
+    scores = rng.normal(0.0, math.sqrt(score_variance), (n, n_terms)) * a
+    values = scores @ u.T + rng.normal(0.0, noise_sd, (n, m))
+    norms = np.sqrt((values**2) @ trapezoid_weights(grid))
+    values = values / (1.0001 * float(norms.max()))
+    return grid, values, (AWAN_RESCALING_FLAG,)
