@@ -320,11 +320,11 @@ else:
     zip_bytes, report_text = cache[cache_key]
     d1, d2 = st.columns(2)
     d1.download_button("Download release bundle (zip)", data=zip_bytes, file_name=f"fdp_release_{release.id}.zip",
-                       mime="application/zip", key="rel_download", icon=":material/download:",
-                       help="release.csv, coefficients.csv (the sampler's output on its 2^k grid), release.json "
-                            "(provenance), config.yaml (replay), ledger.json, report.html.")
+                       mime="application/zip", key="rel_download", icon=":material/download:", on_click="ignore")
+    d1.caption("release.csv, coefficients.csv (the sampler's output on its 2^k grid), release.json (provenance), "
+               "config.yaml (replay), ledger.json, report.html.")
     d2.download_button("Download the HTML report only", data=report_text, file_name=f"fdp_report_{release.id}.html",
-                       mime="text/html", key="rel_download_report")
+                       mime="text/html", key="rel_download_report", on_click="ignore")
     for flag in release.flags:
         st.error(f"{export.NOT_DP_WARNING}: {flag}")
     for paragraph in export.privacy_statement(release):

@@ -6,6 +6,7 @@ below holds for any draw (or fails with negligible probability where stated).
 """
 
 import base64
+import concurrent.futures
 import io
 import json
 import math
@@ -474,15 +475,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
-def test_html_report_opens_offline_in_chromium_and_shows_its_figures(tmp_path):
-    if not CHROMIUM.exists():
-        pytest.skip("/usr/bin/chromium is not installed")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    fd = load_curves(EXAMPLE)
-    ledger = Ledger(3.0, 1e-5)
-    export.commit_mean(ledger, fd, MEAN_CASES["frl"])
-    release = export.commit_mean(ledger, fd, MEAN_CASES["gaussian"], data_label="example_curves.csv")
-    path = export.export_folder(release, tmp_path / "bundle", ledger) / "report.html"
+def _render_report(sync_api, path: Path):
     external = []
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -498,7 +491,7 @@ def test_html_report_opens_offline_in_chromium_and_shows_its_figures(tmp_path):
             page.route("**/*", block)
             page.goto(path.as_uri())
             page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3",
-                                   timeout=20_000)
+                                   timeout=60_000)
             plots = page.evaluate("""Array.from(document.querySelectorAll('.js-plotly-plot')).map(d => ({
                 traces: d.data.length,
                 drawn: d.querySelectorAll('.scatterlayer .trace path.js-line, .heatmaplayer image').length}))""")
@@ -507,6 +500,22 @@ def test_html_report_opens_offline_in_chromium_and_shows_its_figures(tmp_path):
             page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
         finally:
             browser.close()
+    return external, plots, text
+
+
+def test_html_report_opens_offline_in_chromium_and_shows_its_figures(tmp_path):
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium is not installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    fd = load_curves(EXAMPLE)
+    ledger = Ledger(3.0, 1e-5)
+    export.commit_mean(ledger, fd, MEAN_CASES["frl"])
+    release = export.commit_mean(ledger, fd, MEAN_CASES["gaussian"], data_label="example_curves.csv")
+    path = export.export_folder(release, tmp_path / "bundle", ledger) / "report.html"
+    # Own thread: playwright's sync API refuses to start where another session-scoped sync
+    # playwright (tests/browser) already runs an event loop.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        external, plots, text = pool.submit(_render_report, sync_api, path).result(timeout=180)
     assert external == []  # self-contained: nothing fetched from the network
     assert len(plots) == 3 and all(p["traces"] > 0 and p["drawn"] > 0 for p in plots), plots
     assert plots[1]["traces"] == 2 and plots[2]["traces"] == 3  # trade-off + chosen point; guess, release, session
