@@ -770,7 +770,8 @@ def release_figure(release: CommittedRelease) -> go.Figure:
         fig.add_trace(go.Heatmap(x=x1.tolist(), y=x2.tolist(), z=z.T.tolist(), colorscale="Viridis",
                                  name="sanitized density",
                                  colorbar=dict(title="density")))
-        fig.update_layout(xaxis_title="feature 1", yaxis_title="feature 2")
+        names = (release.record.get("feature") or "feature 1,feature 2").split(",")
+        fig.update_layout(xaxis_title=names[0], yaxis_title=names[-1])
     else:
         for column in [c for c in t.columns if c != "t"]:
             fig.add_trace(go.Scatter(x=t["t"].tolist(), y=t[column].tolist(), mode="lines", name=column))
