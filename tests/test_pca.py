@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from fdp_core.audit import audit_pair
+from fdp_core.cli import main
 from fdp_core.data import DATA_DEPENDENT_TAU, from_arrays, load_curves
 from fdp_core.errors import DataError, ParameterError
 from fdp_core.kernels import eigenbasis, trapezoid_weights
@@ -298,3 +302,70 @@ def test_real_data_release_runs(shared_data):
                                       tau=float(np.median(fd.norms())), centring="none"), 0)
     assert res.components.shape == (fd.m, 2) and np.all(np.isfinite(res.components))
     assert res.n_clipped > 0
+
+
+# --------------------------------------------------------------------------- CLI
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "data" / "example_curves.csv"
+CLI_KEYS = ("k", "p", "basis", "sampler", "epsilon", "gamma", "variance_ratio", "subspace_distance",
+            "acceptance_rate", "not_private", "n", "m", "tau", "n_clipped", "data_dependent_flags", "guarantee")
+
+
+def test_cli_round_trip_matches_the_library(tmp_path):
+    out = tmp_path / "pca"
+    result = subprocess.run([sys.executable, "-m", "fdp_core", "release", "pca", "--data", str(EXAMPLE), "--k", "2",
+                             "--basis", "kernel", "--kernel", "matern52", "--rho", "0.1", "--sampler", "deflation",
+                             "--epsilon", "2", "--gamma", "1", "--tau", "1", "--seed", "3", "--out", str(out)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    record = json.loads((out / "release.json").read_text())
+    table = pd.read_csv(out / "release.csv")
+    for key in CLI_KEYS:
+        assert key in record, key
+    assert record["not_private"] == ["variance_ratio", "subspace_distance"]
+    assert list(table.columns) == ["t", "pc1", "pc2"]
+    fd = load_curves(EXAMPLE)
+    expected = private_pca(fd, PcaSettings(k=2, basis="kernel", kernel="matern52", rho=0.1, sampler="deflation",
+                                           epsilon=2.0, gamma=1.0, tau=1.0), np.random.default_rng(3))
+    np.testing.assert_allclose(table["t"], fd.grid_points)
+    np.testing.assert_allclose(table[["pc1", "pc2"]].to_numpy(), expected.components, rtol=1e-9, atol=1e-12)
+    assert record["variance_ratio"] == pytest.approx(expected.variance_ratio)
+    assert record["epsilon_per_component"] == [1.0, 1.0] and record["differentially_private"] is True
+
+
+def test_cli_centres_by_a_released_mean_and_runs_gibbs(tmp_path, capsys):
+    mean_dir, pca_dir = tmp_path / "mean", tmp_path / "pca"
+    assert main(["release", "mean", "--data", str(EXAMPLE), "--mechanism", "iclp-qr", "--kernel", "matern52",
+                 "--rho", "0.1", "--epsilon", "1", "--tau", "1.5", "--psi", "0.02", "--seed", "1",
+                 "--out", str(mean_dir)]) == 0
+    assert main(["release", "pca", "--data", str(EXAMPLE), "--k", "2", "--basis", "fourier", "--p", "9",
+                 "--sampler", "gibbs", "--gibbs-sweeps", "300", "--epsilon", "2", "--tau", "0.5",
+                 "--released-mean", str(mean_dir / "release.csv"), "--seed", "2", "--out", str(pca_dir)]) == 0
+    record = json.loads((pca_dir / "release.json").read_text())
+    assert record["centring"] == "released-mean" and record["sampler"] == "gibbs"
+    assert record["approximate"] is True and record["differentially_private"] is False
+    assert record["gibbs"]["n_sweeps"] == 300
+    assert "not a DP claim" in record["privacy"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--k", "2", "--sampler", "exact"], "deflation"),
+    (["--k", "7"], "between 1 and 5"),
+    (["--k", "3", "--basis", "fourier", "--p", "3"], "p > k"),
+    (["--epsilon-split", "0.5,0.5", "--k", "2"], "add up to epsilon"),
+])
+def test_cli_refuses_bad_settings_with_exit_2(args, message, tmp_path, capsys):
+    code = main(["release", "pca", "--data", str(EXAMPLE), "--epsilon", "2", "--tau", "1", "--out", str(tmp_path),
+                 *args])
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "release.json").exists()
+
+
+def test_cli_refuses_a_released_mean_on_another_grid(tmp_path, capsys):
+    bad = tmp_path / "mean.csv"
+    pd.DataFrame({"t": [0.0, 1.0], "value": [0.0, 0.0]}).to_csv(bad, index=False)
+    code = main(["release", "pca", "--data", str(EXAMPLE), "--epsilon", "1", "--tau", "1",
+                 "--released-mean", str(bad), "--out", str(tmp_path / "o")])
+    assert code == 2 and "not the data grid" in capsys.readouterr().err

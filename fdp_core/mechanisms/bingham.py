@@ -46,6 +46,7 @@ hardened (e.g. discretised) version of Bingham sampling exists, which exports mu
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -53,6 +54,11 @@ import numpy as np
 from scipy.linalg import blas, lapack
 
 from ..errors import ParameterError
+
+try:
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover - optional
+    threadpool_limits = None
 
 # ---------------------------------------------------------------------------------------
 # Envelope parameters and the acceptance test
@@ -65,23 +71,27 @@ def solve_acg_b(lam: np.ndarray) -> float:
     ``lam`` are the shifted eigenvalues lam_i = max(a) - a_i >= 0 (one of them is 0). The
     left side decreases in b, is >= 1 at b = 1 (the zero term alone gives 1) and <= 1 at
     b = q (every term is <= 1/q), so the root exists and is unique in [1, q].
+    """
+    return float(_solve_acg_b_rows(np.asarray(lam, dtype=float)[None, :])[0])
+
+
+def _solve_acg_b_rows(lam: np.ndarray) -> np.ndarray:
+    """:func:`solve_acg_b` for every row of lam (n, q).
+
     g(b) = 1 / sum_i 1/(b + 2 lam_i) is concave and increasing (a harmonic sum of affine
     functions) with g(1) <= 1, so Newton's method on g(b) = 1 from b = 1 increases
     monotonically to the root without overshooting.
     """
-    two_lam = 2.0 * np.asarray(lam, dtype=float)
-    q = two_lam.size
-    b = 1.0
+    two_lam = 2.0 * lam
+    b = np.ones(lam.shape[0])
     for _ in range(200):
-        t = 1.0 / (b + two_lam)
-        s1 = float(np.sum(t))
-        if s1 <= 1.0:
-            break
-        step = (s1 * s1 - s1) / float(np.sum(t * t))
+        t = 1.0 / (b[:, None] + two_lam)
+        s1 = t.sum(axis=1)
+        step = np.where(s1 > 1.0, (s1 * s1 - s1) / (t * t).sum(axis=1), 0.0)
         b += step
-        if step <= 1e-12 * b:
+        if np.all(step <= 1e-12 * b):
             break
-    return min(b, float(q))
+    return np.minimum(b, lam.shape[1])
 
 
 def log_envelope_ratio(x: np.ndarray, lam: np.ndarray, b: float) -> np.ndarray:
@@ -216,20 +226,6 @@ def complement_basis(V: np.ndarray) -> np.ndarray:
     return Q[..., j:]
 
 
-def _solve_acg_b_rows(lam: np.ndarray) -> np.ndarray:
-    """:func:`solve_acg_b` for every row of lam (n, q), by the same monotone Newton steps."""
-    two_lam = 2.0 * lam
-    b = np.ones(lam.shape[0])
-    for _ in range(200):
-        t = 1.0 / (b[:, None] + two_lam)
-        s1 = t.sum(axis=1)
-        step = np.where(s1 > 1.0, (s1 * s1 - s1) / (t * t).sum(axis=1), 0.0)
-        b += step
-        if np.all(step <= 1e-12 * b):
-            break
-    return np.minimum(b, lam.shape[1])
-
-
 def _sample_diagonal_rows(lam: np.ndarray, b: np.ndarray, rng: np.random.Generator):
     """One exact draw of exp(-sum_i lam_ri x_i^2) per row r (the KGM test, vectorised)."""
     n, q = lam.shape
@@ -339,10 +335,13 @@ def _acg_draw(L: np.ndarray, rng: np.random.Generator, batch: int, limit: int | 
     next attempt starts afresh).
     """
     q = L.shape[0]
+    # y = L^-T z through the explicit inverse: a triangular solve with many right-hand
+    # sides (trsm) is pathologically slow in a multi-threaded OpenBLAS at these sizes.
+    Linv_T = lapack.dtrtri(L, lower=1)[0].T
     examined = 0
     while limit is None or examined < limit:
         z = rng.standard_normal((q, batch))
-        y = lapack.dtrtrs(L, z, lower=1, trans=1)[0]
+        y = Linv_T @ z
         ny2 = np.add.reduce(y * y, axis=0)
         log_ratio = _log_accept(np.add.reduce(z * z, axis=0) / ny2, q)
         hit = np.log(rng.random(batch)) < log_ratio
@@ -371,7 +370,7 @@ class _EnvelopeTracker:
     estimate fails (Cholesky failure, lost eigenvector).
     """
 
-    refresh = 32
+    refresh = 64
 
     def __init__(self, q: int, k: int):
         self.eye = np.eye(q)
@@ -412,7 +411,7 @@ class _EnvelopeTracker:
         x = lapack.dpotrs(L, x, lower=1)[0]
         x /= math.sqrt(float(x @ x))
         rho_new = float(x @ (AS @ x))
-        if rho_new - rho > 0.25 * half_b:
+        if rho_new - rho > 0.5 * half_b:
             L_new = _cholesky((rho_new + half_b) * self.eye - AS)
             if L_new is not None:
                 L = L_new
@@ -502,6 +501,23 @@ def sample_matrix_bingham_gibbs(A, k: int, rng=None, *, n_sweeps: int = 20_000, 
             raise ParameterError(f"init must be a ({p}, {k}) matrix with orthonormal columns")
     Z = U.T @ V0  # state in eigen-coordinates
 
+    # A sweep is a long chain of tiny dense operations (q x q with q = p - k + 1): with a
+    # multi-threaded BLAS each one pays thread start-up and, on a busy machine, spin-waits
+    # that slow the chain down by an order of magnitude. One BLAS thread for the chain.
+    with _single_blas_thread():
+        return _gibbs_chain(a, U, Z, rng, n_sweeps, burn_in, thin)
+
+
+def _single_blas_thread():
+    if threadpool_limits is None:  # optional dependency: without it BLAS keeps its threads
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _gibbs_chain(a, U, Z, rng, n_sweeps, burn_in, thin) -> GibbsDraws:
+    """The sweeps of :func:`sample_matrix_bingham_gibbs`, in A's eigen-coordinates (A = diag(a))."""
+    a_column = a[:, None]
+    p, k = Z.shape
     q = p - k + 1
     # S holds [v_l, N0]: N0 (columns 1..q-1) is an orthonormal basis of the complement of
     # *all* current columns, so [v_l, N0] spans the complement of the other columns.
@@ -520,7 +536,7 @@ def sample_matrix_bingham_gibbs(A, k: int, rng=None, *, n_sweeps: int = 20_000, 
     for sweep in range(n_sweeps):
         for l in rng.permutation(k):
             S[:, 0] = Z[:, l]
-            AS = S.T @ (a[:, None] * S)
+            AS = S.T @ (a_column * S)
             L, tracked = tracker.envelope(AS, S, l)
             w, examined = _acg_draw(L, rng, batch, limit if tracked else None)
             proposed += examined
