@@ -1,0 +1,365 @@
+"""Principal components page: private functional PCA by the exponential mechanism (METHODS.md section 5).
+
+The curves (the current data set, or the FPCA simulation of Awan et al.) are projected on a
+basis orthonormal in the weighted inner product, optionally centred, divided by tau and
+clipped; private components are drawn with density etr(V' A V) by an exact sampler (k = 1:
+vector Bingham; k > 1: sequential deflation) or by Gibbs sampling (approximate DP). The
+non-private FPCA, the scree, the variance ratio and the subspace distance are the analyst's
+view: computed from the raw data, labelled, never published. Every number comes from
+fdp_core.pca; previews cost no budget (commits happen on the Release & audit page).
+"""
+
+import hashlib
+from dataclasses import asdict
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from fdp_core.data import from_arrays
+from fdp_core.errors import FdpError
+from fdp_core.pca import (AWAN_RESCALING_FLAG, FLOATING_POINT_NOTE, MAX_COMPONENTS, TRACE_FRACTION, PcaSettings,
+                          pca_basis, private_pca, release_record, simulate_fpca_awan)
+from fdp_ui import ledger as ledger_ui
+from fdp_ui import pca_plots, sidebar, state
+
+SOURCES = {"current": "the current data set", "awan": "FPCA simulation (Awan et al.)"}
+# The mechanism settings of Awan, Kenney, Reimherr & Slavkovic (2019): p = 40 Fourier functions,
+# C = diag(j^-3) (the Fourier basis's base measure in fdp_core.pca), k = 1.
+AWAN_SETTINGS = {"pca_basis": "fourier", "pca_p": 40, "pca_k": 1, "pca_sampler": "exact", "pca_centring": "none"}
+BASES = {"kernel": "kernel eigenfunctions", "fourier": "Fourier"}
+CENTRING = {"none": "none",
+            "released-mean": "the mean released on the Mean page (committed)",
+            "sample-mean": "sample mean (NOT DP: teaching only)"}
+MAX_DRAWS, GIBBS_MAX_DRAWS = 10, 3
+DRAW_SALT = 40  # preview draw i uses the sidebar's generator with salt DRAW_SALT + i
+_DEFAULTS = {"pca_source": "current", "pca_awan_n": 500, "pca_awan_seed": 0, "pca_k": 1, "pca_basis": "kernel",
+             "pca_gamma": 1.0, "pca_sampler": "exact", "pca_split": "equal",
+             **{f"pca_w{j}": 1.0 for j in range(1, MAX_COMPONENTS + 1)},
+             "pca_sweeps": 2000, "pca_burn_pct": 10, "pca_thin": 0, "pca_centring": "none", "pca_draws": 3}
+HELP = {
+    "k": "Number of private components. k > 1 with the exact sampler uses sequential deflation and splits "
+         "epsilon across the components.",
+    "basis": "Kernel eigenfunctions of the sidebar's kernel and rho (p chosen so their eigenvalues explain "
+             f">= {TRACE_FRACTION:.0%} of the kernel's trace), or a Fourier basis re-orthonormalised on the grid "
+             "(you choose p). The curves' coefficients in this basis are what the mechanism sees.",
+    "p": "Number of Fourier functions (1, sin, cos, ... by frequency). Must exceed k; at most m - 1.",
+    "gamma": "Strength of the base measure exp(-(gamma/2) tr(V' Cinv V)), Cinv = diag(1/c_j), c_j = the kernel "
+             "eigenvalues (kernel basis) or j^-3 (Fourier). It pulls draws towards smooth directions and is "
+             "fixed in advance, so the guarantee does not change. gamma = 0: uniform base measure (the "
+             "finite-dimensional mechanism); gamma = epsilon: the form written by Awan et al.",
+    "sampler": "Exact: no Markov-chain caveat (k = 1: vector Bingham by rejection sampling; k > 1: sequential "
+               "deflation, each component exact with its own share of epsilon). Gibbs: the matrix Bingham of the "
+               "literature by a Markov chain; its output is only approximately from the mechanism, so the "
+               "guarantee is approximate DP.",
+    "split": "Deflation spends eps_j on component j, epsilon = eps_1 + ... + eps_k (composition).",
+    "weights": "Relative weight of each component's share: eps_j = epsilon w_j / sum(w).",
+    "sweeps": "Sweeps of the Gibbs chain (each updates every column once). More sweeps: closer to the target, "
+              "slower. Still approximate DP.",
+    "burn": "Share of the sweeps discarded before states are kept (shaded in the trace).",
+    "thin": "Keep every thin-th state after burn-in (0 = automatic: about 100 kept states). The release is the "
+            "chain's final state either way.",
+    "centring": "Centre the curves before projecting. A committed mean is itself a release (its budget is "
+                "already in the ledger). The raw sample mean looks at the data: nothing is then DP.",
+    "draws": "Independent private draws overlaid. Each draw is a separate release: publishing d of them costs d x "
+             "epsilon.",
+    "awan_n": "Number of simulated curves (100 points on [0, 1]).",
+}
+
+ss = st.session_state
+for key, value in _DEFAULTS.items():
+    ss[key] = ss.get(key, value)
+
+st.title("Principal components")
+g = sidebar.render()
+ds = state.current()
+
+
+def _apply_source() -> None:
+    """The Awan et al. simulation starts from the paper's mechanism settings."""
+    if ss["pca_source"] == "awan":
+        ss.update(AWAN_SETTINGS)
+    ss.pop("pca_data_sig", None)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _awan_data(n: int, seed: int):
+    grid, values, flags = simulate_fpca_awan(n, seed)
+    return from_arrays(grid, values, name="FPCA simulation (Awan et al.)"), tuple(flags)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _cached_release(data_key: str, settings_items: tuple, mean_key: str, seed: int, salt: int, flags: tuple,
+                    _fd, _mean, _rng):
+    """A preview draw under a demo seed: the same inputs give the same draw, so it is kept."""
+    return private_pca(_fd, PcaSettings(**dict(settings_items)), _rng, released_mean=_mean,
+                       data_dependent_flags=flags)
+
+
+def _draw(fd, settings: PcaSettings, mean, mean_key: str, flags: tuple, data_key: str, salt: int):
+    if g.seed is None:  # fresh randomness: a new draw on every rerun, nothing to keep
+        return private_pca(fd, settings, g.rng(salt), released_mean=mean, data_dependent_flags=flags)
+    return _cached_release(data_key, tuple(asdict(settings).items()), mean_key, g.seed, salt, flags, fd, mean,
+                           g.rng(salt))
+
+
+def _committed_means(fd, label: str) -> tuple[dict, int]:
+    """Mean releases committed on this data set (same label and grid), and how many others exist."""
+    usable, other = {}, 0
+    for release in ledger_ui.releases():
+        if release.kind != "mean":
+            continue
+        t = release.table["t"].to_numpy()
+        if (release.record.get("data", {}).get("label") == label and t.shape == fd.grid_points.shape
+                and np.allclose(t, fd.grid_points)):
+            usable[release.id] = release
+        else:
+            other += 1
+    return usable, other
+
+
+# --------------------------------------------------------------------------- data
+
+source = st.radio("data", tuple(SOURCES), key="pca_source", format_func=SOURCES.get, horizontal=True,
+                  on_change=_apply_source,
+                  help="The current data set (Data page), or the FPCA simulation of Awan, Kenney, Reimherr & "
+                       "Slavkovic (2019) with the paper's mechanism settings.")
+if source == "awan":
+    a1, a2, a3 = st.columns([1, 1, 3])
+    n_sim = int(a1.number_input("n (curves)", min_value=2, max_value=20_000, step=50, key="pca_awan_n",
+                                help=HELP["awan_n"]))
+    sim_seed = int(a2.number_input("data seed", min_value=0, step=1, key="pca_awan_seed"))
+    fd, upstream_flags = _awan_data(n_sim, sim_seed)
+    a3.caption("100 points on [0, 1]; X_i = sum_{j <= 21} a_j U_ij u_j + noise, Fourier u_j, a_j = j^-2 with extra "
+               "weight on u_4 (the leading component), U_ij ~ N(0, 0.1). Paper's settings: Fourier basis, p = 40, "
+               "C = diag(j^-3), k = 1. The sidebar's data summary and clipping count refer to the current data "
+               "set, not to this simulation.")
+    st.error(f"Data-dependent: {AWAN_RESCALING_FLAG}.")
+else:
+    fd, upstream_flags = ds.fd, tuple(ds.flags)
+data_key = hashlib.sha1(fd.grid_points.tobytes() + fd.data_matrix.tobytes()).hexdigest()
+signature = (source, fd.m)
+if ss.get("pca_data_sig") != signature:  # another grid: the Fourier dimension restarts from the library's rule
+    try:
+        ss["pca_p"] = pca_basis(PcaSettings(basis="fourier"), fd.unit_grid, fd.weights).p
+    except FdpError:
+        ss["pca_p"] = 2
+    ss["pca_data_sig"] = signature
+ss["pca_p"] = ss["pca_p"]
+
+if g.tutorial:
+    st.info("Tutorial: principal components are the directions along which the curves vary most. The private "
+            "version draws the directions at random, favouring directions that explain much variance: the "
+            "exponential mechanism. Smaller epsilon = flatter preference = components further from the "
+            "non-private ones. The red dashed curves are the analyst's view and must not be published.")
+
+# --------------------------------------------------------------------------- controls
+
+c1, c2, c3, c4 = st.columns(4)
+k = int(c1.slider("components k", 1, MAX_COMPONENTS, key="pca_k", help=HELP["k"]))
+basis = c2.radio("basis", tuple(BASES), key="pca_basis", format_func=BASES.get, horizontal=True, help=HELP["basis"])
+if basis == "fourier":
+    p_input = int(c3.number_input("p (Fourier functions)", min_value=2, max_value=1000, step=1, key="pca_p",
+                                  help=HELP["p"]))
+else:
+    p_input = None
+p_slot = c3.empty()
+gamma = c4.number_input("gamma (base-measure strength)", step=0.5, format="%.4g", key="pca_gamma",
+                        help=HELP["gamma"])
+c4.caption("gamma = 0: uniform base measure; 1: default; epsilon: the literature's form.")
+
+s1, s2, s3, s4 = st.columns(4)
+sampler_choice = s1.radio("sampler", ("exact", "gibbs"), key="pca_sampler", help=HELP["sampler"],
+                          format_func=lambda s: ("Gibbs: matrix Bingham (approximate DP)" if s == "gibbs" else
+                                                 "exact: vector Bingham (k = 1)" if k == 1 else
+                                                 "exact: sequential deflation"))
+sampler = "gibbs" if sampler_choice == "gibbs" else ("exact" if k == 1 else "deflation")
+epsilon_split, burn_in, thin = None, None, None
+if sampler == "deflation":
+    split = s2.radio("epsilon split", ("equal", "custom"), key="pca_split", horizontal=True, help=HELP["split"])
+    if split == "custom":
+        weight_columns = s3.columns(k)
+        weights = [float(col.number_input(f"w{j}", step=0.5, format="%.3g", key=f"pca_w{j}", help=HELP["weights"]))
+                   for j, col in enumerate(weight_columns, start=1)]
+        total_weight = sum(weights)
+        epsilon_split = tuple(g.epsilon * w / total_weight if total_weight != 0 else 0.0 for w in weights)
+elif sampler == "gibbs":
+    sweeps = int(s2.slider("Gibbs sweeps", 100, 20_000, step=100, key="pca_sweeps", help=HELP["sweeps"]))
+    burn_pct = s3.slider("burn-in (% of sweeps)", 0, 90, step=5, key="pca_burn_pct", help=HELP["burn"])
+    thin_input = int(s4.number_input("thin (0 = auto)", min_value=0, max_value=10_000, step=1, key="pca_thin",
+                                     help=HELP["thin"]))
+    burn_in = sweeps * burn_pct // 100
+    thin = thin_input or None
+
+means, n_other_means = _committed_means(fd, ds.label) if source == "current" else ({}, 0)
+r1, r2, r3 = st.columns([2, 2, 1])
+centring = r1.radio("centring", tuple(CENTRING), key="pca_centring", format_func=CENTRING.get, help=HELP["centring"])
+mean_release = None
+if centring == "released-mean":
+    if means:
+        if ss.get("pca_mean_id") not in means:
+            ss["pca_mean_id"] = next(reversed(means))
+        mean_id = r2.selectbox("committed mean", list(means), key="pca_mean_id",
+                               format_func=lambda i: f"{means[i].label} ({i})")
+        mean_release = means[mean_id]
+    else:
+        where = ("the simulation has its own curves: no committed mean belongs to it" if source == "awan" else
+                 "no mean has been committed for this data set yet"
+                 + (f" ({n_other_means} committed on another data set)" if n_other_means else ""))
+        r2.info(f"Centring by a released mean needs a committed mean release: {where}. Choose the mechanism on the "
+                "Mean page, then commit it on the Release & audit page (what to commit: mean); its budget is "
+                "charged there. Or centre by none.")
+        r2.page_link("pages/release.py", label="go to Release & audit", icon=":material/verified_user:")
+        st.stop()
+n_draws = int(r3.slider("private draws", 1, MAX_DRAWS, key="pca_draws", help=HELP["draws"]))
+if sampler == "gibbs" and n_draws > GIBBS_MAX_DRAWS:
+    r3.caption(f"Gibbs: {GIBBS_MAX_DRAWS} draws at most (each is a full chain).")
+    n_draws = GIBBS_MAX_DRAWS
+
+# --------------------------------------------------------------------------- the release
+
+settings = PcaSettings(k=k, basis=basis, p=p_input, kernel=g.kernel, rho=g.rho, nu=g.nu, epsilon=g.epsilon,
+                       gamma=gamma, sampler=sampler, epsilon_split=epsilon_split, tau=g.tau,
+                       tau_from_data=g.tau_from_data, centring=centring,
+                       gibbs_sweeps=int(ss["pca_sweeps"]) if sampler == "gibbs" else PcaSettings.gibbs_sweeps,
+                       gibbs_burn_in=burn_in, gibbs_thin=thin)
+mean_values = None if mean_release is None else mean_release.table["value"].to_numpy()
+mean_key = "none" if mean_release is None else mean_release.id
+try:
+    with st.spinner("Running the Gibbs chain(s)..." if sampler == "gibbs" else "Drawing private components..."):
+        results = [_draw(fd, settings, mean_values, mean_key, upstream_flags, data_key, DRAW_SALT + i)
+                   for i in range(n_draws)]
+except FdpError as exc:
+    st.error(f"Cannot compute the private components: {exc}")
+    st.stop()
+first = results[0]
+p_slot.caption(f"p = **{first.p}**: {first.basis.p_rule}")
+
+for flag in first.data_dependent_flags:
+    if flag != AWAN_RESCALING_FLAG:
+        st.error(f"Data-dependent: {flag}.")
+gq = first.guarantee
+split_text = ", ".join(f"eps_{j} = {e:.4g}" for j, e in enumerate(gq["epsilon_per_component"], start=1))
+statement = (f"epsilon = {gq['epsilon']:g}"
+             + (f" split as {split_text} (sequential composition)" if sampler == "deflation" else "")
+             + f"; gamma = {gq['gamma']:g}; k = {first.k}, p = {first.p}, tau = {first.tau:.4g}; sensitivity of "
+             f"the utility ||XV||_F^2: {gq['sensitivity']:g}. Each draw is its own release.")
+if gq["approximate"]:
+    st.warning(f"**Approximate DP** — {gq['privacy']}. " + statement)
+elif first.data_dependent_flags:
+    st.error(f"**NOT differentially private** (data-dependent choices above). Nominal guarantee: {gq['privacy']} "
+             f"with {statement} Sampler: {gq['sampler_label']}.")
+else:
+    st.info(f"**Guarantee: {gq['privacy']}** with {statement} Sampler: {gq['sampler_label']}.")
+st.caption(f"Floating point: {FLOATING_POINT_NOTE}. Previews cost no budget; commit on the Release & audit page "
+           "(fresh OS entropy).")
+if mean_release is not None:
+    e = mean_release.entry
+    st.caption(f"Centred by the committed release '{mean_release.label}' ({mean_release.id}): its cost, epsilon "
+               f"{e.epsilon:.4g} and delta {e.delta:.3g}, is already in the ledger. Committing these components adds "
+               f"epsilon {g.epsilon:g}: by basic composition the pair costs epsilon {e.epsilon + g.epsilon:.4g}, "
+               f"delta {e.delta:.3g}. The released mean's noise stays in the centred curves: with a noisy mean the "
+               "leading component can follow that noise (compare the scree).")
+if sampler == "deflation":
+    st.dataframe(pd.DataFrame([{f"eps_{j}": e for j, e in enumerate(gq["epsilon_per_component"], start=1)}]),
+                 hide_index=True, key="pca_split_table",
+                 column_config={f"eps_{j}": st.column_config.NumberColumn(format="%.4g") for j in range(1, k + 1)})
+st.caption(f"n = {first.n} curves, m = {first.m} grid points; {first.n_clipped} coefficient rows clipped to norm "
+           f"tau = {first.tau:.4g} after centring.")
+
+# --------------------------------------------------------------------------- figures
+
+signs = [pca_plots.align_signs(r.coefficients, r.nonprivate_coefficients) for r in results]
+aligned = [r.components * s for r, s in zip(results, signs)]
+st.subheader("Private components vs the non-private FPCA")
+st.plotly_chart(pca_plots.components_figure(fd.grid_points, aligned, first.nonprivate_components,
+                                            approximate=gq["approximate"]), width="stretch", key="pca_components")
+st.caption("Private draws are sign-aligned to the non-private components for display only (v and -v are the same "
+           "direction; the released components keep the library's convention: largest coefficient positive). "
+           f"{n_draws} independent draw(s) at the same settings."
+           + (" Gibbs: the columns are a frame of the private subspace ordered by smoothness (public "
+              "post-processing), not by variance: compare the subspaces (subspace distance below), not column "
+              "by column." if sampler == "gibbs" else ""))
+
+if mean_release is not None:
+    centre, centre_label = mean_values, f"released mean ({mean_release.id})"
+else:
+    centre, centre_label = fd.data_matrix.mean(axis=0), "sample mean (analyst view: do not publish)"
+sds = first.tau * np.sqrt(first.scree[:k])
+st.subheader("Mean +/- 2 sd x component")
+st.plotly_chart(pca_plots.perturbation_figure(fd.grid_points, centre, aligned[0], sds, mean_label=centre_label),
+                width="stretch", key="pca_perturbation")
+st.caption("Private draw 1. sd_l = tau sqrt(lambda_l), lambda_l the l-th eigenvalue of X'X / n of the clipped "
+           "coefficient rows: the non-private scree (analyst view, do not publish)."
+           + (" Without centring X'X / n is a second moment (sd_l is a root mean square) and the first component "
+              "mostly follows the mean." if centring == "none" else ""))
+
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(pca_plots.scree_figure(first.explained_variance_ratio, k), width="stretch", key="pca_scree")
+with right:
+    st.markdown("**Variance ratio and subspace distance** — not private (analyst-side diagnostic)")
+    m1, m2 = st.columns(2)
+    m1.metric("variance ratio (draw 1)", f"{first.variance_ratio:.4g}",
+              help="tr(V~' X'X V~) / tr(V^' X'X V^), in [0, 1]: the share of the best k-dimensional variance "
+                   "the private components capture (1 = as good as the non-private FPCA).")
+    m2.metric("subspace distance (draw 1)", f"{first.subspace_distance:.4g}",
+              help="(1/2) ||P~ - P^||_F^2, in [0, k]: P the projections on the private and non-private "
+                   "subspaces (0 = same subspace, k = orthogonal).")
+    st.caption("Variance ratio tr(V~' X'X V~) / tr(V^' X'X V^) in [0, 1]; subspace distance (1/2) ||P~ - P^||_F^2 "
+               "in [0, k]. Both read the raw data: never publish them.")
+    st.dataframe(pd.DataFrame({"draw": np.arange(1, n_draws + 1),
+                               "variance ratio": [r.variance_ratio for r in results],
+                               "subspace distance": [r.subspace_distance for r in results],
+                               "acceptance rate": [r.diagnostics["acceptance_rate"] for r in results]}),
+                 hide_index=True, width="stretch", key="pca_metrics_table",
+                 column_config={c: st.column_config.NumberColumn(format="%.4g")
+                                for c in ("variance ratio", "subspace distance", "acceptance rate")})
+
+# --------------------------------------------------------------------------- sampler diagnostics
+
+st.subheader("Sampler diagnostics" + (" (approximate DP)" if sampler == "gibbs" else ""))
+diag = first.diagnostics
+if sampler == "exact":
+    st.markdown(f"Acceptance rate of the rejection sampler (draw 1): **{diag['acceptance_rate']:.4g}** "
+                f"({diag['n_proposed']} proposals; envelope b = {diag['acg_b']:.4g}).")
+    st.caption(f"Exact: every accepted proposal is a draw from the mechanism. Worst case about sqrt(2/(e p)) = "
+               f"{np.sqrt(2 / (np.e * first.p)):.3g} at p = {first.p}.")
+elif sampler == "deflation":
+    rates = ", ".join(f"v_{j}: {a:.4g}" for j, a in enumerate(diag["acceptance_rates"], start=1))
+    st.markdown(f"Acceptance rate per component (draw 1): {rates}; mean **{diag['acceptance_rate']:.4g}**.")
+    st.caption("Each component is drawn exactly on the orthogonal complement of the previous ones.")
+else:
+    st.plotly_chart(pca_plots.gibbs_trace_figure(diag["trace"], diag["burn_in"], diag["thin"]), width="stretch",
+                    key="pca_trace")
+    st.markdown(f"Draw 1: {diag['n_sweeps']} sweeps, burn-in {diag['burn_in']}, thin {diag['thin']}; acceptance "
+                f"rate of the exact inner sampler **{diag['acceptance_rate']:.4g}**; {diag['n_spectral_solves']} "
+                "conditionals needed a full eigendecomposition.")
+    st.caption("A flat trace after the burn-in suggests the chain has settled, but no finite chain is exactly at "
+               "its target: the release (the final state) is approximate DP.")
+st.caption("Diagnostics depend on the data (through X'X): analyst view, never exported.")
+
+with st.expander("release record (plain data, from fdp_core.pca.release_record)"):
+    st.caption("An export drops the analyst-side fields listed under not_private and the acceptance rate.")
+    st.json(release_record(first, seed=g.seed), expanded=False)
+if source == "current":
+    with st.expander("same release from the command line"):
+        if centring == "sample-mean":
+            st.caption("The command line does not centre by the raw sample mean (not DP): choose none or a released "
+                       "mean.")
+        else:
+            parts = [f"python -m fdp_core release pca --data FILE --k {k} --basis {basis}", f"--epsilon {g.epsilon!r}",
+                     f"--gamma {float(gamma)!r}", f"--sampler {sampler}",
+                     "--tau-from-data" if g.tau_from_data else f"--tau {g.tau!r}"]
+            parts += [f"--p {p_input}"] if basis == "fourier" else [f"--kernel {g.kernel}", f"--rho {g.rho!r}"]
+            parts += [f"--nu {g.nu!r}"] if basis == "kernel" and g.nu is not None else []
+            parts += [f"--epsilon-split {','.join(repr(e) for e in epsilon_split)}"] if epsilon_split else []
+            if sampler == "gibbs":
+                parts += [f"--gibbs-sweeps {settings.gibbs_sweeps}", f"--gibbs-burn-in {burn_in}"]
+                parts += [f"--gibbs-thin {thin}"] if thin else []
+            parts += ["--released-mean RELEASED_MEAN_CSV"] if mean_release is not None else []
+            st.code(" ".join(parts + ["--out OUT_DIR"]), language="bash")
+            st.caption("FILE is the data file; RELEASED_MEAN_CSV the committed mean's release.csv. The command line "
+                       "draws its own randomness (fresh, or from --seed).")
+st.page_link("pages/release.py", label="commit private components on the Release & audit page",
+             icon=":material/verified_user:")
