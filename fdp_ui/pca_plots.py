@@ -97,7 +97,7 @@ def components_figure(grid, draws: list[np.ndarray], nonprivate: np.ndarray, *, 
         first = j == 0
         if len(draws) > 1:
             # All further draws of a component as one WebGL polyline (NaN-separated).
-            x, y = plots._stacked(np.asarray(grid), np.array([d[:, j] for d in draws[1:]]))
+            x, y = plots.stacked_curves(np.asarray(grid), np.array([d[:, j] for d in draws[1:]]))
             trace = _line(x, y, name=f"further private draws ({len(draws) - 1}){tag}", ref=ref, color=DRAWS_COLOR,
                           width=1.0, group="rest", legend=first, kind="scattergl")
             trace["hoverinfo"] = "skip"

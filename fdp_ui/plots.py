@@ -11,7 +11,7 @@ PRIVATE_COLOR = "#1f77b4"
 ANALYST_COLOR = "#d62728"
 
 
-def _stacked(grid: np.ndarray, curves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def stacked_curves(grid: np.ndarray, curves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """All curves as one polyline separated by NaN gaps: one WebGL trace, not n traces."""
     n, m = curves.shape
     x = np.tile(np.append(grid, np.nan), n)
@@ -22,7 +22,7 @@ def _stacked(grid: np.ndarray, curves: np.ndarray) -> tuple[np.ndarray, np.ndarr
 def add_curves(fig: go.Figure, grid, curves, *, name: str, color: str, width: float = 1.0,
                opacity: float = 1.0) -> None:
     """Add many curves to ``fig`` as a single WebGL trace."""
-    x, y = _stacked(np.asarray(grid), np.asarray(curves))
+    x, y = stacked_curves(np.asarray(grid), np.asarray(curves))
     fig.add_trace(go.Scattergl(x=x, y=y, mode="lines", line=dict(width=width, color=color), opacity=opacity,
                                name=name, hoverinfo="skip"))
 
