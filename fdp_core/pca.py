@@ -32,8 +32,8 @@ import numpy as np
 from .data import DATA_DEPENDENT_TAU, FunctionalData, data_derived_tau
 from .errors import DataError, ParameterError
 from .kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
-from .mechanisms.bingham import (sample_bingham_deflation, sample_matrix_bingham_gibbs,
-                                 sample_vector_bingham)
+from .mechanisms.bingham import (sample_bingham_deflation, sample_matrix_bingham_gibbs, sample_vector_bingham,
+                                 single_blas_thread)
 from .params import check_choice, check_epsilon, check_positive
 
 PCA_BASES = ("kernel", "fourier")
@@ -405,6 +405,11 @@ def private_pca(fd: FunctionalData, settings: PcaSettings, rng=None, *, released
     """
     settings = settings.validated()
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    with single_blas_thread():  # p x p work at p <= a few hundred: threads only add overhead
+        return _private_pca(fd, settings, rng, released_mean, data_dependent_flags)
+
+
+def _private_pca(fd, settings, rng, released_mean, data_dependent_flags) -> PrivatePCAResult:
     k = int(settings.k)
     if fd.n < k:
         raise DataError(f"private PCA with k = {k} components needs at least k = {k} curves, the data have "

@@ -275,7 +275,7 @@ def test_conditional_envelope_stays_exact_for_any_valid_shift():
     e_mean, e_se = _iid_mean_se(_upper(np.einsum("ni,nj->nij", exact, exact)))
     for offset in (1e-3, 7.0):
         L = np.linalg.cholesky((top + offset) * np.eye(4) - AS)
-        with bingham._single_blas_thread():  # 25,000 tiny solves: threads only add overhead
+        with bingham.single_blas_thread():  # 25,000 tiny solves: threads only add overhead
             draws = np.array([bingham._acg_draw(L, rng, 16)[0] for _ in range(25_000)])
         m, se = _iid_mean_se(_upper(np.einsum("ni,nj->nij", draws, draws)))
         assert _max_z(m, se, e_mean, e_se) < Z_LIMIT, offset
