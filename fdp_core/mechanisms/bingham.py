@@ -112,10 +112,10 @@ def log_envelope_ratio(x: np.ndarray, lam: np.ndarray, b: float) -> np.ndarray:
     return -u + (q - b) / 2.0 + (q / 2.0) * np.log((b + 2.0 * u) / q)
 
 
-def _log_accept(t: np.ndarray, q: int) -> np.ndarray:
-    """h(t) = (q/2)(log w - w + 1), w = 2t/q: the log acceptance probability (<= 0)."""
-    w = 2.0 * t / q
-    return (q / 2.0) * (np.log(w) - w + 1.0)
+def _rejection_cost(t: np.ndarray, q: int) -> np.ndarray:
+    """-h(t) = (q/2)(w - 1 - log w) >= 0, w = 2t/q: minus the log acceptance probability."""
+    w = (2.0 / q) * t
+    return (q / 2.0) * (w - 1.0 - np.log(w))
 
 
 def _check_symmetric(A, name: str = "A") -> np.ndarray:
@@ -345,8 +345,8 @@ def _acg_draw(L: np.ndarray, rng: np.random.Generator, batch: int, limit: int | 
         z = rng.standard_normal((q, batch))
         y = Linv_T @ z
         ny2 = np.add.reduce(y * y, axis=0)
-        log_ratio = _log_accept(np.add.reduce(z * z, axis=0) / ny2, q)
-        hit = np.log(rng.random(batch)) < log_ratio
+        # log U < h(t) with U uniform  <=>  E > -h(t) with E = -log U ~ Exp(1).
+        hit = rng.standard_exponential(batch) > _rejection_cost(np.add.reduce(z * z, axis=0) / ny2, q)
         i = int(hit.argmax())
         if hit[i]:
             # Proposals after the first acceptance are discarded unexamined.
@@ -422,13 +422,17 @@ class _EnvelopeTracker:
         return L, True
 
     def spectral(self, AS: np.ndarray, S: np.ndarray, column: int) -> np.ndarray:
-        """KGM-optimal envelope from the full spectrum (also resets the tracked state)."""
+        """KGM-optimal envelope from the spectrum (also resets the tracked state).
+
+        Eigenvalues only; the top eigenvector for tracking comes from inverse iteration
+        with the envelope's own factor, which converges fast because s sits just b/2
+        above theta_max.
+        """
         self.spectral_solves += 1
-        theta, E = np.linalg.eigh(AS)
+        theta = np.linalg.eigvalsh(AS)
         b = solve_acg_b(theta[-1] - theta)
         self.b[column] = b
         self.age[column] = 1
-        self._remember(S, E[:, -1], column)
         s = float(theta[-1] + b / 2.0)
         for bump in (0.0, 1e-12, 1e-9, 1e-6, 1e-3):
             # Rounding can make s I - AS numerically singular when b is ~1 and the
@@ -436,12 +440,19 @@ class _EnvelopeTracker:
             s_try = s + bump * max(1.0, abs(s))
             L = _cholesky(s_try * self.eye - AS)
             if L is not None:
-                return L
-        raise FloatingPointError("cannot factor the ACG envelope matrix")
+                break
+        else:
+            raise FloatingPointError("cannot factor the ACG envelope matrix")
+        u = self.u[column]
+        x = np.ones(AS.shape[0]) if u is None else S.T @ u + 1e-3
+        for _ in range(3):
+            x = lapack.dpotrs(L, x, lower=1)[0]
+            x /= math.sqrt(float(x @ x))
+        self._remember(S, x, column)
+        return L
 
     def _remember(self, S: np.ndarray, x: np.ndarray, column: int) -> None:
-        v = S @ x
-        self.u[column] = v / math.sqrt(float(v @ v))
+        self.u[column] = S @ x  # unnormalised: envelope() normalises its projection anyway
 
 
 def _random_stiefel(p: int, k: int, rng: np.random.Generator) -> np.ndarray:
