@@ -1,8 +1,14 @@
 """Shared fixtures. Real data lives in ../shared/data (never copied into the project)."""
 
-from pathlib import Path
+import os
 
-import pytest
+# Tests run with one BLAS thread, like the app and the CLI (set before numpy loads).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
