@@ -26,6 +26,7 @@ from .kernels import trapezoid_weights
 from .params import check_choice, check_positive
 
 MAX_FILE_BYTES = 200 * 1024 * 1024
+MAX_REGRID_CELLS = 2_000_000  # long format on mixed grids: n_curves x union-grid size (16 MB per copy)
 MISSING_POLICIES = ("drop", "interpolate")
 _MISSING_TOKENS = {"", "na", "nan", "null", "none", "n/a", "-"}
 _LONG_COLUMNS = ("id", "t", "value")
@@ -216,8 +217,16 @@ def _is_long_header(header: list[str]) -> bool:
     return [h.strip().lower() for h in header] == list(_LONG_COLUMNS)
 
 
+def _clean(text, limit: int = 40) -> str:
+    """User-supplied text for a message: control characters escaped, long text cut, so every
+    message stays one line (the CLI prints exactly one line on stderr)."""
+    text = str(text)
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _fmt_cols(cols: list[str], limit: int = 5) -> str:
-    shown = ", ".join(cols[:limit])
+    shown = ", ".join(_clean(c) for c in cols[:limit])
     return shown + (f" and {len(cols) - limit} more" if len(cols) > limit else "")
 
 
@@ -226,13 +235,19 @@ def _check_grid(grid: np.ndarray, labels: list[str], name: str) -> None:
         raise DataError(f"{name}: a curve needs at least 2 grid points, found {grid.size}")
     if not np.all(np.isfinite(grid)):
         raise DataError(f"{name}: grid point headers must be finite numbers")
-    dup = [labels[i] for i in range(1, grid.size) if grid[i] in grid[:i]]
-    if dup:
-        raise DataError(f"{name}: duplicate grid points in the header ({_fmt_cols(dup)})")
-    for i in range(1, grid.size):
-        if grid[i] <= grid[i - 1]:
-            raise DataError(f"{name}: grid points must be strictly increasing; column '{labels[i]}' "
-                            f"comes after '{labels[i - 1]}'")
+    if np.any(np.diff(grid) <= 0):
+        # Name the culprits only now (a set keeps this linear in m even for huge headers).
+        seen: set = set()
+        dup = [lab for lab, g in zip(labels, grid) if g in seen or seen.add(g)]
+        if dup:
+            raise DataError(f"{name}: duplicate grid points in the header ({_fmt_cols(dup)})")
+        i = int(np.argmax(np.diff(grid) <= 0)) + 1
+        raise DataError(f"{name}: grid points must be strictly increasing; column '{_clean(labels[i])}' "
+                        f"comes after '{_clean(labels[i - 1])}'")
+    span = grid[-1] - grid[0]
+    if not np.isfinite(span) or np.any(np.diff((grid - grid[0]) / span) <= 0):
+        raise DataError(f"{name}: the grid spans {_clean(labels[0])} to {_clean(labels[-1])}, too wide or too "
+                        "unevenly spaced to rescale to [0, 1] in floating point; rescale the t values")
 
 
 def _parse_wide(rows: list[list[str]], name: str) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
@@ -285,12 +300,12 @@ def _parse_long(rows: list[list[str]], name: str) -> tuple[np.ndarray, np.ndarra
             raise DataError(f"{name}: row {r} has {len(row)} fields; a long CSV has exactly id,t,value")
         curve_id, t_cell, v_cell = row[0].strip(), _parse_number(row[1]), _parse_number(row[2])
         if t_cell is None or math.isnan(t_cell) or not math.isfinite(t_cell):
-            raise DataError(f"{name}: row {r} has a non-numeric or missing t ({row[1]!r})")
+            raise DataError(f"{name}: row {r} has a non-numeric or missing t ({_clean(row[1])!r})")
         if v_cell is None:
-            raise DataError(f"{name}: row {r} has a non-numeric value ({row[2]!r})")
+            raise DataError(f"{name}: row {r} has a non-numeric value ({_clean(row[2])!r})")
         curve = records.setdefault(curve_id, {})
         if t_cell in curve:
-            raise DataError(f"{name}: curve '{curve_id}' has two values at t = {t_cell:g} (row {r})")
+            raise DataError(f"{name}: curve '{_clean(curve_id)}' has two values at t = {t_cell:g} (row {r})")
         curve[t_cell] = v_cell
     grids = {tuple(sorted(c)) for c in records.values()}
     n_regridded = 0
@@ -305,6 +320,10 @@ def _parse_long(rows: list[list[str]], name: str) -> tuple[np.ndarray, np.ndarra
         if not lo < hi:
             raise DataError(f"{name}: the curves' t ranges do not overlap, so there is no common grid")
         grid = np.array(sorted({t for c in records.values() for t in c if lo <= t <= hi}))
+        if len(records) * grid.size > MAX_REGRID_CELLS:
+            raise DataError(f"{name}: the {len(records)} curves are observed at {grid.size} different t values in "
+                            f"all; interpolating every curve onto all of them would need {len(records) * grid.size:,} "
+                            "cells. Resample the curves onto a common grid first")
         values = np.empty((len(records), grid.size))
         for k, curve in enumerate(records.values()):
             ts = np.array(sorted(curve))
@@ -399,7 +418,7 @@ def load_curves(source, *, name: str | None = None, missing: str = "drop") -> Fu
     """
     check_choice("missing", missing, MISSING_POLICIES)
     raw, default_name = _read_bytes(source)
-    name = name or default_name
+    name = _clean(name or default_name, 80)
     if raw[:4] == b"PAR1" or name.lower().endswith((".parquet", ".pq")):
         return _load_parquet(raw, name, missing)
     return _from_rows(_csv_rows(_decode(raw, name), name), name, missing)

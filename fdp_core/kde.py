@@ -49,6 +49,7 @@ from .errors import DataError, ParameterError
 from .kernels import KERNEL_NAMES, eigenbasis, matern_nu, trapezoid_weights
 from .mechanisms.calibration import CALIBRATIONS, gaussian_sigma, gaussian_sigma_both
 from .params import check_choice, check_delta, check_epsilon, check_eta, check_positive
+from .release import randomness_fields
 
 KDE_MECHANISMS = ("gaussian", "iclp")
 KDE_MECHANISM_LABELS = {
@@ -844,9 +845,7 @@ def release_record(release: KdeRelease, *, feature: str | None = None, n_dropped
         "grid_size": release.grid_shape[0],
         "feature": feature,
         "guarantee": g,
-        "seed": seed,
-        "randomness": ("numpy Generator (idealised real-arithmetic DP)" if seed is None else
-                       f"numpy Generator with demo seed {seed} (reproducible; idealised real-arithmetic DP)"),
+        **randomness_fields(seed),
     }
 
 

@@ -26,6 +26,7 @@ from .mechanisms.gaussian import gaussian_mean_noise
 from .mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
 from .params import check_choice, check_delta, check_epsilon, check_eta, check_positive
 from .sensitivity import BOUNDS
+from .release import randomness_fields
 
 GAUSSIAN_MECHANISMS = ("gaussian",)
 PURE_DP_MECHANISMS = ("iclp-qr", "iclp-ar", "frl", "bernstein")
@@ -288,9 +289,7 @@ def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = 
         "data_dependent_flags": list(plan.data_dependent_flags),
         "differentially_private": not plan.data_dependent_flags,
         "guarantee": plan.guarantee,
-        "seed": seed,
-        "randomness": ("numpy Generator (idealised real-arithmetic DP)" if seed is None else
-                       f"numpy Generator with demo seed {seed} (reproducible; idealised real-arithmetic DP)"),
+        **randomness_fields(seed),
         "settings": asdict(s),
     }
     if s.mechanism in PURE_DP_MECHANISMS:

@@ -37,11 +37,16 @@ def check_delta(value) -> float:
     return x
 
 
+MAX_ETA = 50.0  # lambda^eta underflows long before this; larger values only overflow the bounds
+
+
 def check_eta(value, *, minimum: float = 1.0, strict: bool = False) -> float:
     x = _finite("eta", value)
     if x < minimum or (strict and x == minimum):
         relation = ">" if strict else ">="
         raise ParameterError(f"eta must be {relation} {minimum:g}, got {value!r}")
+    if x > MAX_ETA:
+        raise ParameterError(f"eta must be <= {MAX_ETA:g}, got {value!r}")
     return x
 
 

@@ -35,6 +35,7 @@ from .kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
 from .mechanisms.bingham import (sample_bingham_deflation, sample_matrix_bingham_gibbs, sample_vector_bingham,
                                  single_blas_thread)
 from .params import check_choice, check_epsilon, check_positive
+from .release import randomness_fields
 
 PCA_BASES = ("kernel", "fourier")
 PCA_SAMPLERS = ("exact", "deflation", "gibbs")
@@ -525,9 +526,7 @@ def release_record(result: PrivatePCAResult, *, seed: int | None = None) -> dict
         "data_dependent_flags": list(result.data_dependent_flags),
         "differentially_private": not result.data_dependent_flags and not g["approximate"],
         "guarantee": g,
-        "seed": seed,
-        "randomness": ("numpy Generator (idealised real-arithmetic DP)" if seed is None else
-                       f"numpy Generator with demo seed {seed} (reproducible; idealised real-arithmetic DP)"),
+        **randomness_fields(seed),
         "settings": asdict(s),
     }
     if s.sampler_name == "gibbs":

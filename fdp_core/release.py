@@ -40,6 +40,21 @@ def provenance_stamp() -> dict:
             "library_versions": library_versions()}
 
 
+SEEDED_WARNING = ("NOT FOR PUBLICATION: drawn from a demo seed, so anyone who learns the seed can regenerate the "
+                  "noise and subtract it. Publish only releases drawn with fresh randomness (no --seed), or "
+                  "committed exports (exact discrete noise, fresh OS entropy)")
+
+
+def randomness_fields(seed: int | None) -> dict:
+    """How a CLI/library release was randomised. The seed value itself is never written:
+    with it and the public settings the noise could be regenerated and removed."""
+    if seed is None:
+        return {"seed": None, "demo_seed_used": False, "publishable": True,
+                "randomness": "numpy Generator seeded from fresh OS entropy (idealised real-arithmetic DP)"}
+    return {"seed": None, "demo_seed_used": True, "publishable": False, "warning": SEEDED_WARNING,
+            "randomness": "numpy Generator with a demo seed (reproducible for teaching; seed withheld)"}
+
+
 def to_json(record: dict) -> str:
     return json.dumps(_jsonable(record), indent=2, allow_nan=False)
 

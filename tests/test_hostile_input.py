@@ -59,11 +59,7 @@ CALL_LIMIT_S = 10.0  # a single load / CLI call on these inputs taking longer co
 # Defects found by this file and documented by the strict-xfail tests further down. The
 # property tests tolerate (and count, via hypothesis events) only these, so they keep guarding
 # everything else meanwhile. Delete an entry when the bug is fixed.
-KNOWN_BUGS = {
-    "multiline_message",  # cells echoed verbatim into messages (test_messages_are_one_line)
-    "degenerate_grid",  # span overflow / collapsing rescaled grid (test_grid_with_overflowing_...)
-    "float_overflow",  # OverflowError from Python float powers (test_huge_eta_is_a_parameter_error)
-}
+KNOWN_BUGS: set = set()
 
 
 # --------------------------------------------------------------------------- helpers
@@ -445,11 +441,6 @@ def test_sniffer_pathological_inputs_are_fast():
 
 
 @pytest.mark.parametrize("grid", ["-1e308,1e308", "0,1e-300,1e300"])
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG fdp_core/data.py _check_grid: accepts a grid whose span overflows (-1e308..1e308 gives NaN "
-    "unit_grid and NaN weights) or whose rescaled points collapse (0, 1e-300, 1e300 -> unit grid "
-    "0, 0, 1, so .weights raises). Fix: in _check_grid also require np.isfinite(grid[-1] - grid[0]) and "
-    "np.all(np.diff((grid - grid[0]) / (grid[-1] - grid[0])) > 0), else DataError"))
 def test_grid_with_overflowing_or_collapsing_span_is_refused(grid):
     m = grid.count(",") + 1
     rows = [grid] + [",".join(str(i + j * j) for j in range(m)) for i in range(3)]
@@ -475,11 +466,6 @@ def test_duplicate_metadata_column_names(header):
     b'id,t,value\n"a\nb",0,0\n"a\nb",0,0\n',  # long CSV: curve id echoed into "two values at t"
     b'0,"x\ny",1\n1,2,3\n4,5,6\n',  # wide CSV: non-numeric header echoed among the grid points
 ], ids=["long_id", "wide_header"])
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG fdp_core/data.py: cell text (curve ids, header labels) is pasted verbatim into DataError "
-    "messages, so a quoted cell containing a newline makes a multi-line message: the CLI's one-line "
-    "stderr contract breaks and the app shows a broken sentence. Fix: show user text with repr() or "
-    "a helper that escapes control characters and truncates, in _fmt_cols and _parse_long"))
 def test_messages_are_one_line(raw):
     with pytest.raises(FdpError) as info:
         load_curves(raw)
@@ -487,10 +473,6 @@ def test_messages_are_one_line(raw):
 
 
 @pytest.mark.parametrize("eta", ["1e200", "1e308"])
-@pytest.mark.xfail(strict=True, raises=OverflowError, reason=(
-    "BUG fdp_core/sensitivity.py (mean sensitivity bound): a huge --eta (>= ~1e154) passes check_eta and then "
-    "Python float powers such as eta**2 raise OverflowError, a traceback instead of exit 2. Fix: an upper "
-    "bound in check_eta (e.g. eta <= 50; the app's slider stops at 4), or compute the bound in log space"))
 def test_huge_eta_is_a_parameter_error(eta):
     argv = ["release", "mean", "--data", str(FIXTURES / "wide.csv"), "--out", "/nonexistent/never-written"]
     for option, value in {**VALID_MEAN, "--eta": eta}.items():
@@ -501,12 +483,6 @@ def test_huge_eta_is_a_parameter_error(eta):
     assert code == 2 and "eta" in err.getvalue()
 
 
-@pytest.mark.xfail(strict=True, raises=Hang, reason=(
-    "BUG fdp_core/data.py _check_grid: the duplicate-header check `grid[i] in grid[:i]` is O(m^2): "
-    "a 3 MB wide CSV with 300k columns spends ~20 s there, a 200 MB one hangs a server thread for days. "
-    "Fix: run the strictly-increasing check first (duplicates break it too) and only then name the "
-    "duplicates with a set, e.g. seen = set(); dup = [l for l, g in zip(labels, grid) if g in seen or "
-    "seen.add(g)]"))
 def test_many_columns_load_in_linear_time():
     m = 300_000
     header = ",".join(str(i) for i in range(m))
@@ -517,12 +493,6 @@ def test_many_columns_load_in_linear_time():
     assert fd.m == m and time.perf_counter() - start < 6.0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG fdp_core/data.py _parse_long: curves on different grids are interpolated onto the UNION of "
-    "all their points, an n x (total distinct t) matrix: a 120 kB long CSV of 3000 curves with 3 points "
-    "each allocates ~140 MB (x1200); a few MB exhaust the server's memory (MemoryError, not DataError). "
-    "Fix: refuse with a DataError when n_curves * grid.size exceeds a cell budget (e.g. 2e7), suggesting "
-    "a common grid (or interpolate onto a capped grid)"))
 def test_long_format_regridding_memory_is_bounded():
     n = 3000
     lines = ["id,t,value"]
@@ -847,24 +817,25 @@ def test_replay_never_executes_yaml_tags(tmp_path):
 
 # --------------------------------------------------------------------------- security of CLI outputs
 
-@pytest.mark.xfail(strict=True, reason=(
-    "SECURITY fdp_core/commands (release mean / kde / pca): CLI releases draw numpy noise from --seed and write "
-    "the seed into release.json ('randomness': 'numpy Generator with demo seed ...'). Anyone holding the file can "
-    "regenerate the noise from public settings and subtract it: the non-private estimate is recovered exactly, "
-    "no DP at all. Fix: CLI releases go through the export path (OpenDP exact discrete noise, fresh OS entropy, "
-    "ledger) like the app's commit, and --seed is refused for release commands (or only allowed for an explicit "
-    "--preview whose files say NOT FOR PUBLICATION)"))
-def test_cli_release_noise_cannot_be_replayed_from_the_published_record(tmp_path):
-    outputs = []
-    for run in ("first", "second"):
+def test_cli_release_records_never_publish_the_noise_seed(tmp_path):
+    """A seed plus the public settings would let anyone regenerate the noise and subtract it.
+    Seeded (classroom) releases therefore withhold the seed and are marked not publishable;
+    unseeded releases draw fresh OS entropy, so two runs differ."""
+    def release(run, seeded):
         argv = ["release", "mean", "--data", str(FIXTURES / "wide.csv"), "--out", str(tmp_path / run)]
-        for option, value in VALID_MEAN.items():  # includes --seed 1, as a user following the README would
-            argv += [option, value]
+        for option, value in VALID_MEAN.items():
+            if option != "--seed" or seeded:
+                argv += [option, value]
         code, stdout, stderr = run_cli(argv)
         assert code == 0, stderr
         record = json.loads((tmp_path / run / "release.json").read_text())
-        outputs.append(pd.read_csv(tmp_path / run / "release.csv")["value"].to_numpy())
-    # Same public record, same noise: the published values minus a recomputed noise vector
-    # (seed and settings are in release.json) are the non-private estimate.
-    assert record.get("seed") is None, f"release.json publishes the noise seed: {record.get('randomness')}"
-    assert not np.array_equal(outputs[0], outputs[1])
+        return record, pd.read_csv(tmp_path / run / "release.csv")["value"].to_numpy()
+
+    seeded, _ = release("seeded", True)
+    assert seeded["seed"] is None and seeded["demo_seed_used"] is True and seeded["publishable"] is False
+    assert "NOT FOR PUBLICATION" in seeded["warning"]
+    assert VALID_MEAN["--seed"] not in json.dumps(seeded["randomness"])
+    first, values_1 = release("fresh1", False)
+    _, values_2 = release("fresh2", False)
+    assert first["publishable"] is True and first["seed"] is None
+    assert not np.array_equal(values_1, values_2)
