@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -31,8 +32,25 @@ LOAD_SECONDS = 8.0
 def test_concurrent_sessions_are_isolated_and_responsive():
     artifacts = ROOT / "artifacts"
     artifacts.mkdir(exist_ok=True)
+    outcome: dict = {}
+
+    def drive(server):
+        # Playwright's sync API refuses to start in a thread whose asyncio loop is running,
+        # which the browser suite's session-wide Playwright leaves in the main thread.
+        try:
+            outcome["result"] = bench_load.run_load(server, sessions=SESSIONS, duration_s=LOAD_SECONDS,
+                                                    distinct_epsilon=False)
+        except BaseException as exc:  # re-raised below in the test's own thread
+            outcome["error"] = exc
+
     with bench_load.AppServer(ROOT, log_path=artifacts / "streamlit_load.log") as server:
-        result = bench_load.run_load(server, sessions=SESSIONS, duration_s=LOAD_SECONDS, distinct_epsilon=False)
+        worker = threading.Thread(target=drive, args=(server,), daemon=True)
+        worker.start()
+        worker.join(timeout=600)
+    assert not worker.is_alive(), "the load test did not finish within 10 minutes"
+    if "error" in outcome:
+        raise outcome["error"]
+    result = outcome["result"]
     (artifacts / "load_test.json").write_text(json.dumps(result, indent=2))
     print("\n" + bench_load.summary_table(result))
 
