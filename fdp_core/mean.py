@@ -24,7 +24,8 @@ from .mechanisms.calibration import CALIBRATIONS, gaussian_quantile_radius
 from .mechanisms.frl import frl_mean_noise
 from .mechanisms.gaussian import gaussian_mean_noise
 from .mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
-from .params import check_choice, check_delta, check_epsilon, check_eta, check_positive
+from .params import (check_choice, check_count, check_delta, check_epsilon, check_eta, check_finite,
+                     check_positive)
 from .sensitivity import BOUNDS
 from .release import randomness_fields
 
@@ -39,24 +40,6 @@ MECHANISM_LABELS = {
     "frl": "FRL (first M eigenfunctions, epsilon)",
     "bernstein": "Bernstein polynomial (epsilon)",
 }
-
-
-def _number(name: str, value) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(x):
-        raise ParameterError(f"{name} must be finite, got {value!r}")
-    return x
-
-
-def _check_count(name: str, value) -> int:
-    """A positive integer (M, K), given as int or integral float."""
-    x = _number(name, value)
-    if x != int(x) or x < 1:
-        raise ParameterError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(x)
 
 
 @dataclass(frozen=True)
@@ -95,20 +78,20 @@ class MeanSettings:
             check_eta(self.eta)
         if self.mechanism in ICLP_MECHANISMS:
             check_positive("psi", self.psi)
-        if self.mechanism == "iclp-qr" and _number("eta", self.eta) <= 1:
+        if self.mechanism == "iclp-qr" and check_finite("eta", self.eta) <= 1:
             raise ParameterError(f"ICLP-QR needs eta > 1, got {self.eta!r}: Lin & Reimherr's quadratic-penalty "
                                  "mean and its l1-C sensitivity bound are established only for a penalty in "
                                  "H(C^eta) with eta > 1 (use eta > 1, or ICLP-AR, which allows eta = 1)")
         if self.mechanism == "iclp-ar":
             check_eta(self.eta)
         if self.mechanism == "frl":
-            _check_count("M (number of FRL eigenfunctions)", self.M)
+            check_count("M (number of FRL eigenfunctions)", self.M)
         if self.mechanism == "bernstein":
-            _check_count("K (Bernstein lattice size)", self.K)
+            check_count("K (Bernstein lattice size)", self.K)
             if self.lo is None or self.hi is None:
                 raise ParameterError("the Bernstein mechanism needs a public value range: set lo and hi "
                                      "(--lo/--hi), bounds on every curve value chosen without looking at the data")
-            lo, hi = _number("lo", self.lo), _number("hi", self.hi)
+            lo, hi = check_finite("lo", self.lo), check_finite("hi", self.hi)
             if lo >= hi:
                 raise ParameterError(f"the Bernstein value range needs lo < hi, got lo = {self.lo!r}, hi = {self.hi!r}")
             return self  # tau plays no role: values are clipped to [lo, hi] instead

@@ -7,7 +7,8 @@ import math
 from .errors import ParameterError
 
 
-def _finite(name: str, value) -> float:
+def check_finite(name: str, value) -> float:
+    """Return ``value`` as a float, or raise if it is not a finite number."""
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -17,9 +18,17 @@ def _finite(name: str, value) -> float:
     return x
 
 
+def check_count(name: str, value, minimum: int = 1) -> int:
+    """A whole number >= minimum (M, K, k, p), given as int or integral float."""
+    x = check_finite(name, value)
+    if x != int(x) or x < minimum:
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(x)
+
+
 def check_positive(name: str, value) -> float:
     """Return ``value`` as a float, or raise if it is not a finite number > 0."""
-    x = _finite(name, value)
+    x = check_finite(name, value)
     if x <= 0:
         raise ParameterError(f"{name} must be > 0, got {value!r}")
     return x
@@ -31,7 +40,7 @@ def check_epsilon(value) -> float:
 
 def check_delta(value) -> float:
     """delta of an (epsilon, delta) guarantee: strictly inside (0, 1)."""
-    x = _finite("delta", value)
+    x = check_finite("delta", value)
     if not 0 < x < 1:
         raise ParameterError(f"delta must be in (0, 1) for an (epsilon, delta) mechanism, got {value!r}")
     return x
@@ -41,7 +50,7 @@ MAX_ETA = 50.0  # lambda^eta underflows long before this; larger values only ove
 
 
 def check_eta(value, *, minimum: float = 1.0, strict: bool = False) -> float:
-    x = _finite("eta", value)
+    x = check_finite("eta", value)
     if x < minimum or (strict and x == minimum):
         relation = ">" if strict else ">="
         raise ParameterError(f"eta must be {relation} {minimum:g}, got {value!r}")
