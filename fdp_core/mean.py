@@ -9,7 +9,6 @@ release record it writes (:func:`release_record`) never contains it.
 
 from __future__ import annotations
 
-
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 
