@@ -59,7 +59,20 @@ CALL_LIMIT_S = 10.0  # a single load / CLI call on these inputs taking longer co
 # Defects found by this file and documented by the strict-xfail tests further down. The
 # property tests tolerate (and count, via hypothesis events) only these, so they keep guarding
 # everything else meanwhile. Delete an entry when the bug is fixed.
-KNOWN_BUGS: set = set()
+KNOWN_BUGS = {
+    "tiny_rho_linalg",  # LinAlgError from the eigenbasis (test_tiny_rho_is_a_parameter_error)
+    "subnormal_hang",  # endless loop in analytic_sigma (test_subnormal_sensitivity_does_not_hang)
+}
+
+
+def _not_subnormal(text: str) -> bool:
+    """While the subnormal hang is known, keep subnormal numbers out of generated command
+    lines (each would cost the full time limit)."""
+    try:
+        x = abs(float(text))
+    except ValueError:
+        return True
+    return "subnormal_hang" not in KNOWN_BUGS or not 0 < x < 2.2250738585072014e-308
 
 
 # --------------------------------------------------------------------------- helpers
@@ -153,6 +166,10 @@ def run_cli(argv):
             code = exc.code
         except OverflowError as exc:
             if not known_bug("float_overflow", True):
+                raise
+            code, err = 2, io.StringIO(f"error: (known bug) {exc}\n")
+        except np.linalg.LinAlgError as exc:
+            if not known_bug("tiny_rho_linalg", True):
                 raise
             code, err = 2, io.StringIO(f"error: (known bug) {exc}\n")
     return code, out.getvalue(), err.getvalue()
@@ -472,6 +489,37 @@ def test_messages_are_one_line(raw):
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.xfail(strict=True, raises=Hang, reason=(
+    "BUG fdp_core/mechanisms/calibration.py analytic_sigma: with a subnormal sensitivity (e.g. "
+    "`release mean --tau 1e-320`, which check_positive accepts) the final loop `sigma *= 1.0 + 1e-12` "
+    "never changes sigma (subnormals have too few bits), so it spins forever: the CLI hangs. Fix: step "
+    "with sigma = math.nextafter(sigma, math.inf), and/or refuse positive values below "
+    "sys.float_info.min in check_positive"))
+def test_subnormal_sensitivity_does_not_hang():
+    from fdp_core.mechanisms.calibration import analytic_sigma
+
+    for sensitivity in (1e-318, 5e-321, 1e-323):  # each of these spins (not every subnormal does)
+        with time_limit(2.0):  # a normal call takes milliseconds
+            sigma = analytic_sigma(sensitivity, 1.0, 1e-5)
+        assert sigma > 0
+
+
+@pytest.mark.parametrize("rho", ["1e-200", "1e-320"])
+@pytest.mark.xfail(strict=True, raises=np.linalg.LinAlgError, reason=(
+    "BUG fdp_core/kernels.py eigenbasis: a tiny kernel range (--rho 1e-200, accepted by check_positive) makes "
+    "the kernel matrix non-finite and numpy's eigh raises LinAlgError 'Eigenvalues did not converge': a "
+    "traceback instead of exit 2. Fix: a lower bound on rho (the app's input stops at 1e-6), and/or check the "
+    "kernel matrix is finite and turn LinAlgError into a ParameterError"))
+def test_tiny_rho_is_a_parameter_error(rho):
+    argv = ["release", "mean", "--data", str(FIXTURES / "wide.csv"), "--out", "/nonexistent/never-written"]
+    for option, value in {**VALID_MEAN, "--rho": rho}.items():
+        argv += [option, value]
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = cli.main(argv)
+    assert code == 2 and "rho" in err.getvalue()
+
+
 @pytest.mark.parametrize("eta", ["1e200", "1e308"])
 def test_huge_eta_is_a_parameter_error(eta):
     argv = ["release", "mean", "--data", str(FIXTURES / "wide.csv"), "--out", "/nonexistent/never-written"]
@@ -574,17 +622,19 @@ def test_missing_path_and_directory_are_refused(tmp_path):
 
 HOSTILE_NUMBERS = ["nan", "inf", "-inf", "-1", "0", "1e-320", "1e308", "1e309", "-0", "abc", "", "1e-12",
                    "0.999999999", "1", "1e6", "0x1p3", "1,5", "\u0661"]
+HOSTILE_NUMBERS = [v for v in HOSTILE_NUMBERS if _not_subnormal(v)]
+cli_numbers = finite_numbers.map(repr).filter(_not_subnormal)
 VALID_MEAN = {"--kernel": "matern52", "--rho": "0.1", "--eta": "1.5", "--phi": "0.001", "--epsilon": "1",
               "--delta": "1e-5", "--tau": "1", "--bound": "tight", "--calibration": "analytic", "--seed": "1"}
 OPTIONS = {
     "--kernel": st.sampled_from(["gaussian", "matern52", "matern32", "exponential", "matern", "laplace", ""]),
     "--nu": st.sampled_from(["0.5", "2.5", "1e-9", "1e9", "nan", "-2", "30"]),
-    "--rho": st.one_of(st.sampled_from(HOSTILE_NUMBERS + ["1e-6", "100", "1e-9"]), finite_numbers.map(repr)),
+    "--rho": st.one_of(st.sampled_from(HOSTILE_NUMBERS + ["1e-6", "100", "1e-9"]), cli_numbers),
     "--eta": st.sampled_from(HOSTILE_NUMBERS + ["1.0", "4", "50"]),
-    "--phi": st.one_of(st.sampled_from(HOSTILE_NUMBERS + ["1e-8", "100"]), finite_numbers.map(repr)),
-    "--epsilon": st.one_of(st.sampled_from(HOSTILE_NUMBERS), finite_numbers.map(repr)),
+    "--phi": st.one_of(st.sampled_from(HOSTILE_NUMBERS + ["1e-8", "100"]), cli_numbers),
+    "--epsilon": st.one_of(st.sampled_from(HOSTILE_NUMBERS), cli_numbers),
     "--delta": st.sampled_from(HOSTILE_NUMBERS + ["0.5", "1e-300"]),
-    "--tau": st.one_of(st.sampled_from(HOSTILE_NUMBERS), finite_numbers.map(repr)),
+    "--tau": st.one_of(st.sampled_from(HOSTILE_NUMBERS), cli_numbers),
     "--bound": st.sampled_from(["tight", "paper", "loose"]),
     "--calibration": st.sampled_from(["analytic", "classical", "exact"]),
     "--seed": st.sampled_from(["1", "-1", "0", str(2**64), str(2**200), "1.5", "x"]),
