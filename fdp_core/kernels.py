@@ -134,7 +134,14 @@ def _eigenbasis_cached(kernel, rho, nu, grid_bytes, weights_bytes, rel_tol) -> E
     sw = np.sqrt(w)
     K = kernel_matrix(kernel, grid, grid, rho, nu)
     M = sw[:, None] * K * sw[None, :]
-    lam, U = np.linalg.eigh((M + M.T) / 2.0)
+    if not np.all(np.isfinite(M)):
+        raise ParameterError(f"rho = {rho:g} is outside the range where the {kernel} kernel can be evaluated on "
+                             "this grid; choose a larger rho")
+    try:
+        lam, U = np.linalg.eigh((M + M.T) / 2.0)
+    except np.linalg.LinAlgError:
+        raise ParameterError(f"the {kernel} kernel with rho = {rho:g} has no stable eigendecomposition on this "
+                             "grid; choose a larger rho") from None
     order = np.argsort(lam)[::-1]
     lam, U = lam[order], U[:, order]
     keep = lam > rel_tol * lam[0]

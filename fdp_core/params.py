@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 from .errors import ParameterError
 
@@ -31,6 +32,8 @@ def check_positive(name: str, value) -> float:
     x = check_finite(name, value)
     if x <= 0:
         raise ParameterError(f"{name} must be > 0, got {value!r}")
+    if x < sys.float_info.min:
+        raise ParameterError(f"{name} = {value!r} is too small to compute with (below {sys.float_info.min:.3g})")
     return x
 
 

@@ -70,8 +70,9 @@ def analytic_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
     sigma = sensitivity * math.exp(hi)
     # The search ran on the scale-free problem (Delta = 1); re-check in the caller's units
     # and step up past any rounding so the returned sigma provably satisfies the condition.
+    # math.nextafter always moves, even for subnormal values where a relative step would not.
     while analytic_delta(sigma, sensitivity, epsilon) > delta:
-        sigma *= 1.0 + 1e-12
+        sigma = max(math.nextafter(sigma, math.inf), sigma * (1.0 + 1e-12))
     return sigma
 
 
