@@ -16,7 +16,8 @@ from pathlib import Path  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-st.set_page_config(page_title="fdp: private functional data", page_icon=":material/lock:", layout="wide")
+# No page_icon: a Material icon favicon is fetched from a font CDN, and the app makes no outside requests.
+st.set_page_config(page_title="fdp: private functional data", layout="wide")
 
 HERE = Path(__file__).resolve().parent
 PAGE_SPECS = [

@@ -129,4 +129,10 @@ def render_meter(container) -> None:
             f"{KIND_LABELS[k]} {min(usage[k], 1.0):.0%} of its {ledger.split[k]:.0%} share used" for k in KINDS
             if ledger.split[k] > 0))
     if usage["total"] >= 1.0 - 1e-9:
-        container.warning("Budget exhausted: no further release can be committed.")
+        spent, total = ledger.spent(), ledger.total()
+        if ledger.filter == "basic" and spent.epsilon < total.epsilon * (1 - 1e-9):
+            # Only delta ran out: pure epsilon-DP releases (delta = 0) still fit.
+            container.warning(f"Delta budget used up: only pure epsilon-DP releases (ICLP, FRL, Bernstein, ICLP-KDE, "
+                              f"PCA) can still be committed; epsilon {total.epsilon - spent.epsilon:.3g} remains.")
+        else:
+            container.warning("Budget exhausted: no further release can be committed.")

@@ -215,3 +215,15 @@ def test_pca_commit_centred_by_a_committed_mean():
     row = _frame(at, "id").iloc[1]
     assert row["kind"] == "pca" and row["rho"] == pytest.approx(0.5**2 / 8)
     assert len(at.get("plotly_chart")) == 2  # components and power: no accuracy curve for PCA
+
+
+def test_meter_says_when_only_delta_is_used_up(sampler_calls):
+    """A Gaussian release can spend the whole delta budget while epsilon remains: the meter
+    must say that pure epsilon-DP releases still fit, not that the budget is exhausted."""
+    at = _release_page()
+    at.number_input(key="rel_budget_epsilon").set_value(3.0).run()
+    at.button(key="rel_commit").click().run()  # Gaussian mean at delta = 1e-5 = the whole delta budget
+    assert not at.exception
+    warnings = [w.value for w in at.sidebar.warning]
+    assert any("Delta budget used up" in w and "epsilon" in w for w in warnings), warnings
+    assert not any("Budget exhausted" in w for w in warnings)
