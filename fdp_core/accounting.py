@@ -55,7 +55,7 @@ from scipy import optimize
 
 from .errors import BudgetError, ParameterError
 from .mechanisms.calibration import analytic_delta
-from .params import check_choice, check_positive
+from .params import check_choice, check_nonnegative, check_positive
 
 KINDS = ("mean", "kde", "pca")
 CURVES = ("gaussian", "pure", "bounded_range", "zcdp", "approximate")
@@ -242,13 +242,7 @@ class LedgerEntry:
             x = getattr(self, name)
             if x is None and name not in ("epsilon", "delta"):
                 continue
-            try:
-                x = float(x)
-            except (TypeError, ValueError):
-                raise ParameterError(f"{name} of a ledger entry must be a number, got {x!r}") from None
-            if not math.isfinite(x) or x < 0:
-                raise ParameterError(f"{name} of a ledger entry must be a finite number >= 0, got {x!r}")
-            object.__setattr__(self, name, x)
+            object.__setattr__(self, name, check_nonnegative(f"{name} of a ledger entry", x))
         if self.delta >= 1:
             raise ParameterError(f"delta of a ledger entry must be < 1, got {self.delta!r}")
         object.__setattr__(self, "noise", dict(_jsonable(self.noise)))
@@ -504,13 +498,7 @@ def _normalise_split(split: Mapping[str, float] | None) -> dict[str, float] | No
     weights = {}
     for kind, w in split.items():
         check_choice("split kind", kind, KINDS)
-        try:
-            w = float(w)
-        except (TypeError, ValueError):
-            raise ParameterError(f"split weight of {kind!r} must be a number, got {w!r}") from None
-        if not math.isfinite(w) or w < 0:
-            raise ParameterError(f"split weight of {kind!r} must be a finite number >= 0, got {w!r}")
-        weights[kind] = w
+        weights[kind] = check_nonnegative(f"split weight of {kind!r}", w)
     total = math.fsum(weights.values())
     if total <= 0:
         raise ParameterError("split weights must not all be zero")

@@ -19,6 +19,19 @@ def check_finite(name: str, value) -> float:
     return x
 
 
+def check_nonnegative(label: str, value) -> float:
+    """Return ``value`` as a float, or raise if it is not a finite number >= 0.
+
+    ``label`` names the quantity in the message (e.g. "split weight of 'mean'")."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{label} must be a number, got {value!r}") from None
+    if not math.isfinite(x) or x < 0:
+        raise ParameterError(f"{label} must be a finite number >= 0, got {value!r}")
+    return x
+
+
 def check_count(name: str, value, minimum: int = 1) -> int:
     """A whole number >= minimum (M, K, k, p), given as int or integral float."""
     x = check_finite(name, value)

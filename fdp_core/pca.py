@@ -34,7 +34,7 @@ from .errors import DataError, ParameterError
 from .kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
 from .mechanisms.bingham import (sample_bingham_deflation, sample_matrix_bingham_gibbs, sample_vector_bingham,
                                  single_blas_thread)
-from .params import check_choice, check_epsilon, check_positive
+from .params import check_choice, check_epsilon, check_nonnegative, check_positive
 from .release import randomness_fields
 
 PCA_BASES = ("kernel", "fourier")
@@ -72,13 +72,7 @@ def _integer(name: str, value, minimum: int) -> int:
 
 def check_gamma(value) -> float:
     """Strength gamma >= 0 of the base measure (0 = uniform on the Stiefel manifold)."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"gamma must be a number, got {value!r}") from None
-    if not math.isfinite(x) or x < 0:
-        raise ParameterError(f"gamma (base-measure strength) must be a finite number >= 0, got {value!r}")
-    return x
+    return check_nonnegative("gamma (base-measure strength)", value)
 
 
 # --------------------------------------------------------------------------- settings
