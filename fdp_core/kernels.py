@@ -14,6 +14,7 @@ import numpy as np
 from scipy import special
 
 from .errors import ParameterError
+from .limits import check_grid_points
 from .params import check_choice, check_positive
 
 KERNEL_NAMES = ("gaussian", "matern52", "matern32", "exponential", "matern")
@@ -161,5 +162,6 @@ def eigenbasis(kernel: str, rho: float, grid, weights=None, *, nu: float | None 
     rho = check_positive("rho", rho)
     nu = matern_nu(kernel, nu) if kernel == "matern" else None
     grid = np.ascontiguousarray(grid, dtype=float)
+    check_grid_points(grid.size)
     weights = trapezoid_weights(grid) if weights is None else np.ascontiguousarray(weights, dtype=float)
     return _eigenbasis_cached(kernel, rho, nu, grid.tobytes(), weights.tobytes(), float(rel_tol))

@@ -34,7 +34,8 @@ from .errors import DataError, ParameterError
 from .kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
 from .mechanisms.bingham import (sample_bingham_deflation, sample_matrix_bingham_gibbs, sample_vector_bingham,
                                  single_blas_thread)
-from .params import check_choice, check_epsilon, check_nonnegative, check_positive
+from .limits import MAX_GIBBS_SWEEPS, check_at_most
+from .params import check_choice, check_epsilon, check_nonnegative, check_positive, check_tau
 from .release import randomness_fields
 
 PCA_BASES = ("kernel", "fourier")
@@ -138,10 +139,11 @@ class PcaSettings:
         if not self.tau_from_data:
             if self.tau is None:
                 raise ParameterError("tau (the public L2 norm bound) is required unless tau_from_data is set")
-            check_positive("tau", self.tau)
+            check_tau(self.tau)
         check_choice("centring", self.centring, PCA_CENTRING)
         if sampler == "gibbs":
             sweeps = _integer("gibbs_sweeps", self.gibbs_sweeps, 1)
+            check_at_most("gibbs_sweeps", sweeps, MAX_GIBBS_SWEEPS, "run time and the stored chain trace")
             if self.gibbs_burn_in is not None and not 0 <= _integer("gibbs_burn_in", self.gibbs_burn_in, 0) < sweeps:
                 raise ParameterError(f"gibbs_burn_in must be in [0, gibbs_sweeps = {sweeps}), got {self.gibbs_burn_in}")
             if self.gibbs_thin is not None:
@@ -258,7 +260,7 @@ def coefficient_matrix(values, basis_functions, weights, tau: float, centre=None
     Clipping after centring and scaling is what makes the utility's sensitivity 1,
     whatever the centre is. Returns (X, number of rows clipped).
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     values = np.asarray(values, dtype=float)
     if centre is not None:
         values = values - np.asarray(centre, dtype=float)[None, :]
