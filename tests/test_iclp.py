@@ -21,7 +21,7 @@ from fdp_core.data import from_arrays
 from fdp_core.errors import ParameterError
 from fdp_core.estimators import absolute_penalty_mean_coefficients, bernstein_lattice_means, shrinkage
 from fdp_core.kernels import eigenbasis
-from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release, release_record
+from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, analyst_view, plan_mean_release, release_record
 from fdp_core.mechanisms.bernstein import bernstein_basis, bernstein_expected_sq_l2_error, bernstein_sum_sq_norms
 from fdp_core.sensitivity import (iclp_ar_sensitivity_cs, iclp_ar_sensitivity_triangle, iclp_qr_weights,
                                   l1c_norm)
@@ -423,9 +423,12 @@ def test_release_record_fields(mechanism):
     plan = plan_mean_release(fd, settings)
     record = release_record(plan, plan.sample(np.random.default_rng(0), 1)[0])
     for key in ("mechanism", "kernel", "rho", "eta", "phi", "epsilon", "delta", "tau", "bound", "calibration",
-                "n", "m", "n_dropped", "n_clipped", "sensitivity", "sigma", "expected_sq_l2_error",
+                "n", "m", "n_policy", "unit_of_privacy", "sensitivity", "sigma", "expected_sq_l2_error",
                 "data_dependent_flags"):
         assert key in record
+    view = analyst_view(plan)  # data-derived counts live in the analyst view only
+    for key in ("n_dropped", "n_clipped"):
+        assert key not in record and key in view
     if mechanism == "gaussian":
         assert record["sigma"] > 0 and record["delta"] == settings.delta
         return

@@ -31,9 +31,10 @@ def run(args) -> int:
         config["data"]["missing"] = args.missing
     release, ledger = replay(config, args.data)
     out = Path(args.out) if args.out else Path(args.config).with_name(f"{Path(args.config).stem}_replay")
-    export_folder(release, out, ledger)
+    export_folder(release, out, ledger, include_analyst_view=True)
     e = release.entry
-    print(f"wrote {out}/ (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, report.html): "
+    print(f"wrote {out}/ (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, report.html; "
+          "analyst_view.json is NOT for publication): "
           f"{release.kind} {e.mechanism}, n={release.record.get('n')}, charged epsilon {e.epsilon:.4g}, "
           f"delta {e.delta:.3g}")
     note = data_mismatch(config, release)
