@@ -558,7 +558,10 @@ def _sparse_file(path: Path, size: int) -> Path:
     return path
 
 
-def test_oversized_path_is_refused_before_reading(tmp_path):
+def test_oversized_path_is_refused_before_reading(tmp_path, monkeypatch):
+    from fdp_core import data
+
+    monkeypatch.setattr(data, "MAX_PATH_BYTES", MAX_FILE_BYTES)  # paths have their own, higher limit
     path = _sparse_file(tmp_path / "huge.csv", MAX_FILE_BYTES + 1)
     tracemalloc.start()
     try:
