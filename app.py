@@ -18,7 +18,7 @@ from pathlib import Path  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from fdp_ui import navigation  # noqa: E402
+from fdp_ui import navigation, steps, tutorial  # noqa: E402
 
 # No page_icon and no page icons: a Material icon favicon is fetched from a font CDN, and the
 # app makes no outside requests.
@@ -34,9 +34,16 @@ PAGE_SPECS = [
     ("pages/tradeoffs.py", "Trade-offs"),
     ("pages/release.py", "Release & audit"),
 ]
-PAGES = [st.Page(path, title=title, default=(i == 0))
-         for i, (path, title, *_ignored) in enumerate(PAGE_SPECS) if (HERE / path).exists()]
+PATHS = {}  # url path -> file, so the step bar and the tutorial know the page
+PAGES = []
+for i, (path, title, *_ignored) in enumerate(PAGE_SPECS):
+    if (HERE / path).exists():
+        PAGES.append(st.Page(path, title=title, default=(i == 0)))
+        PATHS[PAGES[-1].url_path] = path
 
 page = st.navigation(PAGES)
 navigation.mark_entered()
+tutorial.sync_with_url()
+steps.render(PATHS[page.url_path])
+tutorial.render(PATHS[page.url_path])
 page.run()
