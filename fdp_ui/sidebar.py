@@ -10,7 +10,7 @@ import streamlit as st
 from fdp_core.data import data_derived_tau
 from fdp_core.kernels import KERNEL_LABELS, KERNEL_NAMES
 
-from . import ledger, state
+from . import ledger, navigation, state
 
 # Log-spaced epsilon values, 0.01 ... 10, two significant digits (a select slider moves in
 # equal steps of log epsilon, which is how privacy loss should be explored).
@@ -77,6 +77,7 @@ def render() -> GlobalSettings:
     discarding a widget's state when the user moves to a page (widget state is otherwise
     cleaned up between pages).
     """
+    navigation.leave_legacy_mode()
     for key, value in _DEFAULTS.items():
         st.session_state[key] = st.session_state.get(key, value)
     ds = state.current()
