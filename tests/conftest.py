@@ -19,3 +19,10 @@ def shared_data() -> Path:
     if not (SHARED_DATA / "dti_cca.csv").exists():
         pytest.skip("../shared/data is not available")
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def _private_ledger(tmp_path, monkeypatch):
+    """Every test gets its own ledger file: nothing a test commits reaches a user's real ledger
+    (~/.local/share/fdp) or another test's budget. Tests that need another URL set their own."""
+    monkeypatch.setenv("FDP_LEDGER_URL", f"sqlite:///{tmp_path / 'ledger.sqlite3'}")
