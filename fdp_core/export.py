@@ -308,13 +308,18 @@ def _mean_float_error_bound(plan: MeanRelease) -> np.ndarray:
     s = plan.settings
     active = plan.noise_scales > 0
     b = plan.noise_scales[active]
+    # Each person's row is clipped again after averaging (preprocess.prepare_curves), so whatever
+    # rounding the range clip, centring and averaging did, every computed row lies in the tau ball
+    # (Bernstein: in [lo, hi]); only the sum over the n rows and the projection remain.
+    terms = plan.n
     if s.mechanism == "bernstein":
-        return (plan.n + 4) * _UNIT_ROUNDOFF * max(abs(s.lo), abs(s.hi)) / b
+        lo, hi = s.bernstein_range
+        return (terms + 4) * _UNIT_ROUNDOFF * max(abs(lo), abs(hi)) / b
     r = np.ones(plan.noise_scales.size)
     if s.mechanism in ("gaussian", "iclp-qr"):
         lam = eigenbasis(s.kernel, s.rho, _unit(plan.grid_points), plan.weights, nu=s.nu).eigenvalues
         r = shrinkage(lam, s.eta, s.phi if s.mechanism == "gaussian" else s.psi)
-    return (plan.m + plan.n + 20) * _UNIT_ROUNDOFF * plan.tau * r[active] / b
+    return (plan.m + terms + 20) * _UNIT_ROUNDOFF * plan.tau * r[active] / b
 
 
 def _missing_policy(fd: FunctionalData) -> str:

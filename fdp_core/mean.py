@@ -292,7 +292,7 @@ def _plan_bernstein(fd: FunctionalData, s: MeanSettings, common: dict) -> MeanRe
     n_outside = int(np.sum(np.any(clipped != fd.data_matrix, axis=1)))
     if s.value_range is not None:
         clipped = np.clip(clipped, *s.value_range)
-    prepared = prepare_curves(replace(fd, data_matrix=clipped), bounds, None)
+    prepared = prepare_curves(replace(fd, data_matrix=clipped), replace(bounds, value_range=(lo, hi)), None)
     # Persons fixed by n_public but absent from the data count at lo: pad so the sum / n is kept.
     rows = prepared.values
     if prepared.n > rows.shape[0]:
