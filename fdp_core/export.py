@@ -234,6 +234,17 @@ def ledger_state(ledger: Ledger) -> dict:
 
 
 PRE_REGISTERED = "pre-registered: settings fixed before the data were loaded"
+# The app's non-private views, as the report names them (fdp_ui.state.note_view records them).
+NONPRIVATE_VIEWS = {
+    "curves": "the raw curves (Data page)",
+    "norms": "the histogram of curve norms and the clipping counts (Data page, sidebar)",
+    "range_suggestion": "the data's minimum and maximum (value-range suggestion, Data page)",
+    "mean_estimate": "the non-private mean estimate and its bias (Mean page)",
+    "tradeoff_truth": "error curves against the non-private estimate (Trade-offs page)",
+    "pcv": "the PCV score surface and its optimum (Trade-offs page)",
+    "density_estimate": "the non-private density estimate (Density page)",
+    "pca_estimate": "the non-private principal components and scree (Components page)",
+}
 NOTHING_DECLARED = ("not declared: the caller did not say what was looked at before this commit (the settings may "
                     "have been chosen after looking at the data)")
 
