@@ -1269,6 +1269,14 @@ def audit_mean_mechanism(settings: MeanSettings, grid, n: int, *, n_select: int 
     """
     if int(n) < 2:
         raise ParameterError("the audit needs n >= 2 curves")
+    # The worst-case pair lives after the per-record transform (centred, person-level rows):
+    # the mechanism and its sensitivity are the same, so audit it without the range and persons.
+    if settings.mechanism == "bernstein":
+        lo, hi = settings.bernstein_range
+        settings = replace(settings, lo=lo, hi=hi)
+    if settings.tau is None and settings.value_range is not None:
+        settings = replace(settings, tau=settings.bounds.default_tau(np.asarray(grid, dtype=float)))
+    settings = replace(settings, value_range=None, reference=None, person_column=None, n_public=None)
     if settings.tau_from_data:
         raise ParameterError("the audit needs a public tau (tau from the data is not DP: nothing to audit)")
     d, d_prime, pair = _worst_case_pair(settings, grid, int(n))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from fdp_core.data import FunctionalData, load_curves
 from fdp_core.errors import FdpError
@@ -105,8 +106,20 @@ def declared_range() -> tuple[float, float] | None:
     return float(lo), float(hi)
 
 
+def keep_bounds_alive() -> None:
+    """Re-assign the Data page's widget values so they survive on pages that do not draw those
+    widgets (Streamlit otherwise drops a widget's state when another page runs)."""
+    for key in (PERSON_KEY, RANGE_DECLARED_KEY, RANGE_LO_KEY, RANGE_HI_KEY):
+        if key in st.session_state:
+            try:
+                st.session_state[key] = st.session_state[key]
+            except StreamlitAPIException:  # the widget is drawn in this very run: alive anyway
+                pass
+
+
 def bounds_settings(ds: Dataset | None = None) -> dict:
     """value_range and person_column for a settings object (MeanSettings, PcaSettings, KdeSettings)."""
+    keep_bounds_alive()
     return {"value_range": declared_range(), "person_column": person_column(ds)}
 
 
