@@ -144,7 +144,7 @@ settings = sidebar.render()
 
 st.subheader(ds.label)
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("curves", fd.n)
+c1.metric("curves n", fd.n)
 c2.metric("grid points m", fd.m)
 c3.metric("domain", f"[{fd.domain[0]:g}, {fd.domain[1]:g}]")
 gaps = np.diff(fd.grid_points)

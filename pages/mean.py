@@ -207,9 +207,12 @@ with st.container(border=True, key="mean_accuracy"):
               help="||target - plain average of the raw curves||: the smoothing, clipping and centring shift the "
                    "target away from the sample mean.")
     a3.metric("total (root mean square)", f"{total:.4g}", help="sqrt(bias^2 + expected squared noise).")
-    (st.warning if bias > math.sqrt(plan.expected_sq_l2_error) else st.success)(accuracy_sentence(plan))
-    st.caption(f"Pointwise, the noise stays below {radius_sup:.4g} with 95% probability (L2 norms over the domain "
-               "rescaled to [0, 1]).")
+    st.success(f"With 95% probability the release is within **{radius_l2:.4g}** of the non-private estimate "
+               f"(L2 norm over the domain rescaled to [0, 1]); pointwise, the largest deviation stays below "
+               f"**{radius_sup:.4g}** with 95% probability.")
+    (st.warning if bias > math.sqrt(plan.expected_sq_l2_error) else st.info)(
+        accuracy_sentence(plan) + (" The bias is larger than the noise: smoothing or clipping, not privacy, "
+                                   "dominates the error." if bias > math.sqrt(plan.expected_sq_l2_error) else ""))
 gq = plan.guarantee
 if plan.sigma is not None:
     st.caption(f"Expected squared L2 error sigma^2 sum(lambda) = {plan.expected_sq_l2_error:.4g}. L2 radius by a "
