@@ -807,6 +807,17 @@ def privacy_statement(release: CommittedRelease) -> list[str]:
 # --------------------------------------------------------------------------- figures
 
 PRIVATE_COLOR = "#1f77b4"
+# Room for tick labels and axis titles (10 px margins clipped them in the report); automargin
+# grows a side further when long tick labels need it.
+FIGURE_MARGIN = dict(l=80, r=30, t=60, b=70)
+_AXIS = dict(automargin=True, title_standoff=12)
+
+
+def _finish_layout(fig: go.Figure, **layout) -> go.Figure:
+    fig.update_layout(margin=FIGURE_MARGIN, **layout)
+    fig.update_xaxes(**_AXIS)
+    fig.update_yaxes(**_AXIS)
+    return fig
 
 
 def release_figure(release: CommittedRelease) -> go.Figure:
@@ -833,9 +844,7 @@ def release_figure(release: CommittedRelease) -> go.Figure:
         for column in [c for c in t.columns if c != "t"]:
             fig.add_trace(go.Scatter(x=t["t"].tolist(), y=t[column].tolist(), mode="lines", name=column))
         fig.update_layout(xaxis_title="t", yaxis_title="value")
-    fig.update_layout(title=f"Sanitized release: {html.escape(release.label)}", height=420,
-                      margin=dict(l=10, r=10, t=50, b=10))
-    return fig
+    return _finish_layout(fig, title=f"Sanitized release: {html.escape(release.label)}", height=420)
 
 
 def tradeoff_figure(release: CommittedRelease) -> go.Figure:
@@ -843,15 +852,20 @@ def tradeoff_figure(release: CommittedRelease) -> go.Figure:
     tr = release.tradeoff
     fig = go.Figure(go.Scatter(x=tr["epsilon"], y=tr["expected_sq_l2_error"], mode="lines",
                                name=release.entry.mechanism, line=dict(color=PRIVATE_COLOR, width=2)))
-    fig.add_trace(go.Scatter(x=[tr["chosen_epsilon"]], y=[tr["chosen_error"]], mode="markers",
-                             marker=dict(size=13, color="#d62728", symbol="star"),
-                             name=f"this release: epsilon = {tr['chosen_epsilon']:g}"))
+    # The ledger charges what the exact sampler's privacy map reports (e.g. 1.092 for a discrete
+    # Gaussian calibrated at epsilon = 1): the chart names the charged value, not the nominal one.
+    charged = release.entry.epsilon
+    nominal = tr["chosen_epsilon"]
+    name = f"this release: charged epsilon = {charged:.4g}"
+    if not math.isclose(charged, nominal, rel_tol=1e-9):
+        name += f" (noise calibrated at epsilon = {nominal:g})"
+    fig.add_trace(go.Scatter(x=[nominal], y=[tr["chosen_error"]], mode="markers",
+                             marker=dict(size=13, color="#d62728", symbol="star"), name=name))
     fixed = ", ".join(f"{k} = {v:g}" for k, v in tr.get("fixed", {}).items())
-    fig.update_layout(title="Accuracy against privacy" + (f" ({fixed})" if fixed else ""),
-                      xaxis=dict(title="epsilon (log scale)", type="log"),
-                      yaxis=dict(title="expected squared L2 error (log scale)", type="log"), height=380,
-                      margin=dict(l=10, r=10, t=50, b=10))
-    return fig
+    return _finish_layout(fig, title="Accuracy against privacy" + (f" ({fixed})" if fixed else ""),
+                          xaxis=dict(title="epsilon used to calibrate the noise (log scale)", type="log"),
+                          yaxis=dict(title="expected squared L2 error (log scale)", type="log"), height=400,
+                          legend=dict(orientation="h", yanchor="top", y=-0.25))
 
 
 def power_figure(release: CommittedRelease | None, ledger: Ledger | None = None) -> go.Figure:
@@ -868,11 +882,10 @@ def power_figure(release: CommittedRelease | None, ledger: Ledger | None = None)
             fig.add_trace(go.Scatter(x=alpha.tolist(), y=ledger_power(ledger, alpha).tolist(), mode="lines",
                                      name=f"all {len(ledger.entries)} release(s) of the session ({report.best.method})",
                                      line=dict(color="#ff7f0e", width=2, dash="dash")))
-    fig.update_layout(title="How well can an adversary tell whether a person is in the data?",
-                      xaxis=dict(title="false-positive rate (non-members wrongly accused)", range=[0, 1]),
-                      yaxis=dict(title="power (members correctly detected), at most", range=[0, 1.02]),
-                      height=400, margin=dict(l=10, r=10, t=50, b=10))
-    return fig
+    return _finish_layout(fig, title="How well can an adversary tell whether a person is in the data?",
+                          xaxis=dict(title="false-positive rate (non-members wrongly accused)", range=[0, 1]),
+                          yaxis=dict(title="power (members correctly detected), at most", range=[0, 1.02]),
+                          height=420, legend=dict(orientation="h", yanchor="top", y=-0.2))
 
 
 # --------------------------------------------------------------------------- the HTML report

@@ -23,8 +23,9 @@ from .mechanisms.calibration import CALIBRATIONS, gaussian_quantile_radius
 from .mechanisms.frl import frl_mean_noise
 from .mechanisms.gaussian import gaussian_mean_noise
 from .mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
-from .params import (check_choice, check_count, check_delta, check_epsilon, check_eta, check_finite,
-                     check_positive)
+from .limits import MAX_BERNSTEIN_K, check_at_most
+from .params import (check_bound_value, check_choice, check_count, check_delta, check_epsilon, check_eta,
+                     check_finite, check_positive, check_tau)
 from .preprocess import PublicBounds, bounds_of, data_tau, n_norm_clipped, prepare_curves
 from .sensitivity import BOUNDS
 from .release import randomness_fields
@@ -104,13 +105,14 @@ class MeanSettings:
         if self.mechanism == "frl":
             check_count("M (number of FRL eigenfunctions)", self.M)
         if self.mechanism == "bernstein":
-            check_count("K (Bernstein lattice size)", self.K)
+            check_at_most("K (Bernstein lattice size)", check_count("K (Bernstein lattice size)", self.K),
+                          MAX_BERNSTEIN_K, "the basis has K + 1 binomial terms per grid point")
             blo, bhi = self.bernstein_range
             if blo is None or bhi is None:
                 raise ParameterError("the Bernstein mechanism needs a public value range: set lo and hi "
                                      "(--lo/--hi or --value-range), bounds on every curve value chosen without "
                                      "looking at the data")
-            lo, hi = check_finite("lo", blo), check_finite("hi", bhi)
+            lo, hi = check_bound_value("lo", blo), check_bound_value("hi", bhi)
             if lo >= hi:
                 raise ParameterError(f"the Bernstein value range needs lo < hi, got lo = {blo!r}, hi = {bhi!r}")
             return self  # tau plays no role: values are clipped to [lo, hi] instead
@@ -119,7 +121,7 @@ class MeanSettings:
                 raise ParameterError("tau (the public L2 norm bound) is required unless a public value range "
                                      "(--value-range) or tau_from_data is set")
             if self.tau is not None:
-                check_positive("tau", self.tau)
+                check_tau(self.tau)
         return self
 
 

@@ -34,7 +34,8 @@ from .errors import DataError, ParameterError
 from .kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
 from .mechanisms.bingham import (sample_bingham_deflation, sample_matrix_bingham_gibbs, sample_vector_bingham,
                                  single_blas_thread)
-from .params import check_choice, check_epsilon, check_nonnegative, check_positive
+from .limits import MAX_GIBBS_SWEEPS, check_at_most
+from .params import check_choice, check_epsilon, check_nonnegative, check_positive, check_tau
 from .preprocess import PublicBounds, bounds_of, clip_values, person_codes, person_row_weights
 from .release import randomness_fields
 
@@ -151,13 +152,14 @@ class PcaSettings:
                 raise ParameterError("tau (the public L2 norm bound) is required unless a public value range "
                                      "(--value-range) or tau_from_data is set")
             if self.tau is not None:
-                check_positive("tau", self.tau)
+                check_tau(self.tau)
         check_choice("centring", self.centring, PCA_CENTRING)
         if self.centring == "public" and bounds.value_range is None:
             raise ParameterError("centring 'public' centres at (lo + hi)/2 or a reference curve: declare a public "
                                  "value range (--value-range)")
         if sampler == "gibbs":
             sweeps = _integer("gibbs_sweeps", self.gibbs_sweeps, 1)
+            check_at_most("gibbs_sweeps", sweeps, MAX_GIBBS_SWEEPS, "run time and the stored chain trace")
             if self.gibbs_burn_in is not None and not 0 <= _integer("gibbs_burn_in", self.gibbs_burn_in, 0) < sweeps:
                 raise ParameterError(f"gibbs_burn_in must be in [0, gibbs_sweeps = {sweeps}), got {self.gibbs_burn_in}")
             if self.gibbs_thin is not None:
@@ -274,7 +276,7 @@ def coefficient_matrix(values, basis_functions, weights, tau: float, centre=None
     Clipping after centring and scaling is what makes the utility's sensitivity 1,
     whatever the centre is. Returns (X, number of rows clipped).
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     values = np.asarray(values, dtype=float)
     if centre is not None:
         values = values - np.asarray(centre, dtype=float)[None, :]

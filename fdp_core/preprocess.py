@@ -33,6 +33,7 @@ import pandas as pd
 
 from .data import FunctionalData, clip_to_ball, l2_norms
 from .errors import DataError, ParameterError
+from .params import check_bound_value
 
 N_POLICY_DECLARED = "declared public"
 N_POLICY_FIXED = "declared public (fixed by the user)"
@@ -69,6 +70,8 @@ def check_value_range(value_range) -> tuple[float, float] | None:
         raise ParameterError(f"the value range needs lo < hi, got [{lo:g}, {hi:g}]")
     if not math.isfinite(hi - lo):
         raise ParameterError(f"the value range [{lo:g}, {hi:g}] is too wide to represent its width")
+    check_bound_value("lo of the value range", lo)
+    check_bound_value("hi of the value range", hi)
     return lo, hi
 
 

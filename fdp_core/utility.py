@@ -37,6 +37,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import optimize, special
 
+from .limits import MAX_MC_DRAWS, check_at_most
 from .data import FunctionalData, clip_to_ball
 from .errors import FdpError, ParameterError
 from .kernels import eigenbasis
@@ -572,6 +573,7 @@ def tradeoff_curves(fd: FunctionalData, settings: MeanSettings, param: str, valu
         truth = np.asarray(truth, dtype=float)
         if truth.shape != (fd.m,):
             raise ParameterError(f"the true mean must have one value per grid point ({fd.m}), got {truth.shape}")
+    check_at_most("mc_draws", mc_draws, MAX_MC_DRAWS, "every draw is a vector per mechanism and sweep point")
     levels = tuple(quantile_levels) if mc_draws else ()
     curves = []
     for k, mech in enumerate(mechanisms):

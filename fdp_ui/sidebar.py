@@ -11,7 +11,7 @@ from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.kernels import KERNEL_LABELS, KERNEL_NAMES
 from fdp_core.preprocess import PublicBounds, data_tau, n_norm_clipped
 
-from . import ledger, state
+from . import ledger, navigation, state
 
 # Log-spaced epsilon values, 0.01 ... 10, two significant digits (a select slider moves in
 # equal steps of log epsilon, which is how privacy loss should be explored).
@@ -85,6 +85,7 @@ def render() -> GlobalSettings:
     discarding a widget's state when the user moves to a page (widget state is otherwise
     cleaned up between pages).
     """
+    navigation.leave_legacy_mode()
     for key, value in _DEFAULTS.items():
         st.session_state[key] = st.session_state.get(key, value)
     ds = state.current()

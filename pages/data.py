@@ -9,7 +9,7 @@ from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.preprocess import (NOT_DP_SUGGESTION, PublicBounds, curves_per_person, range_clipped_centred,
                                  repeated_id_columns, suggested_value_range)
 from fdp_core.simulate import SIMULATIONS
-from fdp_ui import plots, sidebar, state
+from fdp_ui import intake_panel, plots, sidebar, state, steps
 
 st.title("Data")
 st.caption("The unit of privacy is a person: neighbouring data sets differ in one person's data. Without a person "
@@ -34,6 +34,7 @@ def _on_upload():
         return
     missing = st.session_state.get("data_missing", "drop")
     state.replace_dataset(lambda: state.uploaded_dataset(upload.getvalue(), upload.name, missing))
+    intake_panel.after_upload(upload.getvalue(), upload.name)
 
 
 def _on_missing_change():
@@ -52,6 +53,12 @@ def _on_simulation_change():
     state.replace_dataset(lambda: state.simulated_dataset(key, _simulation_params(key)))
 
 
+# Keep the page's choices when the user comes back from another page (Streamlit drops the state
+# of widgets not drawn in a run); a first visit starts from the data set in use.
+_KIND_SOURCE = {"example": "built-in example", "upload": "upload a file", "simulation": "simulate"}
+for _key, _default in (("data_source", _KIND_SOURCE.get(state.current().kind, SOURCES[0])), ("data_missing", "drop")):
+    st.session_state[_key] = st.session_state.get(_key, _default)
+
 source = st.radio("Source", SOURCES, key="data_source", horizontal=True, on_change=_on_source_change)
 missing = st.radio("Curves with missing values", MISSING_POLICIES, key="data_missing", horizontal=True,
                    on_change=_on_missing_change,
@@ -60,8 +67,9 @@ missing = st.radio("Curves with missing values", MISSING_POLICIES, key="data_mis
 
 if source == "upload a file":
     st.file_uploader("Wide CSV (one row per curve; numeric headers are grid points; leading non-numeric "
-                     "columns are metadata), long CSV (header id,t,value) or Parquet", type=["csv", "txt", "parquet"],
-                     key="data_upload", on_change=_on_upload)
+                     "columns are metadata), long CSV (one row per observation: any column names, mapped below "
+                     "if they are not id,t,value), a transposed CSV (one column per curve) or Parquet",
+                     type=["csv", "txt", "parquet"], key="data_upload", on_change=_on_upload)
     st.caption("Long-format curves observed on different grids are interpolated onto a common grid (the union "
                "of their points inside the range all curves cover). Maximum file size: 200 MB.")
 elif source == "simulate":
@@ -78,10 +86,12 @@ elif source == "simulate":
     if state.current().kind != "simulation":
         st.button("Generate", on_click=_on_simulation_change)
 
-if "data_error" in st.session_state:
-    st.error(f"Could not use that input: {st.session_state['data_error']}. The previous data set is kept.")
-
 ds = state.current()
+refused = "data_error" in st.session_state
+if refused:
+    st.error(f"Could not use that input: {st.session_state['data_error']}. The previous data set is kept: "
+             f"**{ds.label}** is still loaded, not the refused file.")
+    intake_panel.render_pending()
 fd = ds.fd
 state.person_column(ds)  # pre-selects a likely person column for a new data set
 
@@ -142,7 +152,12 @@ with range_col:
 
 settings = sidebar.render()
 
-st.subheader(ds.label)
+# After a refused upload the data set still loaded is shown folded away, so it cannot be
+# mistaken for the upload's result.
+body = st.expander(f"Still loaded: {ds.label} (not the refused file)") if refused else st.container()
+body.__enter__()
+st.subheader(("Still loaded: " if refused else "") + ds.label)
+intake_panel.render_axis_labels()
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("curves n", fd.n)
 c2.metric("grid points m", fd.m)
@@ -185,3 +200,6 @@ with right:
         st.markdown("**Metadata columns** (usable as features on the density page)")
         st.dataframe(pd.DataFrame({"column": fd.metadata.columns,
                                    "type": [str(t) for t in fd.metadata.dtypes]}), hide_index=True)
+
+body.__exit__(None, None, None)
+steps.render_bounds_section(settings.tau, settings.tau_from_data)

@@ -149,8 +149,8 @@ def _overlay_figure(grid, draws_by_mechanism: dict, truth) -> go.Figure:
     if truth is not None:
         plots.add_line(fig, grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot")
     fig.update_layout(title=f"Every mechanism, epsilon = {g.epsilon:g} (delta = {g.delta:g}: Gaussian only)",
-                      xaxis_title="t",
-                      yaxis_title="value", height=480, margin=dict(l=10, r=10, t=50, b=10),
+                      xaxis_title=plots.t_title(),
+                      yaxis_title=plots.value_title(), height=480, margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=-0.45))
     return fig
 

@@ -16,6 +16,12 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", required=True, help="wide CSV, long CSV (id,t,value) or Parquet file")
     parser.add_argument("--missing", choices=MISSING_POLICIES, default="drop",
                         help="drop incomplete curves (default) or interpolate interior gaps")
+    parser.add_argument("--id-column", default=None,
+                        help="long file: the column naming each curve (with --t-column and --value-column)")
+    parser.add_argument("--t-column", default=None, help="long file: the column holding the grid point t")
+    parser.add_argument("--value-column", default=None, help="long file: the column holding the curve value")
+    parser.add_argument("--transpose", action="store_true",
+                        help="the CSV has the grid down the first column and one curve per column")
 
 
 def add_bounds_options(parser: argparse.ArgumentParser, *, range_and_reference: bool = True,
@@ -63,8 +69,15 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="output folder (created if missing)")
 
 
+def load_options(args) -> dict:
+    """Keyword arguments of load_curves (and of the streaming engine) from the data options."""
+    return dict(missing=args.missing, id_column=getattr(args, "id_column", None),
+                t_column=getattr(args, "t_column", None), value_column=getattr(args, "value_column", None),
+                transpose=getattr(args, "transpose", False))
+
+
 def load_data(args):
-    return load_curves(args.data, missing=args.missing)
+    return load_curves(args.data, **load_options(args))
 
 
 def rng_from(args) -> np.random.Generator:
