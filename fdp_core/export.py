@@ -269,6 +269,17 @@ def ledger_state(ledger: Ledger) -> dict:
 
 
 PRE_REGISTERED = "pre-registered: settings fixed before the data were loaded"
+# The app's non-private views, as the report names them (fdp_ui.state.note_view records them).
+NONPRIVATE_VIEWS = {
+    "curves": "the raw curves (Data page)",
+    "norms": "the histogram of curve norms and the clipping counts (Data page, sidebar)",
+    "range_suggestion": "the data's minimum and maximum (value-range suggestion, Data page)",
+    "mean_estimate": "the non-private mean estimate and its bias (Mean page)",
+    "tradeoff_truth": "error curves against the non-private estimate (Trade-offs page)",
+    "pcv": "the PCV score surface and its optimum (Trade-offs page)",
+    "density_estimate": "the non-private density estimate (Density page)",
+    "pca_estimate": "the non-private principal components and scree (Components page)",
+}
 NOTHING_DECLARED = ("not declared: the caller did not say what was looked at before this commit (the settings may "
                     "have been chosen after looking at the data)")
 
@@ -347,13 +358,18 @@ def _mean_float_error_bound(plan: MeanRelease) -> np.ndarray:
     s = plan.settings
     active = plan.noise_scales > 0
     b = plan.noise_scales[active]
+    # Each person's row is clipped again after averaging (preprocess.prepare_curves), so whatever
+    # rounding the range clip, centring and averaging did, every computed row lies in the tau ball
+    # (Bernstein: in [lo, hi]); only the sum over the n rows and the projection remain.
+    terms = plan.n
     if s.mechanism == "bernstein":
-        return (plan.n + 4) * _UNIT_ROUNDOFF * max(abs(s.lo), abs(s.hi)) / b
+        lo, hi = s.bernstein_range
+        return (terms + 4) * _UNIT_ROUNDOFF * max(abs(lo), abs(hi)) / b
     r = np.ones(plan.noise_scales.size)
     if s.mechanism in ("gaussian", "iclp-qr"):
         lam = eigenbasis(s.kernel, s.rho, _unit(plan.grid_points), plan.weights, nu=s.nu).eigenvalues
         r = shrinkage(lam, s.eta, s.phi if s.mechanism == "gaussian" else s.psi)
-    return (plan.m + plan.n + 20) * _UNIT_ROUNDOFF * plan.tau * r[active] / b
+    return (plan.m + terms + 20) * _UNIT_ROUNDOFF * plan.tau * r[active] / b
 
 
 def _missing_policy(fd: FunctionalData) -> str:
@@ -1310,6 +1326,14 @@ def audit_mean_mechanism(settings: MeanSettings, grid, n: int, *, n_select: int 
     """
     if int(n) < 2:
         raise ParameterError("the audit needs n >= 2 curves")
+    # The worst-case pair lives after the per-record transform (centred, person-level rows):
+    # the mechanism and its sensitivity are the same, so audit it without the range and persons.
+    if settings.mechanism == "bernstein":
+        lo, hi = settings.bernstein_range
+        settings = replace(settings, lo=lo, hi=hi)
+    if settings.tau is None and settings.value_range is not None:
+        settings = replace(settings, tau=settings.bounds.default_tau(np.asarray(grid, dtype=float)))
+    settings = replace(settings, value_range=None, reference=None, person_column=None, n_public=None)
     if settings.tau_from_data:
         raise ParameterError("the audit needs a public tau (tau from the data is not DP: nothing to audit)")
     d, d_prime, pair = _worst_case_pair(settings, grid, int(n))

@@ -294,9 +294,10 @@ def _plan_bernstein(fd: FunctionalData, s: MeanSettings, common: dict) -> MeanRe
     n_outside = int(np.sum(np.any(clipped != fd.data_matrix, axis=1)))
     if s.value_range is not None:
         clipped = np.clip(clipped, *s.value_range)
-    prepared = prepare_curves(replace(fd, data_matrix=clipped), bounds, None)
+    prepared = prepare_curves(replace(fd, data_matrix=clipped), bounds, None)  # no centring: values stay in units
     # Persons fixed by n_public but absent from the data count at lo: pad so the sum / n is kept.
-    rows = prepared.values
+    # The clip again makes every computed person row lie in [lo, hi] whatever the rounding.
+    rows = np.clip(prepared.values, lo, hi)
     if prepared.n > rows.shape[0]:
         rows = np.vstack([rows, np.full((prepared.n - rows.shape[0], fd.m), lo)])
     coefs, scales, sensitivity, guarantee, _, basis = bernstein_mean_noise(

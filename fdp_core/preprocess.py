@@ -323,7 +323,15 @@ def prepare_curves(fd: FunctionalData, bounds: PublicBounds, tau: float | None) 
         clip = clip_to_ball(Y, fd.weights, tau)
         Y, n_norm = clip.values, clip.n_clipped
     codes, P = person_codes(fd.metadata, bounds.person_column, fd.n)
-    Z = Y if bounds.person_column is None else person_average(Y, codes, P)
+    Z = Y
+    if bounds.person_column is not None:
+        Z = person_average(Y, codes, P)
+        # Exact arithmetic keeps the average in the tau ball (convexity); clipping the computed
+        # average again makes that hold in floating point too, whatever the rounding.
+        if tau is not None:
+            Z = clip_to_ball(Z, fd.weights, tau).values
+        elif bounds.value_range is not None:
+            Z = clip_values(Z, bounds.value_range)[0]
     return PreparedCurves(Z, centre, tau, _n_for(bounds, P), P, fd.n, n_range, n_norm, person_counts(codes, P))
 
 

@@ -489,6 +489,13 @@ def test_tight_is_default_and_paper_bounds_are_larger():
     assert plan_mean_release(fd, AR).guarantee["bound_label"].startswith("CS bound")
 
 
+def test_pss_is_never_offered_for_iclp_ar():
+    for mechanism in ("iclp-ar", "frl", "bernstein"):
+        with pytest.raises(ParameterError, match="quadratic-penalty"):
+            pss_defaults("matern52", None, 100, 1.0, mechanism=mechanism)
+    assert pss_defaults("matern52", None, 100, 1.0, mechanism="iclp-qr") == pss_defaults("matern52", None, 100, 1.0)
+
+
 def test_pss_defaults():
     n, eps = 382, 0.5
     assert pss_defaults("gaussian", None, n, eps) == (1.5, pytest.approx(1 / (n * eps**2)))
