@@ -180,3 +180,65 @@ def audit_covariance_mechanism(settings, grid, n: int, *, n_select: int = 50_000
                                    factor=f, **common) for f in (1.0, control_factor)]
     return SummaryAudit("covariance", s.mechanism, s.epsilon, delta, label, value / n / plan.sensitivity, run[0], run[1],
                         control_factor)
+
+
+def regression_worst_pair(settings, grid, n: int, part: str):
+    """Two data sets (curves + covariate metadata) attaining the sensitivity of T1 or T2.
+
+    T1: covariates (1, z) vs (1, -z) with ||z|| = sqrt(B^2 - 1) and the same curve: the Frobenius
+    shift is sqrt(2 B^4 - 2 (2 - B^2)^2) / n, the bound sqrt(2) B^2 / n when B^2 = 2.
+    T2: the same covariates (1, z) of norm B, curve tau phi_l* vs -tau phi_l*: attains the bound.
+    The other n - 1 records have zero covariates (besides the intercept) and curves at the centre.
+    """
+    import pandas as pd
+
+    from .estimators import shrinkage
+
+    s = settings.validated()
+    cs = s.curve_settings()
+    grid = np.asarray(grid, dtype=float)
+    unit = (grid - grid[0]) / (grid[-1] - grid[0])
+    weights = FunctionalData(grid, np.zeros((1, grid.size))).weights
+    basis = eigenbasis(s.kernel, s.rho, unit, weights, nu=s.nu)
+    lam = basis.eigenvalues
+    q1 = len(s.covariates)
+    radius = np.sqrt(s.bound_b**2 - 1.0) * (1 - 1e-9)
+    z = np.full(q1, radius / np.sqrt(q1))
+    tau = cs.tau_value * (1 - 1e-9)
+    c = cs.centre_value
+    rest = np.full((n - 1, grid.size), c)
+    names = [str(name) for name in s.covariates]
+    zeros = np.zeros((n - 1, q1))
+    if part == "t1":
+        curve = np.full(grid.size, c)
+        pair = [(z, curve), (-z, curve)]
+    else:
+        l_star = int(np.argmax(shrinkage(lam, s.eta, s.phi) ** 2 / lam))
+        pair = [(z, c + tau * basis.eigenfunctions[:, l_star]), (z, c - tau * basis.eigenfunctions[:, l_star])]
+    out = []
+    for covariates, curve in pair:
+        meta = pd.DataFrame(np.vstack([zeros, covariates]), columns=names)
+        out.append(FunctionalData(grid, np.vstack([rest, curve]), metadata=meta))
+    return out
+
+
+def audit_regression_mechanism(settings, grid, n: int, part: str, *, n_select: int = 50_000, n_test: int = 200_000,
+                               alpha: float = 1e-6, seed: int = 0, control_factor: float = 0.7) -> SummaryAudit:
+    """Audit T1 or T2 of the regression release (each is a Gaussian mechanism with its share of the budget)."""
+    from .regression import plan_regression_release
+
+    d, d_prime = regression_worst_pair(settings, grid, int(n), part)
+    plan, plan_prime = plan_regression_release(d, settings), plan_regression_release(d_prime, settings)
+    g = plan.guarantee[part]
+    if part == "t1":
+        c, c_prime, scales = plan.t1, plan_prime.t1, np.full(plan.t1.shape, plan.t1_sigma)
+        shift = np.linalg.norm(plan.t1 - plan_prime.t1)
+    else:
+        c, c_prime, scales = plan.t2, plan_prime.t2, plan.t2_scales
+        shift = np.sqrt(np.sum((plan.t2 - plan_prime.t2) ** 2 / plan.eigenvalues))
+    common = dict(n_select=n_select, n_test=n_test, alpha=alpha, seed=seed)
+    run = [audit_coefficient_noise(c, c_prime, scales, "gaussian", g["epsilon"], g["delta"], factor=f, **common)
+           for f in (1.0, control_factor)]
+    sens = plan.t1_sensitivity if part == "t1" else plan.t2_sensitivity
+    return SummaryAudit(f"regression {part}", "gaussian", g["epsilon"], g["delta"], f"worst-case {part} pair",
+                        float(shift / sens), run[0], run[1], control_factor)
