@@ -58,6 +58,10 @@ from .mechanisms.calibration import analytic_delta
 from .params import check_choice, check_nonnegative, check_positive
 
 KINDS = ("mean", "kde", "pca")
+# Releases of METHODS 13-16 (covariance, regression, a parameter selection that spends budget).
+# Kept apart from KINDS, which the app's split controls iterate over; the ledger accepts both.
+SUMMARY_KINDS = ("covariance", "regression", "tuning")
+LEDGER_KINDS = KINDS + SUMMARY_KINDS
 CURVES = ("gaussian", "pure", "bounded_range", "zcdp", "approximate")
 FILTERS = ("basic", "zcdp")
 NEIGHBOURING = "replace one curve"
@@ -236,7 +240,7 @@ class LedgerEntry:
     timestamp: str = field(default_factory=_now)
 
     def __post_init__(self):
-        check_choice("kind", self.kind, KINDS)
+        check_choice("kind", self.kind, LEDGER_KINDS)
         check_choice("curve", self.curve, CURVES)
         for name in ("epsilon", "delta", "rho", "mu", "sensitivity"):
             x = getattr(self, name)
@@ -497,12 +501,12 @@ def _normalise_split(split: Mapping[str, float] | None) -> dict[str, float] | No
         return None
     weights = {}
     for kind, w in split.items():
-        check_choice("split kind", kind, KINDS)
+        check_choice("split kind", kind, LEDGER_KINDS)
         weights[kind] = check_nonnegative(f"split weight of {kind!r}", w)
     total = math.fsum(weights.values())
     if total <= 0:
         raise ParameterError("split weights must not all be zero")
-    return {kind: weights.get(kind, 0.0) / total for kind in KINDS}
+    return {kind: weights.get(kind, 0.0) / total for kind in LEDGER_KINDS}
 
 
 def _fmt(budget: Budget, filter_name: str) -> str:
@@ -555,7 +559,7 @@ class Ledger:
 
     def share(self, kind: str) -> Budget:
         """The budget of one kind: its split share, or the whole budget without a split."""
-        check_choice("kind", kind, KINDS)
+        check_choice("kind", kind, LEDGER_KINDS)
         w = 1.0 if self.split is None else self.split[kind]
         rho = None if self._rho_total is None else w * self._rho_total
         return Budget(w * self.epsilon_total, w * self.delta_total, rho)
@@ -596,7 +600,7 @@ class Ledger:
 
         out = {"total": fraction(self.spent(), self.total())}
         if self.split is not None:
-            for kind in KINDS:
+            for kind in LEDGER_KINDS:
                 cap = self.share(kind)
                 out[kind] = fraction(self.spent(kind), cap) if cap.epsilon > 0 else 1.0
         return out
@@ -651,7 +655,7 @@ class Ledger:
         """Change the split; refused if a kind has already spent more than its new share."""
         new = _normalise_split(split)
         trial = Ledger(self.epsilon_total, self.delta_total, new, self.filter)
-        for kind in KINDS:
+        for kind in LEDGER_KINDS:
             used, cap = self.spent(kind), trial.share(kind)
             if any(e.kind == kind for e in self.entries) and (
                     used.epsilon > cap.epsilon * (1 + _BUDGET_SLACK) or used.delta > cap.delta * (1 + _BUDGET_SLACK)

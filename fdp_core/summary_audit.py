@@ -8,6 +8,7 @@ computed from mechanism outputs only, and a control run with every noise scale m
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -242,3 +243,62 @@ def audit_regression_mechanism(settings, grid, n: int, part: str, *, n_select: i
     sens = plan.t1_sensitivity if part == "t1" else plan.t2_sensitivity
     return SummaryAudit(f"regression {part}", "gaussian", g["epsilon"], g["delta"], f"worst-case {part} pair",
                         float(shift / sens), run[0], run[1], control_factor)
+
+
+def selection_worst_pair(settings, grid, m: int, K: int, rho: float):
+    """Data sets D, D' (n = K m) attaining the score bounds of METHODS 16, from public inputs only.
+
+    Every curve of folds 2..K is -tau u; fold 1 has m - 1 curves tau u and the replaced curve is
+    -tau u in D and tau u in D' (u = the first eigenfunction of the kernel at ``rho``). Records go
+    to fold i mod K, so fold 1 is rows 0, K, 2K, ...
+    """
+    grid = np.asarray(grid, dtype=float)
+    unit = (grid - grid[0]) / (grid[-1] - grid[0])
+    weights = FunctionalData(grid, np.zeros((1, grid.size))).weights
+    u = eigenbasis(settings.kernel, rho, unit, weights, nu=settings.nu).eigenfunctions[:, 0]
+    tau = float(settings.tau) * (1 - 1e-9)
+    values = np.tile(-tau * u, (K * m, 1))
+    values[K: K * m: K] = tau * u  # fold 1 (rows 0, K, 2K, ...), all but row 0
+    d = values.copy()
+    d_prime = values.copy()
+    d_prime[0] = tau * u
+    return FunctionalData(grid, d), FunctionalData(grid, d_prime)
+
+
+def audit_selection_mechanism(settings, grid, m: int, K: int, *, epsilon: float, rho: float = 0.2,
+                              bound: str = "range", factor: float = 1.0, n_select: int = 50_000,
+                              n_test: int = 200_000, alpha: float = 1e-6, seed: int = 0) -> AuditResult:
+    """Black-box audit of the exponential-mechanism selection run with ``factor`` x epsilon (claims epsilon).
+
+    Grid: a nearly unshrunk point (penalty 1e-12) and copies of a fully shrunk one (penalty 1e12):
+    the two score changes differ by nearly the spread bound. The number of copies is chosen from
+    the public pair so that the unshrunk point's probability sits in the tail where the loss shows.
+    The statistic is the index drawn (0 = the unshrunk point).
+    """
+    from .private_selection import exponential_selection, pcv_private_scores, score_sensitivity
+
+    from dataclasses import replace
+
+    # A huge release epsilon makes the (public, data-independent) noise term V(g) negligible, so both
+    # grid points keep comparable scores; V never changes between D and D'.
+    settings = replace(settings, epsilon=1e6)
+    d, d_prime = selection_worst_pair(settings, grid, m, K, rho)
+    pens = np.array([1e-9, 1e9])
+    scale = score_sensitivity(float(settings.tau), m, K, bound)
+    s_d = pcv_private_scores(d, settings, pens, [rho], folds=K)[0]
+    s_dp = pcv_private_scores(d_prime, settings, pens, [rho], folds=K)[0]
+    # log-odds of index 0 on D at the audited epsilon; copies shift them towards about -2.
+    gap = factor * epsilon * (s_d[1] - s_d[0]) / scale
+    copies = int(max(1, round(math.exp(gap + 2.0))))
+    if copies > 5000:
+        raise ValueError(f"choose a smaller epsilon for this audit (would need {copies} grid copies)")
+    scores_d = np.concatenate([[s_d[0]], np.full(copies, s_d[1])])
+    scores_dp = np.concatenate([[s_dp[0]], np.full(copies, s_dp[1])])
+
+    def sampler(scores):
+        def draw(rng, size):
+            return (exponential_selection(scores, factor * epsilon, scale, rng, size) > 0).astype(float)
+        return draw
+
+    return audit_pair(sampler(scores_d), sampler(scores_dp), epsilon, 0.0, n_select=n_select, n_test=n_test,
+                      alpha=alpha, seed=seed, chunk=50_000)
