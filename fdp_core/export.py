@@ -55,7 +55,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import yaml
 
-from . import __version__
+from . import __version__, rerun
 from .accounting import (KINDS, CompositionReport, Ledger, LedgerEntry, approximate_entry, cks_delta,
                          exponential_entry)
 from .audit import AuditResult, audit_pair
@@ -73,7 +73,8 @@ from .risk import approx_dp_power, gdp_power, report_power
 
 CONFIG_SCHEMA = "fdp.replay/1"
 RELEASE_SCHEMA = "fdp.release/1"
-BUNDLE_FILES = ("release.csv", "coefficients.csv", "release.json", "config.yaml", "ledger.json", "report.html")
+BUNDLE_FILES = ("release.csv", "coefficients.csv", "release.json", "config.yaml", "ledger.json", "report.html",
+                "release.py", "release.ipynb")
 ON_GRID_NOTE = ("coefficients.csv: unit_value = the exact discrete sampler's output, an integer multiple of "
                 "2^granularity_exp (shortest round-trip decimal, read back bit-exactly); value = noise_scale * "
                 "unit_value. release.csv is the floating-point synthesis of these coefficients on the data grid: "
@@ -1068,6 +1069,9 @@ def bundle_files(release: CommittedRelease, ledger: Ledger | None = None) -> dic
         "config.yaml": config_yaml(release.config),
         "ledger.json": to_json(ledger.to_dict() if ledger is not None else {}),
         "report.html": report_html(release, ledger),
+        # Re-run the same release on a data file (fresh noise, through a ledger) and draw the figures.
+        rerun.SCRIPT_NAME: rerun.script_text(release.id, release.label, record.get("data", {}).get("label")),
+        rerun.NOTEBOOK_NAME: rerun.notebook_text(release.id, release.label, record.get("data", {}).get("label")),
     }
     return {name: text.encode("utf-8") for name, text in files.items()}
 
