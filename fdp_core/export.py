@@ -55,7 +55,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import yaml
 
-from . import __version__
+from . import __version__, rerun
 from .accounting import (KINDS, CompositionReport, Ledger, LedgerEntry, approximate_entry, cks_delta,
                          exponential_entry)
 from .audit import AuditResult, audit_pair
@@ -73,7 +73,8 @@ from .risk import approx_dp_power, gdp_power, report_power
 
 CONFIG_SCHEMA = "fdp.replay/1"
 RELEASE_SCHEMA = "fdp.release/1"
-BUNDLE_FILES = ("release.csv", "coefficients.csv", "release.json", "config.yaml", "ledger.json", "report.html")
+BUNDLE_FILES = ("release.csv", "coefficients.csv", "release.json", "config.yaml", "ledger.json", "report.html",
+                "release.py", "release.ipynb")
 ON_GRID_NOTE = ("coefficients.csv: unit_value = the exact discrete sampler's output, an integer multiple of "
                 "2^granularity_exp (shortest round-trip decimal, read back bit-exactly); value = noise_scale * "
                 "unit_value. release.csv is the floating-point synthesis of these coefficients on the data grid: "
@@ -190,14 +191,37 @@ def _draw(pending: PendingCommit):
     return noisy, record
 
 
-def _execute(ledger: Ledger, pending: PendingCommit):
-    """check -> draw -> commit. A refused release raises before any noise is drawn."""
-    ledger.check(pending.entry)
+def _charge(account, entry: LedgerEntry) -> Ledger:
+    """Check (and for a stored budget, charge) ``entry`` before any noise is drawn.
+
+    ``account`` is an in-memory :class:`Ledger` (checked here, committed by :func:`_settle`
+    after the draw) or a :class:`fdp_core.ledger_store.StoredBudget`, charged here for good in
+    one locked transaction: a crash after this point leaves the charge (never a double
+    spend). Returns the ledger that describes the release (a stored budget's snapshot).
+    """
+    if isinstance(account, Ledger):
+        account.check(entry)
+        return account
+    return account.reserve(entry)
+
+
+def _settle(account, ledger: Ledger, entry: LedgerEntry) -> None:
+    """After a successful draw: record the entry in an in-memory ledger (a stored one already has it)."""
+    if account is ledger:
+        ledger.commit(entry)
+
+
+def _execute(account, pending: PendingCommit):
+    """check (charge) -> draw -> commit. A refused release raises before any noise is drawn.
+
+    Returns (coefficients, sampler record, the ledger to describe the release with).
+    """
+    ledger = _charge(account, pending.entry)
     noisy, record = _draw(pending)
-    ledger.commit(pending.entry)
+    _settle(account, ledger, pending.entry)
     full = np.zeros(pending.active.shape)
     full[pending.active] = noisy
-    return full, record
+    return full, record, ledger
 
 
 def _coefficient_table(pending: PendingCommit, record, full: np.ndarray, index_columns: dict) -> pd.DataFrame:
@@ -218,10 +242,22 @@ def _csv_text(frame: pd.DataFrame) -> str:
     return out.to_csv(index=False)
 
 
+NO_PERSISTENT_LEDGER = {"persistent": False,
+                        "note": "no persistent ledger was used: checked against an in-memory ledger only, so "
+                                "earlier releases of these data are not counted"}
+
+
+def ledger_store_note(ledger: Ledger) -> dict:
+    """Whether the budget lives in the persistent ledger, and its name (never the data fingerprint)."""
+    note = getattr(ledger, "store_note", None)
+    return note() if callable(note) else dict(NO_PERSISTENT_LEDGER)
+
+
 def ledger_state(ledger: Ledger) -> dict:
     """Budget, spending and composition of a ledger, JSON-ready (goes into the provenance)."""
     report = ledger.composition()
     return {
+        "store": ledger_store_note(ledger),
         "budget": {"epsilon_total": ledger.epsilon_total, "delta_total": ledger.delta_total,
                    "rho_total": ledger.rho_total, "split": ledger.split, "filter": ledger.filter},
         "spent": asdict(ledger.spent()),
@@ -302,8 +338,12 @@ def _common_record(pending: PendingCommit, record, ledger: Ledger, *, label: str
 
 
 def _budget_config(ledger: Ledger) -> dict:
-    return {"epsilon_total": ledger.epsilon_total, "delta_total": ledger.delta_total, "filter": ledger.filter,
-            "split": None if ledger.split is None else dict(ledger.split)}
+    config = {"epsilon_total": ledger.epsilon_total, "delta_total": ledger.delta_total, "filter": ledger.filter,
+              "split": None if ledger.split is None else dict(ledger.split)}
+    name = getattr(ledger, "budget_name", None)
+    if name is not None:
+        config["name"] = name  # a replay charges the same named budget
+    return config
 
 
 # --------------------------------------------------------------------------- mean
@@ -401,15 +441,18 @@ def _accuracy_sentence(l2: float, sup: float | None, what: str = "the non-privat
     return text + "."
 
 
-def commit_mean(ledger: Ledger, fd: FunctionalData, settings: MeanSettings, *, label: str = "",
+def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: str = "",
                 data_label: str = "", granularity_exp: int | None = None,
                 pending: PendingCommit | None = None, looked_at=None, pre_registered: bool = False) -> CommittedRelease:
     """Commit one sanitized mean: check the budget, draw exact discrete noise, record, describe.
 
-    Raises BudgetError (nothing drawn, nothing recorded) when the release does not fit.
+    ``ledger``: an in-memory :class:`Ledger` or a persistent
+    :class:`fdp_core.ledger_store.StoredBudget` (charged in one locked transaction before
+    the draw; the caller marks the entry complete once the release is written). Raises
+    BudgetError (nothing drawn, nothing recorded) when the release does not fit.
     """
     pending = pending or prepare_mean_commit(fd, settings, label=label, granularity_exp=granularity_exp)
-    full, noise = _execute(ledger, pending)
+    full, noise, ledger = _execute(ledger, pending)
     plan: MeanRelease = pending.plan
     values = plan.offset + plan.synthesis @ full  # the public centre added back: post-processing
     c = noise.unit_noise_scale
@@ -544,13 +587,13 @@ def _kde_radii(plan, factor: float) -> tuple[float, float]:
             float(np.quantile(np.abs(draws).max(axis=1), 0.95)))
 
 
-def commit_kde(ledger: Ledger, fd: FunctionalData, feature: str, settings, *, label: str = "",
+def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str = "",
                data_label: str = "", granularity_exp: int | None = None,
                pending: PendingCommit | None = None, looked_at=None, pre_registered: bool = False) -> CommittedRelease:
     """Commit one sanitized density (Hall or ICLP-KDE) through the same check -> draw -> record path."""
     kde = _kde_module()
     pending = pending or prepare_kde_commit(fd, feature, settings, label=label, granularity_exp=granularity_exp)
-    full, noise = _execute(ledger, pending)
+    full, noise, ledger = _execute(ledger, pending)
     plan = pending.plan
     if plan.mechanism == "gaussian":
         axes, _ = _hall_transform(plan)
@@ -634,7 +677,7 @@ def pca_ledger_entry(settings, *, label: str = "") -> LedgerEntry:
     return exponential_entry("pca", "exponential", epsilon=s.epsilon, sensitivity=1.0, noise=noise, label=label)
 
 
-def commit_pca(ledger: Ledger, fd: FunctionalData, settings, *, label: str = "", data_label: str = "",
+def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_label: str = "",
                released_mean=None, released_mean_id: str | None = None, looked_at=None,
                pre_registered: bool = False) -> CommittedRelease:
     """Commit private principal components: check the budget, draw with fresh entropy, record.
@@ -648,9 +691,10 @@ def commit_pca(ledger: Ledger, fd: FunctionalData, settings, *, label: str = "",
     if settings.centring == "released-mean" and released_mean is None:
         raise ParameterError("centring by a released mean needs a committed mean release (commit a mean first)")
     entry = pca_ledger_entry(settings, label=label)
-    ledger.check(entry)
+    account = ledger
+    ledger = _charge(account, entry)
     result = pca.private_pca(fd, settings, np.random.default_rng(), released_mean=released_mean)
-    ledger.commit(entry)
+    _settle(account, ledger, entry)
     record = pca.release_record(result)
     for key in PCA_NOT_EXPORTED:
         record.pop(key, None)
@@ -1025,6 +1069,9 @@ def bundle_files(release: CommittedRelease, ledger: Ledger | None = None) -> dic
         "config.yaml": config_yaml(release.config),
         "ledger.json": to_json(ledger.to_dict() if ledger is not None else {}),
         "report.html": report_html(release, ledger),
+        # Re-run the same release on a data file (fresh noise, through a ledger) and draw the figures.
+        rerun.SCRIPT_NAME: rerun.script_text(release.id, release.label, record.get("data", {}).get("label")),
+        rerun.NOTEBOOK_NAME: rerun.notebook_text(release.id, release.label, record.get("data", {}).get("label")),
     }
     return {name: text.encode("utf-8") for name, text in files.items()}
 
@@ -1150,7 +1197,7 @@ def _settings_object(kind: str, settings: dict):
 
 
 def _budget_ledger(budget: dict) -> Ledger:
-    unknown = sorted(set(budget) - {"epsilon_total", "delta_total", "filter", "split"})
+    unknown = sorted(set(budget) - {"epsilon_total", "delta_total", "filter", "split", "name"})
     if unknown:
         raise ParameterError(f"config: unknown budget key(s) {', '.join(unknown)}")
     if "epsilon_total" not in budget or "delta_total" not in budget:
@@ -1158,12 +1205,13 @@ def _budget_ledger(budget: dict) -> Ledger:
     return Ledger(budget["epsilon_total"], budget["delta_total"], budget.get("split"), budget.get("filter", "basic"))
 
 
-def replay(config, data, *, data_label: str | None = None, ledger: Ledger | None = None) -> tuple[CommittedRelease,
-                                                                                                     Ledger]:
+def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple[CommittedRelease, Ledger]:
     """Commit a new release with a config's settings on ``data`` (path, bytes or FunctionalData), fresh noise.
 
-    The release is checked against a fresh ledger with the config's budget (or ``ledger``):
-    a replay is a new release and spends budget of its own.
+    ``ledger``: a :class:`fdp_core.ledger_store.StoredBudget` (the persistent budget of these
+    data: the CLI's default), an in-memory Ledger, or None for a fresh in-memory ledger with
+    the config's budget (then nothing outside this call knows about the release). A replay is
+    a new release and spends budget of its own. Returns the release and the ledger after it.
     """
     config = parse_config(config)
     settings = _settings_object(config["kind"], config["settings"])
@@ -1185,7 +1233,7 @@ def replay(config, data, *, data_label: str | None = None, ledger: Ledger | None
         release = commit_kde(ledger, fd, config["data"]["feature"], settings,
                              label=f"replay of {config.get('replays', 'a release')}", data_label=label,
                              granularity_exp=k, pre_registered=True)
-    return release, ledger
+    return release, (ledger if isinstance(ledger, Ledger) else ledger.ledger())
 
 
 def data_mismatch(config: Mapping, release: CommittedRelease) -> str | None:

@@ -26,7 +26,7 @@ from .mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
 from .limits import MAX_BERNSTEIN_K, check_at_most
 from .params import (check_bound_value, check_choice, check_count, check_delta, check_epsilon, check_eta,
                      check_finite, check_positive, check_tau)
-from .preprocess import PublicBounds, bounds_of, data_tau, n_norm_clipped, prepare_curves
+from .preprocess import PublicBounds, bounds_of, data_tau, prepare_curves
 from .sensitivity import BOUNDS
 from .release import randomness_fields
 

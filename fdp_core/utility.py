@@ -38,7 +38,7 @@ import numpy as np
 from scipy import optimize, special
 
 from .limits import MAX_MC_DRAWS, check_at_most
-from .data import FunctionalData, clip_to_ball
+from .data import FunctionalData
 from .errors import FdpError, ParameterError
 from .kernels import eigenbasis
 from .mean import MEAN_MECHANISMS, MeanRelease, MeanSettings, plan_mean_release, resolve_tau
