@@ -163,8 +163,8 @@ def _confirm(tau: float) -> None:
 def render_bounds_section(tau: float, tau_from_data: bool) -> None:
     """Step 2 on the Data page: the unit of privacy and the public bounds, declared explicitly."""
     st.subheader("Unit & bounds (step 2)")
-    st.markdown("**Unit of privacy**: one curve = one individual. Neighbouring data sets differ in one curve, so "
-                "a person with several curves needs a person column (their curves are then combined first).")
+    st.markdown("**Unit of privacy**: a person. Choose the person column under 'Unit of privacy and public bounds' "
+                "above: each person's curves are then combined first; without one, every curve counts as a person.")
     if tau_from_data:
         st.error("tau is read off the data: untick 'tau from the data' in the sidebar and type a public bound.")
         return
