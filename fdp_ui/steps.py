@@ -22,7 +22,7 @@ EXPLORE_PAGES = ("pages/mean.py", "pages/density.py", "pages/components.py", "pa
 # Person column and public value range controls (Data page); read defensively: they may be
 # absent from a build, and then nothing is asked about them.
 PERSON_COLUMN_KEYS = ("data_person_column", "person_column")
-VALUE_RANGE_KEYS = ("data_value_range_declared", "value_range_declared")
+VALUE_RANGE_KEYS = ("data_range_declared", "data_value_range_declared", "value_range_declared")
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,8 @@ def _repeating_id_column(ds) -> str | None:
 def tau_confirmed() -> bool:
     """Declared for the tau now in force (the checkbox's own state is dropped on other pages)."""
     ss = st.session_state
+    if state.declared_range() is not None and ss.get("g_tau_from_range", True):
+        return True  # tau = (hi - lo)/2 of the declared public range: declared with the range
     return ss.get(CONFIRMED_TAU_KEY) is not None and ss.get(CONFIRMED_TAU_KEY) == ss.get("g_tau")
 
 
@@ -75,7 +77,7 @@ def compute() -> list[Step]:
     # 2. Unit & bounds
     missing2 = []
     repeating = _repeating_id_column(ds)
-    if repeating is not None and not any(ss.get(k) for k in PERSON_COLUMN_KEYS):
+    if repeating is not None and not any(ss.get(k) not in (None, "", state.NO_PERSON) for k in PERSON_COLUMN_KEYS):
         missing2.append(f"the column '{repeating}' repeats: choose a person column, so that one person (not "
                         "one curve) is the unit of privacy")
     if ss.get("g_tau_from_data"):
@@ -161,8 +163,8 @@ def _confirm(tau: float) -> None:
 def render_bounds_section(tau: float, tau_from_data: bool) -> None:
     """Step 2 on the Data page: the unit of privacy and the public bounds, declared explicitly."""
     st.subheader("Unit & bounds (step 2)")
-    st.markdown("**Unit of privacy**: one curve = one individual. Neighbouring data sets differ in one curve, so "
-                "a person with several curves needs a person column (their curves are then combined first).")
+    st.markdown("**Unit of privacy**: a person. Choose the person column under 'Unit of privacy and public bounds' "
+                "above: each person's curves are then combined first; without one, every curve counts as a person.")
     if tau_from_data:
         st.error("tau is read off the data: untick 'tau from the data' in the sidebar and type a public bound.")
         return

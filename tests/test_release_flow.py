@@ -243,7 +243,7 @@ def test_commit_of_curves_is_refused_without_a_declared_range(sampler_calls):
     at.run()
     at.switch_page("pages/release.py").run()
     assert not at.exception
-    assert any("Declare a public value range" in e.value for e in at.error)
+    assert any("Declare a public value range" in w.value for w in at.warning)
     assert not [b for b in at.button if b.key == "rel_commit"]  # no commit button for a mean without a range
     assert sampler_calls == []
 
