@@ -25,6 +25,7 @@ PAGE_SPECS = [
     ("pages/mean.py", "Mean", ":material/show_chart:"),
     ("pages/density.py", "Density", ":material/area_chart:"),
     ("pages/components.py", "Principal components", ":material/stacked_line_chart:"),
+    ("pages/covariance.py", "Covariance & regression", ":material/grid_on:"),
     ("pages/tradeoffs.py", "Trade-offs", ":material/tune:"),
     ("pages/release.py", "Release & audit", ":material/verified_user:"),
 ]
