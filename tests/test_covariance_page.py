@@ -81,3 +81,28 @@ def test_no_covariate_gives_a_message_not_a_crash():
     at.multiselect(key="reg_covariates").set_value([]).run()
     assert not at.exception
     assert any("at least one covariate" in i.value for i in at.info)
+
+
+def test_tradeoffs_page_private_selection_charges_the_ledger():
+    from fdp_core.mean import MeanSettings
+    from fdp_core.private_selection import pcv_private_scores, score_sensitivity, selection_probabilities
+    from fdp_ui.private_selection import PENALTIES, RHOS
+
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("pages/tradeoffs.py")
+    at.session_state["to_pcv_size"] = 8
+    at.run()
+    assert not at.exception, at.exception
+    metrics = _metrics(at)
+    s = MeanSettings(kernel="matern52", rho=0.1, eta=1.5, phi=10**-2.0, epsilon=1.0, delta=1e-5, tau=1.0)
+    scores = pcv_private_scores(EXAMPLE, s, PENALTIES, RHOS, folds=10)
+    probs = selection_probabilities(scores, 0.1, score_sensitivity(1.0, EXAMPLE.n // 10, 10, "range"))
+    assert float(metrics["P(PCV-optimal grid point)"]) == pytest.approx(probs.max(), abs=1.5e-3)
+    at.button(key="sel_commit").click().run()
+    assert not at.exception, at.exception
+    assert any("charged epsilon 0.1" in s.value for s in at.success)
+    from fdp_ui.ledger import LEDGER_KEY
+
+    entries = at.session_state[LEDGER_KEY].entries
+    assert [e.kind for e in entries] == ["tuning"]
