@@ -572,6 +572,18 @@ class Ledger:
     ``split`` maps kinds to weights (normalised to shares; kinds left out get nothing);
     every share applies to epsilon, delta and rho alike. Without a split only the total
     budget binds.
+
+    Examples
+    --------
+    >>> ledger = Ledger(epsilon_total=2.5, delta_total=0.0)
+    >>> _ = ledger.commit(pure_entry("mean", "iclp-qr", epsilon=1.0))
+    >>> _ = ledger.commit(pure_entry("mean", "iclp-qr", epsilon=1.0))
+    >>> ledger.remaining().epsilon
+    0.5
+    >>> ledger.check(pure_entry("mean", "iclp-qr", epsilon=1.0))
+    Traceback (most recent call last):
+    ...
+    fdp_core.errors.BudgetError: release refused, nothing recorded: ...
     """
 
     epsilon_total: float

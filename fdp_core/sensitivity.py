@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .params import check_positive
+from .params import check_positive, check_tau
 
 BOUNDS = ("tight", "paper")
 
@@ -21,7 +21,7 @@ def gaussian_mean_sensitivity_tight(eigenvalues: np.ndarray, shrink: np.ndarray,
     ||Delta mu||_H^2 = sum_l s_l^2 d_l^2 / (n^2 lambda_l) <= max_l (s_l^2 / lambda_l) ||d||^2 / n^2
     with equality when d = 2 tau e_l* (curves tau phi_l* and -tau phi_l*).
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     ratio = np.asarray(shrink) ** 2 / np.asarray(eigenvalues)
     return 2.0 * tau / n * math.sqrt(float(ratio.max()))
 
@@ -31,7 +31,7 @@ def gaussian_mean_sensitivity_paper(tau: float, n: int, eta: float, phi: float) 
 
     Delta^2 = tau^2 (2 eta - 1)^(2 - 1/eta) / (n^2 phi^(1/eta) eta^2).
     """
-    tau, phi = check_positive("tau", tau), check_positive("phi", phi)
+    tau, phi = check_tau(tau), check_positive("phi", phi)
     sq = tau**2 * (2 * eta - 1) ** (2 - 1 / eta) / (n**2 * phi ** (1 / eta) * eta**2)
     return math.sqrt(sq)
 
@@ -62,13 +62,13 @@ def iclp_qr_sensitivity_tight(eigenvalues: np.ndarray, shrink: np.ndarray, tau: 
     By Cauchy-Schwarz sum_l a_l |d_l| <= ||a||_2 ||d||_2 <= 2 tau ||a||_2, with equality for
     the curves X = tau sum_l a_l phi_l / ||a||_2 and X' = -X.
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     return 2.0 * tau / n * float(np.linalg.norm(iclp_qr_weights(eigenvalues, shrink)))
 
 
 def iclp_qr_sensitivity_paper(eigenvalues: np.ndarray, shrink: np.ndarray, tau: float, n: int) -> float:
     """Lin & Reimherr's bound (2 tau / n) sum_l a_l (each |d_l| <= 2 tau separately): never smaller."""
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     return 2.0 * tau / n * float(np.sum(iclp_qr_weights(eigenvalues, shrink)))
 
 
@@ -79,7 +79,7 @@ def iclp_ar_active_count(thresholds: np.ndarray, tau: float) -> int:
     zeroes component l for every data set: it carries no information and gets no noise.
     Eigenvalues are sorted descending, so thresholds increase and the active ones come first.
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     return int(np.sum(np.asarray(thresholds) < tau))
 
 
@@ -90,7 +90,7 @@ def iclp_ar_sensitivity_cs(eigenvalues: np.ndarray, n_active: int, tau: float, n
     J* active components then gives the bound. Valid, but the thresholds usually make it
     unattainable: it is a "CS bound", not a tight one.
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     lam = np.asarray(eigenvalues, dtype=float)[:n_active]
     return 2.0 * tau / n * math.sqrt(float(np.sum(1.0 / lam)))
 
@@ -102,7 +102,7 @@ def iclp_ar_sensitivity_triangle(eigenvalues: np.ndarray, n_active: int, tau: fl
     sqrt(lambda_l) whatever eta is, and the printed sum is smaller (under-noises) as soon as
     some lambda_l > 1 (e.g. a domain not rescaled to [0, 1]). Never use the printed version.
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     lam = np.asarray(eigenvalues, dtype=float)[:n_active]
     return 2.0 * tau / n * float(np.sum(lam ** -0.5))
 
@@ -112,13 +112,13 @@ def frl_sensitivity_tight(tau: float, n: int, n_components: int) -> float:
 
     sum_{l <= M} |d_l| <= sqrt(M) ||d||_2 <= 2 tau sqrt(M), equality for d = 2 tau (1, ..., 1) / sqrt(M).
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     return 2.0 * tau * math.sqrt(n_components) / n
 
 
 def frl_sensitivity_paper(tau: float, n: int, n_components: int) -> float:
     """The literature's 2 tau M / n (each |d_l| <= 2 tau separately): never smaller."""
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     return 2.0 * tau * n_components / n
 
 
