@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .accounting import Ledger
-from .covariance import CovarianceRelease, CovarianceSettings, plan_covariance_release
+from .covariance import NOT_PUBLISHABLE, CovarianceRelease, CovarianceSettings, plan_covariance_release
 from .covariance import release_record as covariance_record
 from .data import FunctionalData
 from .export import (CONFIG_SCHEMA, CommittedRelease, PendingCommit, _UNIT_ROUNDOFF, _budget_config,
@@ -42,9 +42,19 @@ def _pending(kind: str, mechanism: str, family: str, plan, values, scales, d_in:
                          float(d_in), float(bound))
 
 
-def _check_all(ledger: Ledger, pendings: list[PendingCommit]) -> None:
-    """Check every part against the ledger as if the earlier parts were already committed."""
-    trial = Ledger.from_dict(ledger.to_dict())
+def _check_all(account, pendings: list[PendingCommit]) -> None:
+    """Check every part against the budget as if the earlier parts were already committed.
+
+    ``account``: an in-memory Ledger or a persistent StoredBudget (its current snapshot). Each part
+    is then charged by export._execute in its own transaction; a concurrent commit landing between
+    the parts can still refuse the second one after the first was charged: the budget is then
+    over-counted, never under-counted.
+    """
+    snapshot = account if isinstance(account, Ledger) else account.ledger()
+    if snapshot is None:
+        return  # no stored budget yet: each part's own charge creates nothing and refuses
+    trial = Ledger(snapshot.epsilon_total, snapshot.delta_total, snapshot.split, snapshot.filter,
+                   entries=list(snapshot.entries))
     for p in pendings:
         trial.commit(p.entry)
 
@@ -72,11 +82,12 @@ def prepare_covariance_commit(fd: FunctionalData, settings: CovarianceSettings, 
     return out
 
 
-def commit_covariance(ledger: Ledger, fd: FunctionalData, settings: CovarianceSettings, *, label: str = "",
+def commit_covariance(ledger, fd: FunctionalData, settings: CovarianceSettings, *, label: str = "",
                       data_label: str = "", granularity_exp: int | None = None) -> CommittedRelease:
     pendings = prepare_covariance_commit(fd, settings, label=label, granularity_exp=granularity_exp)
     _check_all(ledger, pendings)
     draws = [_execute(ledger, p) for p in pendings]
+    ledger = draws[-1][2]
     plan: CovarianceRelease = pendings[0].plan
     L = plan.n_components
     raw = draws[0][0].reshape(L, L)
@@ -96,7 +107,7 @@ def commit_covariance(ledger: Ledger, fd: FunctionalData, settings: CovarianceSe
     if mean is not None:
         record["mean_entry"] = pendings[1].entry.to_dict()
         record["released_mean"] = {"t": t, "value": plan.settings.centre_value + plan.eigenfunctions @ mean}
-    record["data"].update(n=plan.n, m=int(t.size), n_dropped=fd.report.n_dropped)
+    record["data"].update(n=plan.n, m=int(t.size))
     j, l = np.divmod(np.arange(L * L), L)
     coef = pd.DataFrame({"part": "second_moment", "j": j + 1, "l": l + 1, "noisy": pendings[0].active,
                          "noise_scale": plan.scales.ravel(), "unit_value": draws[0][1].unit_values,
@@ -110,8 +121,11 @@ def commit_covariance(ledger: Ledger, fd: FunctionalData, settings: CovarianceSe
               "data": {"missing": _missing_policy(fd), "label": data_label, "n": plan.n, "m": int(t.size)},
               "export": {"granularity_exp": pendings[0].noise_plan.granularity_exp},
               "budget": _budget_config(ledger), "replays": pendings[0].entry.id}
+    record["part_entry_ids"] = [p.entry.id for p in pendings]
     accuracy = COVARIANCE_ACCURACY.format(error=record["expected_sq_hs_error_second_moment"])
-    return CommittedRelease("covariance", pendings[0].entry, record, table, coef, config, {}, accuracy)
+    analyst = {"warning": NOT_PUBLISHABLE, "n_clipped": plan.n_clipped,
+               "hs_distance_to_nonprivate": float(np.linalg.norm(covariance - plan.nonprivate_covariance()))}
+    return CommittedRelease("covariance", pendings[0].entry, record, table, coef, config, {}, accuracy, analyst)
 
 
 def prepare_regression_commit(fd: FunctionalData, settings: RegressionSettings, *, label: str = "",
@@ -131,11 +145,12 @@ def prepare_regression_commit(fd: FunctionalData, settings: RegressionSettings, 
     return [t1, t2]
 
 
-def commit_regression(ledger: Ledger, fd: FunctionalData, settings: RegressionSettings, *, label: str = "",
+def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, *, label: str = "",
                       data_label: str = "", granularity_exp: int | None = None) -> CommittedRelease:
     pendings = prepare_regression_commit(fd, settings, label=label, granularity_exp=granularity_exp)
     _check_all(ledger, pendings)
     draws = [_execute(ledger, p) for p in pendings]
+    ledger = draws[-1][2]
     plan = pendings[0].plan
     q, L = plan.q, plan.eigenvalues.size
     t1, t2 = draws[0][0].reshape(q, q), draws[1][0].reshape(q, L)
@@ -152,7 +167,7 @@ def commit_regression(ledger: Ledger, fd: FunctionalData, settings: RegressionSe
     record["noise_sampler"]["post_processing"] = ("T1~ symmetrised, eigenvalues floored at kappa, inverted; "
                                                   "beta~ = T1~^-1 T2~ synthesised on the data grid; centre added to "
                                                   "the intercept")
-    record["data"].update(n=plan.n, m=int(plan.grid_points.size), n_dropped=fd.report.n_dropped)
+    record["data"].update(n=plan.n, m=int(plan.grid_points.size))
     i1, j1 = np.divmod(np.arange(q * q), q)
     i2, j2 = np.divmod(np.arange(q * L), L)
     coef = pd.concat([
@@ -168,8 +183,13 @@ def commit_regression(ledger: Ledger, fd: FunctionalData, settings: RegressionSe
                        "m": int(plan.grid_points.size)},
               "export": {"granularity_exp": pendings[0].noise_plan.granularity_exp},
               "budget": _budget_config(ledger), "replays": pendings[1].entry.id}
+    record["part_entry_ids"] = [p.entry.id for p in pendings]
     accuracy = REGRESSION_ACCURACY.format(t1=record["expected_sq_error_t1"], t2=record["expected_sq_error_t2"])
-    return CommittedRelease("regression", pendings[1].entry, record, table, coef, config, {}, accuracy)
+    ols = plan.ols()
+    analyst = {"warning": NOT_PUBLISHABLE, "n_clipped_curves": plan.n_clipped_curves,
+               "n_clipped_covariates": plan.n_clipped_covariates,
+               "ols": {lab: ols[k] for k, lab in enumerate(plan.labels)}}
+    return CommittedRelease("regression", pendings[1].entry, record, table, coef, config, {}, accuracy, analyst)
 
 
 def settings_from_config(kind: str, settings: dict):

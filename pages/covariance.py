@@ -45,13 +45,21 @@ centring = c3.radio("centring", CENTRINGS, key="cov_centring", horizontal=True,
 gamma = c4.slider("gamma (mean's share)", 0.05, 0.95, step=0.05, key="cov_gamma",
                   disabled=centring != "released-mean")
 d1, d2 = st.columns(2)
-centre = d1.number_input("public centre c", format="%.4g", key="cov_centre",
-                         help="Subtracted from every curve before clipping; chosen without looking at the data.")
+if g.value_range is not None:  # declared on the Data page: clip into it and centre at its midpoint
+    centre = (g.value_range[0] + g.value_range[1]) / 2.0
+    public = dict(lo=float(g.value_range[0]), hi=float(g.value_range[1]))
+    d1.caption(f"centre c = {centre:.4g}, the midpoint of the declared value range {tuple(g.value_range)}")
+else:
+    centre = d1.number_input("public centre c", format="%.4g", key="cov_centre",
+                             help="Subtracted from every curve before clipping; chosen without looking at the data. "
+                                  "Declaring a value range on the Data page replaces it by the range's midpoint.")
+    public = dict(centre=float(centre))
 k = d2.slider("eigenfunctions shown", 1, 3, key="cov_k")
+public.update(tau=g.tau, person_column=g.person_column)
 
 settings = CovarianceSettings(mechanism=mechanism, kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, phi=g.phi,
-                              epsilon=g.epsilon, delta=g.delta, tau=g.tau, bound=bound, centre=float(centre),
-                              centring=centring, gamma=float(gamma))
+                              epsilon=g.epsilon, delta=g.delta, bound=bound, centring=centring, gamma=float(gamma),
+                              **public)
 try:
     plan = plan_covariance_release(fd, settings)
 except FdpError as exc:
@@ -121,6 +129,8 @@ if meta.empty:
     st.stop()
 options = []
 for column in meta.columns:
+    if column == g.person_column:
+        continue
     values = meta[column]
     numeric = pd.to_numeric(values, errors="coerce")
     if numeric.notna().all():
@@ -142,8 +152,8 @@ if not covariates:
     st.info("Choose at least one covariate.")
     st.stop()
 reg_settings = RegressionSettings(covariates=tuple(covariates), bound_b=float(B), kernel=g.kernel, rho=g.rho,
-                                  nu=g.nu, eta=g.eta, phi=g.phi, epsilon=g.epsilon, delta=g.delta, tau=g.tau,
-                                  centre=float(centre), gamma=float(reg_gamma), kappa=float(kappa))
+                                  nu=g.nu, eta=g.eta, phi=g.phi, epsilon=g.epsilon, delta=g.delta,
+                                  gamma=float(reg_gamma), kappa=float(kappa), **public)
 try:
     reg = plan_regression_release(fd, reg_settings)
 except FdpError as exc:
