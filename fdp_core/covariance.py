@@ -28,7 +28,11 @@ from .mechanisms.calibration import CALIBRATIONS, gaussian_sigma
 from .mechanisms.gaussian import gaussian_mean_noise
 from .mechanisms.iclp import iclp_qr_mean_noise
 from .params import check_choice, check_delta, check_epsilon, check_eta, check_finite, check_positive
+from .limits import MAX_ABS_VALUE, MAX_TAU, check_at_most
 from .preprocess import PublicBounds, person_codes, person_row_weights
+
+# The release is an m x m surface (release.csv has m^2 rows) and the noise L x L entries.
+MAX_COVARIANCE_GRID = 1_000
 from .release import randomness_fields
 from .sensitivity import (COVARIANCE_GAUSSIAN_BOUND_LABELS, COVARIANCE_GAUSSIAN_BOUNDS,
                           covariance_gaussian_sensitivity_kyfan, covariance_gaussian_sensitivity_sqrt2,
@@ -105,6 +109,10 @@ class CovarianceSettings:
                                  "public value range")
         if self.tau is not None:
             check_positive("tau", self.tau)
+        check_at_most("tau", self.tau, MAX_TAU, "sensitivities scale with tau^2")
+        for name, value in (("centre", self.centre), ("lo", self.lo), ("hi", self.hi)):
+            if value is not None:
+                check_at_most(f"|{name}|", abs(value), MAX_ABS_VALUE, "squares of the values must stay finite")
         PublicBounds(person_column=self.person_column, n_public=self.n_public).validated()
         return self
 
@@ -246,6 +254,9 @@ class CovarianceRelease:
 def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) -> CovarianceRelease:
     """Validate, clip, project, shrink and calibrate: everything but the random draw."""
     s = settings.validated()
+    if fd.m > MAX_COVARIANCE_GRID:
+        raise ParameterError(f"a covariance release on {fd.m} grid points writes an {fd.m} x {fd.m} surface; the "
+                             f"limit is {MAX_COVARIANCE_GRID} points: thin the grid")
     tau = s.tau_value
     curves, n_clipped = centred_clipped_curves(fd, s)
     w, n, n_persons = person_weights(fd, s)

@@ -26,6 +26,7 @@ from .errors import DataError, ParameterError
 from .estimators import shrinkage
 from .kernels import KERNEL_NAMES, eigenbasis
 from .mechanisms.calibration import CALIBRATIONS, gaussian_sigma
+from .limits import MAX_TAU, check_at_most
 from .params import check_choice, check_delta, check_epsilon, check_eta, check_finite, check_positive
 from .release import randomness_fields
 from .sensitivity import regression_t1_sensitivity_frobenius, regression_t2_sensitivity_cm
@@ -66,6 +67,7 @@ class RegressionSettings:
     def validated(self) -> "RegressionSettings":
         parse_covariates(self.covariates)
         b = check_positive("B (covariate norm bound)", self.bound_b)
+        check_at_most("B", b, MAX_TAU, "T1's sensitivity scales with B^2")
         if b <= 1:
             raise ParameterError(f"B must exceed 1 (the intercept alone has norm 1), got {self.bound_b!r}")
         check_choice("kernel", self.kernel, KERNEL_NAMES)
