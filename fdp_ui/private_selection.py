@@ -13,7 +13,7 @@ import streamlit as st
 from fdp_core.errors import FdpError
 from fdp_core.mean import MeanSettings
 from fdp_core.private_selection import (SELECTION_BOUNDS, commit_selection, pcv_private_scores, score_sensitivity,
-                                        selection_folds, selection_probabilities)
+                                        selection_entry, selection_folds, selection_probabilities)
 
 from . import ledger, sidebar
 
@@ -41,9 +41,13 @@ def _scores(data_key, settings_key, folds, _fd):
 
 
 def _commit(fd, settings, folds, epsilon, bound, mechanism):
+    """Callback: charge the stored budget (the first commit stores the draft), select, complete."""
     try:
-        selection, entry = commit_selection(ledger.get(), fd, settings, PENALTIES, RHOS, epsilon=epsilon,
-                                            folds=folds, bound=bound)
+        entry = selection_entry(fd, settings, PENALTIES, RHOS, epsilon=epsilon, folds=folds, bound=bound)
+        budget, note = ledger.charge_account(entry)
+        selection, entry = commit_selection(budget, fd, settings, PENALTIES, RHOS, epsilon=epsilon, folds=folds,
+                                            bound=bound, entry=entry)
+        budget.complete(entry.id)
     except FdpError as exc:
         st.session_state["sel_message"] = ("error", str(exc))
         return

@@ -102,7 +102,11 @@ def test_tradeoffs_page_private_selection_charges_the_ledger():
     at.button(key="sel_commit").click().run()
     assert not at.exception, at.exception
     assert any("charged epsilon 0.1" in s.value for s in at.success)
+    # Charged to the persistent ledger (this test's own SQLite file): a rerun reads it back from there.
+    from fdp_core.ledger_store import PersistentLedger
     from fdp_ui.ledger import LEDGER_KEY
 
-    entries = at.session_state[LEDGER_KEY].entries
-    assert [e.kind for e in entries] == ["tuning"]
+    at.run()
+    stored = at.session_state[LEDGER_KEY]
+    assert isinstance(stored, PersistentLedger)
+    assert [e.kind for e in stored.entries] == ["tuning"]
