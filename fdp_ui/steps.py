@@ -18,7 +18,8 @@ from . import ledger, navigation, state
 VISITED_KEY = "steps_visited"
 CONFIRMED_KEY = "steps_bounds_public"  # the checkbox on the Data page
 CONFIRMED_TAU_KEY = "steps_bounds_tau"  # the tau value the confirmation was given for
-EXPLORE_PAGES = ("pages/mean.py", "pages/density.py", "pages/components.py", "pages/tradeoffs.py")
+EXPLORE_PAGES = ("pages/mean.py", "pages/density.py", "pages/components.py", "pages/covariance.py",
+                 "pages/tradeoffs.py")
 # Person column and public value range controls (Data page); read defensively: they may be
 # absent from a build, and then nothing is asked about them.
 PERSON_COLUMN_KEYS = ("data_person_column", "person_column")
