@@ -13,6 +13,9 @@ from fdp_ui import ledger as ledger_ui
 from fdp_ui import sidebar, state
 
 COMMIT_MESSAGE_KEY = "rel_commit_message"
+RANGE_REQUIRED = ("Declare a public value range first (Data page: the lowest and highest possible curve values, "
+                  "chosen from domain knowledge, then tick 'I declare this range public'): without it the clipping "
+                  "and centring would have to come from the data.")
 EXPORT_CACHE_KEY = "rel_export_cache"
 AUDIT_KEY = "rel_audit_result"
 # What the Mean page stores (its widget keys) and its defaults: the release commits the mean
@@ -119,7 +122,7 @@ def _mean_settings() -> MeanSettings:
                         phi=g.phi, epsilon=g.epsilon, delta=g.delta, tau=g.tau, tau_from_data=g.tau_from_data,
                         bound=values["mean_bound"], calibration=values["mean_calibration"],
                         psi=float(10 ** values["mean_log_psi"]), M=int(values["mean_M"]), K=int(values["mean_K"]),
-                        lo=float(values["mean_lo"]), hi=float(values["mean_hi"]))
+                        lo=float(values["mean_lo"]), hi=float(values["mean_hi"]), **g.bounds)
 
 
 def _mean_summary(s: MeanSettings) -> str:
@@ -145,7 +148,7 @@ def _kde_settings():
     bandwidth = float(ss["rel_kde_bandwidth"])
     return KdeSettings(mechanism=ss["rel_kde_mechanism"], box=parse_box(ss["rel_kde_box"]), epsilon=g.epsilon,
                        delta=g.delta, bandwidth=None if bandwidth <= 0 or ss["rel_kde_mechanism"] != "gaussian"
-                       else bandwidth, kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta)
+                       else bandwidth, kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, **g.bounds)
 
 
 def _pca_settings():
@@ -155,8 +158,9 @@ def _pca_settings():
     sampler = ss["rel_pca_sampler"] if k > 1 else ("gibbs" if ss["rel_pca_sampler"] == "gibbs" else "exact")
     return PcaSettings(k=k, basis=ss["rel_pca_basis"], kernel=g.kernel, rho=g.rho, nu=g.nu, epsilon=g.epsilon,
                        gamma=float(ss["rel_pca_gamma"]), sampler=sampler, tau=g.tau, tau_from_data=g.tau_from_data,
-                       centring="released-mean" if ss["rel_pca_mean"] != "none" else "none",
-                       gibbs_sweeps=int(ss["rel_pca_sweeps"]))
+                       centring="released-mean" if ss["rel_pca_mean"] != "none" else
+                       ("public" if g.value_range is not None else "none"),
+                       gibbs_sweeps=int(ss["rel_pca_sweeps"]), **g.bounds)
 
 
 def _released_mean(release_id: str):
@@ -171,25 +175,29 @@ def _commit(kind: str, inputs: tuple) -> None:
     """Callback: charge the stored budget (one locked transaction), draw, record. Runs before the
     script, so the meter is current. The first commit stores the draft budget."""
     data = state.current()
+    seen = state.views_seen()  # the report lists what the session showed before this commit
     try:
+        if kind in ("mean", "pca") and inputs[0].value_range is None:
+            ss[COMMIT_MESSAGE_KEY] = ("error", RANGE_REQUIRED)
+            return
         if kind == "mean":
             settings, text = inputs
             pending = export.prepare_mean_commit(data.fd, settings, label=text)
             budget, note = ledger_ui.charge_account(pending.entry)
             release = export.commit_mean(budget, data.fd, settings, label=text, data_label=data.label,
-                                         pending=pending)
+                                         pending=pending, looked_at=seen)
         elif kind == "kde":
             feature, settings, text = inputs
             pending = export.prepare_kde_commit(data.fd, feature, settings, label=text)
             budget, note = ledger_ui.charge_account(pending.entry)
             release = export.commit_kde(budget, data.fd, feature, settings, label=text, data_label=data.label,
-                                        pending=pending)
+                                        pending=pending, looked_at=seen)
         else:
             settings, text, mean_id = inputs
             budget, note = ledger_ui.charge_account(export.pca_ledger_entry(settings, label=text))
             release = export.commit_pca(budget, data.fd, settings, label=text, data_label=data.label,
                                         released_mean=_released_mean(mean_id),
-                                        released_mean_id=None if mean_id == "none" else mean_id)
+                                        released_mean_id=None if mean_id == "none" else mean_id, looked_at=seen)
         budget.complete(release.id)
     except FdpError as exc:
         ss[COMMIT_MESSAGE_KEY] = ("error", str(exc))
@@ -272,7 +280,15 @@ except FdpError as exc:
     st.error(f"Cannot prepare this release: {exc}")
     entry = None
 
+if entry is not None and kind in ("mean", "pca") and g.value_range is None:
+    st.error(RANGE_REQUIRED)
+    st.page_link("pages/data.py", label="declare the range on the Data page", icon=":material/table:")
+    entry = None
 if entry is not None:
+    seen = state.views_seen()
+    if seen:
+        st.caption("The report of this commit will list what the session looked at before it: " + "; ".join(seen)
+                   + ".")
     for flag in flags:
         if flag.startswith(export.PCA_HARDENING) or flag.startswith("Gibbs"):
             st.warning(flag + ".")
@@ -357,6 +373,12 @@ else:
                "config.yaml (replay), ledger.json, report.html.")
     d2.download_button("Download the HTML report only", data=report_text, file_name=f"fdp_report_{release.id}.html",
                        mime="text/html", key="rel_download_report", on_click="ignore")
+    d2.download_button("Download the analyst view (NOT for publication)", data=export.analyst_view_json(release),
+                       file_name=f"analyst_view_{release.id}.json", mime="application/json",
+                       key="rel_download_analyst", on_click="ignore",
+                       help="Counts and errors computed from the data without noise (clipped and dropped curves, "
+                            "bias against the raw mean, sampler diagnostics): for your own checks, never publish. "
+                            "Not part of the zip bundle.")
     for flag in release.flags:
         st.error(f"{export.NOT_DP_WARNING}: {flag}")
     for paragraph in export.privacy_statement(release):
@@ -387,7 +409,9 @@ if st.button("Run the audit", key="rel_audit"):
     try:
         settings = _mean_settings()
         with st.spinner("auditing..."):
-            ss[AUDIT_KEY] = (settings, export.audit_mean_mechanism(settings, ds.fd.grid_points, ds.fd.n,
+            n_audit = export.prepare_mean_commit(ds.fd, settings).plan.n if settings.value_range is not None \
+                or settings.person_column else ds.fd.n
+            ss[AUDIT_KEY] = (settings, export.audit_mean_mechanism(settings, ds.fd.grid_points, n_audit,
                                                                    n_select=runs // 4, n_test=runs))
     except FdpError as exc:
         ss[AUDIT_KEY] = (None, str(exc))

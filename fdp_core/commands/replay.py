@@ -60,11 +60,12 @@ def run(args) -> int:
                          f"{stored.delta_total:g}, {stored.filter} filter), not the config's budget section")
     release, ledger = replay(config, fd, data_label=label, ledger=budget)
     out = Path(args.out) if args.out else Path(args.config).with_name(f"{Path(args.config).stem}_replay")
-    export_folder(release, out, ledger)
+    export_folder(release, out, ledger, include_analyst_view=True)
     if budget is not None:
         budget.complete(release.id)
     e = release.entry
-    print(f"wrote {out}/ (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, report.html): "
+    print(f"wrote {out}/ (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, report.html; "
+          "analyst_view.json is NOT for publication): "
           f"{release.kind} {e.mechanism}, n={release.record.get('n')}, charged epsilon {e.epsilon:.4g}, "
           f"delta {e.delta:.3g}")
     if budget is not None:
