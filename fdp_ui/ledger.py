@@ -31,9 +31,6 @@ MESSAGE_KEY = "fdp_ledger_message"
 ERROR_KEY = "fdp_ledger_error"
 NAME_KEY = "rel_budget_name"
 FINGERPRINT_KEY = "fdp_fingerprint"
-# Where the Data page keeps the unit of privacy (e.g. {"person_column": "subject"}); part of
-# the budget's key (fdp_core.fingerprint.UNIT_KEYS).
-UNIT_KEY = "fdp_unit"
 DEFAULT_EPSILON_TOTAL = 3.0
 DEFAULT_DELTA_TOTAL = 1e-5
 DELTA_TOTAL_CHOICES = (0.0, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10, 0.01, 0.05, 0.1)
@@ -67,8 +64,9 @@ def location() -> str:
 
 
 def unit_settings() -> dict:
-    """The current data set's unit of privacy (what one person is): part of its budget's key."""
-    return unit_of_privacy(st.session_state.get(UNIT_KEY) or {})
+    """The current data set's unit of privacy (the Data page's person column): part of its budget's
+    key, the same as the CLI reads from a replayed config's settings."""
+    return unit_of_privacy({"person_column": state.person_column()})
 
 
 def _fingerprints() -> tuple[str, str]:

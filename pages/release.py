@@ -390,7 +390,8 @@ else:
         f1.plotly_chart(export.tradeoff_figure(release), width="stretch", key="rel_tradeoff_figure")
     f2.plotly_chart(export.power_figure(release, led), width="stretch", key="rel_power_figure")
     st.caption("Replay on a data file with the same settings and fresh noise: `python -m fdp_core replay "
-               "config.yaml --data FILE [--out DIR]` (a replay is a new release with its own cost).")
+               "config.yaml --data FILE [--out DIR]`. A replay is a new release with its own cost, charged to the "
+               "same budget in the same ledger (FDP_LEDGER_URL, or --ledger URL).")
 
 # --------------------------------------------------------------------------- 5. audit
 st.header("5. Empirical privacy-loss audit")
