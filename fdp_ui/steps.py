@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import streamlit as st
 
-from . import ledger, navigation, state
+from . import ledger, navigation, sidebar, state
 
 VISITED_KEY = "steps_visited"
 CONFIRMED_KEY = "steps_bounds_public"  # the checkbox on the Data page
@@ -58,7 +58,8 @@ def _repeating_id_column(ds) -> str | None:
 def tau_confirmed() -> bool:
     """Declared for the tau now in force (the checkbox's own state is dropped on other pages)."""
     ss = st.session_state
-    return ss.get(CONFIRMED_TAU_KEY) is not None and ss.get(CONFIRMED_TAU_KEY) == ss.get("g_tau")
+    tau = ss.get("g_tau", sidebar.setting_default("g_tau"))  # before the sidebar's first run: its default
+    return ss.get(CONFIRMED_TAU_KEY) is not None and ss.get(CONFIRMED_TAU_KEY) == tau
 
 
 def compute() -> list[Step]:
