@@ -4,16 +4,21 @@ A data set is n curves on one common grid. The L2 inner product used everywhere 
 trapezoid rule on the grid rescaled to [0, 1] (``unit_grid``), so tau and every norm are
 in L2([0, 1]); the original grid (ages, positions along a tract) is kept for display.
 
-Parsing is done cell by cell with the csv module rather than pandas so every problem can
-be reported with its row and column: pandas silently pads short rows with NaN and turns
-stray text into object columns.
+Two readers (METHODS.md section 17 for why size matters): pyarrow reads the numeric block
+in one C-level call (fdp_core/arrow_io.py) and vectorised masks validate it; whenever it
+refuses, the cell-by-cell parser below (the csv module, not pandas, which silently pads
+short rows with NaN and turns stray text into object columns) reads the file again and
+either accepts it or reports the problem with its row and column.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import math
+import os
+import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -21,11 +26,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import DataError
+from .errors import DataError, ParameterError
 from .kernels import trapezoid_weights
+from .limits import MAX_ABS_VALUE, MAX_GRID_POINTS
 from .params import check_choice, check_positive
 
-MAX_FILE_BYTES = 200 * 1024 * 1024
 MAX_REGRID_CELLS = 2_000_000  # long format on mixed grids: n_curves x union-grid size (16 MB per copy)
 MISSING_POLICIES = ("drop", "interpolate")
 _MISSING_TOKENS = {"", "na", "nan", "null", "none", "n/a", "-"}
@@ -140,43 +145,125 @@ def data_derived_tau(fd: FunctionalData) -> float:
     return float(fd.norms().max())
 
 
-# --------------------------------------------------------------------------- parsing
+# --------------------------------------------------------------------------- sources and limits
 
-def _parse_number(cell: str) -> float | None:
-    """float value, NaN for a missing-value token, None if the cell is not numeric."""
-    text = cell.strip()
-    if text.lower() in _MISSING_TOKENS:
-        return math.nan
+def _env_megabytes(variable: str, default_mb: int) -> int:
+    """A size limit in bytes from an environment variable in MB (a deployment setting)."""
+    text = os.environ.get(variable, "").strip()
     try:
-        return float(text)
+        mb = float(text) if text else float(default_mb)
     except ValueError:
-        return None
+        mb = float(default_mb)
+    return int(mb * 2**20) if math.isfinite(mb) and mb > 0 else default_mb * 2**20
 
 
-def _read_bytes(source) -> tuple[bytes, str]:
+# In-memory uploads (the app's browser uploads, bytes, file objects): the whole file is held
+# in memory, so this stays modest; FDP_MAX_UPLOAD_MB raises it for a deployment.
+MAX_FILE_BYTES = _env_megabytes("FDP_MAX_UPLOAD_MB", 200)
+# Files named by path are read by pyarrow straight from disk (memory about 2x the numeric
+# block, see SECURITY.md); bigger ones belong to the streaming engine (fdp_core/stream.py).
+MAX_PATH_BYTES = _env_megabytes("FDP_MAX_PATH_MB", 64 * 1024)
+# The cell-by-cell parser (error wording, unusual files) holds every cell as a Python
+# string: it is never run on more than this.
+MAX_SLOW_BYTES = 200 * 1024 * 1024
+_SNIFF_CHARS = 65536
+_CSV_FIELD_LIMIT = 131072  # the csv module's default field_size_limit
+
+
+def _mb(nbytes: int) -> str:
+    return f"{nbytes / 2**20:.0f} MB"
+
+
+@dataclass
+class _Source:
+    """A data file: a path on disk (read lazily) or bytes in memory."""
+
+    name: str
+    path: Path | None = None
+    raw: bytes | None = None
+
+    @property
+    def size(self) -> int:
+        return self.path.stat().st_size if self.raw is None else len(self.raw)
+
+    def head(self, nbytes: int) -> bytes:
+        if self.raw is not None:
+            return self.raw[:nbytes]
+        with open(self.path, "rb") as handle:
+            return handle.read(nbytes)
+
+    def arrow_input(self):
+        import pyarrow as pa
+
+        return str(self.path) if self.raw is None else pa.BufferReader(self.raw)
+
+    def all_bytes(self) -> bytes:
+        return self.path.read_bytes() if self.raw is None else self.raw
+
+
+def _open_source(source) -> _Source:
     if isinstance(source, (str, Path)):
         path = Path(source)
         if not path.exists():
             raise DataError(f"file not found: {path}")
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise DataError(f"{path.name} is {path.stat().st_size / 2**20:.0f} MB; the limit is "
-                            f"{MAX_FILE_BYTES // 2**20} MB")
-        return path.read_bytes(), path.name
+        size = path.stat().st_size
+        if size > MAX_PATH_BYTES:
+            raise DataError(f"{path.name} is {_mb(size)}; the limit is {_mb(MAX_PATH_BYTES)} (FDP_MAX_PATH_MB)")
+        if path.is_dir():
+            raise DataError(f"{path} is a folder, not a data file")
+        return _Source(path.name, path=path)
     if isinstance(source, (bytes, bytearray)):
         raw, name = bytes(source), "uploaded data"
     else:  # file-like (Streamlit UploadedFile, BytesIO, open file)
         name = getattr(source, "name", "uploaded file")
         size = getattr(source, "size", None)
         if size is not None and size > MAX_FILE_BYTES:
-            raise DataError(f"{name} is {size / 2**20:.0f} MB; the limit is {MAX_FILE_BYTES // 2**20} MB")
+            raise DataError(f"{name} is {_mb(size)}; the limit is {_mb(MAX_FILE_BYTES)}")
         if hasattr(source, "seek"):
             source.seek(0)
         raw = source.read(MAX_FILE_BYTES + 1)
         if isinstance(raw, str):
             raw = raw.encode("utf-8")
     if len(raw) > MAX_FILE_BYTES:
-        raise DataError(f"{name} exceeds the {MAX_FILE_BYTES // 2**20} MB limit")
-    return raw, name
+        raise DataError(f"{name} exceeds the {_mb(MAX_FILE_BYTES)} limit")
+    return _Source(str(name), raw=raw)
+
+
+def _read_bytes(source) -> tuple[bytes, str]:
+    """Whole file as bytes and its display name (small files: the app's upload path)."""
+    src = _open_source(source)
+    return src.all_bytes(), src.name
+
+
+# --------------------------------------------------------------------------- cell parsing
+
+def _parse_number(cell: str) -> float | None:
+    """float value, NaN for a missing-value token, None if the cell is not numeric.
+
+    Python's float() also reads '1_000' (digit grouping) as 1000; a data file's '1_000'
+    is far more likely a typo or an export quirk than a number, so it is refused."""
+    text = cell.strip()
+    if text.lower() in _MISSING_TOKENS:
+        return math.nan
+    if "_" in text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _number_hint(cell: str) -> str:
+    """Why a cell is not a number, when the reason is a common export quirk."""
+    text = cell.strip()
+    if "_" in text and _parse_number(text.replace("_", "")) is not None:
+        return "; '_' digit separators are not read as numbers"
+    if _DECIMAL_COMMA.match(text):
+        return "; decimal commas are not read as numbers (use '.' as the decimal point)"
+    return ""
+
+
+_DECIMAL_COMMA = re.compile(r"^[+-]?\d+,\d+$")
 
 
 def _decode(raw: bytes, name: str) -> str:
@@ -195,22 +282,49 @@ def _decode(raw: bytes, name: str) -> str:
         return raw.decode("latin-1")
 
 
-def _csv_rows(text: str, name: str) -> list[list[str]]:
+def _sniff_delimiter(sample: str) -> str:
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t").delimiter
+    except csv.Error:
+        return ","
+
+
+def _nonblank(rows):
+    return (row for row in rows if any(c.strip() for c in row))
+
+
+def _csv_rows(text: str, name: str, mapping=None) -> list[list[str]]:
     if not text.strip():
         raise DataError(f"{name} is empty")
-    sample = text[:65536]
+    delimiter = _sniff_delimiter(text[:_SNIFF_CHARS])
     try:
-        dialect = csv.Sniffer().sniff(sample, delimiters=",;\t")
-        delimiter = dialect.delimiter
-    except csv.Error:
-        delimiter = ","
-    try:
-        rows = [row for row in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in row)]
+        rows = list(_nonblank(csv.reader(io.StringIO(text), delimiter=delimiter)))
     except csv.Error as exc:
         raise DataError(f"{name} is not valid CSV: {exc}") from None
     if not rows:
         raise DataError(f"{name} is empty")
+    _check_dialect(text[:_SNIFF_CHARS], rows[:50], delimiter, name, mapping)
     return rows
+
+
+def _check_dialect(sample: str, rows: list[list[str]], delimiter: str, name: str, mapping=None) -> None:
+    """European CSV (';' separators, decimal commas) and trailing separators: say so, instead
+    of the misleading message the header checks would give."""
+    lines = [line for line in sample.splitlines()[:50] if line.strip()]
+    if lines and all(";" in line for line in lines[:2]):
+        cells = [c.strip() for row in csv.reader(lines, delimiter=";") for c in row]
+        example = next((c for c in cells if _DECIMAL_COMMA.match(c)), None)
+        if example is not None:
+            raise DataError(f"{name} looks like a European CSV (';' separators and decimal commas such as "
+                            f"'{_clean(example)}'); save it with '.' as the decimal point and ',' or ';' between fields")
+    header = rows[0] if rows else []
+    if mapping is None and len(header) > 1 and not header[-1].strip() and all(h.strip() for h in header[:-1]):
+        body = rows[1:]
+        if body and all(len(r) == len(header) and not r[-1].strip() for r in body):
+            raise DataError(f"{name}: every line ends with a trailing '{_clean(delimiter)}' (an empty column after "
+                            f"'{_clean(header[-2])}'); remove the trailing separators")
+        raise DataError(f"{name}: the header ends with a trailing '{_clean(delimiter)}' (an empty column name after "
+                        f"'{_clean(header[-2])}'); remove it")
 
 
 def _is_long_header(header: list[str]) -> bool:
@@ -233,6 +347,10 @@ def _fmt_cols(cols: list[str], limit: int = 5) -> str:
 def _check_grid(grid: np.ndarray, labels: list[str], name: str) -> None:
     if grid.size < 2:
         raise DataError(f"{name}: a curve needs at least 2 grid points, found {grid.size}")
+    if grid.size > MAX_GRID_POINTS:
+        raise DataError(f"{name}: the grid has {grid.size} points; the limit is {MAX_GRID_POINTS} (the "
+                        "eigendecomposition grows as m^3): thin the grid, e.g. keep one point "
+                        f"in {-(-grid.size // MAX_GRID_POINTS)}, or average into bins")
     if not np.all(np.isfinite(grid)):
         raise DataError(f"{name}: grid point headers must be finite numbers")
     if np.any(np.diff(grid) <= 0):
@@ -250,13 +368,74 @@ def _check_grid(grid: np.ndarray, labels: list[str], name: str) -> None:
                         "unevenly spaced to rescale to [0, 1] in floating point; rescale the t values")
 
 
-def _parse_wide(rows: list[list[str]], name: str) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
-    header = [h.strip() for h in rows[0]]
+# --------------------------------------------------------------------------- layouts
+
+@dataclass(frozen=True)
+class LongColumns:
+    """Which columns of a long file hold the curve id, the grid point t and the value."""
+
+    id: str = "id"
+    t: str = "t"
+    value: str = "value"
+
+
+def long_columns(id_column=None, t_column=None, value_column=None) -> LongColumns | None:
+    """The long-file column mapping, or None when no column was named (header id,t,value)."""
+    given = {"id_column": id_column, "t_column": t_column, "value_column": value_column}
+    if all(v is None for v in given.values()):
+        return None
+    missing = [k for k, v in given.items() if v is None or not str(v).strip()]
+    if missing:
+        raise ParameterError(f"a long-file column mapping needs all three of id_column, t_column and value_column "
+                             f"(missing: {', '.join(missing)})")
+    names = [str(v).strip() for v in given.values()]
+    if len(set(names)) < 3:
+        raise ParameterError(f"id, t and value columns must be three different columns, got {', '.join(names)}")
+    return LongColumns(*names)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What the header says: a wide file (grid points as headers) or a long file."""
+
+    kind: str  # "wide" | "long"
+    header: tuple  # stripped column names
+    first_numeric: int = 0  # wide: index of the first grid column (metadata before it)
+    grid: np.ndarray | None = None  # wide
+    long_index: tuple = ()  # long: positions of the id, t and value columns
+
+    @property
+    def width(self) -> int:
+        return len(self.header)
+
+    @property
+    def meta_names(self) -> list[str]:
+        return [h or f"column{i + 1}" for i, h in enumerate(self.header[:self.first_numeric])]
+
+
+def _layout(header: list[str], name: str, mapping: LongColumns | None, rows=()) -> Layout:
+    """Read the header (shared by the fast and the cell-by-cell paths, so the messages agree)."""
+    header = [h.strip() for h in header]
+    if mapping is not None:
+        lowered = [h.lower() for h in header]
+        index = []
+        for role, col in zip(("id", "t", "value"), (mapping.id, mapping.t, mapping.value)):
+            if col in header:
+                index.append(header.index(col))
+            elif col.lower() in lowered:
+                index.append(lowered.index(col.lower()))
+            else:
+                raise DataError(f"{name}: no column '{_clean(col)}' for the {role} (columns: {_fmt_cols(header, 8)})")
+        return Layout("long", tuple(header), long_index=tuple(index))
+    if _is_long_header(header):
+        return Layout("long", tuple(header), long_index=(0, 1, 2))
     numeric = [_parse_number(h) for h in header]
     first_numeric = next((i for i, v in enumerate(numeric) if v is not None and not math.isnan(v)), None)
     if first_numeric is None:
-        raise DataError(f"{name}: no numeric column headers found. A wide CSV needs the grid points as "
-                        "headers (e.g. 0, 0.25, 0.5); a long CSV needs the header id,t,value")
+        hint = _transposed_hint(header, rows)
+        raise DataError(f"{name}: no numeric column headers found{hint}. A wide CSV needs the grid points as "
+                        "headers (e.g. 0, 0.25, 0.5); a long CSV needs the header id,t,value (or name its "
+                        "columns: --id-column, --t-column, --value-column)")
     grid_labels = header[first_numeric:]
     bad_headers = [h for h, v in zip(grid_labels, numeric[first_numeric:]) if v is None or math.isnan(v)]
     if bad_headers:
@@ -264,49 +443,126 @@ def _parse_wide(rows: list[list[str]], name: str) -> tuple[np.ndarray, np.ndarra
                         f"header(s) {_fmt_cols(bad_headers)} appear among the grid points")
     grid = np.array([float(h) for h in grid_labels])
     _check_grid(grid, grid_labels, name)
-    body = rows[1:]
-    if not body:
-        raise DataError(f"{name} has a header but no data rows")
-    width = len(header)
-    values = np.empty((len(body), grid.size))
-    for r, row in enumerate(body, start=2):  # file line numbers: header is line 1
-        if len(row) != width:
-            raise DataError(f"{name}: row {r} has {len(row)} fields but the header has {width} (ragged rows)")
-        cells = row[first_numeric:]
-        parsed = [_parse_number(c) for c in cells]
-        bad = [grid_labels[j] for j, v in enumerate(parsed) if v is None]
-        if bad:
-            raise DataError(f"{name}: row {r} has {len(bad)} non-numeric cell(s) (column(s) {_fmt_cols(bad)})")
-        values[r - 2] = parsed
-    meta_names = [h or f"column{i + 1}" for i, h in enumerate(header[:first_numeric])]
-    repeated = sorted({h for h in meta_names if meta_names.count(h) > 1})
+    layout = Layout("wide", tuple(header), first_numeric, grid)
+    names = layout.meta_names
+    repeated = sorted({h for h in names if names.count(h) > 1})
     if repeated:
         raise DataError(f"{name}: duplicate metadata column name(s) {_fmt_cols(repeated)}; rename them")
-    meta = pd.DataFrame([row[:first_numeric] for row in body], columns=meta_names)
+    return layout
+
+
+# --------------------------------------------------------------------------- transposed files
+
+def _transposed_rows(rows: list[list[str]]) -> bool:
+    """Grid as rows, curves as columns: the first column holds increasing numbers (the grid),
+    the header names the curves and the other cells are numbers."""
+    if len(rows) < 3 or len(rows[0]) < 3 or any(len(r) != len(rows[0]) for r in rows):
+        return False
+    first = [_parse_number(r[0]) for r in rows[1:]]
+    if any(v is None or not math.isfinite(v) for v in first) or np.any(np.diff(first) <= 0):
+        return False
+    cells = [_parse_number(c) for r in rows[1:] for c in r[1:]]
+    return all(v is not None for v in cells) and any(not math.isnan(v) for v in cells)
+
+
+def _transposed_hint(header, rows) -> str:
+    rows = [list(header)] + [list(r) for r in rows]
+    if _transposed_rows(rows):
+        return (" (the file looks transposed: grid points down the first column, one curve per column; "
+                "load it with transpose=True or --transpose)")
+    return ""
+
+
+def looks_transposed(source, *, name: str | None = None) -> bool:
+    """True when ``source`` reads as a wide file with grid points as rows and curves as columns
+    (the app offers a one-click transpose; the CLI has --transpose)."""
+    raw, default_name = _read_bytes(source)
+    if raw[:4] == b"PAR1":
+        return False
+    try:
+        rows = _csv_rows(_decode(raw, default_name), default_name)
+    except DataError:
+        return False
+    header = [h.strip() for h in rows[0]]
+    if any(_parse_number(h) not in (None,) and not math.isnan(_parse_number(h)) for h in header[1:]):
+        return False  # numeric headers: an ordinary wide file
+    return _transposed_rows(rows)
+
+
+def _transpose(rows: list[list[str]], name: str) -> list[list[str]]:
+    width = len(rows[0])
+    for r, row in enumerate(rows[1:], start=2):
+        if len(row) != width:
+            raise DataError(f"{name}: row {r} has {len(row)} fields but the header has {width} (ragged rows); "
+                            "a file can only be transposed when every row has the same number of fields")
+    out = [list(col) for col in zip(*rows)]
+    out[0][0] = "id"  # the old header's first cell named the grid; the new first column holds curve names
+    return out
+
+
+# --------------------------------------------------------------------------- cell-by-cell parser
+
+def _parse_wide(rows, name: str, layout: Layout, store: bool = True):
+    """Rows after the header -> values (n, m) and metadata; every problem named with its row.
+
+    ``store=False`` only checks (the error locator for files too big to hold as strings)."""
+    width, first_numeric, grid = layout.width, layout.first_numeric, layout.grid
+    grid_labels = list(layout.header[first_numeric:])
+    values, meta_rows, n = [], [], 0
+    for r, row in enumerate(rows, start=2):  # file line numbers: header is line 1
+        n += 1
+        if len(row) != width:
+            hint = ""
+            if len(row) == width + 1 and not row[-1].strip():
+                hint = "; it ends with a trailing separator"
+            raise DataError(f"{name}: row {r} has {len(row)} fields but the header has {width} (ragged rows{hint})")
+        cells = row[first_numeric:]
+        parsed = [_parse_number(c) for c in cells]
+        bad = [j for j, v in enumerate(parsed) if v is None]
+        if bad:
+            first = cells[bad[0]]
+            raise DataError(f"{name}: row {r} has {len(bad)} non-numeric cell(s) (column(s) "
+                            f"{_fmt_cols([grid_labels[j] for j in bad])}), e.g. '{_clean(first.strip(), 20)}'"
+                            f"{_number_hint(first)}")
+        if store:
+            values.append(parsed)
+            meta_rows.append(row[:first_numeric])
+    if n == 0:
+        raise DataError(f"{name} has a header but no data rows")
+    if not store:
+        return None
+    meta = _metadata_frame(pd.DataFrame(meta_rows, columns=layout.meta_names))
+    return grid, np.array(values, dtype=float).reshape(len(values), grid.size), meta
+
+
+def _metadata_frame(meta: pd.DataFrame) -> pd.DataFrame:
     for col in meta.columns:
         converted = pd.to_numeric(meta[col], errors="coerce")
         if converted.notna().all():
             meta[col] = converted
-    return grid, values, meta
+    return meta
 
 
-def _parse_long(rows: list[list[str]], name: str) -> tuple[np.ndarray, np.ndarray, pd.DataFrame, int]:
-    body = rows[1:]
-    if not body:
-        raise DataError(f"{name} has a header but no data rows")
+def _parse_long(rows, name: str, layout: Layout):
+    i_id, i_t, i_v = layout.long_index
+    width = layout.width
     records: dict[str, dict[float, float]] = {}
-    for r, row in enumerate(body, start=2):
-        if len(row) != 3:
-            raise DataError(f"{name}: row {r} has {len(row)} fields; a long CSV has exactly id,t,value")
-        curve_id, t_cell, v_cell = row[0].strip(), _parse_number(row[1]), _parse_number(row[2])
+    for r, row in enumerate(rows, start=2):
+        if len(row) != width:
+            what = "a long CSV has exactly id,t,value" if width == 3 else f"the header has {width}"
+            raise DataError(f"{name}: row {r} has {len(row)} fields; {what}")
+        curve_id, t_cell, v_cell = row[i_id].strip(), _parse_number(row[i_t]), _parse_number(row[i_v])
         if t_cell is None or math.isnan(t_cell) or not math.isfinite(t_cell):
-            raise DataError(f"{name}: row {r} has a non-numeric or missing t ({_clean(row[1])!r})")
+            raise DataError(f"{name}: row {r} has a non-numeric or missing t ({_clean(row[i_t])!r})")
         if v_cell is None:
-            raise DataError(f"{name}: row {r} has a non-numeric value ({_clean(row[2])!r})")
+            raise DataError(f"{name}: row {r} has a non-numeric value ({_clean(row[i_v])!r}"
+                            f"{_number_hint(row[i_v])})")
         curve = records.setdefault(curve_id, {})
         if t_cell in curve:
             raise DataError(f"{name}: curve '{_clean(curve_id)}' has two values at t = {t_cell:g} (row {r})")
         curve[t_cell] = v_cell
+    if not records:
+        raise DataError(f"{name} has a header but no data rows")
     grids = {tuple(sorted(c)) for c in records.values()}
     n_regridded = 0
     if len(grids) == 1:
@@ -339,14 +595,14 @@ def _parse_long(rows: list[list[str]], name: str) -> tuple[np.ndarray, np.ndarra
 def _handle_missing(grid: np.ndarray, values: np.ndarray, policy: str) -> tuple[np.ndarray, np.ndarray, int]:
     """Returns (values, keep mask, n_interpolated). Interior gaps can be interpolated
     (linearly in t); a curve missing its first or last point cannot (no extrapolation) and
-    is dropped."""
-    missing = np.isnan(values)
-    keep = ~missing.any(axis=1)
+    is dropped. Works in place on ``values`` (the loader's own array)."""
+    missing_rows = np.flatnonzero(np.isnan(values).any(axis=1))
+    keep = np.ones(values.shape[0], dtype=bool)
+    keep[missing_rows] = False
     n_interp = 0
     if policy == "interpolate":
-        values = values.copy()
-        for i in np.flatnonzero(~keep):
-            ok = ~missing[i]
+        for i in missing_rows:
+            ok = ~np.isnan(values[i])
             if ok[0] and ok[-1] and ok.sum() >= 2:
                 values[i, ~ok] = np.interp(grid[~ok], grid[ok], values[i, ok])
                 keep[i] = True
@@ -354,28 +610,38 @@ def _handle_missing(grid: np.ndarray, values: np.ndarray, policy: str) -> tuple[
     return values, keep, n_interp
 
 
+def _check_magnitudes(grid, values, name) -> None:
+    """Values so large that their squares overflow would give infinite norms, and clipping
+    would then silently turn the curve into zero: refuse them (limits.MAX_ABS_VALUE)."""
+    with np.errstate(invalid="ignore"):
+        too_big = np.abs(values) > MAX_ABS_VALUE
+    if too_big.any():
+        r, c = np.argwhere(too_big)[0]
+        raise DataError(f"{name}: curve {r + 1} has the value {values[r, c]:.3g} at t = {grid[c]:g}; values beyond "
+                        f"+-{MAX_ABS_VALUE:g} overflow squared norms: rescale the data (e.g. change units)")
+
+
 def _finish(grid, values, meta, name, missing, extra_messages=()) -> FunctionalData:
     check_choice("missing", missing, MISSING_POLICIES)
-    if np.isinf(values).any():
+    n_read = values.shape[0]
+    n_missing_cells = int(np.count_nonzero(np.isnan(values)))
+    finite_or_nan = n_missing_cells + int(np.count_nonzero(np.isfinite(values)))
+    if finite_or_nan != values.size:
         r, c = np.argwhere(np.isinf(values))[0]
         raise DataError(f"{name}: curve {r + 1} (data row {r + 1}) has an infinite value at t = {grid[c]:g}; "
                         "remove or fix infinite values")
-    n_read = values.shape[0]
-    n_missing_cells = int(np.isnan(values).sum())
+    _check_magnitudes(grid, values, name)
     values, keep, n_interp = _handle_missing(grid, values, missing)
     n_dropped = int((~keep).sum())
     if keep.sum() == 0:
         hint = "" if missing == "interpolate" else " (try interpolating interior gaps)"
         raise DataError(f"{name}: all {n_read} curves have missing values and were dropped{hint}")
-    values, meta = values[keep], meta[keep].reset_index(drop=True)
+    if n_dropped:  # a copy only when something was dropped (memory: see SECURITY.md)
+        values, meta = values[keep], meta[keep].reset_index(drop=True)
     if values.shape[0] < 2:
         raise DataError(f"{name}: only {values.shape[0]} complete curve; a mean, density or PCA "
                         "release needs at least 2 curves")
-    if np.all(np.ptp(values, axis=0) == 0):
-        raise DataError(f"{name}: all {values.shape[0]} curves are identical; there is nothing to estimate")
-    if np.all(np.ptp(values, axis=1) == 0):
-        raise DataError(f"{name}: every curve is constant over t, so these are scalars, not functions; "
-                        "use a numeric column on the density page instead")
+    check_variation(values, name)
     messages = list(extra_messages)
     if n_dropped:
         messages.append(f"{n_dropped} curve(s) with missing values dropped")
@@ -386,42 +652,139 @@ def _finish(grid, values, meta, name, missing, extra_messages=()) -> FunctionalD
     return FunctionalData(grid, values, meta, report)
 
 
-def _load_parquet(raw: bytes, name: str, missing: str) -> FunctionalData:
-    try:
-        frame = pd.read_parquet(io.BytesIO(raw))
-    except Exception as exc:  # pyarrow raises many types for corrupt files
-        raise DataError(f"{name} could not be read as Parquet: {exc}") from None
-    if frame.empty:
-        raise DataError(f"{name} has no rows")
-    header = [str(c) for c in frame.columns]
-    cells = frame.astype(object).where(frame.notna(), "").astype(str).values.tolist()
-    return _from_rows([header] + cells, name, missing)
+def check_variation(values: np.ndarray, name: str) -> None:
+    """Refuse data with nothing to estimate (identical curves, or constant curves)."""
+    if np.all(values.max(axis=0) == values.min(axis=0)):
+        raise DataError(f"{name}: all {values.shape[0]} curves are identical; there is nothing to estimate")
+    if not np.any(values.max(axis=1) != values.min(axis=1)):
+        raise DataError(f"{name}: every curve is constant over t, so these are scalars, not functions; "
+                        "use a numeric column on the density page instead")
 
 
-def _from_rows(rows, name, missing) -> FunctionalData:
-    if _is_long_header(rows[0]):
-        grid, values, meta, n_regridded = _parse_long(rows, name)
+def _from_rows(rows, name, missing, mapping=None, transpose=False) -> FunctionalData:
+    if transpose:
+        rows = _transpose(rows, name)
+    layout = _layout(rows[0], name, mapping, rows[1:51])
+    return _from_layout_rows(layout, rows[1:], name, missing)
+
+
+def _from_layout_rows(layout: Layout, body, name, missing) -> FunctionalData:
+    if layout.kind == "long":
+        grid, values, meta, n_regridded = _parse_long(body, name, layout)
         extra = ([f"{n_regridded} curves were on different grids and were interpolated onto a common "
                   f"grid of {grid.size} points"] if n_regridded else [])
         return _finish(grid, values, meta, name, missing, extra)
-    grid, values, meta = _parse_wide(rows, name)
+    grid, values, meta = _parse_wide(body, name, layout)
     return _finish(grid, values, meta, name, missing)
 
 
-def load_curves(source, *, name: str | None = None, missing: str = "drop") -> FunctionalData:
+# --------------------------------------------------------------------------- loading
+
+def _load_parquet(src: _Source, name: str, missing: str, mapping) -> FunctionalData:
+    from . import arrow_io
+
+    fast = arrow_io.read_parquet_block(src, name, mapping)
+    if isinstance(fast, tuple):
+        grid, values, meta, extra = fast
+        return _finish(grid, values, meta, name, missing, extra)
+    frame = fast  # a DataFrame: the cells go through the cell-by-cell parser
+    header = [str(c) for c in frame.columns]
+    cells = frame.astype(object).where(frame.notna(), "").astype(str).values.tolist()
+    return _from_rows([header] + cells, name, missing, mapping)
+
+
+def _csv_head(src: _Source, name: str):
+    """(sample text, delimiter, header row) for the fast path, or None when the file must go
+    through the cell-by-cell parser (not UTF-8, a UTF-16 marker, blank first line, ...)."""
+    head = src.head(4 * _SNIFF_CHARS)
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in head:
+        return None
+    try:
+        text = codecs.getincrementaldecoder("utf-8-sig")().decode(head, final=len(head) < 4 * _SNIFF_CHARS)
+    except UnicodeDecodeError:
+        return None
+    sample = text[:_SNIFF_CHARS]
+    first_line = sample.split("\n", 1)[0]
+    if not first_line.strip(",;\t \r") or "\n" not in sample or '"' in first_line:
+        return None  # leading blank lines, a header longer than the sample, quoted header cells
+    delimiter = _sniff_delimiter(sample)
+    try:
+        rows = list(_nonblank(csv.reader(io.StringIO(sample), delimiter=delimiter)))
+    except csv.Error:
+        return None
+    if len(rows) < 2:
+        return None
+    return sample, delimiter, rows
+
+
+def _load_csv(src: _Source, name: str, missing: str, mapping, transpose: bool) -> FunctionalData:
+    from . import arrow_io
+
+    head = None if transpose else _csv_head(src, name)
+    if head is not None:
+        sample, delimiter, rows = head
+        _check_dialect(sample, rows[:50], delimiter, name, mapping)
+        complete = src.size <= 4 * _SNIFF_CHARS
+        layout = _layout(rows[0], name, mapping, rows[1:51] if complete else ())
+        fast = arrow_io.read_csv_block(src, layout, delimiter)
+        if fast is not None:
+            grid, values, meta, extra = fast
+            return _finish(grid, values, meta, name, missing, extra)
+        if src.size > MAX_SLOW_BYTES:
+            return _locate_error(src, name, layout, delimiter)
+    if src.size > MAX_SLOW_BYTES:
+        raise DataError(f"{name} ({_mb(src.size)}) is not a UTF-8 CSV with the header on its first line; files above "
+                        f"{_mb(MAX_SLOW_BYTES)} must be (re-save it as UTF-8, or convert it to Parquet)")
+    return _from_rows(_csv_rows(_decode(src.all_bytes(), name), name, mapping), name, missing, mapping, transpose)
+
+
+def _locate_error(src: _Source, name: str, layout: Layout, delimiter: str):
+    """The fast reader refused a file too big for the cell-by-cell parser: stream its rows
+    through the same checks to name the first bad row, holding one row at a time."""
+    csv.field_size_limit(_CSV_FIELD_LIMIT)
+    with open(src.path, encoding="utf-8-sig", errors="replace", newline="") as handle:
+        rows = _nonblank(csv.reader(handle, delimiter=delimiter))
+        next(rows)
+        try:
+            if layout.kind == "wide":
+                _parse_wide(rows, name, layout, store=False)
+            else:
+                for r, row in enumerate(rows, start=2):
+                    if len(row) != layout.width:
+                        raise DataError(f"{name}: row {r} has {len(row)} fields but the header has {layout.width}")
+        except csv.Error as exc:
+            raise DataError(f"{name} is not valid CSV: {exc}") from None
+    raise DataError(f"{name}: the fast reader refused a value in this {_mb(src.size)} file that the cell-by-cell "
+                    f"checks accept (e.g. spaces around a missing-value token, infinite values, curves on different "
+                    f"grids); files above {_mb(MAX_SLOW_BYTES)} need plain numbers: re-save it or convert it to Parquet")
+
+
+def load_curves(source, *, name: str | None = None, missing: str = "drop", id_column: str | None = None,
+                t_column: str | None = None, value_column: str | None = None,
+                transpose: bool = False) -> FunctionalData:
     """Load curves from a path, bytes or an uploaded file object.
 
     Formats: wide CSV (numeric headers are grid points; leading non-numeric columns are
-    metadata), long CSV (header ``id,t,value``), Parquet (either layout). ``missing``:
-    "drop" incomplete curves (default) or "interpolate" interior gaps; both are counted
-    in ``report``. Raises DataError with a specific message on bad input.
+    metadata), long CSV (header ``id,t,value``, or any three columns named by
+    ``id_column``, ``t_column`` and ``value_column``; other columns are ignored), Parquet
+    (either layout). ``transpose=True`` reads a wide CSV stored with the grid down the first
+    column and one curve per column. ``missing``: "drop" incomplete curves (default) or
+    "interpolate" interior gaps; both are counted in ``report``. Raises DataError with a
+    specific message on bad input.
+
+    The numeric block is read by pyarrow in one C-level call and validated with vectorised
+    masks; whenever that fast path refuses a file, the cell-by-cell parser reads it again
+    to accept it (unusual but valid spellings) or to name the offending row and column.
     """
     check_choice("missing", missing, MISSING_POLICIES)
-    raw, default_name = _read_bytes(source)
-    name = _clean(name or default_name, 80)
-    if raw[:4] == b"PAR1" or name.lower().endswith((".parquet", ".pq")):
-        return _load_parquet(raw, name, missing)
-    return _from_rows(_csv_rows(_decode(raw, name), name), name, missing)
+    mapping = long_columns(id_column, t_column, value_column)
+    src = _open_source(source)
+    name = _clean(name or src.name, 80)
+    if src.head(4) == b"PAR1" or name.lower().endswith((".parquet", ".pq")):
+        if transpose:
+            raise ParameterError("transpose applies to CSV files; a Parquet file's columns are already named")
+        return _load_parquet(src, name, missing, mapping)
+    return _load_csv(src, name, missing, mapping, transpose)
 
 
 def from_arrays(grid, values, *, name: str = "array", metadata: pd.DataFrame | None = None) -> FunctionalData:
@@ -429,7 +792,7 @@ def from_arrays(grid, values, *, name: str = "array", metadata: pd.DataFrame | N
     grid = np.asarray(grid, dtype=float)
     labels = [f"{t:g}" for t in grid]
     _check_grid(grid, labels, name)
-    values = np.atleast_2d(np.asarray(values, dtype=float))
+    values = np.atleast_2d(np.array(values, dtype=float))  # a copy: the data set must not alias the caller's array
     meta = metadata if metadata is not None else pd.DataFrame(index=range(values.shape[0]))
     return _finish(grid, values, meta, name, "drop")
 

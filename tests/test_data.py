@@ -105,10 +105,14 @@ def test_round_trip_through_wide_csv():
     np.testing.assert_array_equal(fd.grid_points, again.grid_points)
 
 
-def test_size_limit_rejects_before_reading(tmp_path):
+def test_size_limit_rejects_before_reading(tmp_path, monkeypatch):
+    """Paths have their own (high, configurable) limit; in-memory uploads keep 200 MB."""
+    from fdp_core import data
+
     big = tmp_path / "big.csv"
     with open(big, "wb") as f:
         f.truncate(MAX_FILE_BYTES + 1)
+    monkeypatch.setattr(data, "MAX_PATH_BYTES", MAX_FILE_BYTES)
     with pytest.raises(DataError, match="limit is 200 MB"):
         load_curves(big)
 

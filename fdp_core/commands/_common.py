@@ -9,12 +9,51 @@ import numpy as np
 from ..data import MISSING_POLICIES, load_curves
 from ..errors import ParameterError
 from ..kernels import KERNEL_NAMES
+from ..preprocess import load_reference, parse_value_range
 
 
 def add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", required=True, help="wide CSV, long CSV (id,t,value) or Parquet file")
     parser.add_argument("--missing", choices=MISSING_POLICIES, default="drop",
                         help="drop incomplete curves (default) or interpolate interior gaps")
+    parser.add_argument("--id-column", default=None,
+                        help="long file: the column naming each curve (with --t-column and --value-column)")
+    parser.add_argument("--t-column", default=None, help="long file: the column holding the grid point t")
+    parser.add_argument("--value-column", default=None, help="long file: the column holding the curve value")
+    parser.add_argument("--transpose", action="store_true",
+                        help="the CSV has the grid down the first column and one curve per column")
+
+
+def add_bounds_options(parser: argparse.ArgumentParser, *, range_and_reference: bool = True,
+                       n_public: bool = True) -> None:
+    """Public inputs of the per-record transform (METHODS.md 11-12): unit of privacy, value range."""
+    parser.add_argument("--person-column", default=None, metavar="NAME",
+                        help="metadata column identifying the person behind each curve: a person's curves are "
+                             "clipped and averaged into one, so the guarantee protects persons and n = number of "
+                             "persons (default: every curve is a different person)")
+    if range_and_reference:
+        parser.add_argument("--value-range", default=None, metavar="LO,HI",
+                            help="public range of every curve value in data units, declared without looking at the "
+                                 "data (e.g. 0,1 for a fraction, 60,200 for heights in cm): values are clipped to it, "
+                                 "curves centred at (LO + HI)/2 (added back after the noise) and tau defaults to "
+                                 "(HI - LO)/2. Write --value-range=-5,40 when LO is negative")
+        parser.add_argument("--reference", default=None, metavar="PATH",
+                            help="public reference curve (CSV with columns t,value) to centre at instead of "
+                                 "(LO + HI)/2; needs --value-range")
+    if n_public:
+        parser.add_argument("--n-public", type=int, default=None, metavar="N",
+                            help="declared public number of persons (default: the number of persons with a usable "
+                                 "curve, declared public); persons without a usable curve count at the centre")
+
+
+def bounds_from_args(args) -> dict:
+    """value_range / reference / person_column / n_public settings fields from parsed options."""
+    text = getattr(args, "value_range", None)
+    ref = getattr(args, "reference", None)
+    return {"value_range": None if text is None else parse_value_range(text),
+            "reference": None if ref is None else load_reference(ref),
+            "person_column": getattr(args, "person_column", None),
+            "n_public": getattr(args, "n_public", None)}
 
 
 def add_kernel_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -30,8 +69,15 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="output folder (created if missing)")
 
 
+def load_options(args) -> dict:
+    """Keyword arguments of load_curves (and of the streaming engine) from the data options."""
+    return dict(missing=args.missing, id_column=getattr(args, "id_column", None),
+                t_column=getattr(args, "t_column", None), value_column=getattr(args, "value_column", None),
+                transpose=getattr(args, "transpose", False))
+
+
 def load_data(args):
-    return load_curves(args.data, missing=args.missing)
+    return load_curves(args.data, **load_options(args))
 
 
 def rng_from(args) -> np.random.Generator:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from ..features import extract_features, features_label
-from ..kde import KDE_BOUNDS, KDE_MECHANISMS, KdeSettings, parse_box, plan_kde_release, release_record, release_table
+from ..features import features_label, person_features
+from ..kde import (KDE_BOUNDS, KDE_MECHANISMS, KdeSettings, analyst_view, parse_box, plan_kde_release, release_record,
+                   release_table)
 from ..mechanisms.calibration import CALIBRATIONS
+from ..preprocess import parse_value_range
 from ..release import write_release
 from ._common import add_data_options, add_kernel_options, add_output_options, load_data, rng_from
 
@@ -35,6 +37,12 @@ def configure(parser) -> None:
     parser.set_defaults(kernel="matern32")
     parser.add_argument("--eta", type=float, default=1.5, help="ICLP estimation kernel power eta > 1")
     parser.add_argument("--bound", choices=KDE_BOUNDS, default="exact")
+    parser.add_argument("--person-column", default=None, metavar="NAME",
+                        help="metadata column identifying the person behind each curve: one observation per "
+                             "person (the average of their curves' features, each clipped to the box first)")
+    parser.add_argument("--value-range", default=None, metavar="LO,HI",
+                        help="public range of the curve values: curves are clipped pointwise to it before their "
+                             "features are computed")
     parser.add_argument("--calibration", choices=CALIBRATIONS, default="analytic")
     add_output_options(parser)
 
@@ -43,17 +51,22 @@ def settings_from_args(args) -> KdeSettings:
     return KdeSettings(mechanism=args.mechanism, box=parse_box(args.box), epsilon=args.epsilon, delta=args.delta,
                        bandwidth=args.bandwidth, data_dependent_bandwidth=args.bandwidth_from_data,
                        grid_size=args.grid_size, bound=args.bound, calibration=args.calibration, kernel=args.kernel,
-                       rho=args.rho, nu=args.nu, eta=args.eta)
+                       rho=args.rho, nu=args.nu, eta=args.eta, person_column=args.person_column,
+                       value_range=None if args.value_range is None else parse_value_range(args.value_range))
 
 
 def run(args) -> int:
     settings = settings_from_args(args)
     fd = load_data(args)
-    points, features = extract_features(fd, args.feature)
-    plan = plan_kde_release(points, settings)
+    obs = person_features(fd, args.feature, settings.box, person_column=settings.person_column,
+                          value_range=settings.value_range)
+    plan = plan_kde_release(obs.points, settings)
     values = plan.sample(rng_from(args), 1)[0]
-    record = release_record(plan, feature=features_label(features), n_dropped=fd.report.n_dropped, seed=args.seed)
-    write_release(args.out, record, release_table(plan, values))
+    record = release_record(plan, feature=features_label(obs.features), seed=args.seed,
+                            person_column=settings.person_column, value_range=settings.value_range)
+    view = analyst_view(plan, n_dropped=fd.report.n_dropped, n_curves=obs.n_curves, n_outside_box=obs.n_outside_box)
+    write_release(args.out, record, release_table(plan, values), view)
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({settings.mechanism} KDE, n={plan.n}, "
-          f"{plan.n_clipped_box} clipped to the box, expected squared L2 error {plan.expected_sq_l2_error:.4g})")
+          f"expected squared L2 error {plan.expected_sq_l2_error:.4g}); {args.out}/analyst_view.json (with the "
+          "clipping counts) is NOT for publication")
     return 0
