@@ -45,8 +45,10 @@ def test_long_mapping_is_suggested_from_names_and_types(header, expected):
     raw = ("\n".join([header] + rows) + "\n").encode()
     diagnosis = intake.diagnose(raw)
     assert diagnosis.kind == "long" and tuple(diagnosis.suggestion[k] for k in ("id", "t", "value")) == expected
-    fd = load_curves(intake.long_to_loader_csv(raw, *expected), name="x.csv")
+    raw2, options = intake.loader_options(raw, *expected)
+    fd = load_curves(raw2, name="x.csv", **options)
     assert fd.n == 3 and fd.m == 3
+    assert (raw2 is raw) == ("date" not in expected)  # the loader maps the columns itself; dates are rewritten
 
 
 def test_dates_become_days_since_the_first_date():
@@ -64,8 +66,8 @@ def test_weather_fixtures_are_recognised_and_rewritten():
         load_curves(wide_raw, name="weather_transposed.csv")
     assert intake.diagnose(long_raw).kind == "long"
     assert intake.diagnose(wide_raw).kind == "transposed"
-    a = load_curves(intake.long_to_loader_csv(long_raw, "station", "day", "temp"), name="a.csv")
-    b = load_curves(intake.transpose_to_wide_csv(wide_raw), name="b.csv")
+    a = load_curves(long_raw, name="a.csv", id_column="station", t_column="day", value_column="temp")
+    b = load_curves(wide_raw, name="b.csv", transpose=True)
     assert (a.n, a.m) == (b.n, b.m) == (10, 73)
     # The same temperatures either way, curve by curve (matched by station).
     where = {str(name): i for i, name in enumerate(b.metadata["id"])}
@@ -82,7 +84,7 @@ def test_no_false_alarms(raw):
 def test_mapping_needs_three_different_columns():
     raw = (FIXTURES / "weather_long.csv").read_bytes()
     with pytest.raises(DataError, match="three different"):
-        intake.long_to_loader_csv(raw, "station", "day", "day")
+        intake.loader_options(raw, "station", "day", "day")
 
 
 # --------------------------------------------------------------------------- app
@@ -123,25 +125,53 @@ def _links(at) -> list:
     return [(p.proto.label, p.proto.disabled) for p in at.get("page_link")][:5]
 
 
+RANGE = {"data_range_declared": True, "data_range_lo": -1.0, "data_range_hi": 3.0}
+
+
 def test_step_bar_reports_what_is_missing():
     at = _fresh()
     captions = [c.value for c in at.caption]
-    assert any("Step 2, Unit & bounds: still missing" in c and "declare the public bounds" in c for c in captions)
+    assert any("Step 2, Unit & bounds: still missing" in c and "no public value range declared yet" in c
+               for c in captions), captions
     assert _links(at) == [("✓ 1. Data", False), ("→ 2. Unit & bounds", False), ("· 3. Explore", False),
                           ("· 4. Release", False), ("Next: Explore", True)]
-    # The declaration (the Data page's checkbox) records the tau it was given for.
-    at.checkbox(key="steps_bounds_public").check().run()
-    assert at.session_state["steps_bounds_tau"] == 1.0
-    at = _fresh({"steps_bounds_tau": 1.0})
-    assert any("Step 2 (Unit & bounds) is done" in c.value for c in at.caption)
+    # A declared range sets tau = (hi - lo)/2, public by construction: step 2 is done.
+    at = _fresh(RANGE)
+    assert any("Step 2 (Unit & bounds) is done" in c.value for c in at.caption), [c.value for c in at.caption]
     assert _links(at)[1:] == [("✓ 2. Unit & bounds", False), ("· 3. Explore", False), ("· 4. Release", False),
                               ("Next: Explore", False)]
-    at = _fresh({"steps_bounds_tau": 1.0, "g_tau": 2.0})  # a new bound must be declared again
+    # A tau typed by hand must be declared public (the Data page's checkbox records the tau).
+    at = _fresh({**RANGE, "g_tau_from_range": False})
+    assert any("declare tau public" in c.value for c in at.caption)
+    at.checkbox(key="steps_bounds_public").check().run()
+    assert at.session_state["steps_bounds_tau"] == 1.0
+    at = _fresh({**RANGE, "g_tau_from_range": False, "steps_bounds_tau": 1.0})
+    assert _links(at)[4] == ("Next: Explore", False)
+    at = _fresh({**RANGE, "g_tau_from_range": False, "steps_bounds_tau": 1.0, "g_tau": 2.0})  # declare again
     assert _links(at)[4] == ("Next: Explore", True) and not at.checkbox(key="steps_bounds_public").value
-    at = _fresh({"g_tau_from_data": True})
+    at = _fresh({**RANGE, "g_tau_from_data": True})
     assert any("tau is read off the data" in c.value for c in at.caption)
-    at = _fresh({"steps_bounds_tau": 1.0, "steps_visited": {"pages/mean.py"}})
+    at = _fresh({**RANGE, "steps_visited": {"pages/mean.py"}})
     assert _links(at)[2] == ("✓ 3. Explore", False)
+
+
+def test_step_bar_asks_for_a_person_column_when_an_id_repeats():
+    import numpy as np
+    import pandas as pd
+
+    from fdp_core.data import from_arrays
+    from fdp_ui.state import Dataset
+
+    grid = np.linspace(0, 1, 5)
+    meta = pd.DataFrame({"subject": [f"s{i // 3}" for i in range(30)]})  # 10 persons, 3 curves each
+    ds = Dataset(from_arrays(grid, np.random.default_rng(0).uniform(0, 1, (30, 5)), metadata=meta), "visits",
+                 "upload")
+    at = _fresh({"dataset": ds, **RANGE, "data_person_column": "(none: every curve is a different person)",
+                 "data_person_for": "visits"})
+    assert any("'subject' repeats: choose the person column" in c.value for c in at.caption)
+    at = _fresh({"dataset": ds, **RANGE, "data_person_column": "subject", "data_person_for": "visits"})
+    assert not any("repeats" in c.value for c in at.caption)
+    assert _links(at)[1] == ("✓ 2. Unit & bounds", False)
 
 
 def test_step_bar_flags_a_refused_upload():
