@@ -79,11 +79,15 @@ else:
     st.caption(ledger_ui.where_text(led) + " It is shared by every browser session and the command line.")
 left, right = st.columns([1, 1])
 with left:
-    choice = st.selectbox("preset by harm level", [p.name for p in PRESETS], key="rel_preset")
-    chosen = next(p for p in PRESETS if p.name == choice)
-    st.caption(f"epsilon = {chosen.epsilon:g}, delta = {chosen.delta:g}. {chosen.description}")
-    st.button("apply preset", key="rel_apply_preset", on_click=ledger_ui.apply_preset, args=(choice,),
-              help="Sets the session budget and the global epsilon/delta (nearest slider values) in the sidebar.")
+    choice = st.selectbox("preset by harm level", [p.name for p in PRESETS], key="rel_preset", index=None,
+                          placeholder="choose a harm level (applies at once)", on_change=ledger_ui.apply_chosen_preset)
+    chosen = next((p for p in PRESETS if p.name == choice), None)
+    if chosen is not None:
+        st.caption(f"Session budget epsilon = {chosen.epsilon:g}, delta = {chosen.delta:g}; each release: delta "
+                   f"{ledger_ui.nearest_choice(chosen.delta / ledger_ui.PRESET_RELEASES_PER_DELTA, sidebar.DELTA_CHOICES):g}."
+                   f" {chosen.description}")
+        st.button("apply again", key="rel_apply_preset", on_click=ledger_ui.apply_preset, args=(choice,),
+                  help="Sets the session budget and the global epsilon/delta (nearest slider values) in the sidebar.")
     st.caption(f"**{DISCLAIMER}**")
 with right:
     disabled = ledger_ui.locked()
