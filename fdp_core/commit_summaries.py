@@ -15,7 +15,7 @@ from dataclasses import asdict
 import numpy as np
 import pandas as pd
 
-from .accounting import Ledger
+from .accounting import Ledger, discrete_entry
 from .covariance import NOT_PUBLISHABLE, CovarianceRelease, CovarianceSettings, plan_covariance_release
 from .covariance import release_record as covariance_record
 from .data import FunctionalData
@@ -36,7 +36,7 @@ def _pending(kind: str, mechanism: str, family: str, plan, values, scales, d_in:
     active = scales > 0
     k = _granularity_for(bound, granularity_exp)
     noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
-    entry = noise_plan.ledger_entry(kind, mechanism, delta=delta if family == "gaussian" else None,
+    entry = discrete_entry(noise_plan, kind, mechanism, delta=delta if family == "gaussian" else None,
                                     sensitivity=sensitivity, sensitivity_norm=norm, label=label)
     return PendingCommit(kind, mechanism, family, plan, noise_plan, entry, values[active], scales[active], active,
                          float(d_in), float(bound))
