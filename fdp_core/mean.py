@@ -16,6 +16,7 @@ import numpy as np
 
 from .data import DATA_DEPENDENT_TAU, FunctionalData, data_derived_tau
 from .errors import ParameterError
+from .estimators import lattice_interpolation_matrix
 from .kernels import KERNEL_NAMES, eigenbasis
 from .mechanisms.bernstein import bernstein_expected_sq_l2_error, bernstein_mean_noise
 from .mechanisms.calibration import CALIBRATIONS, gaussian_quantile_radius
@@ -194,21 +195,70 @@ def resolve_tau(fd: FunctionalData, settings: MeanSettings) -> tuple[float, tupl
     return float(settings.tau), ()
 
 
-def plan_mean_release(fd: FunctionalData, settings: MeanSettings) -> MeanRelease:
-    """Validate settings, clip, project and calibrate: everything but the random draw."""
+@dataclass(frozen=True)
+class MeanSums:
+    """Everything a mean release reads from the data (METHODS.md section 17): n and the sum
+    of the per-record clipped curves (or, for Bernstein, of their lattice values).
+
+    Computed in memory by :func:`mean_sums` or chunk by chunk by fdp_core/stream.py; the
+    planning below is the same code for both."""
+
+    grid_points: np.ndarray
+    unit_grid: np.ndarray
+    weights: np.ndarray
+    n: int
+    n_dropped: int
+    n_clipped: int
+    tau: float | None = None  # the clipping bound the sums were taken at (None: Bernstein)
+    clipped_sum: np.ndarray | None = None  # (m,) sum_i X_i min(1, tau / ||X_i||)
+    lattice_sum: np.ndarray | None = None  # (K + 1,) Bernstein: sum of range-clipped lattice values
+    data_dependent_flags: tuple = ()
+
+
+def mean_sums(fd: FunctionalData, settings: MeanSettings) -> MeanSums:
+    """The sufficient statistics of ``fd`` for ``settings`` (in memory)."""
     settings = settings.validated()
-    common = dict(settings=settings, grid_points=fd.grid_points, weights=fd.weights, n=fd.n,
+    common = dict(grid_points=fd.grid_points, unit_grid=fd.unit_grid, weights=fd.weights, n=fd.n,
                   n_dropped=fd.report.n_dropped)
     if settings.mechanism == "bernstein":
-        return _plan_bernstein(fd, settings, common)
+        lattice = np.clip(fd.data_matrix, settings.lo, settings.hi)
+        n_clipped = int(np.sum(np.any(lattice != fd.data_matrix, axis=1)))
+        lattice = lattice @ lattice_interpolation_matrix(fd.unit_grid, int(settings.K))
+        return MeanSums(n_clipped=n_clipped, lattice_sum=np.add.reduce(lattice, axis=0), **common)
     tau, flags = resolve_tau(fd, settings)
-    basis = eigenbasis(settings.kernel, settings.rho, fd.unit_grid, fd.weights, nu=settings.nu)
-    mean_coefs = basis.coefficients(fd.clipped_mean(tau))
-    common.update(tau=tau, n_clipped=fd.n_clipped(tau), data_dependent_flags=flags)
+    return MeanSums(n_clipped=fd.n_clipped(tau), tau=tau, clipped_sum=fd.clipped_sum(tau),
+                    data_dependent_flags=flags, **common)
+
+
+def _check_sums(sums: MeanSums, settings: MeanSettings) -> None:
+    if settings.mechanism == "bernstein":
+        if sums.lattice_sum is None or sums.lattice_sum.size != int(settings.K) + 1:
+            raise ParameterError("these sufficient statistics were not taken for the Bernstein lattice of K = "
+                                 f"{settings.K}: recompute them with the release settings")
+    elif sums.clipped_sum is None or (not settings.tau_from_data and sums.tau != float(settings.tau)):
+        raise ParameterError(f"these sufficient statistics were clipped at tau = {sums.tau}, not at the release's "
+                             f"tau = {settings.tau}: recompute them with the release settings")
+
+
+def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> MeanRelease:
+    """Validate settings, clip, project and calibrate: everything but the random draw.
+
+    ``fd`` is the curves, or their :class:`MeanSums` (streamed, or from a Dask reduction)."""
+    settings = settings.validated()
+    sums = fd if isinstance(fd, MeanSums) else mean_sums(fd, settings)
+    _check_sums(sums, settings)
+    common = dict(settings=settings, grid_points=sums.grid_points, weights=sums.weights, n=sums.n,
+                  n_dropped=sums.n_dropped)
+    if settings.mechanism == "bernstein":
+        return _plan_bernstein(sums, settings, common)
+    tau, flags = sums.tau, sums.data_dependent_flags
+    basis = eigenbasis(settings.kernel, settings.rho, sums.unit_grid, sums.weights, nu=settings.nu)
+    mean_coefs = basis.coefficients(sums.clipped_sum / sums.n)
+    common.update(tau=tau, n_clipped=sums.n_clipped, data_dependent_flags=flags)
     lam, s = basis.eigenvalues, settings
     if s.mechanism == "gaussian":
         coefs, scales, sensitivity, sigma, guarantee = gaussian_mean_noise(
-            lam, mean_coefs, eta=s.eta, phi=s.phi, tau=tau, n=fd.n,
+            lam, mean_coefs, eta=s.eta, phi=s.phi, tau=tau, n=sums.n,
             epsilon=s.epsilon, delta=s.delta, bound=s.bound, calibration=s.calibration)
         return MeanRelease(synthesis=basis.eigenfunctions, estimate_coefficients=coefs, noise_scales=scales,
                            noise="gaussian", sensitivity=sensitivity, sigma=sigma,
@@ -216,7 +266,7 @@ def plan_mean_release(fd: FunctionalData, settings: MeanSettings) -> MeanRelease
     synthesis = basis.eigenfunctions
     if s.mechanism in ICLP_MECHANISMS:
         noise = iclp_qr_mean_noise if s.mechanism == "iclp-qr" else iclp_ar_mean_noise
-        coefs, scales, sensitivity, guarantee = noise(lam, mean_coefs, eta=s.eta, psi=s.psi, tau=tau, n=fd.n,
+        coefs, scales, sensitivity, guarantee = noise(lam, mean_coefs, eta=s.eta, psi=s.psi, tau=tau, n=sums.n,
                                                       epsilon=s.epsilon, bound=s.bound)
     else:  # frl
         M = int(s.M)
@@ -224,7 +274,7 @@ def plan_mean_release(fd: FunctionalData, settings: MeanSettings) -> MeanRelease
             raise ParameterError(f"FRL with M = {M} needs {M} eigenfunctions, but this kernel keeps only "
                                  f"{basis.n_components} on this grid (eigenvalues above 1e-12 of the largest): "
                                  f"choose M <= {basis.n_components}, a rougher kernel or a smaller rho")
-        coefs, scales, sensitivity, guarantee = frl_mean_noise(mean_coefs, M=M, tau=tau, n=fd.n,
+        coefs, scales, sensitivity, guarantee = frl_mean_noise(mean_coefs, M=M, tau=tau, n=sums.n,
                                                                epsilon=s.epsilon, bound=s.bound)
         synthesis = basis.eigenfunctions[:, :M]
     # Orthonormal basis, independent Laplace(b_l) coefficients of variance 2 b_l^2.
@@ -233,10 +283,11 @@ def plan_mean_release(fd: FunctionalData, settings: MeanSettings) -> MeanRelease
                        guarantee=guarantee, **common)
 
 
-def _plan_bernstein(fd: FunctionalData, s: MeanSettings, common: dict) -> MeanRelease:
+def _plan_bernstein(sums: MeanSums, s: MeanSettings, common: dict) -> MeanRelease:
     K, lo, hi = int(s.K), float(s.lo), float(s.hi)
     coefs, scales, sensitivity, guarantee, n_clipped, basis = bernstein_mean_noise(
-        fd.data_matrix, fd.unit_grid, fd.weights, K=K, lo=lo, hi=hi, n=fd.n, epsilon=s.epsilon)
+        None, sums.unit_grid, sums.weights, K=K, lo=lo, hi=hi, n=sums.n, epsilon=s.epsilon,
+        lattice_means=sums.lattice_sum / sums.n, n_clipped=sums.n_clipped)
     return MeanRelease(synthesis=basis, estimate_coefficients=coefs, noise_scales=scales, noise="laplace",
                        tau=None, n_clipped=n_clipped, sensitivity=sensitivity, sigma=None,
                        expected_sq_l2_error=bernstein_expected_sq_l2_error(K, float(scales[0])),

@@ -280,8 +280,13 @@ def exponential_mechanism_matrix(X: np.ndarray, epsilon: float, gamma: float, pr
     X = np.asarray(X, dtype=float)
     if X.size and np.max(np.einsum("ij,ij->i", X, X)) > 1.0 + 1e-12:
         raise ParameterError("rows of the coefficient matrix must have norm <= 1 (clip them first)")
+    return mechanism_matrix_from_gram(X.T @ X, epsilon, gamma, prior_variances)
+
+
+def mechanism_matrix_from_gram(gram: np.ndarray, epsilon: float, gamma: float, prior_variances) -> np.ndarray:
+    """A from the sufficient statistic X^T X = sum_i x_i x_i^T (rows already clipped to norm <= 1)."""
     c = np.asarray(prior_variances, dtype=float)
-    return (epsilon / 2.0) * (X.T @ X) - np.diag((gamma / 2.0) / c)
+    return (epsilon / 2.0) * np.asarray(gram, dtype=float) - np.diag((gamma / 2.0) / c)
 
 
 def _canonical_signs(V: np.ndarray) -> np.ndarray:
@@ -404,57 +409,109 @@ def private_pca(fd: FunctionalData, settings: PcaSettings, rng=None, *, released
         return _private_pca(fd, settings, rng, released_mean, data_dependent_flags)
 
 
-def _private_pca(fd, settings, rng, released_mean, data_dependent_flags) -> PrivatePCAResult:
+@dataclass(frozen=True)
+class PcaSums:
+    """What private PCA reads from the data (METHODS.md 17): n and X^T X, the sum of the outer
+    products of the final coefficient rows (centred, divided by tau, clipped to norm <= 1).
+
+    Computed in memory by :func:`pca_sums` or chunk by chunk (fdp_core/stream.py, Dask);
+    :func:`private_pca` accepts it in place of the curves."""
+
+    grid_points: np.ndarray
+    basis: PcaBasis
+    gram: np.ndarray  # (p, p)
+    n: int
+    n_clipped: int
+    tau: float
+    data_dependent_flags: tuple = ()
+
+    @property
+    def m(self) -> int:
+        return int(self.grid_points.size)
+
+
+def pca_centre(settings: PcaSettings, m: int, released_mean, fd=None):
+    """(centre or None, flags) for the settings' centring; the sample mean needs ``fd``."""
+    if settings.centring == "released-mean":
+        if released_mean is None:
+            raise ParameterError("centring 'released-mean' needs the released mean curve (released_mean=...)")
+        centre = np.asarray(released_mean, dtype=float)
+        if centre.shape != (m,) or not np.all(np.isfinite(centre)):
+            raise ParameterError(f"the released mean must be {m} finite values on the data grid, got shape "
+                                 f"{centre.shape}")
+        return centre, ()
+    if released_mean is not None:
+        raise ParameterError("a released mean was given but centring is not 'released-mean'")
+    if settings.centring == "sample-mean":
+        if fd is None:
+            raise ParameterError("centring by the raw sample mean needs the curves in memory (and is not "
+                                 "differentially private): centre by a released mean instead")
+        return fd.data_matrix.mean(axis=0), (SAMPLE_MEAN_CENTRING,)
+    return None, ()
+
+
+def check_pca_dimensions(settings: PcaSettings, basis: PcaBasis, n: int) -> None:
     k = int(settings.k)
-    if fd.n < k:
-        raise DataError(f"private PCA with k = {k} components needs at least k = {k} curves, the data have "
-                        f"{fd.n}")
+    if n < k:
+        raise DataError(f"private PCA with k = {k} components needs at least k = {k} curves, the data have {n}")
+    if k >= basis.p:
+        raise ParameterError(f"k = {k} components need a basis dimension p > k, got p = {basis.p}; raise p or lower k")
+
+
+def pca_sums(fd: FunctionalData, settings: PcaSettings, released_mean=None, data_dependent_flags=()) -> PcaSums:
+    """The sufficient statistics of ``fd`` for ``settings`` (in memory)."""
+    if fd.n < int(settings.k):
+        raise DataError(f"private PCA with k = {settings.k} components needs at least k = {settings.k} curves, the "
+                        f"data have {fd.n}")
     flags = list(data_dependent_flags)
     if settings.tau_from_data:
         tau = data_derived_tau(fd)
         flags.append(DATA_DEPENDENT_TAU)
     else:
         tau = float(settings.tau)
-    if settings.centring == "released-mean":
-        if released_mean is None:
-            raise ParameterError("centring 'released-mean' needs the released mean curve (released_mean=...)")
-        centre = np.asarray(released_mean, dtype=float)
-        if centre.shape != (fd.m,) or not np.all(np.isfinite(centre)):
-            raise ParameterError(f"the released mean must be {fd.m} finite values on the data grid, got shape "
-                                 f"{centre.shape}")
-    elif released_mean is not None:
-        raise ParameterError("a released mean was given but centring is not 'released-mean'")
-    elif settings.centring == "sample-mean":
-        centre = fd.data_matrix.mean(axis=0)
-        flags.append(SAMPLE_MEAN_CENTRING)
-    else:
-        centre = None
-
+    centre, centre_flags = pca_centre(settings, fd.m, released_mean, fd)
+    flags.extend(centre_flags)
     basis = pca_basis(settings, fd.unit_grid, fd.weights)
-    p = basis.p
-    if k >= p:
-        raise ParameterError(f"k = {k} components need a basis dimension p > k, got p = {p}; raise p or lower k")
+    check_pca_dimensions(settings, basis, fd.n)
     X, n_clipped = coefficient_matrix(fd.data_matrix, basis.functions, fd.weights, tau, centre)
+    return PcaSums(fd.grid_points, basis, X.T @ X, fd.n, n_clipped, tau, tuple(flags))
+
+
+def _private_pca(fd, settings, rng, released_mean, data_dependent_flags) -> PrivatePCAResult:
+    if isinstance(fd, PcaSums):
+        if released_mean is not None or data_dependent_flags:
+            raise ParameterError("centring and flags are part of the sufficient statistics; pass them to pca_sums")
+        sums = fd
+        check_pca_dimensions(settings, sums.basis, sums.n)
+    else:
+        sums = pca_sums(fd, settings, released_mean, data_dependent_flags)
+    return _release_from_sums(sums, settings, rng)
+
+
+def _release_from_sums(sums: PcaSums, settings: PcaSettings, rng) -> PrivatePCAResult:
+    k = int(settings.k)
+    basis, gram, tau, n_clipped = sums.basis, sums.gram, sums.tau, sums.n_clipped
+    flags = list(sums.data_dependent_flags)
     cinv = 1.0 / basis.prior_variances
     gamma = float(settings.gamma)
     sampler = settings.sampler_name
 
     if sampler == "exact":
-        draw = sample_vector_bingham(exponential_mechanism_matrix(X, settings.epsilon, gamma, basis.prior_variances),
+        draw = sample_vector_bingham(mechanism_matrix_from_gram(gram, settings.epsilon, gamma, basis.prior_variances),
                                      1, rng)
         V = draw.samples[0][:, None]
         diagnostics = {"sampler": sampler, "acceptance_rate": draw.acceptance_rate, "n_proposed": draw.n_proposed,
                        "acg_b": draw.b}
     elif sampler == "deflation":
-        matrices = [exponential_mechanism_matrix(X, e, gamma, basis.prior_variances)
+        matrices = [mechanism_matrix_from_gram(gram, e, gamma, basis.prior_variances)
                     for e in settings.component_epsilons()]
         draw = sample_bingham_deflation(matrices, rng, 1)
         V = draw.samples[0]
         diagnostics = {"sampler": sampler, "acceptance_rate": float(np.mean(draw.acceptance_rates)),
                        "acceptance_rates": draw.acceptance_rates.tolist()}
     else:
-        chain = sample_matrix_bingham_gibbs(exponential_mechanism_matrix(X, settings.epsilon, gamma,
-                                                                         basis.prior_variances),
+        chain = sample_matrix_bingham_gibbs(mechanism_matrix_from_gram(gram, settings.epsilon, gamma,
+                                                                       basis.prior_variances),
                                             k, rng, n_sweeps=settings.gibbs_sweeps, burn_in=settings.gibbs_burn_in,
                                             thin=settings.gibbs_thin)
         V = _order_subspace(chain.sample, cinv)
@@ -464,7 +521,6 @@ def _private_pca(fd, settings, rng, released_mean, data_dependent_flags) -> Priv
     V = _canonical_signs(V)
 
     # Analyst view (NOT PRIVATE): the non-private FPCA of the same clipped matrix.
-    gram = X.T @ X
     evals, evecs = np.linalg.eigh(gram)
     evals, evecs = evals[::-1], evecs[:, ::-1]
     V_hat = _canonical_signs(evecs[:, :k])
@@ -474,11 +530,11 @@ def _private_pca(fd, settings, rng, released_mean, data_dependent_flags) -> Priv
     subspace_distance = float(k - np.sum((V.T @ V_hat) ** 2))
 
     return PrivatePCAResult(
-        settings=settings, grid_points=fd.grid_points, basis=basis, coefficients=V,
-        components=basis.functions @ V, n=fd.n, n_clipped=n_clipped, tau=tau,
+        settings=settings, grid_points=sums.grid_points, basis=basis, coefficients=V,
+        components=basis.functions @ V, n=sums.n, n_clipped=n_clipped, tau=tau,
         guarantee=_guarantee(settings, basis), diagnostics=diagnostics,
         nonprivate_coefficients=V_hat, nonprivate_components=basis.functions @ V_hat,
-        scree=np.maximum(evals, 0.0) / fd.n, variance_ratio=variance_ratio,
+        scree=np.maximum(evals, 0.0) / sums.n, variance_ratio=variance_ratio,
         subspace_distance=max(subspace_distance, 0.0), data_dependent_flags=tuple(flags))
 
 
