@@ -77,7 +77,7 @@ def _metadata(table, names, meta_names) -> pd.DataFrame:
     columns = {}
     for arrow_name, meta_name in zip(names, meta_names):
         col = table.column(arrow_name)
-        if col.num_chunks and len(col) and int(pc.max(pc.utf8_length(col)).as_py() or 0) > FIELD_LIMIT:
+        if len(col) and int(pc.max(pc.utf8_length(col)).as_py() or 0) > FIELD_LIMIT:
             raise Refused("field limit")
         columns[meta_name] = col.to_numpy(zero_copy_only=False)
     return _metadata_frame(pd.DataFrame(columns, columns=meta_names, index=pd.RangeIndex(table.num_rows)))
@@ -102,7 +102,7 @@ def long_arrays(table, layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ids (object, stripped), t, value) of a long batch or table."""
     names = [f"c{i}" for i in layout.long_index]
     ids = table.column(names[0])
-    if ids.num_chunks and len(ids) and int(pc.max(pc.utf8_length(ids)).as_py() or 0) > FIELD_LIMIT:
+    if len(ids) and int(pc.max(pc.utf8_length(ids)).as_py() or 0) > FIELD_LIMIT:
         raise Refused("field limit")
     ids = pc.utf8_trim_whitespace(ids).to_numpy(zero_copy_only=False)
     t = _float_column(table.column(names[1]))

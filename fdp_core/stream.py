@@ -1,0 +1,633 @@
+"""Streamed sufficient statistics: releases from data that need not fit in memory (METHODS.md 17).
+
+Every release reads the data only through sums over records of a per-record transform:
+
+=========================  =============================================================
+release                    statistic summed over records (persons)
+=========================  =============================================================
+mean (Gaussian, ICLP, FRL) the curve clipped to the L2 ball of radius tau (m values)
+mean (Bernstein)           the range-clipped curve read off at the lattice (K + 1 values)
+KDE, ICLP                  observations per grid node (box-clipped, snapped)
+KDE, Gaussian, fixed h     the Gaussian bumps on the grid
+KDE, Gaussian, default h   the box-clipped feature itself (h depends on n: kept, d floats
+                           per person, 1/m of the data)
+PCA                        x x^T of the final coefficient row (p x p)
+=========================  =============================================================
+
+So a release is map (per chunk: validate, clip, sum) -> reduce (add, in float64) -> the
+planning code of mean.py / kde.py / pca.py, unchanged, on the driver (noise, calibration and
+the ledger happen once, there). The result equals the in-memory release up to the order of
+floating-point summation (tests: relative 1e-10 with the same seed).
+
+Sources: a FunctionalData, an (n, m) array with its grid, a chunk iterator (arrays, or
+(array, metadata DataFrame) pairs, with ``grid=``), or a file path (wide CSV read with
+pyarrow's streaming reader, Parquet batch by batch). Long files and transposed files are
+loaded in memory (they are re-shaped as a whole). Every chunk is validated as the loader
+validates a file (infinite values, missing values dropped or interpolated, counted); the
+whole-file checks (at least 2 curves, not all identical, not all constant) run on running
+minima and maxima. A chunk the fast reader refuses (a non-numeric cell, a ragged row) sends
+the file to the loader, which names the row and column (fdp_core/data.py).
+
+Persons (METHODS.md 11): with ``person_column`` every statistic is averaged over a person's
+rows before the sum. For the linear statistics (mean, Bernstein, PCA) that is the sum of the
+rows weighted by 1 / (rows of that person), so a first pass counts each person's rows and the
+second pass sums; a person's rows may be anywhere in the file, in any chunk. (The source must
+therefore be readable twice: a path, an array, a FunctionalData, or a zero-argument callable
+returning a fresh chunk iterator.) The KDE averages each person's box-clipped features (a
+non-linear step before the bumps), from per-person running sums (d + 1 floats per person).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .data import (DATA_DEPENDENT_TAU, MAX_SLOW_BYTES, MISSING_POLICIES, FunctionalData, LoadReport, _clip_factors,
+                   _handle_missing, _layout, _open_source, l2_norms, load_curves, long_columns)
+from .errors import DataError, ParameterError
+from .kernels import trapezoid_weights
+from .params import check_choice
+
+DEFAULT_CHUNK_ROWS = 65_536
+ENGINES = ("auto", "local", "stream", "dask")
+# --engine auto streams files above this size (the in-memory loader's copy of the numeric
+# block would then be >= ~1 GB); below it the local engine is as fast and keeps today's behaviour.
+AUTO_STREAM_BYTES = 1024 * 2**20
+
+
+class _Fallback(Exception):
+    """The fast reader refused a chunk: the loader must read (or word) the file."""
+
+
+# --------------------------------------------------------------------------- chunk readers
+
+@dataclass
+class Chunk:
+    values: np.ndarray  # (r, m), finite after missing-value handling
+    metadata: pd.DataFrame
+    first_row: int  # 0-based index of the chunk's first data row in the source
+
+
+class BlockReader:
+    """Validated chunks of curves on one grid, with the loader's bookkeeping."""
+
+    def __init__(self, name: str, grid: np.ndarray, missing: str):
+        check_choice("missing", missing, MISSING_POLICIES)
+        self.name, self.grid, self.missing = name, np.asarray(grid, dtype=float), missing
+        a, b = float(self.grid[0]), float(self.grid[-1])
+        self.unit_grid = (self.grid - a) / (b - a)
+        self.weights = trapezoid_weights(self.unit_grid)
+        self.m = self.grid.size
+
+    # subclasses yield (values, metadata) of raw chunks (NaN = missing)
+    def raw_chunks(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def chunks(self):
+        """Validated chunks; afterwards ``report`` holds the loader's counts."""
+        n_read = n_kept = n_interp = n_missing = 0
+        dropped: list[int] = []
+        col_min = np.full(self.m, np.inf)
+        col_max = np.full(self.m, -np.inf)
+        any_varying = False
+        for values, meta in self.raw_chunks():
+            r = values.shape[0]
+            if r == 0:
+                continue
+            finite = np.isfinite(values)
+            nan = np.isnan(values)
+            if not np.all(finite | nan):
+                i, c = np.argwhere(~(finite | nan))[0]
+                row = n_read + int(i) + 1
+                raise DataError(f"{self.name}: curve {row} (data row {row}) has an infinite value at t = "
+                                f"{self.grid[c]:g}; remove or fix infinite values")
+            n_missing += int(np.count_nonzero(nan))
+            values, keep, k_interp = _handle_missing(self.grid, values, self.missing)
+            n_interp += k_interp
+            if not keep.all():
+                dropped.extend((n_read + np.flatnonzero(~keep) + 1).tolist())
+                values, meta = values[keep], meta[keep].reset_index(drop=True)
+            first = n_read
+            n_read += r
+            if values.shape[0]:
+                np.minimum(col_min, values.min(axis=0), out=col_min)
+                np.maximum(col_max, values.max(axis=0), out=col_max)
+                any_varying = any_varying or bool(np.any(values.max(axis=1) != values.min(axis=1)))
+                n_kept += values.shape[0]
+                yield Chunk(values, meta, first)
+        if n_read == 0:
+            raise DataError(f"{self.name} has a header but no data rows")
+        if n_kept == 0:
+            hint = "" if self.missing == "interpolate" else " (try interpolating interior gaps)"
+            raise DataError(f"{self.name}: all {n_read} curves have missing values and were dropped{hint}")
+        if n_kept < 2:
+            raise DataError(f"{self.name}: only {n_kept} complete curve; a mean, density or PCA "
+                            "release needs at least 2 curves")
+        if np.all(col_max == col_min):
+            raise DataError(f"{self.name}: all {n_kept} curves are identical; there is nothing to estimate")
+        if not any_varying:
+            raise DataError(f"{self.name}: every curve is constant over t, so these are scalars, not functions; "
+                            "use a numeric column on the density page instead")
+        messages = []
+        if dropped:
+            messages.append(f"{len(dropped)} curve(s) with missing values dropped")
+        if n_interp:
+            messages.append(f"{n_interp} curve(s) had interior gaps filled by linear interpolation")
+        self.report = LoadReport(self.name, n_read, len(dropped), n_interp, n_missing, tuple(dropped[:1000]),
+                                 tuple(messages))
+
+    def fallback(self) -> FunctionalData:
+        raise DataError(f"{self.name}: a chunk could not be read")
+
+
+class _FdReader(BlockReader):
+    """A FunctionalData: already validated, read in chunks of rows."""
+
+    def __init__(self, fd: FunctionalData, chunk_rows: int):
+        super().__init__(fd.report.source, fd.grid_points, "drop")
+        self.fd, self.chunk_rows = fd, chunk_rows
+
+    def chunks(self):
+        for start in range(0, self.fd.n, self.chunk_rows):
+            meta = self.fd.metadata.iloc[start:start + self.chunk_rows].reset_index(drop=True)
+            yield Chunk(self.fd.data_matrix[start:start + self.chunk_rows], meta, start)
+        self.report = self.fd.report
+
+
+class _IterReader(BlockReader):
+    """Chunks from an iterator (or a callable returning one): arrays or (array, metadata)."""
+
+    def __init__(self, make_iter, grid, missing: str, name: str):
+        from .data import _check_grid
+
+        grid = np.asarray(grid, dtype=float)
+        _check_grid(grid, [f"{t:g}" for t in grid], name)
+        super().__init__(name, grid, missing)
+        self.make_iter = make_iter
+        self._used = False
+
+    def raw_chunks(self):
+        if self._used and not callable(self.make_iter):
+            raise ParameterError("this chunk iterator was already consumed; a second pass (persons) needs a list "
+                                 "or a zero-argument callable returning a fresh iterator")
+        self._used = True
+        source = self.make_iter() if callable(self.make_iter) else self.make_iter
+        for item in source:
+            values, meta = item if isinstance(item, tuple) else (item, None)
+            values = np.array(values, dtype=float, ndmin=2)
+            if values.ndim != 2 or values.shape[1] != self.m:
+                raise DataError(f"{self.name}: a chunk of shape {values.shape} does not match the grid of "
+                                f"{self.m} points")
+            if meta is None:
+                meta = pd.DataFrame(index=pd.RangeIndex(values.shape[0]))
+            yield values, meta.reset_index(drop=True)
+
+
+class _CsvReader(BlockReader):
+    def __init__(self, src, layout, delimiter, missing, chunk_bytes, name):
+        super().__init__(name, layout.grid, missing)
+        self.src, self.layout, self.delimiter, self.chunk_bytes = src, layout, delimiter, chunk_bytes
+
+    def raw_chunks(self):
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        from . import arrow_io
+
+        read, parse, convert = arrow_io.csv_options(self.layout, self.delimiter)
+        read.block_size = self.chunk_bytes
+        try:
+            reader = pacsv.open_csv(self.src.arrow_input(), read_options=read, parse_options=parse,
+                                    convert_options=convert)
+            for batch in reader:
+                yield arrow_io.wide_block(batch, self.layout, strict_inf=False)
+        except (pa.ArrowException, arrow_io.Refused, ValueError):
+            raise _Fallback() from None
+
+    def fallback(self) -> FunctionalData:
+        return _load_or_locate(self.src, self.name, self.missing)
+
+
+class _ParquetReader(BlockReader):
+    def __init__(self, src, pf, layout, columns, missing, chunk_rows, name):
+        super().__init__(name, layout.grid, missing)
+        self.src, self.pf, self.layout, self.columns, self.chunk_rows = src, pf, layout, columns, chunk_rows
+
+    def raw_chunks(self):
+        from . import arrow_io
+
+        names = [f"c{i}" for i in range(len(self.columns))]
+        meta_cols = names[:self.layout.first_numeric]
+        for batch in self.pf.iter_batches(batch_size=self.chunk_rows, columns=self.columns):
+            batch = batch.rename_columns(names)
+            values = np.empty((batch.num_rows, self.m))
+            for j in range(self.m):
+                values[:, j] = arrow_io._float_column(batch.column(names[self.layout.first_numeric + j]), True)
+            yield values, arrow_io._string_metadata(batch.select(meta_cols), self.layout.meta_names)
+
+
+def _load_or_locate(src, name, missing) -> FunctionalData:
+    """The loader reads what the streaming reader refused: it names the bad row and column
+    (cell-by-cell parser, or the streaming error locator above MAX_SLOW_BYTES)."""
+    return load_curves(src.path if src.raw is None else src.raw, name=name, missing=missing)
+
+
+def open_source(source, *, grid=None, missing: str = "drop", chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                name: str | None = None, id_column=None, t_column=None, value_column=None,
+                transpose: bool = False) -> BlockReader:
+    """A chunk reader for any supported source (see the module docstring)."""
+    check_choice("missing", missing, MISSING_POLICIES)
+    chunk_rows = int(chunk_rows)
+    if chunk_rows < 1:
+        raise ParameterError(f"chunk_rows must be a positive integer, got {chunk_rows}")
+    if isinstance(source, FunctionalData):
+        return _FdReader(source, chunk_rows)
+    if isinstance(source, np.ndarray):
+        if grid is None:
+            raise ParameterError("an array source needs its grid (grid=...)")
+        return _IterReader([source], grid, missing, name or "array")
+    if isinstance(source, (str, Path)):
+        return _open_path(Path(source), missing, chunk_rows, name, long_columns(id_column, t_column, value_column),
+                          transpose)
+    if grid is None:
+        raise ParameterError("a chunk iterator needs the grid of its curves (grid=...)")
+    return _IterReader(source, grid, missing, name or "chunks")
+
+
+def _open_path(path: Path, missing, chunk_rows, name, mapping, transpose) -> BlockReader:
+    from . import arrow_io
+    from .data import _check_dialect, _clean, _csv_head
+
+    src = _open_source(path)
+    name = _clean(name or src.name, 80)
+    in_memory = lambda: _FdReader(load_curves(path, name=name, missing=missing, id_column=mapping and mapping.id,  # noqa: E731
+                                              t_column=mapping and mapping.t, value_column=mapping and mapping.value,
+                                              transpose=transpose), chunk_rows)
+    if src.head(4) == b"PAR1" or name.lower().endswith((".parquet", ".pq")):
+        try:
+            pf = arrow_io.parquet_file(src)
+            layout, columns = arrow_io.parquet_layout(pf, name, mapping)
+        except DataError:
+            raise
+        except Exception as exc:
+            raise DataError(f"{name} could not be read as Parquet: {arrow_io._one_line(exc)}") from None
+        grid_ok = layout.kind == "wide" and all(arrow_io._numeric(pf.schema_arrow.field(c))
+                                                 for c in columns[layout.first_numeric:])
+        if not grid_ok:
+            return in_memory()  # long layout, or grid columns stored as text: the loader reshapes them
+        return _ParquetReader(src, pf, layout, columns, missing, chunk_rows, name)
+    head = None if transpose else _csv_head(src, name)
+    if head is None:
+        return in_memory()
+    sample, delimiter, rows = head
+    _check_dialect(sample, rows[:50], delimiter, name, mapping)
+    layout = _layout(rows[0], name, mapping, rows[1:51] if src.size <= 4 * 65536 else ())
+    if layout.kind != "wide":
+        return in_memory()
+    # Chunk size in bytes from the header's width: about chunk_rows rows per block.
+    row_bytes = max(16, len(sample.encode()) // max(1, len(rows)))
+    chunk_bytes = int(min(max(row_bytes * chunk_rows, 1 << 16), 1 << 30))
+    return _CsvReader(src, layout, delimiter, missing, chunk_bytes, name)
+
+
+# --------------------------------------------------------------------------- persons
+
+def person_keys(meta: pd.DataFrame, person_column: str, name: str) -> np.ndarray:
+    """uint64 hash of each row's person id (the id's text: '7' and 7 are one person)."""
+    if person_column not in meta.columns:
+        available = ", ".join(map(str, meta.columns)) or "none"
+        raise DataError(f"{name}: no person column '{person_column}' (metadata columns: {available})")
+    ids = meta[person_column].astype(str).str.strip().to_numpy(object)
+    return pd.util.hash_array(ids, categorize=False)
+
+
+def count_persons(reader: BlockReader, person_column: str) -> pd.Series:
+    """First pass: rows per person (after missing-value handling), indexed by the id hash."""
+    parts = [pd.Series(person_keys(c.metadata, person_column, reader.name)).value_counts() for c in reader.chunks()]
+    return pd.concat(parts).groupby(level=0).sum()
+
+
+def person_weights(keys: np.ndarray, counts: pd.Series) -> np.ndarray:
+    return 1.0 / counts.reindex(keys).to_numpy(dtype=float)
+
+
+# --------------------------------------------------------------------------- accumulators
+
+@dataclass
+class MeanAccumulator:
+    """Sum of clipped curves (or Bernstein lattice values) over chunks; mergeable (Dask)."""
+
+    settings: object  # MeanSettings, validated
+    unit_grid: np.ndarray
+    weights: np.ndarray
+    total: np.ndarray | None = None
+    n_rows: int = 0
+    n_clipped: int = 0
+    max_norm: float = 0.0
+    _lattice: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        s = self.settings
+        if s.mechanism == "bernstein":
+            from .estimators import lattice_interpolation_matrix
+
+            self._lattice = lattice_interpolation_matrix(self.unit_grid, int(s.K))
+            self.total = np.zeros(int(s.K) + 1)
+        else:
+            self.total = np.zeros(self.unit_grid.size)
+
+    def update(self, values: np.ndarray, row_weights: np.ndarray | None = None) -> None:
+        s = self.settings
+        self.n_rows += values.shape[0]
+        if s.mechanism == "bernstein":
+            clipped = np.clip(values, s.lo, s.hi)
+            self.n_clipped += int(np.sum(np.any(clipped != values, axis=1)))
+            lattice = clipped @ self._lattice
+            self.total += np.add.reduce(lattice, axis=0) if row_weights is None else row_weights @ lattice
+            return
+        norms = l2_norms(values, self.weights)
+        if s.tau_from_data:
+            # Clipping at tau = max norm leaves every curve unchanged (factor min(1, tau/||x||) = 1).
+            self.max_norm = max(self.max_norm, float(norms.max(initial=0.0)))
+            factor = np.ones(values.shape[0])
+        else:
+            tau = float(s.tau)
+            factor = _clip_factors(norms, tau)
+            self.n_clipped += int(np.sum(norms > tau))
+        if row_weights is not None:
+            factor = factor * row_weights
+        self.total += factor @ values
+
+    def merge(self, other: "MeanAccumulator") -> "MeanAccumulator":
+        self.total = self.total + other.total
+        self.n_rows += other.n_rows
+        self.n_clipped += other.n_clipped
+        self.max_norm = max(self.max_norm, other.max_norm)
+        return self
+
+    def sums(self, grid_points, n: int, n_dropped: int):
+        from .mean import MeanSums
+
+        s = self.settings
+        common = dict(grid_points=np.asarray(grid_points, dtype=float), unit_grid=self.unit_grid,
+                      weights=self.weights, n=n, n_dropped=n_dropped, n_clipped=self.n_clipped)
+        if s.mechanism == "bernstein":
+            return MeanSums(lattice_sum=self.total, **common)
+        if s.tau_from_data:
+            return MeanSums(tau=self.max_norm, clipped_sum=self.total, data_dependent_flags=(DATA_DEPENDENT_TAU,),
+                            **common)
+        return MeanSums(tau=float(s.tau), clipped_sum=self.total, **common)
+
+
+@dataclass
+class PcaAccumulator:
+    """Sum of x x^T of the final coefficient rows (divided by tau, clipped to norm <= 1)."""
+
+    settings: object  # PcaSettings, validated
+    basis: object  # PcaBasis
+    weights: np.ndarray
+    centre: np.ndarray | None = None
+    gram: np.ndarray | None = None
+    n_rows: int = 0
+    n_clipped: int = 0
+    max_norm: float = 0.0
+
+    def __post_init__(self):
+        self.gram = np.zeros((self.basis.p, self.basis.p))
+        self._projector = self.weights[:, None] * self.basis.functions
+
+    def update(self, values: np.ndarray, row_weights: np.ndarray | None = None) -> None:
+        from .pca import coefficient_matrix
+
+        self.n_rows += values.shape[0]
+        if self.settings.tau_from_data:
+            # Rows are clipped at tau = max ||X_i|| later: coefficient rows of norm <= ||X_i|| <= tau
+            # (Bessel: the basis is orthonormal) are never clipped, so X^T X = (sum c c^T) / tau^2.
+            self.max_norm = max(self.max_norm, float(l2_norms(values, self.weights).max(initial=0.0)))
+            centred = values if self.centre is None else values - self.centre[None, :]
+            X = centred @ self._projector
+        else:
+            X, clipped = coefficient_matrix(values, self.basis.functions, self.weights, float(self.settings.tau),
+                                            self.centre)
+            self.n_clipped += clipped
+        self.gram += X.T @ X if row_weights is None else (X * row_weights[:, None]).T @ X
+
+    def merge(self, other: "PcaAccumulator") -> "PcaAccumulator":
+        self.gram = self.gram + other.gram
+        self.n_rows += other.n_rows
+        self.n_clipped += other.n_clipped
+        self.max_norm = max(self.max_norm, other.max_norm)
+        return self
+
+    def sums(self, grid_points, n: int, flags=()):
+        from .pca import PcaSums
+
+        flags = list(flags)
+        tau = float(self.settings.tau) if not self.settings.tau_from_data else self.max_norm
+        gram = self.gram
+        if self.settings.tau_from_data:
+            flags.append(DATA_DEPENDENT_TAU)
+            gram = gram / (tau * tau)
+        return PcaSums(np.asarray(grid_points, dtype=float), self.basis, gram, n, self.n_clipped, tau, tuple(flags))
+
+
+@dataclass
+class KdeAccumulator:
+    """Box-clipped features: per-node counts (ICLP), bump sums (Gaussian, fixed h) or the points."""
+
+    settings: object  # KdeSettings
+    box: tuple
+    grid_size: int
+    mode: str  # "counts" | "bumps" | "points"
+    n_rows: int = 0
+    n_clipped: int = 0
+    total: np.ndarray | None = None
+    points: list = field(default_factory=list)
+    person_sums: list = field(default_factory=list)  # (keys, sums (r, d), counts) per chunk
+
+    def __post_init__(self):
+        d = len(self.box)
+        if self.mode in ("counts", "bumps"):
+            self.total = np.zeros((self.grid_size,) * d)
+
+    def clip(self, points: np.ndarray) -> tuple[np.ndarray, int]:
+        from .kde import check_points
+
+        x = check_points(points, len(self.box))
+        lo = np.array([b[0] for b in self.box])
+        hi = np.array([b[1] for b in self.box])
+        outside = np.any((x < lo) | (x > hi), axis=1)
+        return np.clip(x, lo, hi), int(outside.sum())
+
+    def update(self, points: np.ndarray, keys: np.ndarray | None = None) -> None:
+        x, outside = self.clip(points)
+        self.n_rows += x.shape[0]
+        self.n_clipped += outside
+        if keys is not None:
+            frame = pd.DataFrame(x).groupby(keys).agg(["sum", "count"])
+            d = x.shape[1]
+            sums = np.column_stack([frame[(j, "sum")].to_numpy() for j in range(d)])
+            self.person_sums.append((frame.index.to_numpy(), sums, frame[(0, "count")].to_numpy()))
+            return
+        self._add(x)
+
+    def _add(self, x: np.ndarray) -> None:
+        from . import kde
+
+        if self.mode == "counts":
+            self.total += kde.node_counts(kde.snap_to_grid(x, self.box, self.grid_size), self.grid_size)
+        elif self.mode == "bumps":
+            self.total += kde.hall_bump_sums(x, kde.kde_grids(self.box, self.grid_size), float(self.settings.bandwidth))
+        else:
+            self.points.append(x)
+
+    def merge(self, other: "KdeAccumulator") -> "KdeAccumulator":
+        self.n_rows += other.n_rows
+        self.n_clipped += other.n_clipped
+        if self.total is not None:
+            self.total = self.total + other.total
+        self.points.extend(other.points)
+        self.person_sums.extend(other.person_sums)
+        return self
+
+    def sums(self, n_persons: int | None = None):
+        from .kde import KdeSums
+
+        if self.person_sums:
+            keys = np.concatenate([k for k, _, _ in self.person_sums])
+            sums = np.concatenate([s for _, s, _ in self.person_sums])
+            counts = np.concatenate([c for _, _, c in self.person_sums])
+            frame = pd.DataFrame(sums).groupby(keys).sum()
+            total = pd.Series(counts).groupby(keys).sum().reindex(frame.index).to_numpy(dtype=float)
+            averaged = frame.to_numpy() / total[:, None]  # inside the box: averages of box points
+            self.person_sums = []
+            self._add(averaged)
+            n = averaged.shape[0]
+        else:
+            n = self.n_rows
+        common = dict(box=self.box, grid_size=self.grid_size, n=n, n_clipped_box=self.n_clipped)
+        if self.mode == "counts":
+            return KdeSums(node_counts=self.total, **common)
+        if self.mode == "bumps":
+            return KdeSums(bump_sums=self.total, bandwidth=float(self.settings.bandwidth), **common)
+        points = np.concatenate(self.points) if self.points else np.empty((0, len(self.box)))
+        return KdeSums(points=points, **common)
+
+
+def kde_mode(settings) -> str:
+    if settings.mechanism == "iclp":
+        return "counts"
+    if settings.bandwidth is not None and not settings.data_dependent_bandwidth:
+        return "bumps"
+    return "points"
+
+
+# --------------------------------------------------------------------------- drivers
+
+def _run(reader: BlockReader, person_column: str | None, consume):
+    """Feed the chunks to ``consume(chunk, keys, weights)``; returns (reader, n persons).
+
+    On a chunk the fast reader refuses, the loader reads the file (which names the bad row,
+    or accepts an unusual but valid spelling) and the caller's accumulator is rebuilt."""
+    counts = count_persons(reader, person_column) if person_column else None
+    for chunk in reader.chunks():
+        keys = weights = None
+        if person_column:
+            keys = person_keys(chunk.metadata, person_column, reader.name)
+            weights = person_weights(keys, counts)
+        consume(chunk, keys, weights)
+    n = int(counts.size) if counts is not None else reader.report.n_read - reader.report.n_dropped
+    if person_column and n < 2:
+        raise DataError(f"{reader.name}: only {n} person; a release needs at least 2")
+    return n
+
+
+def _with_fallback(reader: BlockReader, make, person_column):
+    """Run ``make(reader)`` -> (accumulator, consume); retry once in memory if a chunk was refused."""
+    try:
+        acc, consume = make(reader)
+        n = _run(reader, person_column, consume)
+        return reader, acc, n
+    except _Fallback:
+        fd = reader.fallback()
+        reader = _FdReader(fd, DEFAULT_CHUNK_ROWS)
+        acc, consume = make(reader)
+        n = _run(reader, person_column, consume)
+        return reader, acc, n
+
+
+def stream_mean_sums(source, settings, *, person_column: str | None = None, **options):
+    """:class:`fdp_core.mean.MeanSums` of ``source`` in one pass (two with persons)."""
+    settings = settings.validated()
+    reader = open_source(source, **options)
+
+    def make(r):
+        acc = MeanAccumulator(settings, r.unit_grid, r.weights)
+        return acc, lambda chunk, keys, w: acc.update(chunk.values, w)
+
+    reader, acc, n = _with_fallback(reader, make, person_column)
+    return acc.sums(reader.grid, n, reader.report.n_dropped)
+
+
+def stream_pca_sums(source, settings, *, released_mean=None, person_column: str | None = None, **options):
+    """:class:`fdp_core.pca.PcaSums` of ``source`` (centring by a released mean, or none)."""
+    from .mechanisms.bingham import single_blas_thread
+    from .pca import check_pca_dimensions, pca_basis, pca_centre
+
+    settings = settings.validated()
+    reader = open_source(source, **options)
+    centre, flags = pca_centre(settings, reader.m, released_mean)
+
+    def make(r):
+        acc = PcaAccumulator(settings, pca_basis(settings, r.unit_grid, r.weights), r.weights, centre)
+        return acc, lambda chunk, keys, w: acc.update(chunk.values, w)
+
+    with single_blas_thread():  # many small p x p products; threads would only add overhead
+        reader, acc, n = _with_fallback(reader, make, person_column)
+    check_pca_dimensions(settings, acc.basis, n)
+    return acc.sums(reader.grid, n, flags)
+
+
+def stream_kde_sums(source, settings, feature, *, person_column: str | None = None, **options):
+    """(:class:`fdp_core.kde.KdeSums`, parsed features, n_dropped) for a per-curve feature."""
+    from .features import extract_features, parse_feature_spec
+    from .kde import check_box, check_grid_size
+
+    features = parse_feature_spec(feature) if isinstance(feature, str) else tuple(feature)
+    box = check_box(settings.box)
+    if len(box) != len(features):
+        raise ParameterError(f"a {len(features)}-d feature needs a box with {2 * len(features)} numbers, "
+                             f"got {2 * len(box)}")
+    grid_size = check_grid_size(settings.grid_size, len(box))
+    reader = open_source(source, **options)
+
+    def make(r):
+        acc = KdeAccumulator(settings, box, grid_size, kde_mode(settings))
+
+        def consume(chunk, keys, weights):
+            fd = FunctionalData(r.grid, chunk.values, chunk.metadata)
+            points, _ = extract_features(fd, features)
+            acc.update(points, keys)
+        return acc, consume
+
+    reader, acc, n = _with_fallback(reader, make, person_column)
+    return acc.sums(), features, reader.report.n_dropped
+
+
+def choose_engine(engine: str, data_path) -> str:
+    """--engine auto: stream files above AUTO_STREAM_BYTES, else the local (in-memory) engine."""
+    check_choice("engine", engine, ENGINES)
+    if engine != "auto":
+        return engine
+    try:
+        size = Path(data_path).stat().st_size
+    except OSError:
+        return "local"
+    return "stream" if size > AUTO_STREAM_BYTES else "local"
+
+
+__all__ = ["ENGINES", "AUTO_STREAM_BYTES", "MAX_SLOW_BYTES", "open_source", "stream_mean_sums", "stream_pca_sums",
+           "stream_kde_sums", "choose_engine", "MeanAccumulator", "PcaAccumulator", "KdeAccumulator"]
