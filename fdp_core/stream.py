@@ -71,6 +71,83 @@ class Chunk:
     first_row: int  # 0-based index of the chunk's first data row in the source
 
 
+class Tally:
+    """The loader's per-chunk validation and its counts; mergeable (one per Dask partition)."""
+
+    def __init__(self, m: int):
+        self.n_read = self.n_kept = self.n_interp = self.n_missing = 0
+        self.dropped: list[int] = []
+        self.col_min = np.full(m, np.inf)
+        self.col_max = np.full(m, -np.inf)
+        self.any_varying = False
+        self.label = ""  # Dask: "partition 3, " (row numbers are then partition-local)
+
+    def add(self, values: np.ndarray, meta: pd.DataFrame, reader: "BlockReader"):
+        r = values.shape[0]
+        if r == 0:
+            return None
+        finite = np.isfinite(values)
+        nan = np.isnan(values)
+        if not np.all(finite | nan):
+            i, c = np.argwhere(~(finite | nan))[0]
+            row = self.n_read + int(i) + 1
+            raise DataError(f"{reader.name}: {self.label}curve {row} (data row {row}) has an infinite value at "
+                            f"t = {reader.grid[c]:g}; remove or fix infinite values")
+        self.n_missing += int(np.count_nonzero(nan))
+        values, keep, k_interp = _handle_missing(reader.grid, values, reader.missing)
+        self.n_interp += k_interp
+        if not keep.all():
+            self.dropped.extend((self.n_read + np.flatnonzero(~keep) + 1).tolist()[:max(0, 1000 - len(self.dropped))])
+            values, meta = values[keep], meta[keep].reset_index(drop=True)
+        first = self.n_read
+        self.n_read += r
+        if not values.shape[0]:
+            return None
+        np.minimum(self.col_min, values.min(axis=0), out=self.col_min)
+        np.maximum(self.col_max, values.max(axis=0), out=self.col_max)
+        self.any_varying = self.any_varying or bool(np.any(values.max(axis=1) != values.min(axis=1)))
+        self.n_kept += values.shape[0]
+        return Chunk(values, meta, first)
+
+    @property
+    def n_dropped(self) -> int:
+        return self.n_read - self.n_kept
+
+    def merge(self, other: "Tally") -> "Tally":
+        self.n_read += other.n_read
+        self.n_kept += other.n_kept
+        self.n_interp += other.n_interp
+        self.n_missing += other.n_missing
+        self.dropped.extend(other.dropped[:max(0, 1000 - len(self.dropped))])
+        np.minimum(self.col_min, other.col_min, out=self.col_min)
+        np.maximum(self.col_max, other.col_max, out=self.col_max)
+        self.any_varying = self.any_varying or other.any_varying
+        return self
+
+    def finish(self, name: str, missing: str) -> LoadReport:
+        """The loader's whole-file checks, and its report."""
+        if self.n_read == 0:
+            raise DataError(f"{name} has a header but no data rows")
+        if self.n_kept == 0:
+            hint = "" if missing == "interpolate" else " (try interpolating interior gaps)"
+            raise DataError(f"{name}: all {self.n_read} curves have missing values and were dropped{hint}")
+        if self.n_kept < 2:
+            raise DataError(f"{name}: only {self.n_kept} complete curve; a mean, density or PCA "
+                            "release needs at least 2 curves")
+        if np.all(self.col_max == self.col_min):
+            raise DataError(f"{name}: all {self.n_kept} curves are identical; there is nothing to estimate")
+        if not self.any_varying:
+            raise DataError(f"{name}: every curve is constant over t, so these are scalars, not functions; "
+                            "use a numeric column on the density page instead")
+        messages = []
+        if self.n_dropped:
+            messages.append(f"{self.n_dropped} curve(s) with missing values dropped")
+        if self.n_interp:
+            messages.append(f"{self.n_interp} curve(s) had interior gaps filled by linear interpolation")
+        return LoadReport(name, self.n_read, self.n_dropped, self.n_interp, self.n_missing, tuple(self.dropped),
+                          tuple(messages))
+
+
 class BlockReader:
     """Validated chunks of curves on one grid, with the loader's bookkeeping."""
 
@@ -86,58 +163,17 @@ class BlockReader:
     def raw_chunks(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def chunks(self):
-        """Validated chunks; afterwards ``report`` holds the loader's counts."""
-        n_read = n_kept = n_interp = n_missing = 0
-        dropped: list[int] = []
-        col_min = np.full(self.m, np.inf)
-        col_max = np.full(self.m, -np.inf)
-        any_varying = False
+    def chunks(self, tally: "Tally | None" = None):
+        """Validated chunks; afterwards ``report`` holds the loader's counts (``tally`` given:
+        the counts stay in it and the whole-file checks are left to its owner, e.g. Dask's driver)."""
+        own = tally is None
+        tally = Tally(self.m) if own else tally
         for values, meta in self.raw_chunks():
-            r = values.shape[0]
-            if r == 0:
-                continue
-            finite = np.isfinite(values)
-            nan = np.isnan(values)
-            if not np.all(finite | nan):
-                i, c = np.argwhere(~(finite | nan))[0]
-                row = n_read + int(i) + 1
-                raise DataError(f"{self.name}: curve {row} (data row {row}) has an infinite value at t = "
-                                f"{self.grid[c]:g}; remove or fix infinite values")
-            n_missing += int(np.count_nonzero(nan))
-            values, keep, k_interp = _handle_missing(self.grid, values, self.missing)
-            n_interp += k_interp
-            if not keep.all():
-                dropped.extend((n_read + np.flatnonzero(~keep) + 1).tolist())
-                values, meta = values[keep], meta[keep].reset_index(drop=True)
-            first = n_read
-            n_read += r
-            if values.shape[0]:
-                np.minimum(col_min, values.min(axis=0), out=col_min)
-                np.maximum(col_max, values.max(axis=0), out=col_max)
-                any_varying = any_varying or bool(np.any(values.max(axis=1) != values.min(axis=1)))
-                n_kept += values.shape[0]
-                yield Chunk(values, meta, first)
-        if n_read == 0:
-            raise DataError(f"{self.name} has a header but no data rows")
-        if n_kept == 0:
-            hint = "" if self.missing == "interpolate" else " (try interpolating interior gaps)"
-            raise DataError(f"{self.name}: all {n_read} curves have missing values and were dropped{hint}")
-        if n_kept < 2:
-            raise DataError(f"{self.name}: only {n_kept} complete curve; a mean, density or PCA "
-                            "release needs at least 2 curves")
-        if np.all(col_max == col_min):
-            raise DataError(f"{self.name}: all {n_kept} curves are identical; there is nothing to estimate")
-        if not any_varying:
-            raise DataError(f"{self.name}: every curve is constant over t, so these are scalars, not functions; "
-                            "use a numeric column on the density page instead")
-        messages = []
-        if dropped:
-            messages.append(f"{len(dropped)} curve(s) with missing values dropped")
-        if n_interp:
-            messages.append(f"{n_interp} curve(s) had interior gaps filled by linear interpolation")
-        self.report = LoadReport(self.name, n_read, len(dropped), n_interp, n_missing, tuple(dropped[:1000]),
-                                 tuple(messages))
+            chunk = tally.add(values, meta, self)
+            if chunk is not None:
+                yield chunk
+        if own:
+            self.report = tally.finish(self.name, self.missing)
 
     def fallback(self) -> FunctionalData:
         raise DataError(f"{self.name}: a chunk could not be read")
@@ -150,7 +186,7 @@ class _FdReader(BlockReader):
         super().__init__(fd.report.source, fd.grid_points, "drop")
         self.fd, self.chunk_rows = fd, chunk_rows
 
-    def chunks(self):
+    def chunks(self, tally=None):
         for start in range(0, self.fd.n, self.chunk_rows):
             meta = self.fd.metadata.iloc[start:start + self.chunk_rows].reset_index(drop=True)
             yield Chunk(self.fd.data_matrix[start:start + self.chunk_rows], meta, start)

@@ -6,7 +6,8 @@ from ..features import extract_features, features_label
 from ..kde import KDE_BOUNDS, KDE_MECHANISMS, KdeSettings, parse_box, plan_kde_release, release_record, release_table
 from ..mechanisms.calibration import CALIBRATIONS
 from ..release import write_release
-from ._common import add_data_options, add_kernel_options, add_output_options, load_data, rng_from
+from ._common import (add_data_options, add_engine_options, add_kernel_options, add_output_options, engine_of,
+                      load_data, rng_from, stream_options)
 
 PATH = ("release", "kde")
 HELP = "release a differentially private density (KDE) of a per-curve feature or a numeric column"
@@ -36,6 +37,7 @@ def configure(parser) -> None:
     parser.add_argument("--eta", type=float, default=1.5, help="ICLP estimation kernel power eta > 1")
     parser.add_argument("--bound", choices=KDE_BOUNDS, default="exact")
     parser.add_argument("--calibration", choices=CALIBRATIONS, default="analytic")
+    add_engine_options(parser)
     add_output_options(parser)
 
 
@@ -48,11 +50,23 @@ def settings_from_args(args) -> KdeSettings:
 
 def run(args) -> int:
     settings = settings_from_args(args)
-    fd = load_data(args)
-    points, features = extract_features(fd, args.feature)
+    engine = engine_of(args)
+    if engine == "local":
+        fd = load_data(args)
+        points, features = extract_features(fd, args.feature)
+        n_dropped = fd.report.n_dropped
+    elif engine == "stream":
+        from ..stream import stream_kde_sums
+
+        points, features, n_dropped = stream_kde_sums(args.data, settings, args.feature, **stream_options(args))
+    else:
+        from ..dask_engine import dask_kde_sums
+
+        points, features, n_dropped = dask_kde_sums(args.data, settings, args.feature, scheduler=args.scheduler,
+                                                    **stream_options(args))
     plan = plan_kde_release(points, settings)
     values = plan.sample(rng_from(args), 1)[0]
-    record = release_record(plan, feature=features_label(features), n_dropped=fd.report.n_dropped, seed=args.seed)
+    record = release_record(plan, feature=features_label(features), n_dropped=n_dropped, seed=args.seed)
     write_release(args.out, record, release_table(plan, values))
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({settings.mechanism} KDE, n={plan.n}, "
           f"{plan.n_clipped_box} clipped to the box, expected squared L2 error {plan.expected_sq_l2_error:.4g})")
