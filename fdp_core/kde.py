@@ -50,6 +50,7 @@ from .kernels import KERNEL_NAMES, eigenbasis, matern_nu, trapezoid_weights
 from .mechanisms.calibration import CALIBRATIONS, gaussian_sigma, gaussian_sigma_both
 from .params import check_choice, check_delta, check_epsilon, check_eta, check_positive
 from .release import randomness_fields
+from .threads import small_problem
 
 KDE_MECHANISMS = ("gaussian", "iclp")
 KDE_MECHANISM_LABELS = {
@@ -312,7 +313,8 @@ def _rbf_gram_eigh_cached(grid_bytes: bytes, h: float) -> tuple[np.ndarray, np.n
     grid = np.frombuffer(grid_bytes, dtype=float)
     diff = (grid[:, None] - grid[None, :]) / h
     gram = np.exp(-0.5 * diff * diff)
-    lam, U = np.linalg.eigh(gram)
+    with small_problem(grid.size):
+        lam, U = np.linalg.eigh(gram)
     order = np.argsort(lam)[::-1]
     lam, U = np.ascontiguousarray(lam[order]), np.ascontiguousarray(U[:, order])
     lam.setflags(write=False)

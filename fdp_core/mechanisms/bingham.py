@@ -46,7 +46,6 @@ hardened (e.g. discretised) version of Bingham sampling exists, which exports mu
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass
 
@@ -55,10 +54,7 @@ from scipy.linalg import blas, lapack
 
 from ..errors import ParameterError
 
-try:
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover - optional
-    threadpool_limits = None
+from ..threads import single_blas_thread  # noqa: F401  (re-exported: pca.py and the app import it from here)
 
 # ---------------------------------------------------------------------------------------
 # Envelope parameters and the acceptance test
@@ -519,17 +515,6 @@ def sample_matrix_bingham_gibbs(A, k: int, rng=None, *, n_sweeps: int = 20_000, 
     # that slow the chain down by an order of magnitude. One BLAS thread for the chain.
     with single_blas_thread():
         return _gibbs_chain(a, U, Z, rng, n_sweeps, burn_in, thin)
-
-
-def single_blas_thread():
-    """Context manager: BLAS/LAPACK on one thread (threadpoolctl), or a no-op without it.
-
-    Bingham sampling is many small dense operations; a multi-threaded OpenBLAS spends more
-    on thread hand-offs (and, on a busy machine, spin-waits) than on the arithmetic.
-    """
-    if threadpool_limits is None:  # optional dependency: without it BLAS keeps its threads
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _gibbs_chain(a, U, Z, rng, n_sweeps, burn_in, thin) -> GibbsDraws:
