@@ -70,7 +70,7 @@ class _PartitionReader(stream.BlockReader):
                                             convert_options=convert):
                     yield arrow_io.wide_block(batch, self.layout, strict_inf=False)
                 return
-            pf = pq.ParquetFile(part.path)
+            pf = pq.ParquetFile(part.path, pre_buffer=False, buffer_size=1 << 20)
             names = [f"c{i}" for i in range(len(self.columns))]
             for batch in pf.iter_batches(batch_size=self.chunk_rows, row_groups=list(part.row_groups),
                                          columns=self.columns):

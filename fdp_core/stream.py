@@ -151,6 +151,10 @@ class Tally:
 class BlockReader:
     """Validated chunks of curves on one grid, with the loader's bookkeeping."""
 
+    # Metadata columns the release needs (None: all). Building the others for every chunk
+    # (strings -> numbers) would cost more than the numeric block for a mean.
+    meta_columns: tuple | None = None
+
     def __init__(self, name: str, grid: np.ndarray, missing: str):
         check_choice("missing", missing, MISSING_POLICIES)
         self.name, self.grid, self.missing = name, np.asarray(grid, dtype=float), missing
@@ -233,7 +237,12 @@ class _CsvReader(BlockReader):
 
         from . import arrow_io
 
-        read, parse, convert = arrow_io.csv_options(self.layout, self.delimiter)
+        layout = self.layout
+        columns = None
+        if self.meta_columns is not None:
+            keep = [i for i, meta in enumerate(layout.meta_names) if meta in self.meta_columns]
+            columns = [f"c{i}" for i in keep + list(range(layout.first_numeric, layout.width))]
+        read, parse, convert = arrow_io.csv_options(layout, self.delimiter, columns)
         read.block_size = self.chunk_bytes
         try:
             reader = pacsv.open_csv(self.src.arrow_input(), read_options=read, parse_options=parse,
@@ -255,14 +264,18 @@ class _ParquetReader(BlockReader):
     def raw_chunks(self):
         from . import arrow_io
 
-        names = [f"c{i}" for i in range(len(self.columns))]
-        meta_cols = names[:self.layout.first_numeric]
-        for batch in self.pf.iter_batches(batch_size=self.chunk_rows, columns=self.columns):
+        first = self.layout.first_numeric
+        wanted = [i for i, meta in enumerate(self.layout.meta_names)
+                  if self.meta_columns is None or meta in self.meta_columns]
+        columns = [self.columns[i] for i in wanted] + list(self.columns[first:])
+        names = [f"c{i}" for i in range(len(columns))]
+        for batch in self.pf.iter_batches(batch_size=self.chunk_rows, columns=columns):
             batch = batch.rename_columns(names)
-            values = np.empty((batch.num_rows, self.m))
+            values = np.empty((batch.num_rows, self.m), order="F")
             for j in range(self.m):
-                values[:, j] = arrow_io._float_column(batch.column(names[self.layout.first_numeric + j]), True)
-            yield values, arrow_io._string_metadata(batch.select(meta_cols), self.layout.meta_names)
+                values[:, j] = arrow_io._float_column(batch.column(len(wanted) + j), True)
+            yield values, arrow_io._string_metadata(batch.select(list(range(len(wanted)))),
+                                                    [self.layout.meta_names[i] for i in wanted])
 
 
 def _load_or_locate(src, name, missing) -> FunctionalData:
@@ -599,6 +612,7 @@ def stream_mean_sums(source, settings, *, person_column: str | None = None, **op
     """:class:`fdp_core.mean.MeanSums` of ``source`` in one pass (two with persons)."""
     settings = settings.validated()
     reader = open_source(source, **options)
+    reader.meta_columns = (person_column,) if person_column else ()
 
     def make(r):
         acc = MeanAccumulator(settings, r.unit_grid, r.weights)
@@ -615,6 +629,7 @@ def stream_pca_sums(source, settings, *, released_mean=None, person_column: str 
 
     settings = settings.validated()
     reader = open_source(source, **options)
+    reader.meta_columns = (person_column,) if person_column else ()
     centre, flags = pca_centre(settings, reader.m, released_mean)
 
     def make(r):
@@ -639,6 +654,8 @@ def stream_kde_sums(source, settings, feature, *, person_column: str | None = No
                              f"got {2 * len(box)}")
     grid_size = check_grid_size(settings.grid_size, len(box))
     reader = open_source(source, **options)
+    reader.meta_columns = tuple(f.params[0] for f in features if f.kind == "column") + (
+        (person_column,) if person_column else ())
 
     def make(r):
         acc = KdeAccumulator(settings, box, grid_size, kde_mode(settings))
