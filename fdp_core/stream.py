@@ -684,3 +684,40 @@ def choose_engine(engine: str, data_path) -> str:
 
 __all__ = ["ENGINES", "AUTO_STREAM_BYTES", "MAX_SLOW_BYTES", "open_source", "stream_mean_sums", "stream_pca_sums",
            "stream_kde_sums", "choose_engine", "MeanAccumulator", "PcaAccumulator", "KdeAccumulator"]
+
+
+def load_with_progress(source, progress=None, **options) -> FunctionalData:
+    """Read ``source`` chunk by chunk into memory, calling ``progress(fraction, rows)`` after
+    every chunk (the app's progress bar for big server-side files). Same validation and the
+    same numbers as :func:`fdp_core.data.load_curves`; memory is the numeric block plus one chunk."""
+    reader = open_source(source, **options)
+    total = _row_estimate(reader)
+    for _attempt in range(2):
+        values, metas, rows = [], [], 0
+        try:
+            for chunk in reader.chunks():
+                values.append(chunk.values)
+                metas.append(chunk.metadata)
+                rows += chunk.values.shape[0]
+                if progress is not None:
+                    progress(min(1.0, rows / total) if total else 0.0, rows)
+            break
+        except _Fallback:
+            reader = _FdReader(reader.fallback(), options.get("chunk_rows", DEFAULT_CHUNK_ROWS))
+    matrix = np.concatenate(values) if len(values) > 1 else values[0]
+    meta = pd.concat(metas, ignore_index=True) if metas else pd.DataFrame()
+    if progress is not None:
+        progress(1.0, rows)
+    return FunctionalData(reader.grid, matrix, meta, reader.report)
+
+
+def _row_estimate(reader: BlockReader) -> int | None:
+    if isinstance(reader, _ParquetReader):
+        return int(reader.pf.metadata.num_rows)
+    if isinstance(reader, _CsvReader):
+        head = reader.src.head(1 << 20)
+        lines = max(1, head.count(b"\n") - 1)
+        return max(1, int(reader.src.size / (len(head) / (lines + 1))))
+    if isinstance(reader, _FdReader):
+        return reader.fd.n
+    return None

@@ -6,12 +6,12 @@ import streamlit as st
 
 from fdp_core.data import MISSING_POLICIES
 from fdp_core.simulate import SIMULATIONS
-from fdp_ui import plots, sidebar, state
+from fdp_ui import plots, server_files, sidebar, state
 
 st.title("Data")
 st.caption("One curve = one individual: the unit of privacy. Neighbouring data sets differ in one curve.")
 
-SOURCES = ("built-in example", "upload a file", "simulate")
+SOURCES = ("built-in example", "upload a file", "simulate") + (("server file",) if server_files.data_dir() else ())
 
 
 def _on_source_change():
@@ -60,6 +60,9 @@ if source == "upload a file":
                      key="data_upload", on_change=_on_upload)
     st.caption("Long-format curves observed on different grids are interpolated onto a common grid (the union "
                "of their points inside the range all curves cover). Maximum file size: 200 MB.")
+elif source == "server file":
+    server_files.render(missing, lambda fd, name: state.replace_dataset(lambda: state.Dataset(fd, f"server file: {name}",
+                                                                                              "upload")) or st.rerun())
 elif source == "simulate":
     design_key = st.selectbox("Design", list(SIMULATIONS), key="sim_design", on_change=_on_simulation_change,
                               format_func=lambda k: SIMULATIONS[k].label)
