@@ -2,6 +2,8 @@
 
 Run with ``streamlit run app.py``. Every page draws the shared sidebar itself (global privacy
 and smoothing settings, fdp_ui.sidebar), so each page also runs on its own under AppTest.
+This script runs before every page: it draws what all pages share above them (the step bar
+of the guided flow and the page's tutorial), then the page.
 """
 
 import os
@@ -16,19 +18,32 @@ from pathlib import Path  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-# No page_icon: a Material icon favicon is fetched from a font CDN, and the app makes no outside requests.
+from fdp_ui import navigation, steps, tutorial  # noqa: E402
+
+# No page_icon and no page icons: a Material icon favicon is fetched from a font CDN, and the
+# app makes no outside requests.
 st.set_page_config(page_title="fdp: private functional data", layout="wide")
 
 HERE = Path(__file__).resolve().parent
+# (file, title): no page icons (see above). A third element, if present, is ignored.
 PAGE_SPECS = [
-    ("pages/data.py", "Data", ":material/table_chart:"),
-    ("pages/mean.py", "Mean", ":material/show_chart:"),
-    ("pages/density.py", "Density", ":material/area_chart:"),
-    ("pages/components.py", "Principal components", ":material/stacked_line_chart:"),
-    ("pages/tradeoffs.py", "Trade-offs", ":material/tune:"),
-    ("pages/release.py", "Release & audit", ":material/verified_user:"),
+    ("pages/data.py", "Data"),
+    ("pages/mean.py", "Mean"),
+    ("pages/density.py", "Density"),
+    ("pages/components.py", "Principal components"),
+    ("pages/tradeoffs.py", "Trade-offs"),
+    ("pages/release.py", "Release & audit"),
 ]
-PAGES = [st.Page(path, title=title, icon=icon, default=(i == 0))
-         for i, (path, title, icon) in enumerate(PAGE_SPECS) if (HERE / path).exists()]
+PATHS = {}  # url path -> file, so the step bar and the tutorial know the page
+PAGES = []
+for i, (path, title, *_ignored) in enumerate(PAGE_SPECS):
+    if (HERE / path).exists():
+        PAGES.append(st.Page(path, title=title, default=(i == 0)))
+        PATHS[PAGES[-1].url_path] = path
 
-st.navigation(PAGES).run()
+page = st.navigation(PAGES)
+navigation.mark_entered()
+tutorial.sync_with_url()
+steps.render(PATHS[page.url_path])
+tutorial.render(PATHS[page.url_path])
+page.run()

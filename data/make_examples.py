@@ -5,6 +5,8 @@
 example_curves.csv   wide CSV, 60 simulated growth-like curves on an uneven grid + metadata
 example_long.csv     the first 20 of those curves in long format (id, t, value)
 example_missing.csv  wide CSV with a few missing cells (interior gaps and one missing end point)
+example_counts.csv   value,count table: simulated deaths per single year of age 0..100 (Gompertz-Makeham
+                     hazard on a stationary population of 20,000), for densities from counts
 """
 
 from pathlib import Path
@@ -44,6 +46,14 @@ def main() -> None:
     missing.iloc[7, 10:12] = ""
     missing.iloc[12, 2] = ""  # missing first grid value: cannot be interpolated
     missing.to_csv(HERE / "example_missing.csv", index=False)
+
+    # Deaths per age: hazard 0.0005 + 0.00003 exp(0.1 age), infant bump; multinomial counts.
+    age = np.arange(101)
+    hazard = 0.0005 + 0.00003 * np.exp(0.1 * age) + 0.02 * (age == 0)
+    survival = np.exp(-np.concatenate([[0.0], np.cumsum(hazard)[:-1]]))
+    deaths = survival * (1 - np.exp(-hazard))
+    counts = rng.multinomial(20_000, deaths / deaths.sum())
+    pd.DataFrame({"value": age, "count": counts}).to_csv(HERE / "example_counts.csv", index=False)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,10 @@ from .mechanisms.calibration import analytic_delta
 from .params import check_choice, check_nonnegative, check_positive
 
 KINDS = ("mean", "kde", "pca")
+# Releases of METHODS 13-16 (covariance, regression, a parameter selection that spends budget).
+# Kept apart from KINDS, which the app's split controls iterate over; the ledger accepts both.
+SUMMARY_KINDS = ("covariance", "regression", "tuning")
+LEDGER_KINDS = KINDS + SUMMARY_KINDS
 CURVES = ("gaussian", "pure", "bounded_range", "zcdp", "approximate")
 FILTERS = ("basic", "zcdp")
 NEIGHBOURING = "replace one curve"
@@ -236,7 +240,7 @@ class LedgerEntry:
     timestamp: str = field(default_factory=_now)
 
     def __post_init__(self):
-        check_choice("kind", self.kind, KINDS)
+        check_choice("kind", self.kind, LEDGER_KINDS)
         check_choice("curve", self.curve, CURVES)
         for name in ("epsilon", "delta", "rho", "mu", "sensitivity"):
             x = getattr(self, name)
@@ -453,8 +457,52 @@ def zcdp_composition(entries: Iterable[LedgerEntry], delta_target: float) -> Tot
     return Total("zcdp", eps, delta_target, f"rho = {rho:.4g} (zCDP), CKS conversion at delta {delta_target:.3g}")
 
 
-def compose(entries: Iterable[LedgerEntry], delta_target: float) -> CompositionReport:
-    """Every valid total at ``delta_target`` and the minimum of them (ties go to the simplest)."""
+# Discretisation of the privacy-loss grid: pessimistic (upper) estimates, so a coarser grid only
+# loosens the total. 1e-4 keeps a ledger of tens of releases well under a second.
+PLD_DISCRETISATION = 1e-4
+
+
+def _entry_pld(entry: LedgerEntry):
+    """Privacy-loss distribution dominating one release (dp-accounting, pessimistic estimates).
+
+    Gaussian: the exact PLD of a scalar Gaussian shift with Delta / sigma = mu (the loss of the GP
+    mechanism is exactly that, METHODS 2). Every other curve: the PLD of a generic
+    (epsilon, delta)-DP mechanism at the entry's own (epsilon, delta), which dominates any mechanism
+    with that guarantee (pure: delta = 0; discrete Gaussian: its CKS (epsilon, delta) view).
+    """
+    from dp_accounting.pld import privacy_loss_distribution as pld
+    from dp_accounting.pld.common import DifferentialPrivacyParameters
+
+    if entry.curve == "gaussian":
+        return pld.from_gaussian_mechanism(1.0 / entry.mu, sensitivity=1.0,
+                                           value_discretization_interval=PLD_DISCRETISATION)
+    return pld.from_privacy_parameters(DifferentialPrivacyParameters(entry.epsilon, entry.delta),
+                                       value_discretization_interval=PLD_DISCRETISATION)
+
+
+def pld_composition(entries: Iterable[LedgerEntry], delta_target: float) -> Total | None:
+    """Total by composing privacy-loss distributions (Google's dp-accounting PLD accountant).
+
+    Valid for parameters fixed in advance, like the other totals; tighter than basic/GDP/zCDP when
+    Gaussian and pure releases are mixed. None without DP entries or for delta_target = 0.
+    """
+    entries = [e for e in entries if not e.approximate]
+    if not entries or not 0 < delta_target < 1:
+        return None
+    composed = _entry_pld(entries[0])
+    for e in entries[1:]:
+        composed = composed.compose(_entry_pld(e))
+    eps = float(composed.get_epsilon_for_delta(delta_target))
+    return Total("pld", max(eps, 0.0), delta_target,
+                 f"privacy-loss distributions of {len(entries)} release(s) composed (dp-accounting, pessimistic "
+                 f"discretisation {PLD_DISCRETISATION:g})")
+
+
+def compose(entries: Iterable[LedgerEntry], delta_target: float, *, pld: bool = False) -> CompositionReport:
+    """Every valid total at ``delta_target`` and the minimum of them (ties go to the simplest).
+
+    ``pld=True`` adds the dp-accounting PLD total (optional: it needs the dp-accounting package).
+    """
     if not (0 <= delta_target < 1) or not math.isfinite(delta_target):
         raise ParameterError(f"target delta must be in [0, 1), got {delta_target!r}")
     entries = list(entries)
@@ -462,7 +510,8 @@ def compose(entries: Iterable[LedgerEntry], delta_target: float) -> CompositionR
     approx = [e for e in entries if e.approximate]
     eps_b, delta_b = basic_composition(dp_entries)
     totals = [Total("basic", eps_b, delta_b, f"sum of {len(dp_entries)} release(s)' epsilon and delta")]
-    for total in (gdp_composition(dp_entries, delta_target), zcdp_composition(dp_entries, delta_target)):
+    extra = (pld_composition(dp_entries, delta_target),) if pld else ()
+    for total in (gdp_composition(dp_entries, delta_target), zcdp_composition(dp_entries, delta_target), *extra):
         if total is not None:
             totals.append(total)
     valid = [t for t in totals if t.delta <= delta_target * (1 + _BUDGET_SLACK)]
@@ -497,12 +546,12 @@ def _normalise_split(split: Mapping[str, float] | None) -> dict[str, float] | No
         return None
     weights = {}
     for kind, w in split.items():
-        check_choice("split kind", kind, KINDS)
+        check_choice("split kind", kind, LEDGER_KINDS)
         weights[kind] = check_nonnegative(f"split weight of {kind!r}", w)
     total = math.fsum(weights.values())
     if total <= 0:
         raise ParameterError("split weights must not all be zero")
-    return {kind: weights.get(kind, 0.0) / total for kind in KINDS}
+    return {kind: weights.get(kind, 0.0) / total for kind in LEDGER_KINDS}
 
 
 def _fmt(budget: Budget, filter_name: str) -> str:
@@ -523,6 +572,18 @@ class Ledger:
     ``split`` maps kinds to weights (normalised to shares; kinds left out get nothing);
     every share applies to epsilon, delta and rho alike. Without a split only the total
     budget binds.
+
+    Examples
+    --------
+    >>> ledger = Ledger(epsilon_total=2.5, delta_total=0.0)
+    >>> _ = ledger.commit(pure_entry("mean", "iclp-qr", epsilon=1.0))
+    >>> _ = ledger.commit(pure_entry("mean", "iclp-qr", epsilon=1.0))
+    >>> ledger.remaining().epsilon
+    0.5
+    >>> ledger.check(pure_entry("mean", "iclp-qr", epsilon=1.0))
+    Traceback (most recent call last):
+    ...
+    fdp_core.errors.BudgetError: release refused, nothing recorded: ...
     """
 
     epsilon_total: float
@@ -555,7 +616,7 @@ class Ledger:
 
     def share(self, kind: str) -> Budget:
         """The budget of one kind: its split share, or the whole budget without a split."""
-        check_choice("kind", kind, KINDS)
+        check_choice("kind", kind, LEDGER_KINDS)
         w = 1.0 if self.split is None else self.split[kind]
         rho = None if self._rho_total is None else w * self._rho_total
         return Budget(w * self.epsilon_total, w * self.delta_total, rho)
@@ -596,7 +657,7 @@ class Ledger:
 
         out = {"total": fraction(self.spent(), self.total())}
         if self.split is not None:
-            for kind in KINDS:
+            for kind in LEDGER_KINDS:
                 cap = self.share(kind)
                 out[kind] = fraction(self.spent(kind), cap) if cap.epsilon > 0 else 1.0
         return out
@@ -651,7 +712,7 @@ class Ledger:
         """Change the split; refused if a kind has already spent more than its new share."""
         new = _normalise_split(split)
         trial = Ledger(self.epsilon_total, self.delta_total, new, self.filter)
-        for kind in KINDS:
+        for kind in LEDGER_KINDS:
             used, cap = self.spent(kind), trial.share(kind)
             if any(e.kind == kind for e in self.entries) and (
                     used.epsilon > cap.epsilon * (1 + _BUDGET_SLACK) or used.delta > cap.delta * (1 + _BUDGET_SLACK)
@@ -660,9 +721,10 @@ class Ledger:
                                   f"spent {_fmt(used, self.filter)}")
         self.split = new
 
-    def composition(self, delta_target: float | None = None) -> CompositionReport:
-        """Composition report of the committed entries at ``delta_target`` (default delta_total)."""
-        return compose(self.entries, self.delta_total if delta_target is None else delta_target)
+    def composition(self, delta_target: float | None = None, *, pld: bool = False) -> CompositionReport:
+        """Composition report of the committed entries at ``delta_target`` (default delta_total);
+        ``pld=True`` adds the PLD accountant's total."""
+        return compose(self.entries, self.delta_total if delta_target is None else delta_target, pld=pld)
 
     # -- serialisation ------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -119,10 +119,9 @@ def _count_task(part: Partition, meta: dict, person_column: str) -> pd.Series:
     return pd.concat(parts).groupby(level=0).sum() if parts else pd.Series(dtype="int64")
 
 
-def _sum_task(part: Partition, meta: dict, template, features, person_column, counts):
+def _sum_task(part: Partition, meta: dict, template, features, person_column, counts, value_range=None):
     """Per-partition clipped sums: (accumulator, tally)."""
     from .data import FunctionalData
-    from .features import extract_features
 
     reader = _part_reader(part, meta)
     tally = stream.Tally(reader.m)
@@ -136,8 +135,8 @@ def _sum_task(part: Partition, meta: dict, template, features, person_column, co
         if features is None:
             acc.update(chunk.values, weights)
         else:
-            points, _ = extract_features(FunctionalData(reader.grid, chunk.values, chunk.metadata), features)
-            acc.update(points, keys)
+            acc.update(stream.kde_features(FunctionalData(reader.grid, chunk.values, chunk.metadata), features,
+                                           value_range), keys)
     return acc, tally
 
 
@@ -176,8 +175,8 @@ def client_for(scheduler: str | None = None, n_workers: int = 2, processes: bool
     return Client(cluster), cluster
 
 
-def _reduce(kind, source, template, *, features=None, person_column=None, scheduler=None, client=None,
-            partition_bytes=PARTITION_BYTES, **options):
+def _reduce(kind, source, template, *, features=None, person_column=None, value_range=None, scheduler=None,
+            client=None, partition_bytes=PARTITION_BYTES, **options):
     reader = stream.open_source(source, **options)
     if not isinstance(reader, (stream._CsvReader, stream._ParquetReader)):
         raise ParameterError("--engine dask reads wide CSV or Parquet files from a path; for a long or transposed "
@@ -199,8 +198,8 @@ def _reduce(kind, source, template, *, features=None, person_column=None, schedu
             counts = _tree_reduce(client, [client.submit(_count_task, p, meta, person_column, pure=False)
                                            for p in parts], _merge_counts)
         template = template(reader)
-        futures = [client.submit(_sum_task, p, meta, template, features, person_column, counts, pure=False)
-                   for p in parts]
+        futures = [client.submit(_sum_task, p, meta, template, features, person_column, counts, value_range,
+                                 pure=False) for p in parts]
         acc, tally = _tree_reduce(client, futures, _merge_sums)
     except stream._Fallback:
         stream._load_or_locate(reader.src, reader.name, reader.missing)  # names the bad row (or accepts)
@@ -213,35 +212,33 @@ def _reduce(kind, source, template, *, features=None, person_column=None, schedu
                 cluster.close()
     report = tally.finish(reader.name, reader.missing)
     n = int(counts.size) if counts is not None else tally.n_kept
-    if person_column and n < 2:
-        raise DataError(f"{reader.name}: only {n} person; a release needs at least 2")
     return reader, acc, report, n
 
 
 def dask_mean_sums(source, settings, **kwargs):
     settings = settings.validated()
-    reader, acc, report, n = _reduce("mean", source, lambda r: stream.MeanAccumulator(settings, r.unit_grid, r.weights),
-                                     **kwargs)
-    return acc.sums(reader.grid, n, report.n_dropped)
+    reader, acc, report, n = _reduce(
+        "mean", source, lambda r: stream.MeanAccumulator(settings, r.grid, r.unit_grid, r.weights),
+        person_column=settings.bounds.person_column, **kwargs)
+    return acc.sums(n, report.n_dropped)
 
 
-def dask_pca_sums(source, settings, *, released_mean=None, **kwargs):
-    from .pca import check_pca_dimensions, pca_basis, pca_centre
+def dask_pca_sums(source, settings, *, released_mean=None, with_report: bool = False, **kwargs):
+    from .pca import pca_basis, pca_centre
 
     settings = settings.validated()
-    centre_holder = {}
+    holder = {}
 
     def template(r):
-        centre, flags = pca_centre(settings, r.m, released_mean)
-        centre_holder["flags"] = flags
-        return stream.PcaAccumulator(settings, pca_basis(settings, r.unit_grid, r.weights), r.weights, centre)
+        centre, holder["flags"] = pca_centre(settings, r.grid, released_mean)
+        return stream.PcaAccumulator(settings, pca_basis(settings, r.unit_grid, r.weights), r.grid, r.weights, centre)
 
-    reader, acc, report, n = _reduce("pca", source, template, **kwargs)
-    check_pca_dimensions(settings, acc.basis, n)
-    return acc.sums(reader.grid, n, centre_holder["flags"])
+    reader, acc, report, n = _reduce("pca", source, template, person_column=settings.bounds.person_column, **kwargs)
+    sums = acc.sums(n, holder["flags"])
+    return (sums, report.n_dropped) if with_report else sums
 
 
-def dask_kde_sums(source, settings, feature, **kwargs):
+def dask_kde_sums(source, settings, feature, **kwargs) -> "stream.StreamedFeatures":
     from .features import parse_feature_spec
     from .kde import check_box, check_grid_size
 
@@ -253,8 +250,9 @@ def dask_kde_sums(source, settings, feature, **kwargs):
     grid_size = check_grid_size(settings.grid_size, len(box))
     reader, acc, report, n = _reduce(
         "kde", source, lambda r: stream.KdeAccumulator(settings, box, grid_size, stream.kde_mode(settings)),
-        features=features, **kwargs)
-    return acc.sums(), features, report.n_dropped
+        features=features, person_column=getattr(settings, "person_column", None),
+        value_range=getattr(settings, "value_range", None), **kwargs)
+    return stream.StreamedFeatures(acc.sums(), features, report.n_dropped, acc.n_rows, acc.n_clipped)
 
 
 __all__ = ["dask_mean_sums", "dask_pca_sums", "dask_kde_sums", "client_for", "partitions"]

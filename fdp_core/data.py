@@ -28,6 +28,7 @@ import pandas as pd
 
 from .errors import DataError, ParameterError
 from .kernels import trapezoid_weights
+from .limits import MAX_ABS_VALUE, MAX_GRID_POINTS
 from .params import check_choice, check_positive
 
 MAX_REGRID_CELLS = 2_000_000  # long format on mixed grids: n_curves x union-grid size (16 MB per copy)
@@ -350,6 +351,10 @@ def _fmt_cols(cols: list[str], limit: int = 5) -> str:
 def _check_grid(grid: np.ndarray, labels: list[str], name: str) -> None:
     if grid.size < 2:
         raise DataError(f"{name}: a curve needs at least 2 grid points, found {grid.size}")
+    if grid.size > MAX_GRID_POINTS:
+        raise DataError(f"{name}: the grid has {grid.size} points; the limit is {MAX_GRID_POINTS} (the "
+                        "eigendecomposition grows as m^3): thin the grid, e.g. keep one point "
+                        f"in {-(-grid.size // MAX_GRID_POINTS)}, or average into bins")
     if not np.all(np.isfinite(grid)):
         raise DataError(f"{name}: grid point headers must be finite numbers")
     if np.any(np.diff(grid) <= 0):
@@ -609,6 +614,17 @@ def _handle_missing(grid: np.ndarray, values: np.ndarray, policy: str) -> tuple[
     return values, keep, n_interp
 
 
+def _check_magnitudes(grid, values, name) -> None:
+    """Values so large that their squares overflow would give infinite norms, and clipping
+    would then silently turn the curve into zero: refuse them (limits.MAX_ABS_VALUE)."""
+    with np.errstate(invalid="ignore"):
+        too_big = np.abs(values) > MAX_ABS_VALUE
+    if too_big.any():
+        r, c = np.argwhere(too_big)[0]
+        raise DataError(f"{name}: curve {r + 1} has the value {values[r, c]:.3g} at t = {grid[c]:g}; values beyond "
+                        f"+-{MAX_ABS_VALUE:g} overflow squared norms: rescale the data (e.g. change units)")
+
+
 def _finish(grid, values, meta, name, missing, extra_messages=()) -> FunctionalData:
     check_choice("missing", missing, MISSING_POLICIES)
     n_read = values.shape[0]
@@ -618,6 +634,7 @@ def _finish(grid, values, meta, name, missing, extra_messages=()) -> FunctionalD
         r, c = np.argwhere(np.isinf(values))[0]
         raise DataError(f"{name}: curve {r + 1} (data row {r + 1}) has an infinite value at t = {grid[c]:g}; "
                         "remove or fix infinite values")
+    _check_magnitudes(grid, values, name)
     values, keep, n_interp = _handle_missing(grid, values, missing)
     n_dropped = int((~keep).sum())
     if keep.sum() == 0:

@@ -20,3 +20,7 @@ class ParameterError(FdpError):
 
 class BudgetError(FdpError):
     """A release would exceed the remaining privacy budget."""
+
+
+class LedgerError(FdpError):
+    """The privacy-budget ledger database cannot be opened or used as asked."""

@@ -30,8 +30,12 @@ more noise) when a data-independent worst-case bound on the error of computing y
 data is larger than 2^(k+1).
 
 Never exported: the data, the non-private estimate (curve, coefficients, density) and
-anything else computed from the data without noise, except the counts n, n_clipped and
-quantities flagged "data-dependent: not DP".
+anything else computed from the data without noise (curves clipped or dropped, curves per
+person, sampler diagnostics, errors against the raw mean). The number of persons n is a
+public input the user declares (``n_policy``). What is computed from the data goes into
+:attr:`CommittedRelease.analyst` (``analyst_view.json``, marked not for publication): never
+into the zip bundle; the CLI writes it beside the bundle folder's files, the app offers it as
+a separate download.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import yaml
 
-from . import __version__
+from . import __version__, rerun
 from .accounting import (KINDS, CompositionReport, Ledger, LedgerEntry, approximate_entry, cks_delta,
                          exponential_entry)
 from .audit import AuditResult, audit_pair
@@ -63,12 +67,14 @@ from .mean import release_record as mean_release_record
 from .estimators import shrinkage
 from .mechanisms import discrete as _discrete
 from .mechanisms.discrete import DEFAULT_GRANULARITY_EXP, DiscretePlan
-from .release import library_versions, provenance_stamp, to_json
+from .mean import analyst_view as mean_analyst_view
+from .release import ANALYST_VIEW_FILE, analyst_record, library_versions, provenance_stamp, to_json
 from .risk import approx_dp_power, gdp_power, report_power
 
 CONFIG_SCHEMA = "fdp.replay/1"
 RELEASE_SCHEMA = "fdp.release/1"
-BUNDLE_FILES = ("release.csv", "coefficients.csv", "release.json", "config.yaml", "ledger.json", "report.html")
+BUNDLE_FILES = ("release.csv", "coefficients.csv", "release.json", "config.yaml", "ledger.json", "report.html",
+                "release.py", "release.ipynb")
 ON_GRID_NOTE = ("coefficients.csv: unit_value = the exact discrete sampler's output, an integer multiple of "
                 "2^granularity_exp (shortest round-trip decimal, read back bit-exactly); value = noise_scale * "
                 "unit_value. release.csv is the floating-point synthesis of these coefficients on the data grid: "
@@ -113,6 +119,7 @@ class CommittedRelease:
     config: dict = field(repr=False)
     tradeoff: dict = field(repr=False)
     accuracy: str = ""
+    analyst: dict = field(default_factory=dict, repr=False)  # NOT publishable: analyst_view.json
 
     @property
     def id(self) -> str:
@@ -184,14 +191,37 @@ def _draw(pending: PendingCommit):
     return noisy, record
 
 
-def _execute(ledger: Ledger, pending: PendingCommit):
-    """check -> draw -> commit. A refused release raises before any noise is drawn."""
-    ledger.check(pending.entry)
+def _charge(account, entry: LedgerEntry) -> Ledger:
+    """Check (and for a stored budget, charge) ``entry`` before any noise is drawn.
+
+    ``account`` is an in-memory :class:`Ledger` (checked here, committed by :func:`_settle`
+    after the draw) or a :class:`fdp_core.ledger_store.StoredBudget`, charged here for good in
+    one locked transaction: a crash after this point leaves the charge (never a double
+    spend). Returns the ledger that describes the release (a stored budget's snapshot).
+    """
+    if isinstance(account, Ledger):
+        account.check(entry)
+        return account
+    return account.reserve(entry)
+
+
+def _settle(account, ledger: Ledger, entry: LedgerEntry) -> None:
+    """After a successful draw: record the entry in an in-memory ledger (a stored one already has it)."""
+    if account is ledger:
+        ledger.commit(entry)
+
+
+def _execute(account, pending: PendingCommit):
+    """check (charge) -> draw -> commit. A refused release raises before any noise is drawn.
+
+    Returns (coefficients, sampler record, the ledger to describe the release with).
+    """
+    ledger = _charge(account, pending.entry)
     noisy, record = _draw(pending)
-    ledger.commit(pending.entry)
+    _settle(account, ledger, pending.entry)
     full = np.zeros(pending.active.shape)
     full[pending.active] = noisy
-    return full, record
+    return full, record, ledger
 
 
 def _coefficient_table(pending: PendingCommit, record, full: np.ndarray, index_columns: dict) -> pd.DataFrame:
@@ -212,10 +242,22 @@ def _csv_text(frame: pd.DataFrame) -> str:
     return out.to_csv(index=False)
 
 
+NO_PERSISTENT_LEDGER = {"persistent": False,
+                        "note": "no persistent ledger was used: checked against an in-memory ledger only, so "
+                                "earlier releases of these data are not counted"}
+
+
+def ledger_store_note(ledger: Ledger) -> dict:
+    """Whether the budget lives in the persistent ledger, and its name (never the data fingerprint)."""
+    note = getattr(ledger, "store_note", None)
+    return note() if callable(note) else dict(NO_PERSISTENT_LEDGER)
+
+
 def ledger_state(ledger: Ledger) -> dict:
     """Budget, spending and composition of a ledger, JSON-ready (goes into the provenance)."""
     report = ledger.composition()
     return {
+        "store": ledger_store_note(ledger),
         "budget": {"epsilon_total": ledger.epsilon_total, "delta_total": ledger.delta_total,
                    "rho_total": ledger.rho_total, "split": ledger.split, "filter": ledger.filter},
         "spent": asdict(ledger.spent()),
@@ -225,6 +267,36 @@ def ledger_state(ledger: Ledger) -> dict:
         "composition": report.to_dict(),
         "best_total": None if report.best is None else asdict(report.best),
     }
+
+
+PRE_REGISTERED = "pre-registered: settings fixed before the data were loaded"
+# The app's non-private views, as the report names them (fdp_ui.state.note_view records them).
+NONPRIVATE_VIEWS = {
+    "curves": "the raw curves (Data page)",
+    "norms": "the histogram of curve norms and the clipping counts (Data page, sidebar)",
+    "range_suggestion": "the data's minimum and maximum (value-range suggestion, Data page)",
+    "mean_estimate": "the non-private mean estimate and its bias (Mean page)",
+    "tradeoff_truth": "error curves against the non-private estimate (Trade-offs page)",
+    "pcv": "the PCV score surface and its optimum (Trade-offs page)",
+    "density_estimate": "the non-private density estimate (Density page)",
+    "pca_estimate": "the non-private principal components and scree (Components page)",
+}
+NOTHING_DECLARED = ("not declared: the caller did not say what was looked at before this commit (the settings may "
+                    "have been chosen after looking at the data)")
+
+
+def looked_at_field(looked_at=None, *, pre_registered: bool = False) -> list[str]:
+    """What the session looked at before committing, as the report states it.
+
+    ``looked_at``: the non-private views shown (e.g. "non-private mean overlay", "norms
+    histogram", "PCV optimum"); ``pre_registered``: the settings came from a file fixed before
+    the data were loaded (replay of a config). Without either, the record says nothing was
+    declared rather than claiming that nothing was looked at.
+    """
+    seen = [str(x) for x in dict.fromkeys(looked_at or ())]
+    if pre_registered and not seen:
+        return [PRE_REGISTERED]
+    return seen or [NOTHING_DECLARED]
 
 
 def _base_record(kind: str, entry: LedgerEntry, sampler: dict, ledger: Ledger, *, label: str, data_label: str,
@@ -266,8 +338,12 @@ def _common_record(pending: PendingCommit, record, ledger: Ledger, *, label: str
 
 
 def _budget_config(ledger: Ledger) -> dict:
-    return {"epsilon_total": ledger.epsilon_total, "delta_total": ledger.delta_total, "filter": ledger.filter,
-            "split": None if ledger.split is None else dict(ledger.split)}
+    config = {"epsilon_total": ledger.epsilon_total, "delta_total": ledger.delta_total, "filter": ledger.filter,
+              "split": None if ledger.split is None else dict(ledger.split)}
+    name = getattr(ledger, "budget_name", None)
+    if name is not None:
+        config["name"] = name  # a replay charges the same named budget
+    return config
 
 
 # --------------------------------------------------------------------------- mean
@@ -283,13 +359,18 @@ def _mean_float_error_bound(plan: MeanRelease) -> np.ndarray:
     s = plan.settings
     active = plan.noise_scales > 0
     b = plan.noise_scales[active]
+    # Each person's row is clipped again after averaging (preprocess.prepare_curves), so whatever
+    # rounding the range clip, centring and averaging did, every computed row lies in the tau ball
+    # (Bernstein: in [lo, hi]); only the sum over the n rows and the projection remain.
+    terms = plan.n
     if s.mechanism == "bernstein":
-        return (plan.n + 4) * _UNIT_ROUNDOFF * max(abs(s.lo), abs(s.hi)) / b
+        lo, hi = s.bernstein_range
+        return (terms + 4) * _UNIT_ROUNDOFF * max(abs(lo), abs(hi)) / b
     r = np.ones(plan.noise_scales.size)
     if s.mechanism in ("gaussian", "iclp-qr"):
         lam = eigenbasis(s.kernel, s.rho, _unit(plan.grid_points), plan.weights, nu=s.nu).eigenvalues
         r = shrinkage(lam, s.eta, s.phi if s.mechanism == "gaussian" else s.psi)
-    return (plan.m + plan.n + 20) * _UNIT_ROUNDOFF * plan.tau * r[active] / b
+    return (plan.m + terms + 20) * _UNIT_ROUNDOFF * plan.tau * r[active] / b
 
 
 def _missing_policy(fd: FunctionalData) -> str:
@@ -360,26 +441,31 @@ def _accuracy_sentence(l2: float, sup: float | None, what: str = "the non-privat
     return text + "."
 
 
-def commit_mean(ledger: Ledger, fd: FunctionalData, settings: MeanSettings, *, label: str = "",
+def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: str = "",
                 data_label: str = "", granularity_exp: int | None = None,
-                pending: PendingCommit | None = None) -> CommittedRelease:
+                pending: PendingCommit | None = None, looked_at=None, pre_registered: bool = False) -> CommittedRelease:
     """Commit one sanitized mean: check the budget, draw exact discrete noise, record, describe.
 
-    Raises BudgetError (nothing drawn, nothing recorded) when the release does not fit.
+    ``ledger``: an in-memory :class:`Ledger` or a persistent
+    :class:`fdp_core.ledger_store.StoredBudget` (charged in one locked transaction before
+    the draw; the caller marks the entry complete once the release is written). Raises
+    BudgetError (nothing drawn, nothing recorded) when the release does not fit.
     """
     pending = pending or prepare_mean_commit(fd, settings, label=label, granularity_exp=granularity_exp)
-    full, noise = _execute(ledger, pending)
+    full, noise, ledger = _execute(ledger, pending)
     plan: MeanRelease = pending.plan
-    values = plan.synthesis @ full
+    values = plan.offset + plan.synthesis @ full  # the public centre added back: post-processing
     c = noise.unit_noise_scale
     l2, sup = plan.l2_error_radius(0.95) * c, plan.sup_error_radius(0.95) * c
     record = mean_release_record(plan, values)
     record.update(_common_record(pending, noise, ledger, label=pending.entry.label, data_label=data_label))
     record.update(expected_sq_l2_error=plan.expected_sq_l2_error * c * c, l2_error_radius_95=l2,
                   sup_error_radius_95=sup, accuracy=_accuracy_sentence(l2, sup))
-    record["data"].update(n=plan.n, m=plan.m, n_dropped=plan.n_dropped, grid="the data file's grid (column t)")
+    record["data"].update(n=plan.n, m=plan.m, grid="the data file's grid (column t)")
+    record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
     record["noise_sampler"]["post_processing"] = (
-        "curve(t) = sum_l value_l b_l(t) with b_l the eigenfunctions of the kernel on the data grid"
+        "curve(t) = c(t) + sum_l value_l b_l(t) with b_l the eigenfunctions of the kernel on the data grid and c "
+        "the public centre (0 without a declared value range)"
         if plan.settings.mechanism != "bernstein" else
         "curve(t) = sum_v value_v C(K, v) t^v (1 - t)^(K - v) on the grid rescaled to [0, 1]")
     table = pd.DataFrame({"t": plan.grid_points, "value": values})
@@ -389,8 +475,9 @@ def commit_mean(ledger: Ledger, fd: FunctionalData, settings: MeanSettings, *, l
               "data": {"missing": _missing_policy(fd), "label": data_label, "n": plan.n, "m": plan.m},
               "export": {"granularity_exp": pending.noise_plan.granularity_exp},
               "budget": _budget_config(ledger), "replays": pending.entry.id}
+    analyst = {**mean_analyst_view(plan), "committed_noise_l2_radius_95": l2}
     return CommittedRelease("mean", pending.entry, record, table, _coefficient_table(pending, noise, full, index),
-                            config, mean_tradeoff(fd, plan.settings), record["accuracy"])
+                            config, mean_tradeoff(fd, plan.settings), record["accuracy"], analyst)
 
 
 # --------------------------------------------------------------------------- density (KDE)
@@ -431,10 +518,12 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
     sensitivity, so the scaled sensitivity is mu = Delta / sigma. ICLP: the eigen-coefficients
     (unit coordinates) with Laplace scales b_l, scaled sensitivity epsilon.
     """
-    from .features import extract_features, features_label
+    from .features import features_label, person_features
 
     kde = _kde_module()
-    points, features = extract_features(fd, feature)
+    obs = person_features(fd, feature, settings.box, person_column=settings.person_column,
+                          value_range=settings.value_range)
+    points, features = obs.points, obs.features
     plan = kde.plan_kde_release(points, settings)
     n = plan.n
     if plan.mechanism == "gaussian":
@@ -467,7 +556,8 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
                          np.asarray(coefficients, dtype=float).ravel(), np.asarray(scales, dtype=float).ravel(),
                          active, float(d_in), bound,
                          context={"feature": features_label(features), "settings": settings, "points": points,
-                                  "n_dropped": fd.report.n_dropped, "missing": _missing_policy(fd)})
+                                  "n_dropped": fd.report.n_dropped, "missing": _missing_policy(fd),
+                                  "n_curves": obs.n_curves, "n_outside_box": obs.n_outside_box})
 
 
 def kde_tradeoff(points, settings, n_points: int = 15) -> dict:
@@ -497,13 +587,13 @@ def _kde_radii(plan, factor: float) -> tuple[float, float]:
             float(np.quantile(np.abs(draws).max(axis=1), 0.95)))
 
 
-def commit_kde(ledger: Ledger, fd: FunctionalData, feature: str, settings, *, label: str = "",
+def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str = "",
                data_label: str = "", granularity_exp: int | None = None,
-               pending: PendingCommit | None = None) -> CommittedRelease:
+               pending: PendingCommit | None = None, looked_at=None, pre_registered: bool = False) -> CommittedRelease:
     """Commit one sanitized density (Hall or ICLP-KDE) through the same check -> draw -> record path."""
     kde = _kde_module()
     pending = pending or prepare_kde_commit(fd, feature, settings, label=label, granularity_exp=granularity_exp)
-    full, noise = _execute(ledger, pending)
+    full, noise, ledger = _execute(ledger, pending)
     plan = pending.plan
     if plan.mechanism == "gaussian":
         axes, _ = _hall_transform(plan)
@@ -515,11 +605,14 @@ def commit_kde(ledger: Ledger, fd: FunctionalData, feature: str, settings, *, la
         values = (coefs @ phi.T if plan.d == 1 else phi @ coefs @ phi.T) / volume
     c = noise.unit_noise_scale
     l2, sup = _kde_radii(plan, c)
-    record = kde.release_record(plan, feature=pending.context["feature"], n_dropped=pending.context["n_dropped"])
+    settings = pending.context["settings"]
+    record = kde.release_record(plan, feature=pending.context["feature"], person_column=settings.person_column,
+                                value_range=settings.value_range)
     record.update(_common_record(pending, noise, ledger, label=pending.entry.label, data_label=data_label))
     record.update(expected_sq_l2_error=plan.expected_sq_l2_error * c * c, l2_error_radius_95=l2,
                   sup_error_radius_95=sup, accuracy=_accuracy_sentence(l2, sup, "the non-private density"))
-    record["data"].update(n=plan.n, n_dropped=pending.context["n_dropped"], feature=pending.context["feature"])
+    record["data"].update(n=plan.n, feature=pending.context["feature"])
+    record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
     record["noise_sampler"]["post_processing"] = (
         "density = U c~ (U: eigenvectors of the Gaussian Gram matrix on the grid; U1 C~ U2^T in 2-d)"
         if plan.mechanism == "gaussian" else
@@ -531,7 +624,6 @@ def commit_kde(ledger: Ledger, fd: FunctionalData, feature: str, settings, *, la
         i1, i2 = np.unravel_index(np.arange(full.size), plan.grid_shape if plan.mechanism == "gaussian"
                                   else plan.laplace_scales.shape)
         index = {"index_1": i1 + 1, "index_2": i2 + 1}
-    settings = pending.context["settings"]
     settings_dict = asdict(settings)
     settings_dict["box"] = [list(b) for b in kde.check_box(settings.box)]
     config = {"schema": CONFIG_SCHEMA, "kind": "kde", "settings": settings_dict,
@@ -539,8 +631,11 @@ def commit_kde(ledger: Ledger, fd: FunctionalData, feature: str, settings, *, la
                        "label": data_label, "n": plan.n},
               "export": {"granularity_exp": pending.noise_plan.granularity_exp},
               "budget": _budget_config(ledger), "replays": pending.entry.id}
+    analyst = {**kde.analyst_view(plan, n_dropped=pending.context["n_dropped"], n_curves=pending.context["n_curves"],
+                                  n_outside_box=pending.context["n_outside_box"]),
+               "committed_noise_l2_radius_95": l2}
     return CommittedRelease("kde", pending.entry, record, table, _coefficient_table(pending, noise, full, index),
-                            config, kde_tradeoff(pending.context["points"], settings), record["accuracy"])
+                            config, kde_tradeoff(pending.context["points"], settings), record["accuracy"], analyst)
 
 
 # --------------------------------------------------------------------------- principal components
@@ -582,8 +677,9 @@ def pca_ledger_entry(settings, *, label: str = "") -> LedgerEntry:
     return exponential_entry("pca", "exponential", epsilon=s.epsilon, sensitivity=1.0, noise=noise, label=label)
 
 
-def commit_pca(ledger: Ledger, fd: FunctionalData, settings, *, label: str = "", data_label: str = "",
-               released_mean=None, released_mean_id: str | None = None) -> CommittedRelease:
+def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_label: str = "",
+               released_mean=None, released_mean_id: str | None = None, looked_at=None,
+               pre_registered: bool = False) -> CommittedRelease:
     """Commit private principal components: check the budget, draw with fresh entropy, record.
 
     ``released_mean`` (centring "released-mean") must be a mean committed earlier: its budget
@@ -595,9 +691,10 @@ def commit_pca(ledger: Ledger, fd: FunctionalData, settings, *, label: str = "",
     if settings.centring == "released-mean" and released_mean is None:
         raise ParameterError("centring by a released mean needs a committed mean release (commit a mean first)")
     entry = pca_ledger_entry(settings, label=label)
-    ledger.check(entry)
+    account = ledger
+    ledger = _charge(account, entry)
     result = pca.private_pca(fd, settings, np.random.default_rng(), released_mean=released_mean)
-    ledger.commit(entry)
+    _settle(account, ledger, entry)
     record = pca.release_record(result)
     for key in PCA_NOT_EXPORTED:
         record.pop(key, None)
@@ -610,7 +707,8 @@ def commit_pca(ledger: Ledger, fd: FunctionalData, settings, *, label: str = "",
     record.update(hardening_note=PCA_HARDENING + ("; Gibbs sampling (MCMC) is approximate: the nominal epsilon is "
                                                   "not a differential-privacy claim" if entry.approximate else ""),
                   accuracy=PCA_ACCURACY, released_mean_id=released_mean_id)
-    record["data"].update(n=result.n, m=result.m, n_dropped=fd.report.n_dropped)
+    record["data"].update(n=result.n, m=result.m)
+    record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
     columns = {f"component_{j + 1}": result.components[:, j] for j in range(result.k)}
     table = pd.DataFrame({"t": result.grid_points, **columns})
     coefficients = pd.DataFrame({"basis_index": np.arange(1, result.p + 1),
@@ -621,7 +719,8 @@ def commit_pca(ledger: Ledger, fd: FunctionalData, settings, *, label: str = "",
     config = {"schema": CONFIG_SCHEMA, "kind": "pca", "settings": settings_dict,
               "data": {"missing": _missing_policy(fd), "label": data_label, "n": result.n, "m": result.m},
               "export": {}, "budget": _budget_config(ledger), "replays": entry.id}
-    return CommittedRelease("pca", entry, record, table, coefficients, config, {}, PCA_ACCURACY)
+    analyst = pca.analyst_view(result, n_dropped=fd.report.n_dropped)
+    return CommittedRelease("pca", entry, record, table, coefficients, config, {}, PCA_ACCURACY, analyst)
 
 
 # --------------------------------------------------------------------------- ledger and risk views
@@ -722,7 +821,9 @@ def privacy_statement(release: CommittedRelease) -> list[str]:
     out = []
     if release.flags:
         out.append("WARNING: " + NOT_DP_WARNING + ": " + "; ".join(release.flags) + ".")
-    unit = "one individual's curve" if release.kind != "kde" else "one individual's observation"
+    person = release.record.get("person_column")
+    unit = (f"one person's data (all curves sharing a value of '{person}')" if person else
+            "one individual's curve" if release.kind != "kde" else "one individual's observation")
     if e.curve == "zcdp":
         out.append(f"This release satisfies rho-zero-concentrated differential privacy with rho = {e.rho:.4g}, as "
                    f"reported by the exact discrete Gaussian sampler's own privacy map. That implies "
@@ -750,6 +851,17 @@ def privacy_statement(release: CommittedRelease) -> list[str]:
 # --------------------------------------------------------------------------- figures
 
 PRIVATE_COLOR = "#1f77b4"
+# Room for tick labels and axis titles (10 px margins clipped them in the report); automargin
+# grows a side further when long tick labels need it.
+FIGURE_MARGIN = dict(l=80, r=30, t=60, b=70)
+_AXIS = dict(automargin=True, title_standoff=12)
+
+
+def _finish_layout(fig: go.Figure, **layout) -> go.Figure:
+    fig.update_layout(margin=FIGURE_MARGIN, **layout)
+    fig.update_xaxes(**_AXIS)
+    fig.update_yaxes(**_AXIS)
+    return fig
 
 
 def release_figure(release: CommittedRelease) -> go.Figure:
@@ -776,9 +888,7 @@ def release_figure(release: CommittedRelease) -> go.Figure:
         for column in [c for c in t.columns if c != "t"]:
             fig.add_trace(go.Scatter(x=t["t"].tolist(), y=t[column].tolist(), mode="lines", name=column))
         fig.update_layout(xaxis_title="t", yaxis_title="value")
-    fig.update_layout(title=f"Sanitized release: {html.escape(release.label)}", height=420,
-                      margin=dict(l=10, r=10, t=50, b=10))
-    return fig
+    return _finish_layout(fig, title=f"Sanitized release: {html.escape(release.label)}", height=420)
 
 
 def tradeoff_figure(release: CommittedRelease) -> go.Figure:
@@ -786,15 +896,20 @@ def tradeoff_figure(release: CommittedRelease) -> go.Figure:
     tr = release.tradeoff
     fig = go.Figure(go.Scatter(x=tr["epsilon"], y=tr["expected_sq_l2_error"], mode="lines",
                                name=release.entry.mechanism, line=dict(color=PRIVATE_COLOR, width=2)))
-    fig.add_trace(go.Scatter(x=[tr["chosen_epsilon"]], y=[tr["chosen_error"]], mode="markers",
-                             marker=dict(size=13, color="#d62728", symbol="star"),
-                             name=f"this release: epsilon = {tr['chosen_epsilon']:g}"))
+    # The ledger charges what the exact sampler's privacy map reports (e.g. 1.092 for a discrete
+    # Gaussian calibrated at epsilon = 1): the chart names the charged value, not the nominal one.
+    charged = release.entry.epsilon
+    nominal = tr["chosen_epsilon"]
+    name = f"this release: charged epsilon = {charged:.4g}"
+    if not math.isclose(charged, nominal, rel_tol=1e-9):
+        name += f" (noise calibrated at epsilon = {nominal:g})"
+    fig.add_trace(go.Scatter(x=[nominal], y=[tr["chosen_error"]], mode="markers",
+                             marker=dict(size=13, color="#d62728", symbol="star"), name=name))
     fixed = ", ".join(f"{k} = {v:g}" for k, v in tr.get("fixed", {}).items())
-    fig.update_layout(title="Accuracy against privacy" + (f" ({fixed})" if fixed else ""),
-                      xaxis=dict(title="epsilon (log scale)", type="log"),
-                      yaxis=dict(title="expected squared L2 error (log scale)", type="log"), height=380,
-                      margin=dict(l=10, r=10, t=50, b=10))
-    return fig
+    return _finish_layout(fig, title="Accuracy against privacy" + (f" ({fixed})" if fixed else ""),
+                          xaxis=dict(title="epsilon used to calibrate the noise (log scale)", type="log"),
+                          yaxis=dict(title="expected squared L2 error (log scale)", type="log"), height=400,
+                          legend=dict(orientation="h", yanchor="top", y=-0.25))
 
 
 def power_figure(release: CommittedRelease | None, ledger: Ledger | None = None) -> go.Figure:
@@ -811,11 +926,10 @@ def power_figure(release: CommittedRelease | None, ledger: Ledger | None = None)
             fig.add_trace(go.Scatter(x=alpha.tolist(), y=ledger_power(ledger, alpha).tolist(), mode="lines",
                                      name=f"all {len(ledger.entries)} release(s) of the session ({report.best.method})",
                                      line=dict(color="#ff7f0e", width=2, dash="dash")))
-    fig.update_layout(title="How well can an adversary tell whether a person is in the data?",
-                      xaxis=dict(title="false-positive rate (non-members wrongly accused)", range=[0, 1]),
-                      yaxis=dict(title="power (members correctly detected), at most", range=[0, 1.02]),
-                      height=400, margin=dict(l=10, r=10, t=50, b=10))
-    return fig
+    return _finish_layout(fig, title="How well can an adversary tell whether a person is in the data?",
+                          xaxis=dict(title="false-positive rate (non-members wrongly accused)", range=[0, 1]),
+                          yaxis=dict(title="power (members correctly detected), at most", range=[0, 1.02]),
+                          height=420, legend=dict(orientation="h", yanchor="top", y=-0.2))
 
 
 # --------------------------------------------------------------------------- the HTML report
@@ -865,11 +979,21 @@ def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:
                      f"everything else fixed.</p>{plots[1]}") if release.tradeoff else ""
     power_plot = plots[-1]
     statement = "".join(f"<p>{html.escape(p)}</p>" for p in privacy_statement(release))
+    seen = r.get("looked_at_before_commit") or [NOTHING_DECLARED]
+    if seen == [PRE_REGISTERED]:
+        process = "<p class='ok'>Pre-registered: the settings were fixed before the data were loaded.</p>"
+    else:
+        process = ("<p>Before this commit the session looked at: " + html.escape("; ".join(seen)) + ". Settings "
+                   "chosen after looking at non-private views of the data can leak information that the guarantee "
+                   "below does not cover; a pre-registered replay (<code>python -m fdp_core replay</code>) avoids "
+                   "this.</p>")
     banner = (f"<p class='warn'>{html.escape(NOT_DP_WARNING)}: {html.escape('; '.join(release.flags))}</p>"
-              if release.flags else "<p class='ok'>Every parameter was fixed without looking at the data values: "
-                                    "the guarantee below applies.</p>")
+              if release.flags else "") + process
     sampler = r.get("noise_sampler", {})
-    params = [("mechanism", r.get("mechanism")), ("kind", release.kind), ("n (individuals)", r.get("n")),
+    params = [("mechanism", r.get("mechanism")), ("kind", release.kind),
+              ("unit of privacy", r.get("unit_of_privacy")),
+              ("n (persons, " + str(r.get("n_policy") or "declared public") + ")", r.get("n")),
+              ("public value range", r.get("value_range")),
               ("epsilon (mechanism calibration)", r.get("epsilon")), ("delta", r.get("delta")),
               ("tau (L2 norm bound)", r.get("tau")), ("sensitivity", r.get("sensitivity")),
               ("sigma", r.get("sigma")), ("bound", r.get("bound")), ("calibration", r.get("calibration")),
@@ -945,6 +1069,9 @@ def bundle_files(release: CommittedRelease, ledger: Ledger | None = None) -> dic
         "config.yaml": config_yaml(release.config),
         "ledger.json": to_json(ledger.to_dict() if ledger is not None else {}),
         "report.html": report_html(release, ledger),
+        # Re-run the same release on a data file (fresh noise, through a ledger) and draw the figures.
+        rerun.SCRIPT_NAME: rerun.script_text(release.id, release.label, record.get("data", {}).get("label")),
+        rerun.NOTEBOOK_NAME: rerun.notebook_text(release.id, release.label, record.get("data", {}).get("label")),
     }
     return {name: text.encode("utf-8") for name, text in files.items()}
 
@@ -958,11 +1085,23 @@ def export_zip(release: CommittedRelease, ledger: Ledger | None = None) -> bytes
     return buffer.getvalue()
 
 
-def export_folder(release: CommittedRelease, out_dir, ledger: Ledger | None = None) -> Path:
-    """Write the bundle into ``out_dir`` (created); temporary names first, renamed at the end."""
+def analyst_view_json(release: CommittedRelease) -> bytes:
+    """analyst_view.json of a commit: NOT publishable (marked so inside); never part of the zip."""
+    return to_json(analyst_record({"release_id": release.id, "kind": release.kind, **release.analyst})).encode("utf-8")
+
+
+def export_folder(release: CommittedRelease, out_dir, ledger: Ledger | None = None, *,
+                  include_analyst_view: bool = False) -> Path:
+    """Write the bundle into ``out_dir`` (created); temporary names first, renamed at the end.
+
+    ``include_analyst_view`` adds analyst_view.json (not for publication) beside the bundle's
+    files, as every CLI command does; the zip of :func:`export_zip` never contains it.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files = bundle_files(release, ledger)
+    if include_analyst_view:
+        files = {**files, ANALYST_VIEW_FILE: analyst_view_json(release)}
     for name, content in files.items():
         (out / f".{name}.tmp").write_bytes(content)
     for name in files:
@@ -1033,6 +1172,12 @@ def _settings_object(kind: str, settings: dict):
         cls = MeanSettings
     else:
         cls = _kde_module().KdeSettings if kind == "kde" else _pca_module().PcaSettings
+    settings = dict(settings)
+    # YAML gives lists; the settings are frozen (hashable) dataclasses: back to tuples.
+    if isinstance(settings.get("value_range"), list):
+        settings["value_range"] = tuple(settings["value_range"])
+    if isinstance(settings.get("reference"), list):
+        settings["reference"] = tuple(tuple(p) if isinstance(p, list) else p for p in settings["reference"])
     try:
         obj = cls(**settings)
     except TypeError as exc:
@@ -1052,7 +1197,7 @@ def _settings_object(kind: str, settings: dict):
 
 
 def _budget_ledger(budget: dict) -> Ledger:
-    unknown = sorted(set(budget) - {"epsilon_total", "delta_total", "filter", "split"})
+    unknown = sorted(set(budget) - {"epsilon_total", "delta_total", "filter", "split", "name"})
     if unknown:
         raise ParameterError(f"config: unknown budget key(s) {', '.join(unknown)}")
     if "epsilon_total" not in budget or "delta_total" not in budget:
@@ -1060,12 +1205,13 @@ def _budget_ledger(budget: dict) -> Ledger:
     return Ledger(budget["epsilon_total"], budget["delta_total"], budget.get("split"), budget.get("filter", "basic"))
 
 
-def replay(config, data, *, data_label: str | None = None, ledger: Ledger | None = None) -> tuple[CommittedRelease,
-                                                                                                     Ledger]:
+def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple[CommittedRelease, Ledger]:
     """Commit a new release with a config's settings on ``data`` (path, bytes or FunctionalData), fresh noise.
 
-    The release is checked against a fresh ledger with the config's budget (or ``ledger``):
-    a replay is a new release and spends budget of its own.
+    ``ledger``: a :class:`fdp_core.ledger_store.StoredBudget` (the persistent budget of these
+    data: the CLI's default), an in-memory Ledger, or None for a fresh in-memory ledger with
+    the config's budget (then nothing outside this call knows about the release). A replay is
+    a new release and spends budget of its own. Returns the release and the ledger after it.
     """
     config = parse_config(config)
     settings = _settings_object(config["kind"], config["settings"])
@@ -1079,15 +1225,15 @@ def replay(config, data, *, data_label: str | None = None, ledger: Ledger | None
     k = config["export"].get("granularity_exp")
     if config["kind"] == "mean":
         release = commit_mean(ledger, fd, settings, label=f"replay of {config.get('replays', 'a release')}",
-                              data_label=label, granularity_exp=k)
+                              data_label=label, granularity_exp=k, pre_registered=True)
     elif config["kind"] == "pca":
         release = commit_pca(ledger, fd, settings, label=f"replay of {config.get('replays', 'a release')}",
-                             data_label=label)
+                             data_label=label, pre_registered=True)
     else:
         release = commit_kde(ledger, fd, config["data"]["feature"], settings,
                              label=f"replay of {config.get('replays', 'a release')}", data_label=label,
-                             granularity_exp=k)
-    return release, ledger
+                             granularity_exp=k, pre_registered=True)
+    return release, (ledger if isinstance(ledger, Ledger) else ledger.ledger())
 
 
 def data_mismatch(config: Mapping, release: CommittedRelease) -> str | None:
@@ -1184,6 +1330,14 @@ def audit_mean_mechanism(settings: MeanSettings, grid, n: int, *, n_select: int 
     """
     if int(n) < 2:
         raise ParameterError("the audit needs n >= 2 curves")
+    # The worst-case pair lives after the per-record transform (centred, person-level rows):
+    # the mechanism and its sensitivity are the same, so audit it without the range and persons.
+    if settings.mechanism == "bernstein":
+        lo, hi = settings.bernstein_range
+        settings = replace(settings, lo=lo, hi=hi)
+    if settings.tau is None and settings.value_range is not None:
+        settings = replace(settings, tau=settings.bounds.default_tau(np.asarray(grid, dtype=float)))
+    settings = replace(settings, value_range=None, reference=None, person_column=None, n_public=None)
     if settings.tau_from_data:
         raise ParameterError("the audit needs a public tau (tau from the data is not DP: nothing to audit)")
     d, d_prime, pair = _worst_case_pair(settings, grid, int(n))

@@ -223,3 +223,40 @@ def extract_features(data, spec) -> tuple[np.ndarray, tuple[Feature, ...]]:
 def features_label(features: tuple[Feature, ...]) -> str:
     """Canonical spec of parsed features (parses back to the same features)."""
     return ",".join(f.spec for f in features)
+
+
+# --------------------------------------------------------------------------- one observation per person
+
+@dataclass(frozen=True)
+class PersonFeatures:
+    """The KDE observations, one per person (METHODS.md 11): each curve's feature is clipped to
+    the public box, then a person's clipped features are averaged (inside the box by convexity).
+
+    ``points`` is what the mechanism sees (n = number of persons). The counts are computed
+    from the data: analyst view only.
+    """
+
+    points: np.ndarray
+    features: tuple
+    n_curves: int
+    n_persons: int
+    n_outside_box: int  # NON-PRIVATE: curves whose feature lay outside the box
+
+
+def person_features(data, spec, box, *, person_column: str | None = None, value_range=None) -> PersonFeatures:
+    """Features of every curve (curves first clipped pointwise to the public ``value_range``
+    when one is declared), clipped to ``box``, averaged per person of ``person_column``."""
+    from dataclasses import replace as _replace
+
+    from .kde import clip_to_box
+    from .preprocess import clip_values, person_average, person_codes
+
+    features = parse_feature_spec(spec) if isinstance(spec, str) else tuple(spec)
+    if value_range is not None and any(f.kind != "column" for f in features):
+        data = _replace(data, data_matrix=clip_values(data.data_matrix, value_range)[0])
+    points, _ = extract_features(data, features)
+    clip = clip_to_box(points, box)
+    codes, n_persons = person_codes(data.metadata, person_column, clip.points.shape[0])
+    averaged = clip.points if person_column is None else person_average(clip.points, codes, n_persons)
+    out = averaged[:, 0] if averaged.shape[1] == 1 else averaged
+    return PersonFeatures(out, features, int(clip.points.shape[0]), n_persons, clip.n_clipped)

@@ -693,7 +693,6 @@ def _common_guarantee(mechanism, epsilon, delta, bound, sensitivities, box, grid
         "grid_size": grid_size,
         "grid_shape": [grid_size] * len(box),
         "n": n,
-        "n_clipped_box": n_clipped,
         "data_dependent_flags": list(flags),
         "differentially_private": not flags,
         "arithmetic": "idealised real-arithmetic DP (floating-point numpy sampler)",
@@ -857,6 +856,10 @@ class KdeSettings:
     rho: float = 0.1
     nu: float | None = None
     eta: float = 1.5
+    # Public inputs of the per-record transform (METHODS.md 11-12): applied by the caller when it
+    # turns curves into observations (features.person_features); plan_kde_release takes points.
+    person_column: str | None = None
+    value_range: tuple | None = None
 
 
 def plan_kde_release(points, settings: KdeSettings) -> KdeRelease:
@@ -884,9 +887,13 @@ def release_table(release: KdeRelease, values: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"x1": x1.ravel(), "x2": x2.ravel(), "density": values.ravel()})
 
 
-def release_record(release: KdeRelease, *, feature: str | None = None, n_dropped: int = 0,
-                   seed: int | None = None) -> dict:
-    """The publishable record of one sanitized density (never the data or the estimate)."""
+def release_record(release: KdeRelease, *, feature: str | None = None, n_dropped: int | None = None,
+                   seed: int | None = None, person_column: str | None = None, value_range=None) -> dict:
+    """The publishable record of one sanitized density: public inputs and the noise law only.
+
+    Counts computed from the data (observations clipped to the box, curves dropped) are in
+    :func:`analyst_view`; ``n_dropped`` is accepted for compatibility and ignored here.
+    """
     g = release.guarantee
     flags = list(release.data_dependent_flags)
     return {
@@ -899,8 +906,11 @@ def release_record(release: KdeRelease, *, feature: str | None = None, n_dropped
         "calibration": g.get("calibration"),
         "n": release.n,
         "m": release.m,
-        "n_dropped": int(n_dropped),
-        "n_clipped": release.n_clipped_box,
+        "unit_of_privacy": (f"person (column '{person_column}'): one averaged observation each" if person_column
+                            else "curve (one observation each)"),
+        "person_column": person_column,
+        "value_range": None if value_range is None else [float(v) for v in value_range],
+        "n_policy": "declared public",
         "sensitivity": release.sensitivity,
         "sigma": release.sigma,
         "laplace_scales": None if release.laplace_scales is None else release.laplace_scales.ravel(),
@@ -915,6 +925,18 @@ def release_record(release: KdeRelease, *, feature: str | None = None, n_dropped
         "guarantee": g,
         **randomness_fields(seed),
     }
+
+
+def analyst_view(release: KdeRelease, *, n_dropped: int = 0, n_curves: int | None = None,
+                 n_outside_box: int | None = None) -> dict:
+    """Counts computed from the data without noise (never publish)."""
+    view = {"n_persons": release.n, "n_curves": release.n if n_curves is None else int(n_curves),
+            "n_dropped": int(n_dropped),
+            "n_clipped": int(release.n_clipped_box if n_outside_box is None else n_outside_box),
+            "n_clipped_meaning": "observations (one per curve) with a coordinate outside the box, moved onto it"}
+    if release.data_dependent_flags and release.bandwidth is not None:
+        view["bandwidth_from_data"] = release.bandwidth
+    return view
 
 
 # --------------------------------------------------------------------------- simulations

@@ -9,12 +9,13 @@ release record it writes (:func:`release_record`) never contains it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
 
-from .data import DATA_DEPENDENT_TAU, FunctionalData, data_derived_tau
+from .data import DATA_DEPENDENT_TAU, FunctionalData
 from .errors import ParameterError
 from .estimators import lattice_interpolation_matrix
 from .kernels import KERNEL_NAMES, eigenbasis
@@ -23,8 +24,10 @@ from .mechanisms.calibration import CALIBRATIONS, gaussian_quantile_radius
 from .mechanisms.frl import frl_mean_noise
 from .mechanisms.gaussian import gaussian_mean_noise
 from .mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
-from .params import (check_choice, check_count, check_delta, check_epsilon, check_eta, check_finite,
-                     check_positive)
+from .limits import MAX_BERNSTEIN_K, check_at_most
+from .params import (check_bound_value, check_choice, check_count, check_delta, check_epsilon, check_eta,
+                     check_finite, check_positive, check_tau)
+from .preprocess import PublicBounds, bounds_of, data_tau, prepare_curves
 from .sensitivity import BOUNDS
 from .release import randomness_fields
 
@@ -60,8 +63,24 @@ class MeanSettings:
     psi: float = 1e-3  # ICLP penalty
     M: int = 20  # FRL truncation
     K: int = 20  # Bernstein lattice size (K + 1 points)
-    lo: float | None = None  # Bernstein: public range of the curve values
+    lo: float | None = None  # Bernstein: public range of the curve values (default: value_range)
     hi: float | None = None
+    # Public inputs of the per-record transform (fdp_core.preprocess, METHODS.md 11-12).
+    value_range: tuple | None = None  # (lo, hi) in data units: clip pointwise, centre at (lo + hi)/2
+    reference: tuple | None = None  # public reference curve ((t, value), ...) replacing the centre
+    person_column: str | None = None  # metadata column grouping curves by person
+    n_public: int | None = None  # declared number of persons (None: the persons in the data, declared public)
+
+    @property
+    def bounds(self) -> PublicBounds:
+        return bounds_of(self)
+
+    @property
+    def bernstein_range(self) -> tuple:
+        """Bernstein's [lo, hi]: its own lo/hi, else the declared value range."""
+        if self.lo is None and self.hi is None and self.value_range is not None:
+            return tuple(float(v) for v in self.value_range)
+        return self.lo, self.hi
 
     def validated(self) -> "MeanSettings":
         """Check every field the chosen mechanism uses; delta is ignored by pure epsilon-DP ones."""
@@ -71,6 +90,7 @@ class MeanSettings:
         check_epsilon(self.epsilon)
         check_choice("bound", self.bound, BOUNDS)
         check_choice("calibration", self.calibration, CALIBRATIONS)
+        self.bounds  # validates value_range, reference, person_column, n_public
         if self.mechanism in GAUSSIAN_MECHANISMS:
             check_positive("phi", self.phi)
             check_delta(self.delta)
@@ -86,18 +106,23 @@ class MeanSettings:
         if self.mechanism == "frl":
             check_count("M (number of FRL eigenfunctions)", self.M)
         if self.mechanism == "bernstein":
-            check_count("K (Bernstein lattice size)", self.K)
-            if self.lo is None or self.hi is None:
+            check_at_most("K (Bernstein lattice size)", check_count("K (Bernstein lattice size)", self.K),
+                          MAX_BERNSTEIN_K, "the basis has K + 1 binomial terms per grid point")
+            blo, bhi = self.bernstein_range
+            if blo is None or bhi is None:
                 raise ParameterError("the Bernstein mechanism needs a public value range: set lo and hi "
-                                     "(--lo/--hi), bounds on every curve value chosen without looking at the data")
-            lo, hi = check_finite("lo", self.lo), check_finite("hi", self.hi)
+                                     "(--lo/--hi or --value-range), bounds on every curve value chosen without "
+                                     "looking at the data")
+            lo, hi = check_bound_value("lo", blo), check_bound_value("hi", bhi)
             if lo >= hi:
-                raise ParameterError(f"the Bernstein value range needs lo < hi, got lo = {self.lo!r}, hi = {self.hi!r}")
+                raise ParameterError(f"the Bernstein value range needs lo < hi, got lo = {blo!r}, hi = {bhi!r}")
             return self  # tau plays no role: values are clipped to [lo, hi] instead
         if not self.tau_from_data:
-            if self.tau is None:
-                raise ParameterError("tau (the public L2 norm bound) is required unless tau_from_data is set")
-            check_positive("tau", self.tau)
+            if self.tau is None and self.value_range is None:
+                raise ParameterError("tau (the public L2 norm bound) is required unless a public value range "
+                                     "(--value-range) or tau_from_data is set")
+            if self.tau is not None:
+                check_tau(self.tau)
         return self
 
 
@@ -110,17 +135,21 @@ class MeanRelease:
     synthesis: np.ndarray  # (m, L): basis functions b_l on the grid
     weights: np.ndarray  # quadrature weights of the L2 inner product
     estimate_coefficients: np.ndarray = field(repr=False)  # NON-PRIVATE: analyst view only
+    offset: np.ndarray = field(repr=False)  # public centre c(t), added back after the noise
     noise_scales: np.ndarray = field(repr=False)  # sd (gaussian) or Laplace scale b_l (laplace)
     noise: str  # "gaussian" | "laplace"
     tau: float | None  # None for Bernstein (clips values to [lo, hi] instead)
-    n: int
-    n_clipped: int
-    n_dropped: int
+    n: int  # persons (declared public): the n of every sensitivity
+    n_clipped: int  # NON-PRIVATE (analyst view): curves shrunk by the L2 clip (Bernstein: by the range)
+    n_dropped: int  # NON-PRIVATE (analyst view)
     sensitivity: float
     sigma: float | None
     expected_sq_l2_error: float
     guarantee: dict
     data_dependent_flags: tuple = ()
+    raw_mean: np.ndarray | None = field(default=None, repr=False)  # NON-PRIVATE: mean of the raw curves
+    n_curves: int = 0  # NON-PRIVATE when a person column groups curves (analyst view)
+    n_range_clipped: int = 0  # NON-PRIVATE: curves with a value outside the public range
 
     @property
     def m(self) -> int:
@@ -137,8 +166,8 @@ class MeanRelease:
 
     @property
     def estimate(self) -> np.ndarray:
-        """The non-private estimate on the grid. Analyst view: never publish."""
-        return self.synthesis @ self.estimate_coefficients
+        """The non-private estimate on the grid (data units). Analyst view: never publish."""
+        return self.offset + self.synthesis @ self.estimate_coefficients
 
     def noise_coefficients(self, rng: np.random.Generator, size: int) -> np.ndarray:
         shape = (size, self.noise_scales.size)
@@ -148,7 +177,19 @@ class MeanRelease:
 
     def sample(self, rng: np.random.Generator, size: int = 1) -> np.ndarray:
         """``size`` independent sanitized means on the grid, shape (size, m)."""
-        return (self.estimate_coefficients + self.noise_coefficients(rng, size)) @ self.synthesis.T
+        return self.offset + (self.estimate_coefficients + self.noise_coefficients(rng, size)) @ self.synthesis.T
+
+    def bias(self) -> float | None:
+        """||estimate - raw sample mean|| (L2 over [0, 1]): smoothing + clipping + centring. NON-PRIVATE."""
+        if self.raw_mean is None:
+            return None
+        diff = self.estimate - self.raw_mean
+        return float(np.sqrt(max(float(diff**2 @ self.weights), 0.0)))
+
+    def total_error(self) -> float | None:
+        """sqrt(bias^2 + E||noise||^2): root expected squared L2 distance to the raw mean. NON-PRIVATE."""
+        b = self.bias()
+        return None if b is None else float(np.sqrt(b * b + self.expected_sq_l2_error))
 
     def l2_error_radius(self, prob: float = 0.95) -> float:
         """r with P(||release - estimate||_L2 <= r) = prob."""
@@ -189,55 +230,76 @@ def _unit_radius(kind, noise, unit_bytes, synthesis_bytes, shape, weights_bytes,
 
 
 def resolve_tau(fd: FunctionalData, settings: MeanSettings) -> tuple[float, tuple]:
-    """The norm bound to clip at, with the data-dependent flag when it was read off the data."""
+    """The norm bound to clip at, with the data-dependent flag when it was read off the data.
+
+    Explicit tau first; else the one the public value range implies ((hi - lo)/2). Read off
+    the data, it is the largest norm the clip actually sees: after the range clip and centring.
+    """
     if settings.tau_from_data:
-        return data_derived_tau(fd), (DATA_DEPENDENT_TAU,)
+        return data_tau(fd, settings.bounds), (DATA_DEPENDENT_TAU,)
+    if settings.tau is None:
+        return float(settings.bounds.default_tau(fd.grid_points)), ()
     return float(settings.tau), ()
 
 
 @dataclass(frozen=True)
 class MeanSums:
-    """Everything a mean release reads from the data (METHODS.md section 17): n and the sum
-    of the per-record clipped curves (or, for Bernstein, of their lattice values).
+    """Everything a mean release reads from the data (METHODS.md 17): n and the sum over
+    persons of the per-record transform of fdp_core.preprocess (range clip, centring, L2 clip,
+    person average), or for Bernstein the sum of the person-level lattice values.
 
-    Computed in memory by :func:`mean_sums` or chunk by chunk by fdp_core/stream.py; the
-    planning below is the same code for both."""
+    Computed in memory by :func:`mean_sums`, chunk by chunk by fdp_core/stream.py or by a Dask
+    reduction; :func:`plan_mean_release` plans from it with the same code for all three."""
 
     grid_points: np.ndarray
     unit_grid: np.ndarray
     weights: np.ndarray
-    n: int
+    n: int  # the mechanism's n: persons (or the declared n_public)
     n_dropped: int
-    n_clipped: int
-    tau: float | None = None  # the clipping bound the sums were taken at (None: Bernstein)
-    clipped_sum: np.ndarray | None = None  # (m,) sum_i X_i min(1, tau / ||X_i||)
-    lattice_sum: np.ndarray | None = None  # (K + 1,) Bernstein: sum of range-clipped lattice values
+    n_curves: int
+    raw_sum: np.ndarray  # NON-PRIVATE (analyst view): sum of the raw curves
+    offset: np.ndarray  # public centre c(t)
+    n_range_clipped: int = 0
+    n_clipped: int = 0
+    tau: float | None = None  # None: Bernstein
+    total: np.ndarray | None = None  # (m,) sum of person-level clipped centred curves, or (K + 1,) lattice sums
     data_dependent_flags: tuple = ()
 
 
 def mean_sums(fd: FunctionalData, settings: MeanSettings) -> MeanSums:
     """The sufficient statistics of ``fd`` for ``settings`` (in memory)."""
     settings = settings.validated()
-    common = dict(grid_points=fd.grid_points, unit_grid=fd.unit_grid, weights=fd.weights, n=fd.n,
-                  n_dropped=fd.report.n_dropped)
+    common = dict(grid_points=fd.grid_points, unit_grid=fd.unit_grid, weights=fd.weights,
+                  n_dropped=fd.report.n_dropped, raw_sum=fd.data_matrix.sum(axis=0), n_curves=fd.n)
     if settings.mechanism == "bernstein":
-        lattice = np.clip(fd.data_matrix, settings.lo, settings.hi)
-        n_clipped = int(np.sum(np.any(lattice != fd.data_matrix, axis=1)))
-        lattice = lattice @ lattice_interpolation_matrix(fd.unit_grid, int(settings.K))
-        return MeanSums(n_clipped=n_clipped, lattice_sum=np.add.reduce(lattice, axis=0), **common)
+        return _bernstein_sums(fd, settings, common)
     tau, flags = resolve_tau(fd, settings)
-    return MeanSums(n_clipped=fd.n_clipped(tau), tau=tau, clipped_sum=fd.clipped_sum(tau),
+    prepared = prepare_curves(fd, settings.bounds, tau)
+    return MeanSums(n=prepared.n, offset=prepared.centre, n_range_clipped=prepared.n_range_clipped,
+                    n_clipped=prepared.n_norm_clipped, tau=tau, total=prepared.values.sum(axis=0),
                     data_dependent_flags=flags, **common)
 
 
-def _check_sums(sums: MeanSums, settings: MeanSettings) -> None:
-    if settings.mechanism == "bernstein":
-        if sums.lattice_sum is None or sums.lattice_sum.size != int(settings.K) + 1:
-            raise ParameterError("these sufficient statistics were not taken for the Bernstein lattice of K = "
-                                 f"{settings.K}: recompute them with the release settings")
-    elif sums.clipped_sum is None or (not settings.tau_from_data and sums.tau != float(settings.tau)):
-        raise ParameterError(f"these sufficient statistics were clipped at tau = {sums.tau}, not at the release's "
-                             f"tau = {settings.tau}: recompute them with the release settings")
+def _bernstein_sums(fd: FunctionalData, s: MeanSettings, common: dict) -> MeanSums:
+    """Bernstein: clip values pointwise to its [lo, hi] (then the declared range), average per
+    person (lattice values are linear in the clipped curve, so this averages lattice values),
+    no centring and no L2 clip: its sensitivity (K + 1)(hi - lo)/n needs values in [lo, hi] only."""
+    K = int(s.K)
+    lo, hi = (float(v) for v in s.bernstein_range)
+    bounds = replace(s.bounds, value_range=None, reference=None)
+    clipped = np.clip(fd.data_matrix, lo, hi)
+    n_outside = int(np.sum(np.any(clipped != fd.data_matrix, axis=1)))
+    if s.value_range is not None:
+        clipped = np.clip(clipped, *s.value_range)
+    prepared = prepare_curves(replace(fd, data_matrix=clipped), bounds, None)  # no centring: values stay in units
+    # Persons fixed by n_public but absent from the data count at lo: pad so the sum / n is kept.
+    # The clip again makes every computed person row lie in [lo, hi] whatever the rounding.
+    rows = np.clip(prepared.values, lo, hi)
+    if prepared.n > rows.shape[0]:
+        rows = np.vstack([rows, np.full((prepared.n - rows.shape[0], fd.m), lo)])
+    lattice = rows @ lattice_interpolation_matrix(fd.unit_grid, K)
+    return MeanSums(n=prepared.n, offset=np.zeros(fd.m), n_range_clipped=n_outside, n_clipped=n_outside,
+                    total=np.add.reduce(lattice, axis=0), **common)
 
 
 def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> MeanRelease:
@@ -246,19 +308,24 @@ def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> 
     ``fd`` is the curves, or their :class:`MeanSums` (streamed, or from a Dask reduction)."""
     settings = settings.validated()
     sums = fd if isinstance(fd, MeanSums) else mean_sums(fd, settings)
-    _check_sums(sums, settings)
-    common = dict(settings=settings, grid_points=sums.grid_points, weights=sums.weights, n=sums.n,
-                  n_dropped=sums.n_dropped)
+    n = sums.n
+    expected_size = int(settings.K) + 1 if settings.mechanism == "bernstein" else sums.grid_points.size
+    if sums.total is None or sums.total.size != expected_size:
+        raise ParameterError("these sufficient statistics were taken for other settings: recompute them with the "
+                             "release settings")
+    common = dict(settings=settings, grid_points=sums.grid_points, weights=sums.weights,
+                  n_dropped=sums.n_dropped, raw_mean=sums.raw_sum / sums.n_curves, n_curves=sums.n_curves,
+                  n=n, offset=sums.offset, n_range_clipped=sums.n_range_clipped, n_clipped=sums.n_clipped)
     if settings.mechanism == "bernstein":
         return _plan_bernstein(sums, settings, common)
     tau, flags = sums.tau, sums.data_dependent_flags
     basis = eigenbasis(settings.kernel, settings.rho, sums.unit_grid, sums.weights, nu=settings.nu)
-    mean_coefs = basis.coefficients(sums.clipped_sum / sums.n)
-    common.update(tau=tau, n_clipped=sums.n_clipped, data_dependent_flags=flags)
+    mean_coefs = basis.coefficients(sums.total / n)
+    common.update(tau=tau, data_dependent_flags=flags)
     lam, s = basis.eigenvalues, settings
     if s.mechanism == "gaussian":
         coefs, scales, sensitivity, sigma, guarantee = gaussian_mean_noise(
-            lam, mean_coefs, eta=s.eta, phi=s.phi, tau=tau, n=sums.n,
+            lam, mean_coefs, eta=s.eta, phi=s.phi, tau=tau, n=n,
             epsilon=s.epsilon, delta=s.delta, bound=s.bound, calibration=s.calibration)
         return MeanRelease(synthesis=basis.eigenfunctions, estimate_coefficients=coefs, noise_scales=scales,
                            noise="gaussian", sensitivity=sensitivity, sigma=sigma,
@@ -266,7 +333,7 @@ def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> 
     synthesis = basis.eigenfunctions
     if s.mechanism in ICLP_MECHANISMS:
         noise = iclp_qr_mean_noise if s.mechanism == "iclp-qr" else iclp_ar_mean_noise
-        coefs, scales, sensitivity, guarantee = noise(lam, mean_coefs, eta=s.eta, psi=s.psi, tau=tau, n=sums.n,
+        coefs, scales, sensitivity, guarantee = noise(lam, mean_coefs, eta=s.eta, psi=s.psi, tau=tau, n=n,
                                                       epsilon=s.epsilon, bound=s.bound)
     else:  # frl
         M = int(s.M)
@@ -274,7 +341,7 @@ def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> 
             raise ParameterError(f"FRL with M = {M} needs {M} eigenfunctions, but this kernel keeps only "
                                  f"{basis.n_components} on this grid (eigenvalues above 1e-12 of the largest): "
                                  f"choose M <= {basis.n_components}, a rougher kernel or a smaller rho")
-        coefs, scales, sensitivity, guarantee = frl_mean_noise(mean_coefs, M=M, tau=tau, n=sums.n,
+        coefs, scales, sensitivity, guarantee = frl_mean_noise(mean_coefs, M=M, tau=tau, n=n,
                                                                epsilon=s.epsilon, bound=s.bound)
         synthesis = basis.eigenfunctions[:, :M]
     # Orthonormal basis, independent Laplace(b_l) coefficients of variance 2 b_l^2.
@@ -284,18 +351,24 @@ def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> 
 
 
 def _plan_bernstein(sums: MeanSums, s: MeanSettings, common: dict) -> MeanRelease:
-    K, lo, hi = int(s.K), float(s.lo), float(s.hi)
-    coefs, scales, sensitivity, guarantee, n_clipped, basis = bernstein_mean_noise(
+    K = int(s.K)
+    lo, hi = (float(v) for v in s.bernstein_range)
+    coefs, scales, sensitivity, guarantee, _, basis = bernstein_mean_noise(
         None, sums.unit_grid, sums.weights, K=K, lo=lo, hi=hi, n=sums.n, epsilon=s.epsilon,
-        lattice_means=sums.lattice_sum / sums.n, n_clipped=sums.n_clipped)
+        lattice_means=sums.total / sums.n, n_clipped=sums.n_clipped)
     return MeanRelease(synthesis=basis, estimate_coefficients=coefs, noise_scales=scales, noise="laplace",
-                       tau=None, n_clipped=n_clipped, sensitivity=sensitivity, sigma=None,
+                       tau=None, sensitivity=sensitivity, sigma=None,
                        expected_sq_l2_error=bernstein_expected_sq_l2_error(K, float(scales[0])),
                        guarantee=guarantee, **common)
 
 
 def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = None) -> dict:
-    """The publishable record of one sanitized mean (never the data or the estimate)."""
+    """The publishable record of one sanitized mean: public inputs and the noise law only.
+
+    Never the data, the estimate or any count computed from the data (curves clipped or
+    dropped, curves per person): those are in :func:`analyst_view`. ``n`` is the number of
+    persons, a declared public input (``n_policy``).
+    """
     s = plan.settings
     record = {
         "release": "mean",
@@ -312,8 +385,7 @@ def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = 
         "calibration": s.calibration if s.mechanism in GAUSSIAN_MECHANISMS else None,
         "n": plan.n,
         "m": plan.m,
-        "n_dropped": plan.n_dropped,
-        "n_clipped": plan.n_clipped,
+        **s.bounds.describe(),
         "sensitivity": plan.sensitivity,
         "sigma": plan.sigma,
         "expected_sq_l2_error": plan.expected_sq_l2_error,
@@ -341,11 +413,46 @@ def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = 
         if s.mechanism == "frl":
             record["M"] = int(s.M)
         if s.mechanism == "bernstein":
-            record.update(K=int(s.K), lo=float(s.lo), hi=float(s.hi))
+            lo, hi = s.bernstein_range
+            record.update(K=int(s.K), lo=float(lo), hi=float(hi))
     else:
         record["privacy"] = "(epsilon, delta)-DP"
     assert values.shape == (plan.m,)
     return record
+
+
+def analyst_view(plan: MeanRelease) -> dict:
+    """What the analyst may see but must not publish: counts and errors computed from the data."""
+    bias = plan.bias()
+    noise_sd = math.sqrt(plan.expected_sq_l2_error)
+    view = {
+        "n_curves": plan.n_curves,
+        "n_persons": plan.n,
+        "n_dropped": plan.n_dropped,
+        "n_clipped": plan.n_clipped,
+        "n_clipped_meaning": ("curves with a value outside [lo, hi] (clipped)" if plan.settings.mechanism == "bernstein"
+                              else "curves shrunk by the L2 clip at tau (after the range clip and centring)"),
+        "n_range_clipped": plan.n_range_clipped,
+        "bias_l2": bias,
+        "noise_rms_l2": noise_sd,
+        "noise_l2_radius_95": plan.l2_error_radius(0.95),
+        "total_rms_error_l2": plan.total_error(),
+        "accuracy": accuracy_sentence(plan),
+    }
+    return view
+
+
+def accuracy_sentence(plan: MeanRelease) -> str:
+    """Plain words: noise, bias (against the raw mean of the curves) and their total."""
+    radius = plan.l2_error_radius(0.95)
+    bias = plan.bias()
+    text = (f"The noise moves the release by less than {radius:.3g} (L2, 95% of the time) around the private "
+            f"method's own target.")
+    if bias is not None:
+        text += (f" That target itself differs from the plain average of the raw curves by {bias:.3g} (smoothing "
+                 f"and clipping), so the release is typically {plan.total_error():.3g} away from that average "
+                 "(root mean square of both).")
+    return text
 
 
 def with_settings(plan_settings: MeanSettings, **changes) -> MeanSettings:

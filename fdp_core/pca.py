@@ -29,17 +29,19 @@ from functools import lru_cache
 
 import numpy as np
 
-from .data import DATA_DEPENDENT_TAU, FunctionalData, data_derived_tau
+from .data import DATA_DEPENDENT_TAU, FunctionalData
 from .errors import DataError, ParameterError
 from .kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
 from .mechanisms.bingham import (sample_bingham_deflation, sample_matrix_bingham_gibbs, sample_vector_bingham,
                                  single_blas_thread)
-from .params import check_choice, check_epsilon, check_nonnegative, check_positive
+from .limits import MAX_GIBBS_SWEEPS, check_at_most
+from .params import check_choice, check_epsilon, check_nonnegative, check_positive, check_tau
+from .preprocess import PublicBounds, bounds_of, clip_values, person_codes, person_row_weights
 from .release import randomness_fields
 
 PCA_BASES = ("kernel", "fourier")
 PCA_SAMPLERS = ("exact", "deflation", "gibbs")
-PCA_CENTRING = ("none", "released-mean", "sample-mean")
+PCA_CENTRING = ("none", "released-mean", "sample-mean", "public")  # public: c = (lo + hi)/2 or the reference
 MAX_COMPONENTS = 5
 TRACE_FRACTION = 0.99  # kernel basis: smallest p whose eigenvalues explain this share of the trace
 FOURIER_DEFAULT_P = 40
@@ -104,6 +106,15 @@ class PcaSettings:
     gibbs_sweeps: int = 20_000
     gibbs_burn_in: int | None = None
     gibbs_thin: int | None = None
+    # Public inputs of the per-record transform (fdp_core.preprocess, METHODS.md 11-12).
+    value_range: tuple | None = None
+    reference: tuple | None = None
+    person_column: str | None = None
+    n_public: int | None = None
+
+    @property
+    def bounds(self) -> PublicBounds:
+        return bounds_of(self)
 
     @property
     def sampler_name(self) -> str:
@@ -135,13 +146,20 @@ class PcaSettings:
                 raise ParameterError(f"epsilon_split needs one epsilon per component: k = {k}, got {len(split)}")
             if not math.isclose(sum(split), eps, rel_tol=1e-9, abs_tol=0.0):
                 raise ParameterError(f"epsilon_split must add up to epsilon = {eps:g}, got sum {sum(split):g}")
+        bounds = self.bounds
         if not self.tau_from_data:
-            if self.tau is None:
-                raise ParameterError("tau (the public L2 norm bound) is required unless tau_from_data is set")
-            check_positive("tau", self.tau)
+            if self.tau is None and bounds.value_range is None:
+                raise ParameterError("tau (the public L2 norm bound) is required unless a public value range "
+                                     "(--value-range) or tau_from_data is set")
+            if self.tau is not None:
+                check_tau(self.tau)
         check_choice("centring", self.centring, PCA_CENTRING)
+        if self.centring == "public" and bounds.value_range is None:
+            raise ParameterError("centring 'public' centres at (lo + hi)/2 or a reference curve: declare a public "
+                                 "value range (--value-range)")
         if sampler == "gibbs":
             sweeps = _integer("gibbs_sweeps", self.gibbs_sweeps, 1)
+            check_at_most("gibbs_sweeps", sweeps, MAX_GIBBS_SWEEPS, "run time and the stored chain trace")
             if self.gibbs_burn_in is not None and not 0 <= _integer("gibbs_burn_in", self.gibbs_burn_in, 0) < sweeps:
                 raise ParameterError(f"gibbs_burn_in must be in [0, gibbs_sweeps = {sweeps}), got {self.gibbs_burn_in}")
             if self.gibbs_thin is not None:
@@ -258,7 +276,7 @@ def coefficient_matrix(values, basis_functions, weights, tau: float, centre=None
     Clipping after centring and scaling is what makes the utility's sensitivity 1,
     whatever the centre is. Returns (X, number of rows clipped).
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     values = np.asarray(values, dtype=float)
     if centre is not None:
         values = values - np.asarray(centre, dtype=float)[None, :]
@@ -280,11 +298,13 @@ def exponential_mechanism_matrix(X: np.ndarray, epsilon: float, gamma: float, pr
     X = np.asarray(X, dtype=float)
     if X.size and np.max(np.einsum("ij,ij->i", X, X)) > 1.0 + 1e-12:
         raise ParameterError("rows of the coefficient matrix must have norm <= 1 (clip them first)")
-    return mechanism_matrix_from_gram(X.T @ X, epsilon, gamma, prior_variances)
+    return exponential_mechanism_from_gram(X.T @ X, epsilon, gamma, prior_variances)
 
 
-def mechanism_matrix_from_gram(gram: np.ndarray, epsilon: float, gamma: float, prior_variances) -> np.ndarray:
-    """A from the sufficient statistic X^T X = sum_i x_i x_i^T (rows already clipped to norm <= 1)."""
+def exponential_mechanism_from_gram(gram: np.ndarray, epsilon: float, gamma: float, prior_variances) -> np.ndarray:
+    """A = (eps/2) G - (gamma/2) diag(1/c) with G = sum_p M_p, each M_p PSD with trace <= 1
+    (a person's average of x x^T over rows in the unit ball): replacing one person moves
+    tr(V^T G V) by at most 1, so the exponential mechanism keeps sensitivity 1."""
     c = np.asarray(prior_variances, dtype=float)
     return (epsilon / 2.0) * np.asarray(gram, dtype=float) - np.diag((gamma / 2.0) / c)
 
@@ -335,6 +355,8 @@ class PrivatePCAResult:
     subspace_distance: float = field(repr=False)  # NOT PRIVATE
     data_dependent_flags: tuple = ()
     not_private: tuple = NOT_PRIVATE
+    n_curves: int = 0  # NOT PRIVATE with a person column (analyst view)
+    n_range_clipped: int = 0  # NOT PRIVATE
 
     @property
     def k(self) -> int:
@@ -411,11 +433,12 @@ def private_pca(fd: FunctionalData, settings: PcaSettings, rng=None, *, released
 
 @dataclass(frozen=True)
 class PcaSums:
-    """What private PCA reads from the data (METHODS.md 17): n and X^T X, the sum of the outer
-    products of the final coefficient rows (centred, divided by tau, clipped to norm <= 1).
+    """What private PCA reads from the data (METHODS.md 17): n and G = sum_p M_p, the sum over
+    persons of the average outer product of their final coefficient rows (range-clipped,
+    centred, divided by tau, clipped to norm <= 1).
 
-    Computed in memory by :func:`pca_sums` or chunk by chunk (fdp_core/stream.py, Dask);
-    :func:`private_pca` accepts it in place of the curves."""
+    Computed in memory by :func:`pca_sums`, chunk by chunk (fdp_core/stream.py) or by a Dask
+    reduction; :func:`private_pca` accepts it in place of the curves."""
 
     grid_points: np.ndarray
     basis: PcaBasis
@@ -423,15 +446,15 @@ class PcaSums:
     n: int
     n_clipped: int
     tau: float
+    n_curves: int
+    n_range_clipped: int = 0
     data_dependent_flags: tuple = ()
 
-    @property
-    def m(self) -> int:
-        return int(self.grid_points.size)
 
-
-def pca_centre(settings: PcaSettings, m: int, released_mean, fd=None):
-    """(centre or None, flags) for the settings' centring; the sample mean needs ``fd``."""
+def pca_centre(settings: PcaSettings, grid_points, released_mean, values=None):
+    """(centre or None, flags): the centring of ``settings``; the sample mean needs ``values``."""
+    bounds = settings.bounds
+    m = np.asarray(grid_points).size
     if settings.centring == "released-mean":
         if released_mean is None:
             raise ParameterError("centring 'released-mean' needs the released mean curve (released_mean=...)")
@@ -443,46 +466,74 @@ def pca_centre(settings: PcaSettings, m: int, released_mean, fd=None):
     if released_mean is not None:
         raise ParameterError("a released mean was given but centring is not 'released-mean'")
     if settings.centring == "sample-mean":
-        if fd is None:
+        if values is None:
             raise ParameterError("centring by the raw sample mean needs the curves in memory (and is not "
                                  "differentially private): centre by a released mean instead")
-        return fd.data_matrix.mean(axis=0), (SAMPLE_MEAN_CENTRING,)
+        return values.mean(axis=0), (SAMPLE_MEAN_CENTRING,)
+    if settings.centring == "public":
+        return bounds.centre(grid_points), ()
     return None, ()
 
 
-def check_pca_dimensions(settings: PcaSettings, basis: PcaBasis, n: int) -> None:
-    k = int(settings.k)
-    if n < k:
-        raise DataError(f"private PCA with k = {k} components needs at least k = {k} curves, the data have {n}")
-    if k >= basis.p:
-        raise ParameterError(f"k = {k} components need a basis dimension p > k, got p = {basis.p}; raise p or lower k")
-
-
-def pca_sums(fd: FunctionalData, settings: PcaSettings, released_mean=None, data_dependent_flags=()) -> PcaSums:
-    """The sufficient statistics of ``fd`` for ``settings`` (in memory)."""
-    if fd.n < int(settings.k):
-        raise DataError(f"private PCA with k = {settings.k} components needs at least k = {settings.k} curves, the "
-                        f"data have {fd.n}")
-    flags = list(data_dependent_flags)
+def pca_tau(settings: PcaSettings, grid_points) -> float | None:
+    """The public tau (explicit, or the one the value range implies); None with tau_from_data."""
     if settings.tau_from_data:
-        tau = data_derived_tau(fd)
+        return None
+    if settings.tau is None:
+        return float(settings.bounds.default_tau(grid_points))
+    return float(settings.tau)
+
+
+def pca_sums(fd, settings, released_mean=None, data_dependent_flags=()) -> PcaSums:
+    """The sufficient statistics of ``fd`` for ``settings`` (in memory)."""
+    k = int(settings.k)
+    bounds = settings.bounds
+    codes, n_persons = person_codes(fd.metadata, bounds.person_column, fd.n)
+    if n_persons < k:
+        unit = "persons" if bounds.person_column else "curves"
+        raise DataError(f"private PCA with k = {k} components needs at least k = {k} {unit}, the data have "
+                        f"{n_persons}")
+    n = n_persons if bounds.n_public is None else int(bounds.n_public)
+    if n < n_persons:
+        raise DataError(f"the declared number of persons n = {n} is smaller than the {n_persons} persons in the data")
+    flags = list(data_dependent_flags)
+    values, n_range_clipped = clip_values(fd.data_matrix, bounds.value_range)
+    centre, centre_flags = pca_centre(settings, fd.grid_points, released_mean, values)
+    flags.extend(centre_flags)
+
+    basis = pca_basis(settings, fd.unit_grid, fd.weights)
+    p = basis.p
+    if k >= p:
+        raise ParameterError(f"k = {k} components need a basis dimension p > k, got p = {p}; raise p or lower k")
+    if settings.tau_from_data:
+        # The largest coefficient row the clip actually sees: after the range clip and centring.
+        centred = values if centre is None else values - centre[None, :]
+        rows = centred @ (fd.weights[:, None] * basis.functions)
+        tau = float(np.max(np.sqrt(np.einsum("ij,ij->i", rows, rows))))
+        if not tau > 0:
+            raise DataError("every centred curve has zero coefficients: tau from the data would be 0")
         flags.append(DATA_DEPENDENT_TAU)
     else:
-        tau = float(settings.tau)
-    centre, centre_flags = pca_centre(settings, fd.m, released_mean, fd)
-    flags.extend(centre_flags)
-    basis = pca_basis(settings, fd.unit_grid, fd.weights)
-    check_pca_dimensions(settings, basis, fd.n)
-    X, n_clipped = coefficient_matrix(fd.data_matrix, basis.functions, fd.weights, tau, centre)
-    return PcaSums(fd.grid_points, basis, X.T @ X, fd.n, n_clipped, tau, tuple(flags))
+        tau = pca_tau(settings, fd.grid_points)
+    X, n_clipped = coefficient_matrix(values, basis.functions, fd.weights, tau, centre)
+    # A person's rows enter as the average of their outer products (METHODS.md 11): weight 1/k_p.
+    weights_rows = person_row_weights(codes, n_persons)
+    gram = (X * weights_rows[:, None]).T @ X
+    return PcaSums(fd.grid_points, basis, gram, n, n_clipped, tau, fd.n, n_range_clipped, tuple(flags))
 
 
 def _private_pca(fd, settings, rng, released_mean, data_dependent_flags) -> PrivatePCAResult:
     if isinstance(fd, PcaSums):
         if released_mean is not None or data_dependent_flags:
-            raise ParameterError("centring and flags are part of the sufficient statistics; pass them to pca_sums")
+            raise ParameterError("centring and flags are part of the sufficient statistics: give them to pca_sums")
         sums = fd
-        check_pca_dimensions(settings, sums.basis, sums.n)
+        k = int(settings.k)
+        if sums.n < k:
+            raise DataError(f"private PCA with k = {k} components needs at least k = {k} persons, the data have "
+                            f"{sums.n}")
+        if k >= sums.basis.p:
+            raise ParameterError(f"k = {k} components need a basis dimension p > k, got p = {sums.basis.p}; raise "
+                                 "p or lower k")
     else:
         sums = pca_sums(fd, settings, released_mean, data_dependent_flags)
     return _release_from_sums(sums, settings, rng)
@@ -490,28 +541,28 @@ def _private_pca(fd, settings, rng, released_mean, data_dependent_flags) -> Priv
 
 def _release_from_sums(sums: PcaSums, settings: PcaSettings, rng) -> PrivatePCAResult:
     k = int(settings.k)
-    basis, gram, tau, n_clipped = sums.basis, sums.gram, sums.tau, sums.n_clipped
+    basis, gram, n, tau, n_clipped = sums.basis, sums.gram, sums.n, sums.tau, sums.n_clipped
     flags = list(sums.data_dependent_flags)
     cinv = 1.0 / basis.prior_variances
     gamma = float(settings.gamma)
     sampler = settings.sampler_name
 
     if sampler == "exact":
-        draw = sample_vector_bingham(mechanism_matrix_from_gram(gram, settings.epsilon, gamma, basis.prior_variances),
-                                     1, rng)
+        draw = sample_vector_bingham(exponential_mechanism_from_gram(gram, settings.epsilon, gamma,
+                                                                     basis.prior_variances), 1, rng)
         V = draw.samples[0][:, None]
         diagnostics = {"sampler": sampler, "acceptance_rate": draw.acceptance_rate, "n_proposed": draw.n_proposed,
                        "acg_b": draw.b}
     elif sampler == "deflation":
-        matrices = [mechanism_matrix_from_gram(gram, e, gamma, basis.prior_variances)
+        matrices = [exponential_mechanism_from_gram(gram, e, gamma, basis.prior_variances)
                     for e in settings.component_epsilons()]
         draw = sample_bingham_deflation(matrices, rng, 1)
         V = draw.samples[0]
         diagnostics = {"sampler": sampler, "acceptance_rate": float(np.mean(draw.acceptance_rates)),
                        "acceptance_rates": draw.acceptance_rates.tolist()}
     else:
-        chain = sample_matrix_bingham_gibbs(mechanism_matrix_from_gram(gram, settings.epsilon, gamma,
-                                                                       basis.prior_variances),
+        chain = sample_matrix_bingham_gibbs(exponential_mechanism_from_gram(gram, settings.epsilon, gamma,
+                                                                            basis.prior_variances),
                                             k, rng, n_sweeps=settings.gibbs_sweeps, burn_in=settings.gibbs_burn_in,
                                             thin=settings.gibbs_thin)
         V = _order_subspace(chain.sample, cinv)
@@ -520,7 +571,7 @@ def _release_from_sums(sums: PcaSums, settings: PcaSettings, rng) -> PrivatePCAR
                        "n_spectral_solves": chain.n_spectral_solves}
     V = _canonical_signs(V)
 
-    # Analyst view (NOT PRIVATE): the non-private FPCA of the same clipped matrix.
+    # Analyst view (NOT PRIVATE): the non-private FPCA of the same clipped, person-averaged matrix.
     evals, evecs = np.linalg.eigh(gram)
     evals, evecs = evals[::-1], evecs[:, ::-1]
     V_hat = _canonical_signs(evecs[:, :k])
@@ -531,19 +582,20 @@ def _release_from_sums(sums: PcaSums, settings: PcaSettings, rng) -> PrivatePCAR
 
     return PrivatePCAResult(
         settings=settings, grid_points=sums.grid_points, basis=basis, coefficients=V,
-        components=basis.functions @ V, n=sums.n, n_clipped=n_clipped, tau=tau,
+        components=basis.functions @ V, n=n, n_clipped=n_clipped, tau=tau, n_curves=sums.n_curves,
+        n_range_clipped=sums.n_range_clipped,
         guarantee=_guarantee(settings, basis), diagnostics=diagnostics,
         nonprivate_coefficients=V_hat, nonprivate_components=basis.functions @ V_hat,
-        scree=np.maximum(evals, 0.0) / sums.n, variance_ratio=variance_ratio,
+        scree=np.maximum(evals, 0.0) / n, variance_ratio=variance_ratio,
         subspace_distance=max(subspace_distance, 0.0), data_dependent_flags=tuple(flags))
 
 
 def release_record(result: PrivatePCAResult, *, seed: int | None = None) -> dict:
-    """The publishable record of a private PCA release, plus the analyst-side metrics.
+    """The publishable record of a private PCA release: public inputs and the guarantee only.
 
-    The metrics variance_ratio and subspace_distance are computed from the raw data; they
-    are kept (the CLI user asked for them) but listed under "not_private" so that an
-    export can drop them.
+    Everything computed from the data without noise (rows clipped, the variance ratio, the
+    subspace distance, the sampler's acceptance rate, which depends on X^T X) is in
+    :func:`analyst_view`.
     """
     s = result.settings
     g = result.guarantee
@@ -566,13 +618,9 @@ def release_record(result: PrivatePCAResult, *, seed: int | None = None) -> dict
         "centring": s.centring,
         "n": result.n,
         "m": result.m,
-        "n_clipped": result.n_clipped,
+        **s.bounds.describe(),
         "approximate": g["approximate"],
         "privacy": g["privacy"],
-        "acceptance_rate": result.diagnostics["acceptance_rate"],
-        "variance_ratio": result.variance_ratio,
-        "subspace_distance": result.subspace_distance,
-        "not_private": ["variance_ratio", "subspace_distance"],
         "data_dependent_flags": list(result.data_dependent_flags),
         "differentially_private": not result.data_dependent_flags and not g["approximate"],
         "guarantee": g,
@@ -580,8 +628,28 @@ def release_record(result: PrivatePCAResult, *, seed: int | None = None) -> dict
         "settings": asdict(s),
     }
     if s.sampler_name == "gibbs":
+        # Public: fixed by the settings before sampling (the chain's own statistics are not).
         record["gibbs"] = {key: result.diagnostics[key] for key in ("n_sweeps", "burn_in", "thin")}
     return record
+
+
+ANALYST_DIAGNOSTICS = ("acceptance_rate", "acceptance_rates", "n_proposed", "acg_b", "trace", "n_spectral_solves")
+
+
+def analyst_view(result: PrivatePCAResult, *, n_dropped: int = 0) -> dict:
+    """Computed from the data without noise: never publish."""
+    view = {"n_curves": result.n_curves, "n_persons": result.n, "n_dropped": int(n_dropped),
+            "n_clipped": result.n_clipped,
+            "n_clipped_meaning": "curves whose coefficient row (after the range clip and centring) was shrunk to tau",
+            "n_range_clipped": result.n_range_clipped,
+            "variance_ratio": result.variance_ratio, "subspace_distance": result.subspace_distance,
+            "explained_variance_ratio": result.explained_variance_ratio[: max(result.k, 5)]}
+    for key in ANALYST_DIAGNOSTICS:
+        if key in result.diagnostics:
+            view[key] = result.diagnostics[key]
+    if DATA_DEPENDENT_TAU in result.data_dependent_flags:
+        view["tau_from_data"] = result.tau
+    return view
 
 
 # --------------------------------------------------------------------------- simulation design

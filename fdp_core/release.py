@@ -59,20 +59,33 @@ def to_json(record: dict) -> str:
     return json.dumps(_jsonable(record), indent=2, allow_nan=False)
 
 
-def write_release(out_dir, record: dict, table: pd.DataFrame) -> Path:
-    """Write out_dir/release.json and out_dir/release.csv (created if needed).
+ANALYST_VIEW_FILE = "analyst_view.json"
+ANALYST_WARNING = ("NOT FOR PUBLICATION: every number in this file is computed from the data without noise "
+                   "(counts of clipped, dropped or grouped curves, errors against the raw mean, sampler "
+                   "diagnostics, data-derived suggestions). Publishing any of it can reveal individuals; it is "
+                   "for the analyst's own checks only. The publishable files are release.json and release.csv.")
 
-    Both files are written to temporary names first and renamed at the end, so a failure
+
+def analyst_record(view: dict) -> dict:
+    """The analyst view with its not-for-publication marking first."""
+    return {"publishable": False, "differentially_private": False, "warning": ANALYST_WARNING, **view}
+
+
+def write_release(out_dir, record: dict, table: pd.DataFrame, analyst: dict | None = None) -> Path:
+    """Write out_dir/release.json and out_dir/release.csv (created if needed), and, when given,
+    the analyst view to out_dir/analyst_view.json (marked not for publication).
+
+    Every file is written to a temporary name first and renamed at the end, so a failure
     never leaves a half-written release behind.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     record = {**record, **provenance_stamp()}
-    json_text = to_json(record)
-    csv_text = table.to_csv(index=False)
-    tmp_json, tmp_csv = out / ".release.json.tmp", out / ".release.csv.tmp"
-    tmp_json.write_text(json_text)
-    tmp_csv.write_text(csv_text)
-    tmp_csv.replace(out / "release.csv")
-    tmp_json.replace(out / "release.json")
+    texts = {"release.json": to_json(record), "release.csv": table.to_csv(index=False)}
+    if analyst is not None:
+        texts[ANALYST_VIEW_FILE] = to_json(analyst_record(analyst))
+    for name, text in texts.items():
+        (out / f".{name}.tmp").write_text(text)
+    for name in sorted(texts, key=lambda n: n == "release.json"):  # release.json last: it marks completion
+        (out / f".{name}.tmp").replace(out / name)
     return out

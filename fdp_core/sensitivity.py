@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .params import check_positive
+from .params import check_positive, check_tau
 
 BOUNDS = ("tight", "paper")
 
@@ -21,7 +21,7 @@ def gaussian_mean_sensitivity_tight(eigenvalues: np.ndarray, shrink: np.ndarray,
     ||Delta mu||_H^2 = sum_l s_l^2 d_l^2 / (n^2 lambda_l) <= max_l (s_l^2 / lambda_l) ||d||^2 / n^2
     with equality when d = 2 tau e_l* (curves tau phi_l* and -tau phi_l*).
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     ratio = np.asarray(shrink) ** 2 / np.asarray(eigenvalues)
     return 2.0 * tau / n * math.sqrt(float(ratio.max()))
 
@@ -31,7 +31,7 @@ def gaussian_mean_sensitivity_paper(tau: float, n: int, eta: float, phi: float) 
 
     Delta^2 = tau^2 (2 eta - 1)^(2 - 1/eta) / (n^2 phi^(1/eta) eta^2).
     """
-    tau, phi = check_positive("tau", tau), check_positive("phi", phi)
+    tau, phi = check_tau(tau), check_positive("phi", phi)
     sq = tau**2 * (2 * eta - 1) ** (2 - 1 / eta) / (n**2 * phi ** (1 / eta) * eta**2)
     return math.sqrt(sq)
 
@@ -62,13 +62,13 @@ def iclp_qr_sensitivity_tight(eigenvalues: np.ndarray, shrink: np.ndarray, tau: 
     By Cauchy-Schwarz sum_l a_l |d_l| <= ||a||_2 ||d||_2 <= 2 tau ||a||_2, with equality for
     the curves X = tau sum_l a_l phi_l / ||a||_2 and X' = -X.
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     return 2.0 * tau / n * float(np.linalg.norm(iclp_qr_weights(eigenvalues, shrink)))
 
 
 def iclp_qr_sensitivity_paper(eigenvalues: np.ndarray, shrink: np.ndarray, tau: float, n: int) -> float:
     """Lin & Reimherr's bound (2 tau / n) sum_l a_l (each |d_l| <= 2 tau separately): never smaller."""
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     return 2.0 * tau / n * float(np.sum(iclp_qr_weights(eigenvalues, shrink)))
 
 
@@ -79,7 +79,7 @@ def iclp_ar_active_count(thresholds: np.ndarray, tau: float) -> int:
     zeroes component l for every data set: it carries no information and gets no noise.
     Eigenvalues are sorted descending, so thresholds increase and the active ones come first.
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     return int(np.sum(np.asarray(thresholds) < tau))
 
 
@@ -90,7 +90,7 @@ def iclp_ar_sensitivity_cs(eigenvalues: np.ndarray, n_active: int, tau: float, n
     J* active components then gives the bound. Valid, but the thresholds usually make it
     unattainable: it is a "CS bound", not a tight one.
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     lam = np.asarray(eigenvalues, dtype=float)[:n_active]
     return 2.0 * tau / n * math.sqrt(float(np.sum(1.0 / lam)))
 
@@ -102,7 +102,7 @@ def iclp_ar_sensitivity_triangle(eigenvalues: np.ndarray, n_active: int, tau: fl
     sqrt(lambda_l) whatever eta is, and the printed sum is smaller (under-noises) as soon as
     some lambda_l > 1 (e.g. a domain not rescaled to [0, 1]). Never use the printed version.
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     lam = np.asarray(eigenvalues, dtype=float)[:n_active]
     return 2.0 * tau / n * float(np.sum(lam ** -0.5))
 
@@ -112,13 +112,13 @@ def frl_sensitivity_tight(tau: float, n: int, n_components: int) -> float:
 
     sum_{l <= M} |d_l| <= sqrt(M) ||d||_2 <= 2 tau sqrt(M), equality for d = 2 tau (1, ..., 1) / sqrt(M).
     """
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     return 2.0 * tau * math.sqrt(n_components) / n
 
 
 def frl_sensitivity_paper(tau: float, n: int, n_components: int) -> float:
     """The literature's 2 tau M / n (each |d_l| <= 2 tau separately): never smaller."""
-    tau = check_positive("tau", tau)
+    tau = check_tau(tau)
     return 2.0 * tau * n_components / n
 
 
@@ -129,3 +129,83 @@ def bernstein_sensitivity(K: int, lo: float, hi: float, n: int) -> float:
     (hi - lo) / n; attained by a curve constant at hi replaced by one constant at lo.
     """
     return (K + 1) * (hi - lo) / n
+
+
+# --------------------------------------------------------------------------- covariance (METHODS.md 13)
+#
+# Second moment S = (1/n) sum_i x_i x_i^T of coefficient vectors with ||x_i|| <= tau, shrunk
+# entrywise by s_jl. Replacing x by y moves it by D = s o (x x^T - y y^T) / n. Every bound
+# below is in terms of A_jl = s_jl / sqrt(lambda_j lambda_l) (non-negative, symmetric) and
+# M = x x^T - y y^T, whose eigenvalues a >= 0 >= -b satisfy a, b <= tau^2 and
+# a^2 + b^2 = ||x||^4 + ||y||^4 - 2 (x.y)^2 <= 2 tau^4.
+
+COVARIANCE_GAUSSIAN_BOUNDS = ("kyfan", "sqrt2")
+COVARIANCE_GAUSSIAN_BOUND_LABELS = {
+    "kyfan": "Ky Fan bound tau^2 sqrt(c_1 + c_2) / n (valid; attained when the largest A_jl is off the diagonal)",
+    "sqrt2": "sqrt(2) tau^2 max A_jl / n (valid; attained when the largest A_jl is off the diagonal)",
+}
+
+
+def covariance_weights(eigenvalues: np.ndarray, shrink: np.ndarray) -> np.ndarray:
+    """A_jl = s_jl / sqrt(lambda_j lambda_l): ||D||_CM^2 = sum_jl A_jl^2 M_jl^2 / n^2."""
+    root = np.sqrt(np.asarray(eigenvalues, dtype=float))
+    return np.asarray(shrink, dtype=float) / np.outer(root, root)
+
+
+def covariance_gaussian_sensitivity_sqrt2(weights: np.ndarray, tau: float, n: int) -> float:
+    """sqrt(2) tau^2 max_jl A_jl / n: ||D||_CM <= max A ||M||_F / n and ||M||_F <= sqrt(2) tau^2.
+
+    Attained by x = tau (e_j + e_l)/sqrt2, y = tau (e_j - e_l)/sqrt2 (M = tau^2 (e_j e_l^T + e_l e_j^T))
+    when the maximum sits at j != l.
+    """
+    tau = check_positive("tau", tau)
+    return math.sqrt(2.0) * tau**2 * float(np.max(weights)) / n
+
+
+def covariance_gaussian_sensitivity_kyfan(weights: np.ndarray, tau: float, n: int) -> float:
+    """tau^2 sqrt(c_1 + c_2) / n with c_j = max_l A_jl^2 (c_1 >= c_2 the two largest).
+
+    Proof: A_jl^2 <= (c_j + c_l) / 2, so sum_jl A_jl^2 M_jl^2 <= sum_j c_j (M^2)_jj = tr(diag(c) M^2).
+    Writing M = a p p^T - b q q^T (p _|_ q unit vectors), M^2 = a^2 p p^T + b^2 q q^T and
+    tr(diag(c) M^2) = a^2 p^T diag(c) p + b^2 q^T diag(c) q <= max(a, b)^2 c_1 + min(a, b)^2 c_2 (Ky Fan
+    for two orthonormal vectors) <= tau^4 (c_1 + c_2) since a, b <= tau^2. Never above the sqrt(2) bound.
+    """
+    tau = check_positive("tau", tau)
+    c = np.sort(np.max(np.asarray(weights, dtype=float) ** 2, axis=1))[::-1]
+    top = float(c[0] + (c[1] if c.size > 1 else 0.0))
+    return tau**2 * math.sqrt(top) / n
+
+
+def covariance_l1c_sensitivity(weights: np.ndarray, tau: float, n: int) -> dict:
+    """l1-C sensitivity of the shrunk second moment: (tau^2/n) min(2 r(A), sqrt(2) ||A||_F).
+
+    sum_jl A_jl |M_jl| <= |x|^T A |x| + |y|^T A |y| <= r(A) (||x||^2 + ||y||^2) <= 2 r(A) tau^2 (A >= 0,
+    r = Perron root), and <= ||A||_F ||M||_F <= sqrt(2) tau^2 ||A||_F (Cauchy-Schwarz). Valid, not attained
+    in general (the diagonal of M cannot take opposite signs for x and y): a "bound", not "tight".
+    Returns both parts and the minimum.
+    """
+    tau = check_positive("tau", tau)
+    A = np.asarray(weights, dtype=float)
+    perron = float(np.max(np.linalg.eigvalsh((A + A.T) / 2.0)))
+    parts = {"perron": 2.0 * perron * tau**2 / n, "frobenius": math.sqrt(2.0) * float(np.linalg.norm(A)) * tau**2 / n}
+    return {**parts, "bound": min(parts.values())}
+
+
+# --------------------------------------------------------------------------- regression (METHODS.md 14)
+
+def regression_t1_sensitivity_frobenius(bound_b: float, n: int) -> float:
+    """Frobenius sensitivity of T1 = (1/n) sum X X^T: ||X X^T - X' X'^T||_F^2 = ||X||^4 + ||X'||^4 -
+    2 (X.X')^2 <= 2 B^4, so Delta_F = sqrt(2) B^2 / n (attained by orthogonal X, X' of norm B)."""
+    return math.sqrt(2.0) * check_positive("B", bound_b) ** 2 / n
+
+
+def regression_t2_sensitivity_cm(eigenvalues: np.ndarray, shrink: np.ndarray, bound_b: float, tau: float,
+                                 n: int) -> float:
+    """Cameron-Martin sensitivity (q copies of C) of the shrunk T2 = (1/n) sum X y^T, attained.
+
+    sum_kl s_l^2 (X_k y_l - X'_k y'_l)^2 / lambda_l <= max_l (s_l^2 / lambda_l) ||X y^T - X' y'^T||_F^2 and
+    ||X y^T - X' y'^T||_F <= ||X|| ||y|| + ||X'|| ||y'|| <= 2 B tau; equality for X = X' of norm B and
+    y = -y' = tau e_l* (l* = argmax s_l^2 / lambda_l).
+    """
+    ratio = np.asarray(shrink, dtype=float) ** 2 / np.asarray(eigenvalues, dtype=float)
+    return 2.0 * check_positive("B", bound_b) * check_positive("tau", tau) * math.sqrt(float(ratio.max())) / n

@@ -345,12 +345,18 @@ def _open_path(path: Path, missing, chunk_rows, name, mapping, transpose) -> Blo
 # --------------------------------------------------------------------------- persons
 
 def person_keys(meta: pd.DataFrame, person_column: str, name: str) -> np.ndarray:
-    """uint64 hash of each row's person id (the id's text: '7' and 7 are one person)."""
+    """uint64 hash of each row's person id (its text, stripped, as preprocess.person_codes reads it)."""
     if person_column not in meta.columns:
         available = ", ".join(map(str, meta.columns)) or "none"
-        raise DataError(f"{name}: no person column '{person_column}' (metadata columns: {available})")
-    ids = meta[person_column].astype(str).str.strip().to_numpy(object)
-    return pd.util.hash_array(ids, categorize=False)
+        raise DataError(f"the data have no column '{person_column}' to group curves by person "
+                        f"(metadata columns: {available})")
+    ids = meta[person_column]
+    text = ids.astype(str).str.strip()
+    blank = ids.isna() | (text == "")
+    if blank.any():
+        raise DataError(f"person column '{person_column}' is empty in {int(blank.sum())} row(s) of {name}; every "
+                        "curve needs a person id")
+    return pd.util.hash_array(text.to_numpy(object), categorize=False)
 
 
 def count_persons(reader: BlockReader, person_column: str) -> pd.Series:
@@ -360,107 +366,151 @@ def count_persons(reader: BlockReader, person_column: str) -> pd.Series:
 
 
 def person_weights(keys: np.ndarray, counts: pd.Series) -> np.ndarray:
+    """w_i = 1 / (rows of row i's person): sum_i w_i x_i = sum over persons of their average."""
     return 1.0 / counts.reindex(keys).to_numpy(dtype=float)
 
 
+def mechanism_n(bounds, n_persons: int) -> int:
+    from .preprocess import _n_for
+
+    return _n_for(bounds, n_persons)
+
+
 # --------------------------------------------------------------------------- accumulators
+# Each applies fdp_core.preprocess's per-record transform to a chunk and adds the result to
+# running sums; merge() adds two accumulators (Dask's reduction).
 
 @dataclass
 class MeanAccumulator:
-    """Sum of clipped curves (or Bernstein lattice values) over chunks; mergeable (Dask)."""
+    """Sum of person-level clipped centred curves (or Bernstein lattice values) over chunks."""
 
     settings: object  # MeanSettings, validated
+    grid: np.ndarray
     unit_grid: np.ndarray
     weights: np.ndarray
     total: np.ndarray | None = None
+    raw_sum: np.ndarray | None = None
     n_rows: int = 0
     n_clipped: int = 0
+    n_range_clipped: int = 0
     max_norm: float = 0.0
     _lattice: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
         s = self.settings
+        self.raw_sum = np.zeros(self.grid.size)
+        bounds = s.bounds
         if s.mechanism == "bernstein":
             from .estimators import lattice_interpolation_matrix
 
             self._lattice = lattice_interpolation_matrix(self.unit_grid, int(s.K))
             self.total = np.zeros(int(s.K) + 1)
+            self.centre = np.zeros(self.grid.size)
+            self.tau = None
         else:
-            self.total = np.zeros(self.unit_grid.size)
+            self.total = np.zeros(self.grid.size)
+            self.centre = bounds.centre(self.grid)
+            self.tau = None if s.tau_from_data else (float(s.tau) if s.tau is not None
+                                                      else float(bounds.default_tau(self.grid)))
 
     def update(self, values: np.ndarray, row_weights: np.ndarray | None = None) -> None:
+        from .preprocess import centre_block, clip_values
+
         s = self.settings
         self.n_rows += values.shape[0]
+        self.raw_sum += np.add.reduce(values, axis=0)
         if s.mechanism == "bernstein":
-            clipped = np.clip(values, s.lo, s.hi)
-            self.n_clipped += int(np.sum(np.any(clipped != values, axis=1)))
+            lo, hi = (float(v) for v in s.bernstein_range)
+            clipped = np.clip(values, lo, hi)
+            outside = int(np.sum(np.any(clipped != values, axis=1)))
+            self.n_clipped += outside
+            self.n_range_clipped += outside
+            if s.value_range is not None:
+                clipped = np.clip(clipped, *s.value_range)
             lattice = clipped @ self._lattice
             self.total += np.add.reduce(lattice, axis=0) if row_weights is None else row_weights @ lattice
             return
-        norms = l2_norms(values, self.weights)
-        if s.tau_from_data:
-            # Clipping at tau = max norm leaves every curve unchanged (factor min(1, tau/||x||) = 1).
+        clipped, n_range = clip_values(values, s.bounds.value_range)
+        self.n_range_clipped += n_range
+        Y = centre_block(clipped, self.centre)
+        norms = l2_norms(Y, self.weights)
+        if self.tau is None:
+            # Clipping at tau = the largest norm leaves every curve unchanged (factor min(1, tau/||Y||) = 1).
             self.max_norm = max(self.max_norm, float(norms.max(initial=0.0)))
             factor = np.ones(values.shape[0])
         else:
-            tau = float(s.tau)
-            factor = _clip_factors(norms, tau)
-            self.n_clipped += int(np.sum(norms > tau))
+            factor = _clip_factors(norms, self.tau)
+            self.n_clipped += int(np.sum(norms > self.tau))
         if row_weights is not None:
             factor = factor * row_weights
-        self.total += factor @ values
+        self.total += factor @ Y
 
     def merge(self, other: "MeanAccumulator") -> "MeanAccumulator":
         self.total = self.total + other.total
+        self.raw_sum = self.raw_sum + other.raw_sum
         self.n_rows += other.n_rows
         self.n_clipped += other.n_clipped
+        self.n_range_clipped += other.n_range_clipped
         self.max_norm = max(self.max_norm, other.max_norm)
         return self
 
-    def sums(self, grid_points, n: int, n_dropped: int):
+    def sums(self, n_persons: int, n_dropped: int):
         from .mean import MeanSums
 
         s = self.settings
-        common = dict(grid_points=np.asarray(grid_points, dtype=float), unit_grid=self.unit_grid,
-                      weights=self.weights, n=n, n_dropped=n_dropped, n_clipped=self.n_clipped)
+        n = mechanism_n(s.bounds, n_persons)
+        total = self.total
+        if s.mechanism == "bernstein" and n > n_persons:
+            total = total + (n - n_persons) * float(s.bernstein_range[0])  # absent persons count at lo
+        if self.tau is None and s.mechanism != "bernstein" and not self.max_norm > 0:
+            raise DataError("every centred curve is zero: tau from the data would be 0")
+        common = dict(grid_points=self.grid, unit_grid=self.unit_grid, weights=self.weights, n=n,
+                      n_dropped=n_dropped, n_curves=self.n_rows, raw_sum=self.raw_sum, offset=self.centre,
+                      n_range_clipped=self.n_range_clipped, n_clipped=self.n_clipped, total=total)
         if s.mechanism == "bernstein":
-            return MeanSums(lattice_sum=self.total, **common)
-        if s.tau_from_data:
-            return MeanSums(tau=self.max_norm, clipped_sum=self.total, data_dependent_flags=(DATA_DEPENDENT_TAU,),
-                            **common)
-        return MeanSums(tau=float(s.tau), clipped_sum=self.total, **common)
+            return MeanSums(**common)
+        if self.tau is None:
+            return MeanSums(tau=self.max_norm, data_dependent_flags=(DATA_DEPENDENT_TAU,), **common)
+        return MeanSums(tau=self.tau, **common)
 
 
 @dataclass
 class PcaAccumulator:
-    """Sum of x x^T of the final coefficient rows (divided by tau, clipped to norm <= 1)."""
+    """sum_i w_i x_i x_i^T of the final coefficient rows (range-clipped, centred, / tau, clipped)."""
 
     settings: object  # PcaSettings, validated
     basis: object  # PcaBasis
+    grid: np.ndarray
     weights: np.ndarray
     centre: np.ndarray | None = None
     gram: np.ndarray | None = None
     n_rows: int = 0
     n_clipped: int = 0
+    n_range_clipped: int = 0
     max_norm: float = 0.0
 
     def __post_init__(self):
+        from .pca import pca_tau
+
         self.gram = np.zeros((self.basis.p, self.basis.p))
         self._projector = self.weights[:, None] * self.basis.functions
+        self.tau = pca_tau(self.settings, self.grid)
 
     def update(self, values: np.ndarray, row_weights: np.ndarray | None = None) -> None:
         from .pca import coefficient_matrix
+        from .preprocess import clip_values
 
         self.n_rows += values.shape[0]
-        if self.settings.tau_from_data:
-            # Rows are clipped at tau = max ||X_i|| later: coefficient rows of norm <= ||X_i|| <= tau
-            # (Bessel: the basis is orthonormal) are never clipped, so X^T X = (sum c c^T) / tau^2.
-            self.max_norm = max(self.max_norm, float(l2_norms(values, self.weights).max(initial=0.0)))
+        values, n_range = clip_values(values, self.settings.bounds.value_range)
+        self.n_range_clipped += n_range
+        if self.tau is None:
+            # tau = the largest coefficient row (after range clip and centring): no row is clipped,
+            # so X^T X = (sum c c^T) / tau^2 once tau is known.
             centred = values if self.centre is None else values - self.centre[None, :]
             X = centred @ self._projector
+            self.max_norm = max(self.max_norm, float(np.sqrt(np.einsum("ij,ij->i", X, X)).max(initial=0.0)))
         else:
-            X, clipped = coefficient_matrix(values, self.basis.functions, self.weights, float(self.settings.tau),
-                                            self.centre)
+            X, clipped = coefficient_matrix(values, self.basis.functions, self.weights, self.tau, self.centre)
             self.n_clipped += clipped
         self.gram += X.T @ X if row_weights is None else (X * row_weights[:, None]).T @ X
 
@@ -468,19 +518,23 @@ class PcaAccumulator:
         self.gram = self.gram + other.gram
         self.n_rows += other.n_rows
         self.n_clipped += other.n_clipped
+        self.n_range_clipped += other.n_range_clipped
         self.max_norm = max(self.max_norm, other.max_norm)
         return self
 
-    def sums(self, grid_points, n: int, flags=()):
+    def sums(self, n_persons: int, flags=()):
         from .pca import PcaSums
 
         flags = list(flags)
-        tau = float(self.settings.tau) if not self.settings.tau_from_data else self.max_norm
-        gram = self.gram
-        if self.settings.tau_from_data:
-            flags.append(DATA_DEPENDENT_TAU)
+        tau, gram = self.tau, self.gram
+        if tau is None:
+            if not self.max_norm > 0:
+                raise DataError("every centred curve has zero coefficients: tau from the data would be 0")
+            tau = self.max_norm
             gram = gram / (tau * tau)
-        return PcaSums(np.asarray(grid_points, dtype=float), self.basis, gram, n, self.n_clipped, tau, tuple(flags))
+            flags.append(DATA_DEPENDENT_TAU)
+        return PcaSums(self.grid, self.basis, gram, mechanism_n(self.settings.bounds, n_persons), self.n_clipped,
+                       tau, self.n_rows, self.n_range_clipped, tuple(flags))
 
 
 @dataclass
@@ -542,9 +596,15 @@ class KdeAccumulator:
         self.person_sums.extend(other.person_sums)
         return self
 
-    def sums(self, n_persons: int | None = None):
+    def sums(self):
+        """KdeSums of the person-level observations (already inside the box: n_clipped_box = 0,
+        as for the in-memory path, which clips before planning; the count is in ``n_clipped``)."""
         from .kde import KdeSums
 
+        if self.n_rows and self.n_clipped == self.n_rows:
+            limits = " x ".join(f"[{a:g}, {b:g}]" for a, b in self.box)
+            raise DataError(f"all {self.n_rows} observations lie outside the box {limits}; choose a (public) box "
+                            "that covers the range of the feature")
         if self.person_sums:
             keys = np.concatenate([k for k, _, _ in self.person_sums])
             sums = np.concatenate([s for _, s, _ in self.person_sums])
@@ -557,7 +617,7 @@ class KdeAccumulator:
             n = averaged.shape[0]
         else:
             n = self.n_rows
-        common = dict(box=self.box, grid_size=self.grid_size, n=n, n_clipped_box=self.n_clipped)
+        common = dict(box=self.box, grid_size=self.grid_size, n=n, n_clipped_box=0)
         if self.mode == "counts":
             return KdeSums(node_counts=self.total, **common)
         if self.mode == "bumps":
@@ -574,13 +634,23 @@ def kde_mode(settings) -> str:
     return "points"
 
 
+def kde_features(chunk_fd: FunctionalData, features, value_range):
+    """The per-curve features of a chunk, curves first clipped to the public value range
+    (as fdp_core.features.person_features does)."""
+    from dataclasses import replace as _replace
+
+    from .features import extract_features
+    from .preprocess import clip_values
+
+    if value_range is not None and any(f.kind != "column" for f in features):
+        chunk_fd = _replace(chunk_fd, data_matrix=clip_values(chunk_fd.data_matrix, value_range)[0])
+    return extract_features(chunk_fd, features)[0]
+
+
 # --------------------------------------------------------------------------- drivers
 
 def _run(reader: BlockReader, person_column: str | None, consume):
-    """Feed the chunks to ``consume(chunk, keys, weights)``; returns (reader, n persons).
-
-    On a chunk the fast reader refuses, the loader reads the file (which names the bad row,
-    or accepts an unusual but valid spelling) and the caller's accumulator is rebuilt."""
+    """Feed the chunks to ``consume(chunk, keys, weights)``; returns the number of persons."""
     counts = count_persons(reader, person_column) if person_column else None
     for chunk in reader.chunks():
         keys = weights = None
@@ -588,14 +658,13 @@ def _run(reader: BlockReader, person_column: str | None, consume):
             keys = person_keys(chunk.metadata, person_column, reader.name)
             weights = person_weights(keys, counts)
         consume(chunk, keys, weights)
-    n = int(counts.size) if counts is not None else reader.report.n_read - reader.report.n_dropped
-    if person_column and n < 2:
-        raise DataError(f"{reader.name}: only {n} person; a release needs at least 2")
-    return n
+    return int(counts.size) if counts is not None else reader.report.n_read - reader.report.n_dropped
 
 
 def _with_fallback(reader: BlockReader, make, person_column):
-    """Run ``make(reader)`` -> (accumulator, consume); retry once in memory if a chunk was refused."""
+    """Run ``make(reader)`` -> (accumulator, consume); on a chunk the fast reader refuses, the
+    loader reads the file (naming the bad row, or accepting an unusual spelling) and the
+    accumulator is rebuilt over it."""
     try:
         acc, consume = make(reader)
         n = _run(reader, person_column, consume)
@@ -608,43 +677,56 @@ def _with_fallback(reader: BlockReader, make, person_column):
         return reader, acc, n
 
 
-def stream_mean_sums(source, settings, *, person_column: str | None = None, **options):
-    """:class:`fdp_core.mean.MeanSums` of ``source`` in one pass (two with persons)."""
+def stream_mean_sums(source, settings, **options):
+    """:class:`fdp_core.mean.MeanSums` of ``source`` in one pass (two with a person column)."""
     settings = settings.validated()
+    person_column = settings.bounds.person_column
     reader = open_source(source, **options)
     reader.meta_columns = (person_column,) if person_column else ()
 
     def make(r):
-        acc = MeanAccumulator(settings, r.unit_grid, r.weights)
+        acc = MeanAccumulator(settings, r.grid, r.unit_grid, r.weights)
         return acc, lambda chunk, keys, w: acc.update(chunk.values, w)
 
     reader, acc, n = _with_fallback(reader, make, person_column)
-    return acc.sums(reader.grid, n, reader.report.n_dropped)
+    return acc.sums(n, reader.report.n_dropped)
 
 
-def stream_pca_sums(source, settings, *, released_mean=None, person_column: str | None = None, **options):
-    """:class:`fdp_core.pca.PcaSums` of ``source`` (centring by a released mean, or none)."""
+def stream_pca_sums(source, settings, *, released_mean=None, with_report: bool = False, **options):
+    """:class:`fdp_core.pca.PcaSums` of ``source`` (centring public, by a released mean, or none)."""
     from .mechanisms.bingham import single_blas_thread
-    from .pca import check_pca_dimensions, pca_basis, pca_centre
+    from .pca import pca_basis, pca_centre
 
     settings = settings.validated()
+    person_column = settings.bounds.person_column
     reader = open_source(source, **options)
     reader.meta_columns = (person_column,) if person_column else ()
-    centre, flags = pca_centre(settings, reader.m, released_mean)
+    centre, flags = pca_centre(settings, reader.grid, released_mean)
 
     def make(r):
-        acc = PcaAccumulator(settings, pca_basis(settings, r.unit_grid, r.weights), r.weights, centre)
+        acc = PcaAccumulator(settings, pca_basis(settings, r.unit_grid, r.weights), r.grid, r.weights, centre)
         return acc, lambda chunk, keys, w: acc.update(chunk.values, w)
 
     with single_blas_thread():  # many small p x p products; threads would only add overhead
         reader, acc, n = _with_fallback(reader, make, person_column)
-    check_pca_dimensions(settings, acc.basis, n)
-    return acc.sums(reader.grid, n, flags)
+    sums = acc.sums(n, flags)
+    return (sums, reader.report.n_dropped) if with_report else sums
 
 
-def stream_kde_sums(source, settings, feature, *, person_column: str | None = None, **options):
-    """(:class:`fdp_core.kde.KdeSums`, parsed features, n_dropped) for a per-curve feature."""
-    from .features import extract_features, parse_feature_spec
+@dataclass(frozen=True)
+class StreamedFeatures:
+    """What stream_kde_sums returns: the sums and the analyst-view counts of the in-memory path."""
+
+    sums: object  # KdeSums
+    features: tuple
+    n_dropped: int
+    n_curves: int
+    n_outside_box: int  # NON-PRIVATE
+
+
+def stream_kde_sums(source, settings, feature, **options) -> StreamedFeatures:
+    """Density sufficient statistics for a per-curve feature (see the module docstring)."""
+    from .features import parse_feature_spec
     from .kde import check_box, check_grid_size
 
     features = parse_feature_spec(feature) if isinstance(feature, str) else tuple(feature)
@@ -653,6 +735,8 @@ def stream_kde_sums(source, settings, feature, *, person_column: str | None = No
         raise ParameterError(f"a {len(features)}-d feature needs a box with {2 * len(features)} numbers, "
                              f"got {2 * len(box)}")
     grid_size = check_grid_size(settings.grid_size, len(box))
+    person_column = getattr(settings, "person_column", None)
+    value_range = getattr(settings, "value_range", None)
     reader = open_source(source, **options)
     reader.meta_columns = tuple(f.params[0] for f in features if f.kind == "column") + (
         (person_column,) if person_column else ())
@@ -661,13 +745,12 @@ def stream_kde_sums(source, settings, feature, *, person_column: str | None = No
         acc = KdeAccumulator(settings, box, grid_size, kde_mode(settings))
 
         def consume(chunk, keys, weights):
-            fd = FunctionalData(r.grid, chunk.values, chunk.metadata)
-            points, _ = extract_features(fd, features)
-            acc.update(points, keys)
+            acc.update(kde_features(FunctionalData(r.grid, chunk.values, chunk.metadata), features, value_range),
+                       keys)
         return acc, consume
 
     reader, acc, n = _with_fallback(reader, make, person_column)
-    return acc.sums(), features, reader.report.n_dropped
+    return StreamedFeatures(acc.sums(), features, reader.report.n_dropped, acc.n_rows, acc.n_clipped)
 
 
 def choose_engine(engine: str, data_path) -> str:

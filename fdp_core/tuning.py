@@ -30,14 +30,26 @@ def eigenvalue_decay_rate(kernel: str, nu: float | None = None) -> float | None:
     return None if nu is None else 2.0 * nu + 1.0
 
 
-def pss_defaults(kernel: str, nu: float | None, n: int, epsilon: float) -> tuple[float, float]:
-    """Privacy-safe defaults (eta, psi) for the penalised means (Lin & Reimherr).
+# PSS comes from the rate theory of the quadratic-penalty mean; for ICLP-AR (soft-thresholding)
+# it does not hold: on DTI its error *rose* with epsilon (7.4 -> 16.1). Never offered there.
+PSS_MECHANISMS = ("gaussian", "iclp-qr")
+
+
+def pss_defaults(kernel: str, nu: float | None, n: int, epsilon: float, *,
+                 mechanism: str | None = None) -> tuple[float, float]:
+    """Privacy-safe defaults (eta, psi) for the quadratic-penalty means (Lin & Reimherr).
+
+    ``mechanism``, when given, must be one of PSS_MECHANISMS (Gaussian with penalty phi,
+    ICLP-QR with psi): the rule's theory does not cover ICLP-AR, FRL or Bernstein.
 
     Matern family (decay beta = 2 nu + 1): eta = 1 + 2 / beta and
     psi = (n eps^2)^(-eta beta / (beta + 2)); for that eta the exponent is exactly -1, so
     psi = 1 / (n eps^2). Gaussian kernel: eta = 1.5 and psi = 1 / (n eps^2).
     ``n`` must be public (the size of the data set is then part of what is disclosed).
     """
+    if mechanism is not None and mechanism not in PSS_MECHANISMS:
+        raise ParameterError(f"privacy-safe defaults (PSS) apply to the quadratic-penalty means "
+                             f"({', '.join(PSS_MECHANISMS)}) only, not to {mechanism}: its theory does not hold there")
     epsilon = check_epsilon(epsilon)
     if int(n) != n or n < 1:
         raise ParameterError(f"n must be a positive integer, got {n!r}")

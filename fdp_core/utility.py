@@ -37,10 +37,12 @@ from functools import lru_cache
 import numpy as np
 from scipy import optimize, special
 
-from .data import FunctionalData, clip_to_ball
+from .limits import MAX_MC_DRAWS, check_at_most
+from .data import FunctionalData
 from .errors import FdpError, ParameterError
 from .kernels import eigenbasis
 from .mean import MEAN_MECHANISMS, MeanRelease, MeanSettings, plan_mean_release, resolve_tau
+from .preprocess import prepare_curves
 from .estimators import shrinkage
 from .mechanisms.calibration import gaussian_sigma
 from .mechanisms.iclp import iclp_ar_mean_noise
@@ -429,14 +431,15 @@ def _fast_smoothing(fd, s, param, values, want_estimates: bool):
         return None
     tau, _ = resolve_tau(fd, s)
     grid, weights = fd.unit_grid, fd.weights  # properties: compute once, not per value
-    clipped_mean = clip_to_ball(fd.data_matrix, weights, tau).values.mean(axis=0)
+    prepared = prepare_curves(fd, s.bounds, tau)  # range clip, centre, L2 clip, person average
+    clipped_mean, n_persons = prepared.mean(), prepared.n
     rows, notes = [], []
     for v in values:
         sv = with_parameter(s, param, v)
         try:
             sv.validated()
             basis = eigenbasis(sv.kernel, sv.rho, grid, weights, nu=sv.nu)
-            coefs, scales = _noise_one(sv, basis.eigenvalues, basis.coefficients(clipped_mean), tau, fd.n)
+            coefs, scales = _noise_one(sv, basis.eigenvalues, basis.coefficients(clipped_mean), tau, n_persons)
             rows.append((sv, basis, coefs, scales))
         except FdpError as exc:
             rows.append(None)
@@ -462,7 +465,7 @@ def _fast_smoothing(fd, s, param, values, want_estimates: bool):
         estimates = np.full((values.size, fd.m), np.nan)
         for i, r in enumerate(rows):
             if r is not None:
-                estimates[i] = r[1].synthesize(r[2])
+                estimates[i] = prepared.centre + r[1].synthesize(r[2])
     return plan, expected, scales, estimates, ok, notes
 
 
@@ -571,6 +574,7 @@ def tradeoff_curves(fd: FunctionalData, settings: MeanSettings, param: str, valu
         truth = np.asarray(truth, dtype=float)
         if truth.shape != (fd.m,):
             raise ParameterError(f"the true mean must have one value per grid point ({fd.m}), got {truth.shape}")
+    check_at_most("mc_draws", mc_draws, MAX_MC_DRAWS, "every draw is a vector per mechanism and sweep point")
     levels = tuple(quantile_levels) if mc_draws else ()
     curves = []
     for k, mech in enumerate(mechanisms):

@@ -1,9 +1,13 @@
-"""The session's privacy-budget ledger: where it lives, how it is changed, the sidebar meter.
+"""The privacy-budget ledger in the app: the data set's stored budget, the draft before it, the meter.
 
-One :class:`fdp_core.accounting.Ledger` per browser session, in ``st.session_state``,
-with the committed releases next to it. The ledger only changes inside callbacks (budget
-widgets, presets, commit button), which run before the script: the sidebar meter drawn at
-the top of every page therefore always shows the state after the user's last action.
+The ledger lives in a database (:mod:`fdp_core.ledger_store`: a SQLite file by default,
+PostgreSQL when ``FDP_LEDGER_URL`` says so), shared by every browser session, every server
+restart and the command line. A budget belongs to a data set (its fingerprint: the curves'
+content and the unit of privacy, not the file name) and a budget name. Until the first
+commit the budget widgets edit a *draft* kept in the session; the first commit (or the
+"create the budget now" button) stores it, and from then on it is fixed: the app can only
+spend it. The ledger only changes inside callbacks, which run before the script, so the
+sidebar meter drawn at the top of every page shows the state after the user's last action.
 """
 
 from __future__ import annotations
@@ -12,13 +16,24 @@ import math
 
 import streamlit as st
 
-from fdp_core.accounting import KINDS, Ledger
-from fdp_core.errors import FdpError
+from fdp_core import ledger_store
+from fdp_core.accounting import KINDS, Ledger, LedgerEntry
+from fdp_core.errors import FdpError, LedgerError
+from fdp_core.fingerprint import canonical_unit, fingerprint, unit_of_privacy
 from fdp_core.presets import preset
 
-LEDGER_KEY = "fdp_ledger"
+from . import state
+
+LEDGER_KEY = "fdp_ledger"  # the ledger in force this run: the stored budget's snapshot, or the draft
+DRAFT_KEY = "fdp_ledger_draft"  # the budget chosen in the widgets before the data set has a stored one
 RELEASES_KEY = "fdp_releases"
 MESSAGE_KEY = "fdp_ledger_message"
+ERROR_KEY = "fdp_ledger_error"
+NAME_KEY = "rel_budget_name"
+FINGERPRINT_KEY = "fdp_fingerprint"
+# Where the Data page keeps the unit of privacy (e.g. {"person_column": "subject"}); part of
+# the budget's key (fdp_core.fingerprint.UNIT_KEYS).
+UNIT_KEY = "fdp_unit"
 DEFAULT_EPSILON_TOTAL = 3.0
 DEFAULT_DELTA_TOTAL = 1e-5
 DELTA_TOTAL_CHOICES = (0.0, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10, 0.01, 0.05, 0.1)
@@ -29,17 +44,90 @@ KIND_LABELS = {"mean": "mean", "kde": "density (KDE)", "pca": "principal compone
 BUDGET_DEFAULTS = {"rel_budget_epsilon": DEFAULT_EPSILON_TOTAL, "rel_budget_delta": DEFAULT_DELTA_TOTAL,
                    "rel_filter": "basic", "rel_split_on": False, "rel_split_mean": 1.0, "rel_split_kde": 1.0,
                    "rel_split_pca": 1.0}
+NEW_BUDGET_COMMAND = ("python -m fdp_core ledger init --data FILE --epsilon E --delta D --name NEW_NAME "
+                      "[--ledger URL]")
+
+
+@st.cache_resource(show_spinner=False)
+def _store(url: str) -> ledger_store.LedgerStore:
+    return ledger_store.LedgerStore(url)
+
+
+def store() -> ledger_store.LedgerStore:
+    """The ledger database in force (FDP_LEDGER_URL, else the default file); LedgerError if unusable."""
+    return _store(ledger_store.resolve_url())
+
+
+def location() -> str:
+    """Where the ledger lives, in words (or why it cannot be used)."""
+    try:
+        return store().location
+    except FdpError as exc:
+        return f"unavailable ({exc})"
+
+
+def unit_settings() -> dict:
+    """The current data set's unit of privacy (what one person is): part of its budget's key."""
+    return unit_of_privacy(st.session_state.get(UNIT_KEY) or {})
+
+
+def _fingerprints() -> tuple[str, str]:
+    """(key fingerprint with the unit, curves-only fingerprint), computed once per data set."""
+    fd, unit = state.current().fd, unit_settings()
+    unit_json = canonical_unit(unit)
+    cached = st.session_state.get(FINGERPRINT_KEY)
+    if cached is None or cached[0] is not fd or cached[1] != unit_json:
+        cached = (fd, unit_json, fingerprint(fd, unit), fingerprint(fd, None))
+        st.session_state[FINGERPRINT_KEY] = cached
+    return cached[2], cached[3]
+
+
+def budget_name() -> str:
+    return st.session_state.get(NAME_KEY) or ledger_store.DEFAULT_BUDGET
+
+
+def account() -> ledger_store.StoredBudget:
+    """The current data set's budget in the store (it may not exist yet)."""
+    key, content = _fingerprints()
+    return ledger_store.StoredBudget(store(), key, budget_name(), "app", state.current().label, content=content,
+                                     unit=canonical_unit(unit_settings()))
+
+
+def budget_names() -> list[str]:
+    """Budgets stored for the current data set (the default one always offered)."""
+    try:
+        names = store().budget_names(_fingerprints()[0])
+    except FdpError:
+        names = []
+    return list(dict.fromkeys([ledger_store.DEFAULT_BUDGET, *names, budget_name()]))
+
+
+def draft() -> Ledger:
+    if DRAFT_KEY not in st.session_state:
+        st.session_state[DRAFT_KEY] = Ledger(DEFAULT_EPSILON_TOTAL, DEFAULT_DELTA_TOTAL)
+    return st.session_state[DRAFT_KEY]
 
 
 def get() -> Ledger:
-    """The session ledger (created with the default budget on first use)."""
-    if LEDGER_KEY not in st.session_state:
-        st.session_state[LEDGER_KEY] = Ledger(DEFAULT_EPSILON_TOTAL, DEFAULT_DELTA_TOTAL)
-    return st.session_state[LEDGER_KEY]
+    """The ledger in force: the data set's stored budget (read from the database), else the draft."""
+    try:
+        stored = account().ledger()
+        st.session_state.pop(ERROR_KEY, None)
+    except FdpError as exc:
+        st.session_state[ERROR_KEY] = str(exc)
+        stored = None
+    led = stored if stored is not None else draft()
+    st.session_state[LEDGER_KEY] = led
+    return led
+
+
+def error() -> str | None:
+    """Why the ledger database cannot be used (then every commit is refused)."""
+    return st.session_state.get(ERROR_KEY)
 
 
 def releases() -> list:
-    """Committed releases (fdp_core.export.CommittedRelease), oldest first."""
+    """Releases committed in this browser session (oldest first); the ledger keeps every entry."""
     return st.session_state.setdefault(RELEASES_KEY, [])
 
 
@@ -48,8 +136,8 @@ def record(release) -> None:
 
 
 def locked() -> bool:
-    """The budget is fixed once something was committed: a filter's guarantee needs it fixed."""
-    return bool(get().entries)
+    """The budget is fixed once it is stored: a filter's guarantee needs it fixed."""
+    return isinstance(get(), ledger_store.PersistentLedger)
 
 
 def _budget_from_widgets() -> Ledger:
@@ -61,15 +149,54 @@ def _budget_from_widgets() -> Ledger:
 
 
 def update_budget() -> None:
-    """Callback of the budget widgets: rebuild the (empty) ledger with the new budget."""
+    """Callback of the budget widgets: rebuild the draft with the new budget."""
     if locked():
-        st.session_state[MESSAGE_KEY] = ("error", "The budget is locked after the first commit.")
+        st.session_state[MESSAGE_KEY] = ("error", "This data set's budget is stored and fixed: it cannot be changed "
+                                                  "from the app.")
         return
     try:
-        st.session_state[LEDGER_KEY] = _budget_from_widgets()
+        st.session_state[DRAFT_KEY] = _budget_from_widgets()
         st.session_state.pop(MESSAGE_KEY, None)
     except FdpError as exc:
         st.session_state[MESSAGE_KEY] = ("error", f"Budget not changed: {exc}")
+
+
+def _store_draft(budget: ledger_store.StoredBudget) -> str | None:
+    """Store the draft as this data set's budget; a note when another session stored one first."""
+    others = budget.store.other_units(budget.fingerprint, budget.content)
+    if others:
+        raise LedgerError("these curves already have a budget under another unit of privacy "
+                          f"({'; '.join(others)}); a budget for a new unit is created on the command line: "
+                          + NEW_BUDGET_COMMAND)
+    stored, created = budget.ensure(ledger_store.BudgetSpec.of(draft()))
+    if created:
+        return None
+    return (f"Another session stored this data set's budget first (epsilon {stored.epsilon_total:g}, delta "
+            f"{stored.delta_total:g}); that budget applies.")
+
+
+def charge_account(entry: LedgerEntry) -> tuple[ledger_store.StoredBudget, str | None]:
+    """The stored budget a commit charges, created from the draft at the first commit.
+
+    The candidate is checked against the draft first: a release that cannot fit refuses
+    without storing anything (the budget then stays editable).
+    """
+    budget = account()
+    if budget.ledger() is not None:
+        return budget, None
+    draft().check(entry)
+    return budget, _store_draft(budget)
+
+
+def create_budget() -> None:
+    """Callback of "create the budget now": store the draft without committing anything."""
+    try:
+        budget = account()
+        note = None if budget.ledger() is not None else _store_draft(budget)
+        st.session_state[MESSAGE_KEY] = ("info", note or f"Budget '{budget.name}' stored for this data set: it is "
+                                                          "now fixed.")
+    except FdpError as exc:
+        st.session_state[MESSAGE_KEY] = ("error", f"Budget not stored: {exc}")
 
 
 def nearest_choice(value: float, choices) -> float:
@@ -99,14 +226,6 @@ def apply_preset(name: str) -> None:
                    "g_delta": nearest_choice(p.delta, sidebar.DELTA_CHOICES)})
 
 
-def reset() -> None:
-    """Callback: forget the ledger and the committed releases (not their privacy loss)."""
-    st.session_state.pop(LEDGER_KEY, None)
-    st.session_state.pop(RELEASES_KEY, None)
-    st.session_state["rel_reset_confirm"] = False
-    update_budget()
-
-
 def meter_text(ledger: Ledger) -> str:
     spent, total, left = ledger.spent(), ledger.total(), ledger.remaining()
     text = (f"Budget: spent epsilon {spent.epsilon:.3g} of {total.epsilon:g}, delta {spent.delta:.2g} of "
@@ -117,13 +236,26 @@ def meter_text(ledger: Ledger) -> str:
     return text
 
 
+def where_text(ledger: Ledger) -> str:
+    """Which budget is in force and where the ledger lives, in words."""
+    if isinstance(ledger, ledger_store.PersistentLedger):
+        return (f"Ledger: budget '{ledger.budget_name}' of this data set, fixed since {ledger.created_utc[:19]} UTC, "
+                f"stored in {ledger.location}.")
+    return (f"Ledger: draft budget '{budget_name()}', stored (and then fixed) at the first commit, in "
+            f"{location()}.")
+
+
 def render_meter(container) -> None:
-    """Spent / total / remaining budget, drawn in the sidebar of every page."""
+    """Spent / total / remaining budget of the current data set, drawn in the sidebar of every page."""
     ledger = get()
     usage = ledger.usage()
     container.markdown("**Privacy budget**")
     container.progress(min(max(usage["total"], 0.0), 1.0), text=f"{min(usage['total'], 1.0):.0%} used")
     container.caption(meter_text(ledger))
+    if error():
+        container.error(f"Ledger unavailable, commits are refused: {error()}")
+    else:
+        container.caption(where_text(ledger))
     if ledger.split is not None:
         container.caption("Split: " + "; ".join(
             f"{KIND_LABELS[k]} {min(usage[k], 1.0):.0%} of its {ledger.split[k]:.0%} share used" for k in KINDS

@@ -46,7 +46,7 @@ def _figure(spec: dict) -> go.Figure:
     return go.Figure(spec, _validate=False)
 
 
-def _panel_layout(k: int, titles: list[str], x_title: str, *, height_per_row: int = 320) -> tuple[dict, list]:
+def _panel_layout(k: int, titles: list[str], x_title: str | None, *, height_per_row: int = 320) -> tuple[dict, list]:
     """Layout of k panels (one row up to 3, else 2 rows of 3) and each panel's (xref, yref).
 
     The axes domains and the panel titles are what plotly.subplots.make_subplots would write.
@@ -65,7 +65,7 @@ def _panel_layout(k: int, titles: list[str], x_title: str, *, height_per_row: in
         y1 = 1.0 - row * (height + _V_SPACE)
         suffix = "" if j == 0 else str(j + 1)
         layout[f"xaxis{suffix}"] = {"domain": [x0, min(x0 + width, 1.0)], "anchor": f"y{suffix}",
-                                    "title": {"text": x_title}}
+                                    "title": {"text": x_title or plots.t_title()}}
         layout[f"yaxis{suffix}"] = {"domain": [max(y1 - height, 0.0), y1], "anchor": f"x{suffix}"}
         layout["annotations"].append({"text": titles[j], "x": x0 + width / 2, "y": y1, "xref": "paper",
                                       "yref": "paper", "xanchor": "center", "yanchor": "bottom",
@@ -83,7 +83,7 @@ def _line(x, y, *, name: str, ref: tuple, color: str, width: float = 2.0, dash: 
             "xaxis": ref[0], "yaxis": ref[1], "legendgroup": group, "showlegend": legend}
 
 
-def components_figure(grid, draws: list[np.ndarray], nonprivate: np.ndarray, *, x_title: str = "t",
+def components_figure(grid, draws: list[np.ndarray], nonprivate: np.ndarray, *, x_title: str | None = None,
                       approximate: bool = False) -> go.Figure:
     """Private components (one panel per component; draw 1 bold, further draws thin) vs the analyst view.
 
@@ -110,7 +110,7 @@ def components_figure(grid, draws: list[np.ndarray], nonprivate: np.ndarray, *, 
 
 
 def perturbation_figure(grid, mean: np.ndarray, components: np.ndarray, sds: np.ndarray, *, mean_label: str,
-                        x_title: str = "t") -> go.Figure:
+                        x_title: str | None = None) -> go.Figure:
     """mean +/- 2 sd x component, one panel per component (components (m, k), sds (k,))."""
     k = components.shape[1]
     layout, refs = _panel_layout(k, [f"component {j + 1}: 2 sd = {2 * sds[j]:.3g}" for j in range(k)], x_title)

@@ -35,7 +35,9 @@ def curve_subset(n: int, limit: int = MAX_CURVES_DRAWN, seed: int = 0) -> np.nda
 
 
 def curves_figure(grid, curves, *, title: str, color: str = "rgba(31,119,180,0.35)", name: str = "curves",
-                  x_title: str = "t", y_title: str = "value") -> go.Figure:
+                  x_title: str | None = None, y_title: str | None = None) -> go.Figure:
+    """The curves; axis titles default to the session's t label and value unit."""
+    x_title, y_title = x_title or t_title(), y_title or value_title()
     fig = go.Figure()
     add_curves(fig, grid, curves, name=name, color=color)
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=420,
@@ -66,9 +68,11 @@ def add_line(fig: go.Figure, grid, values, *, name: str, color: str, dash: str |
 
 
 def release_figure(grid, draws: np.ndarray, estimate: np.ndarray | None, *, title: str, style: str = "draws",
-                   truth: np.ndarray | None = None, x_title: str = "t", label: str = "sanitized mean",
-                   color: str = PRIVATE_COLOR) -> go.Figure:
-    """Sanitized draws (spaghetti, or a pointwise 5-95% band) with the analyst-view estimate."""
+                   truth: np.ndarray | None = None, x_title: str | None = None, label: str = "sanitized mean",
+                   color: str = PRIVATE_COLOR, y_title: str | None = None) -> go.Figure:
+    """Sanitized draws (spaghetti, or a pointwise 5-95% band) with the analyst-view estimate.
+    Axis titles default to the session's t label and value unit."""
+    x_title, y_title = x_title or t_title(), y_title or value_title()
     fig = go.Figure()
     if style == "band":
         lo, hi = np.quantile(draws, [0.05, 0.95], axis=0)
@@ -80,7 +84,40 @@ def release_figure(grid, draws: np.ndarray, estimate: np.ndarray | None, *, titl
         add_line(fig, grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot")
     if estimate is not None:
         add_line(fig, grid, estimate, name=ANALYST_LABEL, color=ANALYST_COLOR, dash="dash")
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title="value", height=460,
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=460,
                       margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=-0.35))
     return fig
+
+
+# --------------------------------------------------------------------------- axis names
+# The t label and value unit typed on the Data page (or taken from a long file's column
+# names), stored outside any widget so they survive page switches.
+AXIS_KEYS = ("axis_t_label", "axis_value_unit")
+
+
+def _session():
+    import streamlit as st
+
+    return st.session_state
+
+
+def set_axis_labels(t_label: str, value_label: str) -> None:
+    ss = _session()
+    ss[AXIS_KEYS[0]] = str(t_label).strip() or "t"
+    ss[AXIS_KEYS[1]] = str(value_label).strip() or "value"
+
+
+def _stored(key: str, default: str) -> str:
+    try:
+        return _session().get(key, default)
+    except Exception:  # no Streamlit session (a script drawing the figures): the plain names
+        return default
+
+
+def t_title() -> str:
+    return _stored(AXIS_KEYS[0], "t")
+
+
+def value_title() -> str:
+    return _stored(AXIS_KEYS[1], "value")

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from fdp_core.data import data_derived_tau
+from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.kernels import KERNEL_LABELS, KERNEL_NAMES
+from fdp_core.preprocess import PublicBounds, data_tau, n_norm_clipped
 
-from . import ledger, state
+from . import ledger, navigation, state
 
 # Log-spaced epsilon values, 0.01 ... 10, two significant digits (a select slider moves in
 # equal steps of log epsilon, which is how privacy loss should be explored).
@@ -53,6 +54,13 @@ class GlobalSettings:
     seed: int | None
     n_clipped: int
     tutorial: bool = False
+    value_range: tuple | None = None  # declared on the Data page (None: previews centred at 0)
+    person_column: str | None = None
+
+    @property
+    def bounds(self) -> dict:
+        """value_range / person_column fields for MeanSettings, PcaSettings and KdeSettings."""
+        return {"value_range": self.value_range, "person_column": self.person_column}
 
     def rng(self, salt: int = 0) -> np.random.Generator:
         """Preview randomness: reproducible under a demo seed, fresh otherwise."""
@@ -61,7 +69,7 @@ class GlobalSettings:
 
 _DEFAULTS = {"g_kernel": "matern52", "g_rho": 0.1, "g_nu": 2.0, "g_eta": 1.5, "g_log_phi": -2.0,
              "g_epsilon": 1.0, "g_delta": 1e-5, "g_tau": 1.0, "g_tau_from_data": False,
-             "g_seed_mode": "demo seed", "g_seed": 42, "g_tutorial": False}
+             "g_seed_mode": "demo seed", "g_seed": 42, "g_tutorial": False, "g_tau_from_range": True}
 
 
 def apply(values: dict) -> None:
@@ -77,11 +85,14 @@ def render() -> GlobalSettings:
     discarding a widget's state when the user moves to a page (widget state is otherwise
     cleaned up between pages).
     """
+    navigation.leave_legacy_mode()
     for key, value in _DEFAULTS.items():
         st.session_state[key] = st.session_state.get(key, value)
     ds = state.current()
     sb = st.sidebar
-    sb.caption(f"Data: **{ds.label}** — n = {ds.fd.n}, m = {ds.fd.m}")
+    person = state.person_column(ds)
+    unit = f"{ds.fd.n} curves of persons in '{person}'" if person else f"n = {ds.fd.n}"
+    sb.caption(f"Data: **{ds.label}** — {unit}, m = {ds.fd.m}")
 
     sb.markdown("**Privacy**")
     epsilon = sb.select_slider("epsilon", EPSILON_CHOICES, key="g_epsilon", help=HELP["epsilon"],
@@ -92,17 +103,30 @@ def render() -> GlobalSettings:
                    unsafe_allow_html=True)
     delta = sb.selectbox("delta", DELTA_CHOICES, key="g_delta", help=HELP["delta"], format_func=lambda v: f"{v:g}")
 
+    bounds_fields = state.bounds_settings(ds)
+    bounds = PublicBounds(**bounds_fields)
     tau_from_data = sb.checkbox("tau from the data (not DP)", key="g_tau_from_data", help=HELP["tau_from_data"])
     if tau_from_data:
-        tau = data_derived_tau(ds.fd)
+        tau = data_tau(ds.fd, bounds)  # what the clip actually sees: after the range clip and centring
         sb.error(f"tau = {tau:.4g} was read off the data: releases are NOT differentially private.")
+    elif bounds.value_range is not None and sb.checkbox(
+            "tau = (hi - lo)/2 from the declared range", key="g_tau_from_range",
+            help="The largest norm a curve clipped to the public range can have after centring: nothing is "
+                 "clipped in norm. Untick to clip harder (less noise, more bias)."):
+        tau = float(bounds.default_tau(ds.fd.grid_points))
+        sb.caption(f"tau = {tau:.4g} (public: from the declared range)")
     else:
         tau = sb.number_input("tau (L2 norm bound)", min_value=1e-9, format="%.4g", key="g_tau", help=HELP["tau"])
-    n_clipped = ds.fd.n_clipped(tau)
+    n_clipped = n_norm_clipped(ds.fd, bounds, tau)
+    state.note_view(NONPRIVATE_VIEWS["norms"])  # the count below is computed from the data
     share = n_clipped / ds.fd.n
-    message = f"tau clips {n_clipped} of {ds.fd.n} curves ({share:.0%})"
+    centre = "the centre of the declared range" if bounds.value_range is not None else "0"
+    message = f"tau clips {n_clipped} of {ds.fd.n} curves ({share:.0%}, analyst view)"
     (sb.warning if share > 0.25 else sb.caption)(
-        message + (" — most curves are shrunk; the estimate is biased towards 0" if share > 0.25 else ""))
+        message + (f" — most curves are shrunk; the estimate is biased towards {centre}" if share > 0.25 else ""))
+    if bounds.value_range is None:
+        sb.caption("No public value range declared (Data page): previews are centred at 0 and commits of curves "
+                   "are refused.")
 
     sb.markdown("**Smoothing**")
     kernel = sb.selectbox("kernel", KERNEL_NAMES, key="g_kernel", help=HELP["kernel"],
@@ -126,4 +150,4 @@ def render() -> GlobalSettings:
 
     return GlobalSettings(kernel, float(rho), None if nu is None else float(nu), float(eta), float(10 ** log_phi),
                           float(epsilon), float(delta), float(tau), bool(tau_from_data), seed, int(n_clipped),
-                          bool(tutorial))
+                          bool(tutorial), bounds.value_range, bounds.person_column)

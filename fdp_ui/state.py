@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from fdp_core.data import FunctionalData, load_curves
 from fdp_core.errors import FdpError
@@ -66,3 +67,68 @@ def replace_dataset(make) -> None:
         st.session_state.pop("data_error", None)
     except FdpError as exc:
         st.session_state["data_error"] = str(exc)
+
+
+# --------------------------------------------------------------------------- public bounds and person unit
+
+PERSON_KEY = "data_person_column"
+PERSON_FOR_KEY = "data_person_for"  # the data set label the person choice was made for
+RANGE_DECLARED_KEY = "data_range_declared"
+RANGE_LO_KEY, RANGE_HI_KEY = "data_range_lo", "data_range_hi"
+NO_PERSON = "(none: every curve is a different person)"
+LOOKED_AT_KEY = "session_looked_at"
+
+
+def _sync_person_choice(ds: Dataset) -> None:
+    """Pre-select the likely person column whenever a new data set comes in."""
+    from fdp_core.preprocess import likely_person_column
+
+    if st.session_state.get(PERSON_FOR_KEY) != ds.label:
+        st.session_state[PERSON_FOR_KEY] = ds.label
+        st.session_state[PERSON_KEY] = likely_person_column(ds.fd.metadata) or NO_PERSON
+        st.session_state[RANGE_DECLARED_KEY] = False
+
+
+def person_column(ds: Dataset | None = None) -> str | None:
+    ds = ds or current()
+    _sync_person_choice(ds)
+    choice = st.session_state.get(PERSON_KEY, NO_PERSON)
+    return None if choice == NO_PERSON or choice not in ds.fd.metadata.columns else str(choice)
+
+
+def declared_range() -> tuple[float, float] | None:
+    """The public value range the user declared on the Data page, or None."""
+    if not st.session_state.get(RANGE_DECLARED_KEY):
+        return None
+    lo, hi = st.session_state.get(RANGE_LO_KEY), st.session_state.get(RANGE_HI_KEY)
+    if lo is None or hi is None or not float(lo) < float(hi):
+        return None
+    return float(lo), float(hi)
+
+
+def keep_bounds_alive() -> None:
+    """Re-assign the Data page's widget values so they survive on pages that do not draw those
+    widgets (Streamlit otherwise drops a widget's state when another page runs)."""
+    for key in (PERSON_KEY, RANGE_DECLARED_KEY, RANGE_LO_KEY, RANGE_HI_KEY):
+        if key in st.session_state:
+            try:
+                st.session_state[key] = st.session_state[key]
+            except StreamlitAPIException:  # the widget is drawn in this very run: alive anyway
+                pass
+
+
+def bounds_settings(ds: Dataset | None = None) -> dict:
+    """value_range and person_column for a settings object (MeanSettings, PcaSettings, KdeSettings)."""
+    keep_bounds_alive()
+    return {"value_range": declared_range(), "person_column": person_column(ds)}
+
+
+def note_view(label: str) -> None:
+    """Record that the session showed a non-private view of the data (listed in the report at commit)."""
+    seen = st.session_state.setdefault(LOOKED_AT_KEY, [])
+    if label not in seen:
+        seen.append(label)
+
+
+def views_seen() -> list[str]:
+    return list(st.session_state.get(LOOKED_AT_KEY, []))

@@ -18,6 +18,7 @@ import streamlit as st
 
 from fdp_core.data import from_arrays
 from fdp_core.errors import FdpError
+from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.pca import (AWAN_RESCALING_FLAG, FLOATING_POINT_NOTE, MAX_COMPONENTS, TRACE_FRACTION, PcaSettings,
                           pca_basis, private_pca, release_record, simulate_fpca_awan)
 from fdp_ui import ledger as ledger_ui
@@ -30,7 +31,8 @@ AWAN_SETTINGS = {"pca_basis": "fourier", "pca_p": 40, "pca_k": 1, "pca_sampler":
 BASES = {"kernel": "kernel eigenfunctions", "fourier": "Fourier"}
 CENTRING = {"none": "none",
             "released-mean": "the mean released on the Mean page (committed)",
-            "sample-mean": "sample mean (NOT DP: teaching only)"}
+            "sample-mean": "sample mean (NOT DP: teaching only)",
+            "public": "centre of the declared public range (free: a public input)"}
 MAX_DRAWS, GIBBS_MAX_DRAWS = 10, 3
 DRAW_SALT = 40  # preview draw i uses the sidebar's generator with salt DRAW_SALT + i
 _DEFAULTS = {"pca_source": "current", "pca_awan_n": 500, "pca_awan_seed": 0, "pca_k": 1, "pca_basis": "kernel",
@@ -222,7 +224,8 @@ settings = PcaSettings(k=k, basis=basis, p=p_input, kernel=g.kernel, rho=g.rho, 
                        gamma=gamma, sampler=sampler, epsilon_split=epsilon_split, tau=g.tau,
                        tau_from_data=g.tau_from_data, centring=centring,
                        gibbs_sweeps=int(ss["pca_sweeps"]) if sampler == "gibbs" else PcaSettings.gibbs_sweeps,
-                       gibbs_burn_in=burn_in, gibbs_thin=thin)
+                       gibbs_burn_in=burn_in, gibbs_thin=thin,
+                       **(g.bounds if source == "current" else {}))
 mean_values = None if mean_release is None else mean_release.table["value"].to_numpy()
 mean_key = "none" if mean_release is None else mean_release.id
 try:
@@ -233,6 +236,7 @@ except FdpError as exc:
     st.error(f"Cannot compute the private components: {exc}")
     st.stop()
 first = results[0]
+state.note_view(NONPRIVATE_VIEWS["pca_estimate"])
 p_slot.caption(f"p = **{first.p}**: {first.basis.p_rule}")
 
 for flag in first.data_dependent_flags:

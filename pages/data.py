@@ -4,12 +4,16 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fdp_core.data import MISSING_POLICIES
+from fdp_core.data import MISSING_POLICIES, l2_norms
+from fdp_core.export import NONPRIVATE_VIEWS
+from fdp_core.preprocess import (NOT_DP_SUGGESTION, PublicBounds, curves_per_person, range_clipped_centred,
+                                 repeated_id_columns, suggested_value_range)
 from fdp_core.simulate import SIMULATIONS
-from fdp_ui import plots, server_files, sidebar, state
+from fdp_ui import intake_panel, plots, server_files, sidebar, state, steps
 
 st.title("Data")
-st.caption("One curve = one individual: the unit of privacy. Neighbouring data sets differ in one curve.")
+st.caption("The unit of privacy is a person: neighbouring data sets differ in one person's data. Without a person "
+           "column every curve counts as a different person.")
 
 SOURCES = ("built-in example", "upload a file", "simulate") + (("server file",) if server_files.data_dir() else ())
 
@@ -30,6 +34,7 @@ def _on_upload():
         return
     missing = st.session_state.get("data_missing", "drop")
     state.replace_dataset(lambda: state.uploaded_dataset(upload.getvalue(), upload.name, missing))
+    intake_panel.after_upload(upload.getvalue(), upload.name)
 
 
 def _on_missing_change():
@@ -48,6 +53,12 @@ def _on_simulation_change():
     state.replace_dataset(lambda: state.simulated_dataset(key, _simulation_params(key)))
 
 
+# Keep the page's choices when the user comes back from another page (Streamlit drops the state
+# of widgets not drawn in a run); a first visit starts from the data set in use.
+_KIND_SOURCE = {"example": "built-in example", "upload": "upload a file", "simulation": "simulate"}
+for _key, _default in (("data_source", _KIND_SOURCE.get(state.current().kind, SOURCES[0])), ("data_missing", "drop")):
+    st.session_state[_key] = st.session_state.get(_key, _default)
+
 source = st.radio("Source", SOURCES, key="data_source", horizontal=True, on_change=_on_source_change)
 missing = st.radio("Curves with missing values", MISSING_POLICIES, key="data_missing", horizontal=True,
                    on_change=_on_missing_change,
@@ -56,8 +67,9 @@ missing = st.radio("Curves with missing values", MISSING_POLICIES, key="data_mis
 
 if source == "upload a file":
     st.file_uploader("Wide CSV (one row per curve; numeric headers are grid points; leading non-numeric "
-                     "columns are metadata), long CSV (header id,t,value) or Parquet", type=["csv", "txt", "parquet"],
-                     key="data_upload", on_change=_on_upload)
+                     "columns are metadata), long CSV (one row per observation: any column names, mapped below "
+                     "if they are not id,t,value), a transposed CSV (one column per curve) or Parquet",
+                     type=["csv", "txt", "parquet"], key="data_upload", on_change=_on_upload)
     st.caption("Long-format curves observed on different grids are interpolated onto a common grid (the union "
                "of their points inside the range all curves cover). Maximum file size: 200 MB.")
 elif source == "server file":
@@ -77,14 +89,78 @@ elif source == "simulate":
     if state.current().kind != "simulation":
         st.button("Generate", on_click=_on_simulation_change)
 
-if "data_error" in st.session_state:
-    st.error(f"Could not use that input: {st.session_state['data_error']}. The previous data set is kept.")
-
 ds = state.current()
+refused = "data_error" in st.session_state
+if refused:
+    st.error(f"Could not use that input: {st.session_state['data_error']}. The previous data set is kept: "
+             f"**{ds.label}** is still loaded, not the refused file.")
+    intake_panel.render_pending()
 fd = ds.fd
+state.person_column(ds)  # pre-selects a likely person column for a new data set
+
+
+def _range_defaults() -> None:
+    for key, value in ((state.RANGE_LO_KEY, 0.0), (state.RANGE_HI_KEY, 1.0)):
+        st.session_state[key] = st.session_state.get(key, value)
+        st.session_state[key] = st.session_state[key]  # keep the widget's value across pages
+
+
+_range_defaults()
+st.session_state[state.RANGE_DECLARED_KEY] = bool(st.session_state.get(state.RANGE_DECLARED_KEY, False))
+
+# ---------------------------------------------------------------- unit of privacy and public bounds
+st.subheader("Unit of privacy and public bounds")
+unit_col, range_col = st.columns(2)
+with unit_col:
+    options = [state.NO_PERSON] + [str(c) for c in fd.metadata.columns]
+    if st.session_state.get(state.PERSON_KEY) not in options:
+        st.session_state[state.PERSON_KEY] = state.NO_PERSON
+    person = st.selectbox("person column (who each curve belongs to)", options, key=state.PERSON_KEY,
+                          help="Curves with the same value here belong to one person. Each person's curves are "
+                               "clipped and averaged into one, so the guarantee protects persons and n = number of "
+                               "persons. n is treated as public (declared).")
+    repeated = repeated_id_columns(fd.metadata)
+    if person == state.NO_PERSON and repeated:
+        st.warning(f"Column(s) {', '.join(repr(c) for c in repeated)} have repeated values: if they identify "
+                   "persons with several curves, choose one as the person column. Otherwise a person with k curves "
+                   "gets only about k times epsilon of protection.")
+    if person != state.NO_PERSON:
+        counts = curves_per_person(fd.metadata, person)
+        n_persons = int(counts.sum())
+        st.metric("persons n", n_persons, help="The n of every sensitivity (declared public).")
+        st.dataframe(pd.DataFrame({"curves per person": counts.index, "persons": counts.values}), hide_index=True)
+        st.caption(f"{fd.n} curves of {n_persons} persons (analyst view).")
+with range_col:
+    st.markdown("**Public value range** of every curve value, in the data's units: declare it from domain "
+                "knowledge (a fraction: 0 to 1; heights: 40 to 210 cm), never from these data.")
+    r1, r2 = st.columns(2)
+    r1.number_input("lowest possible value", format="%.6g", key=state.RANGE_LO_KEY)
+    r2.number_input("highest possible value", format="%.6g", key=state.RANGE_HI_KEY)
+    declared = st.checkbox("I declare this range public (chosen without looking at the data)",
+                           key=state.RANGE_DECLARED_KEY,
+                           help="Values are clipped to it, curves centred at its midpoint (added back after the noise) "
+                                "and tau defaults to half its width. Releases of curves can be committed only once "
+                                "a range is declared.")
+    lo_v, hi_v = st.session_state[state.RANGE_LO_KEY], st.session_state[state.RANGE_HI_KEY]
+    if declared and not lo_v < hi_v:
+        st.error("The range needs lowest < highest; it is not used until then.")
+    elif declared:
+        st.success(f"Declared public range [{lo_v:g}, {hi_v:g}]: centre {(lo_v + hi_v) / 2:g}, "
+                   f"default tau {(hi_v - lo_v) / 2:g}.")
+    else:
+        d_lo, d_hi = suggested_value_range(fd)
+        state.note_view(NONPRIVATE_VIEWS["range_suggestion"])
+        st.warning(f"No range declared: previews are centred at 0 and commits of curves are refused. The data run "
+                   f"from {d_lo:.4g} to {d_hi:.4g} ({NOT_DP_SUGGESTION}).")
+
 settings = sidebar.render()
 
-st.subheader(ds.label)
+# After a refused upload the data set still loaded is shown folded away, so it cannot be
+# mistaken for the upload's result.
+body = st.expander(f"Still loaded: {ds.label} (not the refused file)") if refused else st.container()
+body.__enter__()
+st.subheader(("Still loaded: " if refused else "") + ds.label)
+intake_panel.render_axis_labels()
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("curves n", fd.n)
 c2.metric("grid points m", fd.m)
@@ -109,13 +185,17 @@ shown = plots.curve_subset(fd.n)
 subset_note = "" if shown.size == fd.n else f" (a fixed random subset of {shown.size}; computations use all {fd.n})"
 st.plotly_chart(plots.curves_figure(fd.grid_points, fd.data_matrix[shown], title=f"All curves{subset_note}"),
                 width="stretch", key="data_curves")
+state.note_view(NONPRIVATE_VIEWS["curves"])
 
-norms = fd.norms()
+# The norms the L2 clip sees: after the range clip and centring (uncentred norms when no range is declared).
+_centred, _, _ = range_clipped_centred(fd, PublicBounds(**settings.bounds))
+norms = l2_norms(_centred, fd.weights)
 left, right = st.columns([3, 2])
 left.plotly_chart(plots.norms_histogram(norms, settings.tau), width="stretch", key="data_norms")
 with right:
     st.markdown(f"**Clipping at tau = {settings.tau:.4g}**: {settings.n_clipped} of {fd.n} curves have a larger "
-                f"L2 norm and are shrunk onto the ball before any estimate is computed.")
+                f"L2 norm (after the range clip and centring) and are shrunk onto the ball before any estimate is "
+                "computed.")
     st.markdown(f"Norms range from {norms.min():.4g} to {norms.max():.4g} (analyst view).")
     if settings.tau_from_data:
         st.error("tau is data-dependent: nothing released with it is differentially private.")
@@ -123,3 +203,6 @@ with right:
         st.markdown("**Metadata columns** (usable as features on the density page)")
         st.dataframe(pd.DataFrame({"column": fd.metadata.columns,
                                    "type": [str(t) for t in fd.metadata.dtypes]}), hide_index=True)
+
+body.__exit__(None, None, None)
+steps.render_bounds_section(settings.tau, settings.tau_from_data)

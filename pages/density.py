@@ -15,7 +15,8 @@ import streamlit as st
 
 from fdp_core import kde
 from fdp_core.errors import FdpError
-from fdp_core.features import extract_features, parse_feature
+from fdp_core.export import NONPRIVATE_VIEWS
+from fdp_core.features import extract_features, parse_feature, person_features
 from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_ui import kde_plots, plots, sidebar, state
 
@@ -288,6 +289,20 @@ try:
 except FdpError as exc:
     st.error(f"Cannot use this box: {exc}")
     st.stop()
+if source == "curves" and (g.person_column or g.value_range):
+    # The unit of privacy is a person: each curve's feature is clipped to the box, then a person's
+    # features are averaged into one observation (features.person_features, as the commit does).
+    try:
+        observed = person_features(fd, spec, box, person_column=g.person_column, value_range=g.value_range)
+    except FdpError as exc:
+        st.error(f"Cannot group the curves by person: {exc}")
+        st.stop()
+    points = observed.points
+    n = len(points)
+    points_key = hashlib.sha1(np.ascontiguousarray(points).tobytes()).hexdigest() + f":{points.shape}"
+    if g.person_column:
+        st.caption(f"{observed.n_curves} curves of {observed.n_persons} persons (column '{g.person_column}') -> "
+                   f"{n} observations: each person's features, clipped to the box, averaged.")
 
 mechanism = st.session_state["density_mechanism"]
 shown = ("gaussian", "iclp") if mechanism == "both" else (mechanism,)
@@ -363,6 +378,7 @@ if not releases:
 # --------------------------------------------------------------------------- flags and clipping
 
 first = next(iter(releases.values()))
+state.note_view(NONPRIVATE_VIEWS["density_estimate"])
 flags = ([BOX_FLAG] if box_flag else []) + [f for r in releases.values() for f in r.data_dependent_flags]
 for flag in flags:
     st.error(f"Data-dependent (not DP): {flag}.")

@@ -9,11 +9,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from fdp_core.errors import FdpError
+from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.mean import (GAUSSIAN_MECHANISMS, ICLP_MECHANISMS, MEAN_MECHANISMS, MECHANISM_LABELS,
-                           PURE_DP_MECHANISMS, MeanSettings, plan_mean_release)
+                           PURE_DP_MECHANISMS, MeanSettings, accuracy_sentence, plan_mean_release)
 from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.sensitivity import BOUNDS
-from fdp_core.tuning import pss_defaults
+from fdp_core.tuning import PSS_MECHANISMS, pss_defaults
 from fdp_ui import plots, sidebar, state
 
 LOG_PSI_RANGE = (-8.0, 3.0)
@@ -84,13 +85,19 @@ if any(m in ICLP_MECHANISMS for m in shown):
     log_psi = left.slider("log10 psi (ICLP penalty)", *LOG_PSI_RANGE, step=0.05, key="mean_log_psi",
                           help="Penalty of the ICLP means (the sidebar's phi is the Gaussian mechanism's). Larger "
                                "psi = smoother estimate, smaller sensitivity, more bias.")
-    pss_eta, pss_psi = pss_defaults(g.kernel, g.nu, ds.fd.n, g.epsilon)
-    right.button("privacy-safe defaults (PSS)", key="mean_pss", on_click=_apply_pss, args=(pss_eta, pss_psi),
-                 help="Data-free choice of eta and psi (Lin & Reimherr): eta = 1 + 2/beta for eigenvalues "
-                      "decaying like j^(-beta) (Matern nu: beta = 2 nu + 1; Gaussian kernel: eta = 1.5), "
-                      "psi = 1/(n epsilon^2).")
-    right.caption(f"PSS: eta = {pss_eta:.4g}, psi = {pss_psi:.3g}. Uses n = {ds.fd.n}: valid only if the "
-                  "number of curves is public.")
+    if not compare and mechanism in PSS_MECHANISMS:
+        n_pss = ds.fd.metadata[g.person_column].astype(str).nunique() if g.person_column \
+            else ds.fd.n
+        pss_eta, pss_psi = pss_defaults(g.kernel, g.nu, n_pss, g.epsilon, mechanism=mechanism)
+        right.button("privacy-safe defaults (PSS)", key="mean_pss", on_click=_apply_pss, args=(pss_eta, pss_psi),
+                     help="Data-free choice of eta and psi (Lin & Reimherr): eta = 1 + 2/beta for eigenvalues "
+                          "decaying like j^(-beta) (Matern nu: beta = 2 nu + 1; Gaussian kernel: eta = 1.5), "
+                          "psi = 1/(n epsilon^2). Offered for the quadratic penalty (ICLP-QR) only.")
+        right.caption(f"PSS: eta = {pss_eta:.4g}, psi = {pss_psi:.3g}. Uses n = {n_pss}: valid only if the "
+                      "number of persons is public.")
+    else:
+        right.caption("Privacy-safe defaults (PSS) are not offered here: their theory covers the quadratic penalty "
+                      "(ICLP-QR, Gaussian) only; for ICLP-AR they can make the error grow with epsilon.")
     left.caption(f"psi = {10 ** log_psi:.3g}; eta = {g.eta:g} (sidebar). ICLP-QR needs eta > 1.")
 if "frl" in shown:
     st.number_input("M (FRL: number of eigenfunctions)", min_value=1, max_value=1000, step=1, key="mean_M")
@@ -106,7 +113,7 @@ base = MeanSettings(mechanism=mechanism, kernel=g.kernel, rho=g.rho, nu=g.nu, et
                     epsilon=g.epsilon, delta=g.delta, tau=g.tau, tau_from_data=g.tau_from_data, bound=bound,
                     calibration=calibration, psi=float(10 ** st.session_state["mean_log_psi"]),
                     M=int(st.session_state["mean_M"]), K=int(st.session_state["mean_K"]),
-                    lo=float(st.session_state["mean_lo"]), hi=float(st.session_state["mean_hi"]))
+                    lo=float(st.session_state["mean_lo"]), hi=float(st.session_state["mean_hi"]), **g.bounds)
 truth = ds.true_mean(ds.fd.grid_points) if ds.true_mean is not None else None
 
 
@@ -142,8 +149,8 @@ def _overlay_figure(grid, draws_by_mechanism: dict, truth) -> go.Figure:
     if truth is not None:
         plots.add_line(fig, grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot")
     fig.update_layout(title=f"Every mechanism, epsilon = {g.epsilon:g} (delta = {g.delta:g}: Gaussian only)",
-                      xaxis_title="t",
-                      yaxis_title="value", height=480, margin=dict(l=10, r=10, t=50, b=10),
+                      xaxis_title=plots.t_title(),
+                      yaxis_title=plots.value_title(), height=480, margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=-0.45))
     return fig
 
@@ -180,6 +187,7 @@ except FdpError as exc:
     st.stop()
 
 draws = plan.sample(g.rng(salt=1), max(n_draws, 200) if style == "band" else n_draws)
+state.note_view(NONPRIVATE_VIEWS["mean_estimate"])
 st.plotly_chart(plots.release_figure(ds.fd.grid_points, draws, plan.estimate, style=style, truth=truth,
                                      title=f"{MECHANISM_LABELS[mechanism]}, {_privacy_text(plan)}"),
                 width="stretch", key="mean_release")
@@ -189,9 +197,22 @@ for flag in plan.data_dependent_flags:
 
 radius_l2 = plan.l2_error_radius(0.95)
 radius_sup = plan.sup_error_radius(0.95)
-st.success(f"With 95% probability the release is within **{radius_l2:.4g}** of the non-private estimate "
-           f"(L2 norm over the domain rescaled to [0, 1]); pointwise, the largest deviation stays below "
-           f"**{radius_sup:.4g}** with 95% probability.")
+bias, total = plan.bias(), plan.total_error()
+with st.container(border=True, key="mean_accuracy"):
+    st.markdown("**Accuracy** (analyst view: computed from the data, not for publication)")
+    a1, a2, a3 = st.columns(3)
+    a1.metric("noise (95% radius, L2)", f"{radius_l2:.4g}",
+              help="The release lies within this L2 distance of the private method's own target, 95% of the time.")
+    a2.metric("bias vs raw mean (L2)", f"{bias:.4g}",
+              help="||target - plain average of the raw curves||: the smoothing, clipping and centring shift the "
+                   "target away from the sample mean.")
+    a3.metric("total (root mean square)", f"{total:.4g}", help="sqrt(bias^2 + expected squared noise).")
+    st.success(f"With 95% probability the release is within **{radius_l2:.4g}** of the non-private estimate "
+               f"(L2 norm over the domain rescaled to [0, 1]); pointwise, the largest deviation stays below "
+               f"**{radius_sup:.4g}** with 95% probability.")
+    (st.warning if bias > math.sqrt(plan.expected_sq_l2_error) else st.info)(
+        accuracy_sentence(plan) + (" The bias is larger than the noise: smoothing or clipping, not privacy, "
+                                   "dominates the error." if bias > math.sqrt(plan.expected_sq_l2_error) else ""))
 gq = plan.guarantee
 if plan.sigma is not None:
     st.caption(f"Expected squared L2 error sigma^2 sum(lambda) = {plan.expected_sq_l2_error:.4g}. L2 radius by a "
@@ -212,8 +233,9 @@ if plan.sigma is not None:
         st.dataframe(pd.DataFrame({"bound": ["tight (attained)", "paper (Mirshani et al.)"],
                                    "Delta": [gq["sensitivity_tight"], gq["sensitivity_paper"]]}),
                      hide_index=True, width="stretch")
-        st.caption(f"n = {plan.n} curves (after {plan.n_dropped} dropped), {plan.n_clipped} clipped at "
-                   f"tau = {plan.tau:.4g}; {plan.synthesis.shape[1]} eigenfunctions kept.")
+        st.caption(f"n = {plan.n} {'persons' if g.person_column else 'curves'} (after {plan.n_dropped} curves "
+                   f"dropped), {plan.n_clipped} curves clipped at tau = {plan.tau:.4g}; {plan.synthesis.shape[1]} "
+                   "eigenfunctions kept (analyst view).")
     with right:
         st.markdown("**Noise scale sigma: both bounds x both calibrations**")
         rows = [{"bound": b, **{c: gq["sigma_table"][f"{b}/{c}"] for c in CALIBRATIONS}} for b in BOUNDS]
@@ -230,13 +252,13 @@ else:
                                    "Delta_1": [gq[f"sensitivity_{b}"] for b in BOUNDS]}),
                      hide_index=True, width="stretch")
         if mechanism == "bernstein":
-            st.caption(f"n = {plan.n} curves (after {plan.n_dropped} dropped); {plan.n_clipped} have values outside "
+            st.caption(f"n = {plan.n} (after {plan.n_dropped} curves dropped); {plan.n_clipped} have values outside "
                        f"[{base.lo:g}, {base.hi:g}] and are clipped; lattice of {base.K + 1} points.")
         else:
             kept = f"{gq['n_active']} of {gq['n_components']} components active (the rest released as exact " \
                    f"zeros)" if mechanism == "iclp-ar" else f"{plan.synthesis.shape[1]} basis functions"
-            st.caption(f"n = {plan.n} curves (after {plan.n_dropped} dropped), {plan.n_clipped} clipped at "
-                       f"tau = {plan.tau:.4g}; {kept}.")
+            st.caption(f"n = {plan.n} {'persons' if g.person_column else 'curves'} (after {plan.n_dropped} curves "
+                       f"dropped), {plan.n_clipped} curves clipped at tau = {plan.tau:.4g}; {kept}.")
     with right:
         st.markdown("**Laplace noise scales: both bounds**")
         st.dataframe(pd.DataFrame({"bound": list(BOUNDS),

@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from fdp_core import export
+from fdp_core import export, ledger_store
 from fdp_core.errors import FdpError
 from fdp_core.mean import GAUSSIAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
 from fdp_core.presets import DISCLAIMER, PRESETS
@@ -13,6 +13,9 @@ from fdp_ui import ledger as ledger_ui
 from fdp_ui import sidebar, state
 
 COMMIT_MESSAGE_KEY = "rel_commit_message"
+RANGE_REQUIRED = ("Declare a public value range first (Data page: the lowest and highest possible curve values, "
+                  "chosen from domain knowledge, then tick 'I declare this range public'): without it the clipping "
+                  "and centring would have to come from the data.")
 EXPORT_CACHE_KEY = "rel_export_cache"
 AUDIT_KEY = "rel_audit_result"
 # What the Mean page stores (its widget keys) and its defaults: the release commits the mean
@@ -31,12 +34,15 @@ for key in MEAN_PAGE_DEFAULTS:
     if key in ss:
         ss[key] = ss[key]
 led = ledger_ui.get()
-# Budget widgets show the ledger's own budget whenever the page is (re)opened.
-for key, value in {"rel_budget_epsilon": led.epsilon_total, "rel_budget_delta": led.delta_total,
-                   "rel_filter": led.filter, "rel_split_on": led.split is not None,
-                   **{f"rel_split_{k}": (1.0 if led.split is None else round(100 * led.split[k], 6))
-                      for k in ("mean", "kde", "pca")}, **KDE_DEFAULTS, **PCA_DEFAULTS}.items():
-    ss[key] = ss.get(key, value)
+# Budget widgets always show the ledger in force: the stored budget (fixed), else the draft,
+# which the widgets' callback keeps equal to them (a data set switched to one without a
+# stored budget shows its draft, never a previous data set's stored values).
+budget_values = {"rel_budget_epsilon": led.epsilon_total, "rel_budget_delta": led.delta_total,
+                 "rel_filter": led.filter, "rel_split_on": led.split is not None,
+                 **{f"rel_split_{k}": (1.0 if led.split is None else round(100 * led.split[k], 6))
+                    for k in ("mean", "kde", "pca")}}
+for key, value in {**budget_values, **KDE_DEFAULTS, **PCA_DEFAULTS}.items():
+    ss[key] = value if key in budget_values else ss.get(key, value)
 
 st.title("Release & audit")
 ds = state.current()
@@ -52,10 +58,25 @@ st.info("**Previews cost nothing.** The curves on the other pages are the analys
 # --------------------------------------------------------------------------- 1. budget
 st.header("1. Privacy budget")
 if g.tutorial:
-    st.info("Tutorial: the budget is the total privacy loss you accept for this data set in this session. Every "
-            "commit spends part of it; the ledger adds the costs up (the sidebar meter shows what is left). Choose "
-            "it before the first commit: afterwards it is locked, because a budget raised after seeing results "
-            "would no longer be a guarantee.")
+    st.info("Tutorial: the budget is the total privacy loss you accept for this data set, across every session, "
+            "server restart and command-line replay. Every commit spends part of it; the ledger adds the costs up "
+            "(the sidebar meter shows what is left). Choose it before the first commit: the first commit stores it "
+            "and from then on it is fixed, because a budget raised after seeing results would no longer be a "
+            "guarantee.")
+stored_names = ledger_ui.budget_names()
+if ss.get(ledger_ui.NAME_KEY) not in stored_names:
+    ss[ledger_ui.NAME_KEY] = ledger_store.DEFAULT_BUDGET
+st.selectbox("budget of this data set", stored_names, key=ledger_ui.NAME_KEY,
+             help="Budgets are created once per data set. The custodian can create another named budget on the "
+                  f"command line: {ledger_ui.NEW_BUDGET_COMMAND}")
+led = ledger_ui.get()
+if ledger_ui.error():
+    st.error(f"The ledger database cannot be used, so nothing can be committed: {ledger_ui.error()}")
+elif ledger_ui.locked():
+    st.caption(f"{ledger_ui.where_text(led)} It can only be spent: not raised, not reset. Back it up by copying "
+               "the database (see the README).")
+else:
+    st.caption(ledger_ui.where_text(led) + " It is shared by every browser session and the command line.")
 left, right = st.columns([1, 1])
 with left:
     choice = st.selectbox("preset by harm level", [p.name for p in PRESETS], key="rel_preset")
@@ -83,7 +104,11 @@ with right:
             col.number_input(f"weight: {ledger_ui.KIND_LABELS[kind]}", min_value=0.0, max_value=100.0, step=1.0,
                              key=f"rel_split_{kind}", on_change=ledger_ui.update_budget, disabled=disabled)
     if disabled:
-        st.caption("The budget is locked: releases have been committed.")
+        st.caption("The budget is stored and fixed.")
+    else:
+        st.button("create the budget now (then it is fixed)", key="rel_create_budget",
+                  on_click=ledger_ui.create_budget,
+                  help="Otherwise the first commit stores it. Either way it can never be raised or reset from the app.")
 message = ss.pop(ledger_ui.MESSAGE_KEY, None)
 if message:
     getattr(st, message[0])(message[1])
@@ -97,7 +122,7 @@ def _mean_settings() -> MeanSettings:
                         phi=g.phi, epsilon=g.epsilon, delta=g.delta, tau=g.tau, tau_from_data=g.tau_from_data,
                         bound=values["mean_bound"], calibration=values["mean_calibration"],
                         psi=float(10 ** values["mean_log_psi"]), M=int(values["mean_M"]), K=int(values["mean_K"]),
-                        lo=float(values["mean_lo"]), hi=float(values["mean_hi"]))
+                        lo=float(values["mean_lo"]), hi=float(values["mean_hi"]), **g.bounds)
 
 
 def _mean_summary(s: MeanSettings) -> str:
@@ -123,7 +148,7 @@ def _kde_settings():
     bandwidth = float(ss["rel_kde_bandwidth"])
     return KdeSettings(mechanism=ss["rel_kde_mechanism"], box=parse_box(ss["rel_kde_box"]), epsilon=g.epsilon,
                        delta=g.delta, bandwidth=None if bandwidth <= 0 or ss["rel_kde_mechanism"] != "gaussian"
-                       else bandwidth, kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta)
+                       else bandwidth, kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, **g.bounds)
 
 
 def _pca_settings():
@@ -133,8 +158,9 @@ def _pca_settings():
     sampler = ss["rel_pca_sampler"] if k > 1 else ("gibbs" if ss["rel_pca_sampler"] == "gibbs" else "exact")
     return PcaSettings(k=k, basis=ss["rel_pca_basis"], kernel=g.kernel, rho=g.rho, nu=g.nu, epsilon=g.epsilon,
                        gamma=float(ss["rel_pca_gamma"]), sampler=sampler, tau=g.tau, tau_from_data=g.tau_from_data,
-                       centring="released-mean" if ss["rel_pca_mean"] != "none" else "none",
-                       gibbs_sweeps=int(ss["rel_pca_sweeps"]))
+                       centring="released-mean" if ss["rel_pca_mean"] != "none" else
+                       ("public" if g.value_range is not None else "none"),
+                       gibbs_sweeps=int(ss["rel_pca_sweeps"]), **g.bounds)
 
 
 def _released_mean(release_id: str):
@@ -146,28 +172,42 @@ def _released_mean(release_id: str):
 
 
 def _commit(kind: str, inputs: tuple) -> None:
-    """Callback: check the budget, draw, record. Runs before the script, so the meter is current."""
-    ledger, data = ledger_ui.get(), state.current()
+    """Callback: charge the stored budget (one locked transaction), draw, record. Runs before the
+    script, so the meter is current. The first commit stores the draft budget."""
+    data = state.current()
+    seen = state.views_seen()  # the report lists what the session showed before this commit
     try:
+        if kind in ("mean", "pca") and inputs[0].value_range is None:
+            ss[COMMIT_MESSAGE_KEY] = ("error", RANGE_REQUIRED)
+            return
         if kind == "mean":
             settings, text = inputs
-            release = export.commit_mean(ledger, data.fd, settings, label=text, data_label=data.label)
+            pending = export.prepare_mean_commit(data.fd, settings, label=text)
+            budget, note = ledger_ui.charge_account(pending.entry)
+            release = export.commit_mean(budget, data.fd, settings, label=text, data_label=data.label,
+                                         pending=pending, looked_at=seen)
         elif kind == "kde":
             feature, settings, text = inputs
-            release = export.commit_kde(ledger, data.fd, feature, settings, label=text, data_label=data.label)
+            pending = export.prepare_kde_commit(data.fd, feature, settings, label=text)
+            budget, note = ledger_ui.charge_account(pending.entry)
+            release = export.commit_kde(budget, data.fd, feature, settings, label=text, data_label=data.label,
+                                        pending=pending, looked_at=seen)
         else:
             settings, text, mean_id = inputs
-            release = export.commit_pca(ledger, data.fd, settings, label=text, data_label=data.label,
+            budget, note = ledger_ui.charge_account(export.pca_ledger_entry(settings, label=text))
+            release = export.commit_pca(budget, data.fd, settings, label=text, data_label=data.label,
                                         released_mean=_released_mean(mean_id),
-                                        released_mean_id=None if mean_id == "none" else mean_id)
+                                        released_mean_id=None if mean_id == "none" else mean_id, looked_at=seen)
+        budget.complete(release.id)
     except FdpError as exc:
         ss[COMMIT_MESSAGE_KEY] = ("error", str(exc))
         return
     ledger_ui.record(release)
     ss["rel_export_choice"] = release.id
-    ss[COMMIT_MESSAGE_KEY] = ("success", f"Committed {release.label} (id {release.id}): charged epsilon "
-                                         f"{release.entry.epsilon:.4g}, delta {release.entry.delta:.3g}. "
-                                         f"{release.accuracy}")
+    ss[COMMIT_MESSAGE_KEY] = ("success", (f"{note} " if note else "")
+                              + f"Committed {release.label} (id {release.id}): charged epsilon "
+                                f"{release.entry.epsilon:.4g}, delta {release.entry.delta:.3g} to budget "
+                                f"'{budget.name}'. {release.accuracy}")
 
 
 st.header("2. Commit a release")
@@ -240,7 +280,15 @@ except FdpError as exc:
     st.error(f"Cannot prepare this release: {exc}")
     entry = None
 
+if entry is not None and kind in ("mean", "pca") and g.value_range is None:
+    st.error(RANGE_REQUIRED)
+    st.page_link("pages/data.py", label="declare the range on the Data page", icon=":material/table:")
+    entry = None
 if entry is not None:
+    seen = state.views_seen()
+    if seen:
+        st.caption("The report of this commit will list what the session looked at before it: " + "; ".join(seen)
+                   + ".")
     for flag in flags:
         if flag.startswith(export.PCA_HARDENING) or flag.startswith("Gibbs"):
             st.warning(flag + ".")
@@ -289,11 +337,9 @@ for note in report.notes:
     st.caption(note)
 st.caption(f"Filter in force: {ledger_ui.FILTER_LABELS[led.filter]}. Its guarantee is the budget itself: epsilon "
            f"{led.epsilon_total:g}, delta {led.delta_total:g}.")
-with st.expander("start a new ledger"):
-    st.warning("Forgetting the ledger does not undo any release: what was published stays published, and its "
-               "privacy loss still counts against the people in the data.")
-    confirm = st.checkbox("I understand; start a new ledger", key="rel_reset_confirm")
-    st.button("reset ledger", key="rel_reset", disabled=not confirm, on_click=ledger_ui.reset)
+st.caption("The ledger cannot be reset from the app: what was published stays published, and its privacy loss "
+           "still counts against the people in the data. A data custodian can start another named budget on the "
+           f"command line (`{ledger_ui.NEW_BUDGET_COMMAND}`); the records show which budget a release spent.")
 
 # --------------------------------------------------------------------------- 4. export
 st.header("4. Export and report")
@@ -304,7 +350,9 @@ if g.tutorial:
             "offline. Never the data, never the non-private estimate.")
 committed = ledger_ui.releases()
 if not committed:
-    st.caption("Nothing committed yet.")
+    st.caption("Nothing committed in this browser session." + (
+        f" The ledger holds {len(led.entries)} earlier release(s) of these data; their files were downloaded (or "
+        "written by the command line) when they were committed." if led.entries else ""))
 else:
     by_id = {r.id: r for r in committed}
     if ss.get("rel_export_choice") not in by_id:
@@ -325,6 +373,12 @@ else:
                "config.yaml (replay), ledger.json, report.html.")
     d2.download_button("Download the HTML report only", data=report_text, file_name=f"fdp_report_{release.id}.html",
                        mime="text/html", key="rel_download_report", on_click="ignore")
+    d2.download_button("Download the analyst view (NOT for publication)", data=export.analyst_view_json(release),
+                       file_name=f"analyst_view_{release.id}.json", mime="application/json",
+                       key="rel_download_analyst", on_click="ignore",
+                       help="Counts and errors computed from the data without noise (clipped and dropped curves, "
+                            "bias against the raw mean, sampler diagnostics): for your own checks, never publish. "
+                            "Not part of the zip bundle.")
     for flag in release.flags:
         st.error(f"{export.NOT_DP_WARNING}: {flag}")
     for paragraph in export.privacy_statement(release):
@@ -354,7 +408,9 @@ if st.button("Run the audit", key="rel_audit"):
     try:
         settings = _mean_settings()
         with st.spinner("auditing..."):
-            ss[AUDIT_KEY] = (settings, export.audit_mean_mechanism(settings, ds.fd.grid_points, ds.fd.n,
+            n_audit = export.prepare_mean_commit(ds.fd, settings).plan.n if settings.value_range is not None \
+                or settings.person_column else ds.fd.n
+            ss[AUDIT_KEY] = (settings, export.audit_mean_mechanism(settings, ds.fd.grid_points, n_audit,
                                                                    n_select=runs // 4, n_test=runs))
     except FdpError as exc:
         ss[AUDIT_KEY] = (None, str(exc))

@@ -15,6 +15,7 @@ from fdp_core.errors import FdpError
 from fdp_core.mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
 from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.sensitivity import BOUNDS
+from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_ui import sidebar, state
 
 # Mechanism options are shared with the Mean page (same session-state keys and defaults), so
@@ -62,7 +63,7 @@ settings = MeanSettings(kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, phi=g.ph
                         delta=g.delta, tau=g.tau, tau_from_data=g.tau_from_data, bound=bound,
                         calibration=calibration, psi=float(10 ** st.session_state["mean_log_psi"]),
                         M=int(st.session_state["mean_M"]), K=int(st.session_state["mean_K"]),
-                        lo=float(st.session_state["mean_lo"]), hi=float(st.session_state["mean_hi"]))
+                        lo=float(st.session_state["mean_lo"]), hi=float(st.session_state["mean_hi"]), **g.bounds)
 settings_key = tuple(asdict(settings).items())
 if g.tau_from_data:
     st.error("tau was read off the data: none of the settings below gives a differentially private release.")
@@ -98,8 +99,16 @@ mechanisms = b.multiselect("mechanisms", MEAN_MECHANISMS, key="to_mechanisms", f
 mc_draws = c.select_slider("Monte Carlo draws", (0, 200, 500, 1000, 2000), key="to_mc",
                            help="Draws per mechanism for the 10-90% band of ||release - estimate||^2 (common random "
                                 "numbers along the sweep). 0: closed forms only.")
-show_truth = truth is not None and st.toggle("also against the true mean (simulation)", value=True,
-                                             key="to_truth")
+if truth is not None:
+    show_truth = st.toggle("also against the true mean (simulation)", value=True, key="to_truth")
+else:
+    # Real data: the error against the raw sample mean adds the estimator's bias (smoothing, clipping,
+    # centring) to the noise. The raw mean is computed from the data: analyst view, not DP.
+    show_truth = st.toggle("also against the raw sample mean (analyst view, not DP)", value=False,
+                           key="to_truth_raw")
+    if show_truth:
+        truth = fd.data_matrix.mean(axis=0)
+        state.note_view(NONPRIVATE_VIEWS["tradeoff_truth"])
 if not mechanisms:
     st.info("Choose at least one mechanism.")
 else:
@@ -108,8 +117,9 @@ else:
                     width="stretch", key="to_curves")
     st.caption("Lines: closed-form E||release - estimate||^2 (L2 over the domain rescaled to [0, 1]); bands: Monte "
                "Carlo 10-90% of the same quantity; stars: the current setting. "
-               + ("Dashed: ||estimate - true mean||^2 + noise variance for this data set (analyst view, not DP). "
-                  if show_truth else "")
+               + ("Dashed: ||estimate - truth||^2 + noise variance for this data set, truth = "
+                  + ("the true mean" if ds.true_mean is not None else "the raw sample mean")
+                  + " (analyst view, not DP). " if show_truth else "")
                + "Previews use numpy's generator: idealised real-arithmetic DP.")
     for curve in curves:
         label = MECHANISM_LABELS[curve.mechanism]
@@ -134,7 +144,7 @@ st.session_state["to_pcv_folds"] = min(int(st.session_state["to_pcv_folds"]), ma
 folds = c.number_input("folds K", min_value=2, max_value=max_folds, step=1, key="to_pcv_folds")
 penalty_name = "phi" if pcv_mechanism == "gaussian" else "psi"
 current_penalty = g.phi if pcv_mechanism == "gaussian" else settings.psi
-pss = tuning.pss_defaults(g.kernel, g.nu, fd.n, g.epsilon)
+pss = tuning.pss_defaults(g.kernel, g.nu, fd.n, g.epsilon, mechanism=pcv_mechanism)
 
 
 def _snap(value: float, lo: float, hi: float, step: float) -> float:
@@ -163,6 +173,7 @@ except FdpError as exc:
     pcv = None
     st.warning(f"PCV cannot run with these settings: {exc}")
 if pcv is not None:
+    state.note_view(NONPRIVATE_VIEWS["pcv"])
     fig = go.Figure(go.Heatmap(x=np.log10(pcv.penalties), y=np.log10(pcv.rhos), z=np.log10(pcv.scores),
                                colorscale="Viridis_r", colorbar=dict(title="log10 score"),
                                hovertemplate=f"log10 {penalty_name} = %{{x:.2f}}<br>log10 rho = %{{y:.2f}}<br>"
@@ -188,7 +199,8 @@ a.button("apply PCV optimum (not DP)", key="to_apply_pcv", disabled=pcv is None,
               "The choice looked at the data: releases tuned this way are not differentially private.")
 b.button("apply PSS defaults (privacy-safe)", key="to_apply_pss", on_click=_apply_pss, args=pss,
          help="eta = 1 + 2/beta (Matern nu: beta = 2 nu + 1; Gaussian kernel: 1.5) and penalty 1/(n epsilon^2), "
-              "set as the sidebar's eta and phi and the ICLP psi. Uses no data, only n (which must be public).")
+              "set as the sidebar's eta and phi and the ICLP psi. Uses no data, only n (which must be public). For "
+              "the quadratic-penalty means (Gaussian, ICLP-QR) only: not valid for ICLP-AR.")
 b.caption(f"PSS: eta = {pss[0]:.4g}, penalty = {pss[1]:.3g} (snapped to the sliders' steps). Valid only if n = "
           f"{fd.n} is public.")
 
@@ -255,7 +267,7 @@ else:
 
     if show_pca:
         pca_settings = PcaSettings(kernel=g.kernel, rho=g.rho, nu=g.nu, epsilon=g.epsilon, tau=g.tau,
-                                   tau_from_data=g.tau_from_data)
+                                   tau_from_data=g.tau_from_data, **g.bounds)
         pca_curves = _pca_curves(_data_key(), tuple(asdict(pca_settings).items()), int(pca_draws), g.seed)
         st.plotly_chart(utility.variance_ratio_figure(pca_curves, current_epsilon=g.epsilon), width="stretch",
                         key="to_pca_curves")

@@ -77,9 +77,12 @@ def test_release_mean_round_trip_as_a_subprocess(tmp_path):
     assert proc.returncode == 0, proc.stderr
     record = json.loads((out / "release.json").read_text())
     for key in ("mechanism", "kernel", "rho", "eta", "phi", "epsilon", "delta", "tau", "bound", "calibration", "n",
-                "m", "n_dropped", "n_clipped", "sensitivity", "sigma", "expected_sq_l2_error",
+                "m", "n_policy", "unit_of_privacy", "sensitivity", "sigma", "expected_sq_l2_error",
                 "data_dependent_flags"):
         assert key in record, key
+    analyst = json.loads((out / "analyst_view.json").read_text())
+    for key in ("n_dropped", "n_clipped"):
+        assert key not in record and key in analyst, key
     assert record["n"] == 60 and record["m"] == 27 and record["data_dependent_flags"] == []
     table = (out / "release.csv").read_text().splitlines()
     assert table[0] == "t,value" and len(table) == 28

@@ -188,6 +188,10 @@ def test_centring_by_a_mean_committed_on_the_release_page():
     assert any("needs a committed mean release" in i.value for i in at.info)
     assert not at.get("plotly_chart")  # no release without its centre
 
+    # Committing a mean needs a declared public value range (Data page); tau stays the sidebar's.
+    at.session_state["data_range_lo"], at.session_state["data_range_hi"] = -1.5, 1.5
+    at.session_state["data_range_declared"] = True
+    at.session_state["g_tau_from_range"] = False
     at.switch_page("pages/release.py").run()
     at.button(key="rel_commit").click().run()  # the Mean page's default: a Gaussian mean
     _ok(at)
@@ -197,7 +201,7 @@ def test_centring_by_a_mean_committed_on_the_release_page():
     assert not at.error, _errors(at)
     assert at.selectbox(key="pca_mean_id").value == release.id
     mean = release.table["value"].to_numpy()
-    s = pca.PcaSettings(**SIDEBAR, centring="released-mean")
+    s = pca.PcaSettings(**SIDEBAR, centring="released-mean", value_range=(-1.5, 1.5))
     expected = [pca.private_pca(EXAMPLE, s, np.random.default_rng([SEED, SALT + i]), released_mean=mean)
                 for i in range(3)]
     _check_numbers(at, expected)

@@ -70,7 +70,7 @@ def test_dask_equals_local(client, files, name):
            private_pca(dask_engine.dask_pca_sums(files / name, pca, **opts), pca, 4).components)
     kde = KdeSettings(mechanism="iclp", box=(0.0, 1.2))
     points, _ = extract_features(fd, "mean:0:1")
-    sums, _, _ = dask_engine.dask_kde_sums(files / name, kde, "mean:0:1", **opts)
+    sums = dask_engine.dask_kde_sums(files / name, kde, "mean:0:1", **opts).sums
     _close(plan_kde_release(points, kde).sample(np.random.default_rng(2))[0],
            plan_kde_release(sums, kde).sample(np.random.default_rng(2))[0])
 
@@ -78,11 +78,14 @@ def test_dask_equals_local(client, files, name):
 def test_dask_persons_equal_stream(client, files):
     from fdp_core import stream
 
-    settings = MeanSettings(tau=0.7, rho=0.2)
-    local = stream.stream_mean_sums(files / "d.parquet", settings, person_column="person")
-    remote = dask_engine.dask_mean_sums(files / "d.parquet", settings, person_column="person", client=client)
+    settings = MeanSettings(tau=0.7, rho=0.2, person_column="person", value_range=(0.0, 1.0))
+    local = stream.stream_mean_sums(files / "d.parquet", settings)
+    remote = dask_engine.dask_mean_sums(files / "d.parquet", settings, client=client, partition_bytes=10_000)
     assert remote.n == local.n < 2000
-    _close(local.clipped_sum, remote.clipped_sum)
+    _close(local.total, remote.total)
+    in_memory = plan_mean_release(load_curves(files / "d.parquet"), settings)
+    _close(in_memory.sample(np.random.default_rng(5), 2),
+           plan_mean_release(remote, settings).sample(np.random.default_rng(5), 2))
 
 
 def test_dask_bad_cell_is_named(client, tmp_path):

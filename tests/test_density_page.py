@@ -238,7 +238,10 @@ def test_real_data_numeric_metadata_column(shared_data):
     _set(at, "number_input", "density_lo1", 0.0)
     _set(at, "number_input", "density_hi1", 10.0)
     assert not at.error, _errors(at)
-    assert any(f"n = {fd.n} observations" in c.value for c in at.caption)
+    # The Data page pre-selects 'subject' as the person column: one averaged observation per subject.
+    persons = fd.metadata["subject"].nunique()
+    assert any(f"n = {persons} observations" in c.value for c in at.caption)
+    assert any(f"{fd.n} curves of {persons} persons" in c.value for c in at.caption)
 
 
 def test_suggest_box_raises_the_not_dp_flag_until_unticked():

@@ -13,9 +13,8 @@ text, CSV dialects, encodings, numbers and command lines:
 Hangs are caught by a SIGALRM time limit around every call (hypothesis deadlines only
 report slowness after the call returns). Set ``CI`` to derandomize the search.
 
-Tests marked ``xfail(strict=True)`` with a reason starting "BUG" document defects found
-here in fdp_core/data.py; they turn into failures (XPASS) once fixed, so the marker is
-removed together with the fix.
+A defect found here gets a test that fails until it is fixed; nothing is tolerated.
+Size limits (fdp_core/limits.py) have their own tests in test_limits.py.
 """
 
 from __future__ import annotations
@@ -56,22 +55,6 @@ HOSTILE = settings(
 )
 CALL_LIMIT_S = 10.0  # a single load / CLI call on these inputs taking longer counts as a hang
 
-# Defects found by this file and documented by the strict-xfail tests further down. The
-# property tests tolerate (and count, via hypothesis events) only these, so they keep guarding
-# everything else meanwhile. Delete an entry when the bug is fixed.
-KNOWN_BUGS: set = set()
-
-
-def _not_subnormal(text: str) -> bool:
-    """While the subnormal hang is known, keep subnormal numbers out of generated command
-    lines (each would cost the full time limit)."""
-    try:
-        x = abs(float(text))
-    except ValueError:
-        return True
-    return "subnormal_hang" not in KNOWN_BUGS or not 0 < x < 2.2250738585072014e-308
-
-
 # --------------------------------------------------------------------------- helpers
 
 class Hang(Exception):
@@ -97,15 +80,6 @@ def time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
-def known_bug(name: str, condition: bool) -> bool:
-    """True when ``condition`` shows the known defect ``name`` (recorded as a hypothesis event)."""
-    if condition and name in KNOWN_BUGS:
-        with contextlib.suppress(Exception):  # event() only works inside @given
-            event(f"known bug tolerated: {name}")
-        return True
-    return False
-
-
 def assert_valid(fd: FunctionalData) -> None:
     """What every successfully loaded data set must satisfy for the rest of fdp_core."""
     assert isinstance(fd, FunctionalData)
@@ -116,8 +90,6 @@ def assert_valid(fd: FunctionalData) -> None:
     assert np.all(np.isfinite(grid)) and np.all(np.diff(grid) > 0)
     with np.errstate(all="ignore"):
         unit = fd.unit_grid
-    if known_bug("degenerate_grid", not (np.all(np.isfinite(unit)) and np.all(np.diff(unit) > 0))):
-        return
     assert np.all(np.isfinite(unit)), f"rescaled grid is not finite: {unit[:5]}"
     assert unit[0] == 0.0 and unit[-1] == 1.0
     assert np.all(np.diff(unit) > 0), "rescaled grid is not strictly increasing"
@@ -142,8 +114,7 @@ def load_or_refuse(source, **kwargs):
     except FdpError as exc:
         message = str(exc)
         assert message.strip(), "FdpError without a message"
-        if not known_bug("multiline_message", "\n" in message or "\r" in message):
-            assert "\n" not in message and "\r" not in message, f"multi-line message: {message!r}"
+        assert "\n" not in message and "\r" not in message, f"multi-line message: {message!r}"
         with contextlib.suppress(Exception):
             event("refused with a message")
         return message
@@ -161,14 +132,6 @@ def run_cli(argv):
             code = cli.main(argv)
         except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
             code = exc.code
-        except OverflowError as exc:
-            if not known_bug("float_overflow", True):
-                raise
-            code, err = 2, io.StringIO(f"error: (known bug) {exc}\n")
-        except np.linalg.LinAlgError as exc:
-            if not known_bug("tiny_rho_linalg", True):
-                raise
-            code, err = 2, io.StringIO(f"error: (known bug) {exc}\n")
     return code, out.getvalue(), err.getvalue()
 
 
@@ -176,8 +139,6 @@ def assert_cli_contract(code, stdout, stderr, out_dir: Path | None):
     assert code in (0, 2), f"exit status {code!r}; stderr: {stderr}"
     if code == 2:
         lines = stderr.strip().splitlines()
-        if known_bug("multiline_message", len(lines) > 1):
-            lines = lines[:1]
         assert len(lines) == 1, f"expected a one-line message, got {stderr!r}"
         assert lines[0].startswith("error: ") and len(lines[0]) > len("error: ")
         assert "Traceback" not in stderr
@@ -431,15 +392,18 @@ def test_latin1_metadata_is_kept_not_crashing():
     assert list(fd.metadata["name"]) == ["Jos\u00e9", "M\u00fcller"]
 
 
-@pytest.mark.parametrize("cell, ok", [("1e308", True), ("-1.7976931348623157e308", True),
-                                      ("1e309", False), ("inf", False), ("-Infinity", False)])
-def test_huge_values(cell, ok):
+@pytest.mark.parametrize("cell, expected", [("1e100", None), ("-1e100", None),
+                                            ("1e154", "overflow squared norms"),
+                                            ("-1.7976931348623157e308", "overflow squared norms"),
+                                            ("1e309", "infinite"), ("inf", "infinite"), ("-Infinity", "infinite")])
+def test_huge_values(cell, expected):
+    """Values whose square overflows used to load and then clip silently to the zero curve."""
     raw = f"id,0,0.5,1\na,{cell},1,2\nb,0,1,3\nc,1,0,2\n".encode()
     result = load_or_refuse(raw)
-    if ok:
-        assert isinstance(result, FunctionalData) and result.n == 3
+    if expected is None:
+        assert isinstance(result, FunctionalData) and result.n == 3 and np.isfinite(result.norms()).all()
     else:
-        assert isinstance(result, str) and "infinite" in result
+        assert isinstance(result, str) and expected in result
 
 
 def test_field_larger_than_csv_limit_is_refused():
@@ -524,9 +488,10 @@ def test_many_columns_load_in_linear_time():
     header = ",".join(str(i) for i in range(m))
     raw = f"{header}\n{','.join('1' for _ in range(m))}\n{','.join(str(i % 7) for i in range(m))}\n".encode()
     start = time.perf_counter()
-    with time_limit(6.0):  # linear parsing takes ~2-3 s here
-        fd = load_curves(raw)
-    assert fd.m == m and time.perf_counter() - start < 6.0
+    with time_limit(6.0):  # linear parsing takes ~2-3 s here; the grid limit then refuses it
+        result = load_or_refuse(raw)
+    assert isinstance(result, str) and "the limit is 2000" in result
+    assert time.perf_counter() - start < 6.0
 
 
 def test_long_format_regridding_memory_is_bounded():
@@ -613,8 +578,7 @@ def test_missing_path_and_directory_are_refused(tmp_path):
 
 HOSTILE_NUMBERS = ["nan", "inf", "-inf", "-1", "0", "1e-320", "1e308", "1e309", "-0", "abc", "", "1e-12",
                    "0.999999999", "1", "1e6", "0x1p3", "1,5", "\u0661"]
-HOSTILE_NUMBERS = [v for v in HOSTILE_NUMBERS if _not_subnormal(v)]
-cli_numbers = finite_numbers.map(repr).filter(_not_subnormal)
+cli_numbers = finite_numbers.map(repr)
 VALID_MEAN = {"--kernel": "matern52", "--rho": "0.1", "--eta": "1.5", "--phi": "0.001", "--epsilon": "1",
               "--delta": "1e-5", "--tau": "1", "--bound": "tight", "--calibration": "analytic", "--seed": "1"}
 OPTIONS = {

@@ -8,6 +8,7 @@ the S1-S4 designs and the mean page's comparison mode.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +22,8 @@ from fdp_core.data import from_arrays
 from fdp_core.errors import ParameterError
 from fdp_core.estimators import absolute_penalty_mean_coefficients, bernstein_lattice_means, shrinkage
 from fdp_core.kernels import eigenbasis
-from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release, release_record
+from fdp_core.release import to_json
+from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, analyst_view, plan_mean_release, release_record
 from fdp_core.mechanisms.bernstein import bernstein_basis, bernstein_expected_sq_l2_error, bernstein_sum_sq_norms
 from fdp_core.sensitivity import (iclp_ar_sensitivity_cs, iclp_ar_sensitivity_triangle, iclp_qr_weights,
                                   l1c_norm)
@@ -416,25 +418,63 @@ def test_settings_refuse_bad_input_with_reasons():
     assert plan.delta == 0.0 and plan.privacy == "epsilon-DP"
 
 
+def _independent_noise(settings: MeanSettings, n: int) -> tuple[float, np.ndarray]:
+    """(sensitivity, per-coefficient noise scales) from METHODS.md 2-3, written out here from the
+    eigenvalues alone, without fdp_core's sensitivity or mechanism code."""
+    s, tau, eps = settings, settings.tau, settings.epsilon
+    if s.mechanism == "bernstein":
+        b = (s.K + 1) * (s.hi - s.lo) / (n * eps)
+        return b * eps, np.full(s.K + 1, b)
+    w = np.r_[GRID[1] - GRID[0], GRID[2:] - GRID[:-2], GRID[-1] - GRID[-2]] / 2
+    d = np.abs(GRID[:, None] - GRID[None, :]) / s.rho
+    K = (1 + math.sqrt(5) * d + 5 * d**2 / 3) * np.exp(-math.sqrt(5) * d)  # matern52
+    lam = np.linalg.eigvalsh(np.sqrt(w)[:, None] * K * np.sqrt(w)[None, :])[::-1]
+    lam = lam[lam > 1e-12 * lam[0]]
+    if s.mechanism == "frl":
+        delta1 = 2 * tau * math.sqrt(s.M) / n
+        return delta1, np.full(s.M, delta1 / eps)
+    if s.mechanism == "iclp-ar":
+        active = s.psi / (2 * lam ** (s.eta / 2)) < tau
+        delta1 = 2 * tau / n * math.sqrt(np.sum(1 / lam[active]))
+        return delta1, np.where(active, delta1 * np.sqrt(lam) / eps, 0.0)
+    penalty = s.phi if s.mechanism == "gaussian" else s.psi
+    shrink = lam**s.eta / (lam**s.eta + penalty)
+    if s.mechanism == "gaussian":
+        return 2 * tau / n * np.max(shrink / np.sqrt(lam)), lam  # scales checked through sigma below
+    delta1 = 2 * tau / n * np.linalg.norm(shrink / np.sqrt(lam))
+    return delta1, delta1 * np.sqrt(lam) / eps
+
+
 @pytest.mark.parametrize("mechanism", MEAN_MECHANISMS)
-def test_release_record_fields(mechanism):
+def test_release_record_states_the_guarantee_computed_independently(mechanism):
+    """The publishable record's sensitivity, noise and error agree with METHODS.md's formulas
+    evaluated here from scratch; data-derived counts live only in the analyst view."""
     fd = _fd(np.random.default_rng(2).normal(0.5, 0.2, (N, GRID.size)))
-    settings = replace(QR, mechanism=mechanism, M=3, K=4, lo=0.0, hi=1.0)
+    settings = BERN if mechanism == "bernstein" else replace(QR, mechanism=mechanism, M=3, phi=1e-3)
     plan = plan_mean_release(fd, settings)
-    record = release_record(plan, plan.sample(np.random.default_rng(0), 1)[0])
-    for key in ("mechanism", "kernel", "rho", "eta", "phi", "epsilon", "delta", "tau", "bound", "calibration",
-                "n", "m", "n_dropped", "n_clipped", "sensitivity", "sigma", "expected_sq_l2_error",
-                "data_dependent_flags"):
-        assert key in record
+    record = json.loads(to_json(release_record(plan, plan.sample(np.random.default_rng(0), 1)[0])))
+    view = analyst_view(plan)
+    for key in ("n_dropped", "n_clipped"):
+        assert key not in record and key in view
+    assert record["n"] == N and record["m"] == GRID.size and record["publishable"] is True
+    assert record["mechanism"] == mechanism and record["epsilon"] == EPS
+    sensitivity, scales = _independent_noise(settings, N)
+    assert record["sensitivity"] == pytest.approx(sensitivity, rel=1e-6)
     if mechanism == "gaussian":
-        assert record["sigma"] > 0 and record["delta"] == settings.delta
+        sigma, delta = record["sigma"], record["delta"]
+        assert record["privacy"] == "(epsilon, delta)-DP" and delta == settings.delta
+        # Balle & Wang's condition holds at sigma and fails just below it (analytic calibration).
+        def excess(sig):
+            a, b = sensitivity / (2 * sig), EPS * sig / sensitivity
+            return stats.norm.cdf(a - b) - math.exp(EPS) * stats.norm.cdf(-a - b) - delta
+        assert excess(sigma) <= 1e-12 and excess(sigma * (1 - 1e-5)) > 0
+        assert record["expected_sq_l2_error"] == pytest.approx(sigma**2 * np.sum(scales), rel=1e-6)
         return
-    assert record["delta"] == 0.0 and record["sigma"] is None and record["privacy"] == "epsilon-DP"
-    np.testing.assert_array_equal(record["laplace_scales"], plan.noise_scales)
-    assert record["sensitivity_l1"] == plan.sensitivity
-    assert ("sensitivity_l1c" in record) == mechanism.startswith("iclp")
-    expected = {"iclp-qr": {"psi"}, "iclp-ar": {"psi"}, "frl": {"M"}, "bernstein": {"K", "lo", "hi"}}[mechanism]
-    assert expected <= set(record)
+    assert record["privacy"] == "epsilon-DP" and record["delta"] == 0.0 and record["sigma"] is None
+    np.testing.assert_allclose(record["laplace_scales"], scales, rtol=1e-6, atol=1e-15)
+    assert record["expected_sq_l2_error"] == pytest.approx(
+        bernstein_expected_sq_l2_error(settings.K, scales[0]) if mechanism == "bernstein"
+        else np.sum(2 * scales**2), rel=1e-6)
 
 
 def test_tight_is_default_and_paper_bounds_are_larger():
@@ -447,6 +487,13 @@ def test_tight_is_default_and_paper_bounds_are_larger():
         assert paper.guarantee["sensitivity_tight"] == tight.sensitivity
         np.testing.assert_allclose(paper.noise_scales, tight.noise_scales * paper.sensitivity / tight.sensitivity)
     assert plan_mean_release(fd, AR).guarantee["bound_label"].startswith("CS bound")
+
+
+def test_pss_is_never_offered_for_iclp_ar():
+    for mechanism in ("iclp-ar", "frl", "bernstein"):
+        with pytest.raises(ParameterError, match="quadratic-penalty"):
+            pss_defaults("matern52", None, 100, 1.0, mechanism=mechanism)
+    assert pss_defaults("matern52", None, 100, 1.0, mechanism="iclp-qr") == pss_defaults("matern52", None, 100, 1.0)
 
 
 def test_pss_defaults():

@@ -408,7 +408,7 @@ def test_two_dimensional_paths_run_with_correct_shapes():
         assert r.sample(np.random.default_rng(0), 3).shape == (3, 20, 20)
         table = kde.release_table(r, r.sample(np.random.default_rng(1), 1)[0])
         assert list(table.columns) == ["x1", "x2", "density"] and len(table) == 400
-        assert r.guarantee["n"] == 300 and r.guarantee["n_clipped_box"] == r.n_clipped_box > 0
+        assert r.guarantee["n"] == 300 and r.n_clipped_box > 0 and "n_clipped_box" not in r.guarantee
     assert iclp.laplace_scales.shape == (20, 20) and iclp.guarantee["kernel_form"] == "product of 1-d kernels"
     assert hall.guarantee["sensitivity_exact"] < hall.guarantee["sensitivity_paper"]
     # A rectangular box: Hall's density integrates to ~1 when the bandwidth is small.
@@ -428,10 +428,14 @@ def test_release_record_never_contains_data_or_estimate():
     r = kde.iclp_kde(pts, (0, 1), epsilon=1, grid_size=32)
     values = r.sample(np.random.default_rng(0), 1)[0]
     record = kde.release_record(r, feature="column:x", n_dropped=2, seed=5)
-    for key in ("mechanism", "epsilon", "delta", "tau", "bound", "calibration", "n", "m", "n_dropped", "n_clipped",
-                "sensitivity", "sigma", "laplace_scales", "expected_sq_l2_error", "data_dependent_flags",
-                "bandwidth", "box", "grid_size", "feature"):
+    for key in ("mechanism", "epsilon", "delta", "tau", "bound", "calibration", "n", "m", "n_policy",
+                "unit_of_privacy", "sensitivity", "sigma", "laplace_scales", "expected_sq_l2_error",
+                "data_dependent_flags", "bandwidth", "box", "grid_size", "feature"):
         assert key in record
+    view = kde.analyst_view(r, n_dropped=2)  # data-derived counts: analyst view only
+    for key in ("n_dropped", "n_clipped"):
+        assert key not in record and key in view
+    assert view["n_dropped"] == 2 and view["n_clipped"] == r.n_clipped_box
     assert record["delta"] == 0.0 and record["sigma"] is None and len(record["laplace_scales"]) == r.laplace_scales.size
     text = json.dumps({k: (list(v) if isinstance(v, np.ndarray) else v) for k, v in record.items()})
     for secret in list(pts[:5]) + list(r.density[:5]):

@@ -22,7 +22,9 @@ BASE = ["release", "mean", "--data", str(EXAMPLE), "--kernel", "matern52", "--rh
 EXTRA = {"gaussian": [], "iclp-qr": ["--psi", "0.02"], "iclp-ar": ["--psi", "0.02", "--eta", "1"],
          "frl": ["--M", "6"], "bernstein": ["--K", "8", "--lo", "0", "--hi", "1.5"]}
 REQUIRED = ("mechanism", "kernel", "rho", "eta", "phi", "epsilon", "delta", "tau", "bound", "calibration", "n", "m",
-            "n_dropped", "n_clipped", "sensitivity", "sigma", "expected_sq_l2_error", "data_dependent_flags")
+            "n_policy", "unit_of_privacy", "sensitivity", "sigma", "expected_sq_l2_error", "data_dependent_flags")
+# Computed from the data without noise: only in analyst_view.json, never in the publishable record.
+ANALYST_ONLY = ("n_dropped", "n_clipped")
 
 
 def _cli(args, **kwargs):
@@ -39,6 +41,10 @@ def test_round_trip(mechanism, tmp_path):
     table = pd.read_csv(out / "release.csv")
     for key in REQUIRED:
         assert key in record, key
+    analyst = json.loads((out / "analyst_view.json").read_text())
+    assert analyst["publishable"] is False and "NOT FOR PUBLICATION" in analyst["warning"]
+    for key in ANALYST_ONLY:
+        assert key not in record and key in analyst, key
     assert list(table.columns) == ["t", "value"]
     fd = load_curves(EXAMPLE)
     np.testing.assert_allclose(table["t"], fd.grid_points)

@@ -25,7 +25,8 @@ from fdp_core.data import DATA_DEPENDENT_TAU, from_arrays, load_curves
 from fdp_core.errors import DataError, ParameterError
 from fdp_core.kernels import eigenbasis, trapezoid_weights
 from fdp_core.mechanisms.bingham import sample_vector_bingham
-from fdp_core.pca import (AWAN_RESCALING_FLAG, NOT_PRIVATE, SAMPLE_MEAN_CENTRING, PcaSettings, coefficient_matrix,
+from fdp_core.pca import (AWAN_RESCALING_FLAG, NOT_PRIVATE, SAMPLE_MEAN_CENTRING, PcaSettings, analyst_view,
+                          coefficient_matrix,
                           exponential_mechanism_matrix, fourier_basis, pca_basis, private_pca, release_record,
                           simulate_fpca_awan)
 
@@ -240,10 +241,12 @@ def test_release_contents_and_analyst_metrics(awan, sampler, k):
         assert np.all(np.diff(smooth) >= -1e-9)
     assert res.data_dependent_flags == flags
     record = release_record(res, seed=5)
-    assert record["not_private"] == ["variance_ratio", "subspace_distance"]
+    view = analyst_view(res)
+    for key in ("variance_ratio", "subspace_distance", "acceptance_rate", "n_clipped"):
+        assert key not in record and key in view, key  # computed from the data: analyst view only
     assert record["differentially_private"] is False  # the design's rescaling is flagged
     assert record["k"] == k and record["p"] == 40 and record["sampler"] == sampler
-    assert 0 < record["acceptance_rate"] <= 1
+    assert 0 < view["acceptance_rate"] <= 1
 
 
 def test_small_epsilon_gives_an_uninformative_release(awan):
@@ -308,8 +311,9 @@ def test_real_data_release_runs(shared_data):
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"
-CLI_KEYS = ("k", "p", "basis", "sampler", "epsilon", "gamma", "variance_ratio", "subspace_distance",
-            "acceptance_rate", "not_private", "n", "m", "tau", "n_clipped", "data_dependent_flags", "guarantee")
+CLI_KEYS = ("k", "p", "basis", "sampler", "epsilon", "gamma", "n", "m", "tau", "n_policy", "unit_of_privacy",
+            "data_dependent_flags", "guarantee")
+ANALYST_KEYS = ("variance_ratio", "subspace_distance", "acceptance_rate", "n_clipped")
 
 
 def test_cli_round_trip_matches_the_library(tmp_path):
@@ -323,14 +327,17 @@ def test_cli_round_trip_matches_the_library(tmp_path):
     table = pd.read_csv(out / "release.csv")
     for key in CLI_KEYS:
         assert key in record, key
-    assert record["not_private"] == ["variance_ratio", "subspace_distance"]
+    analyst = json.loads((out / "analyst_view.json").read_text())
+    assert analyst["publishable"] is False
+    for key in ANALYST_KEYS:
+        assert key not in record and key in analyst, key
     assert list(table.columns) == ["t", "pc1", "pc2"]
     fd = load_curves(EXAMPLE)
     expected = private_pca(fd, PcaSettings(k=2, basis="kernel", kernel="matern52", rho=0.1, sampler="deflation",
                                            epsilon=2.0, gamma=1.0, tau=1.0), np.random.default_rng(3))
     np.testing.assert_allclose(table["t"], fd.grid_points)
     np.testing.assert_allclose(table[["pc1", "pc2"]].to_numpy(), expected.components, rtol=1e-9, atol=1e-12)
-    assert record["variance_ratio"] == pytest.approx(expected.variance_ratio)
+    assert analyst["variance_ratio"] == pytest.approx(expected.variance_ratio)
     assert record["epsilon_per_component"] == [1.0, 1.0] and record["differentially_private"] is True
 
 

@@ -18,9 +18,17 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 
 
+def declare_range(at: AppTest, lo: float = -1.5, hi: float = 1.5) -> AppTest:
+    """What a user does on the Data page before committing curves: declare a public value range."""
+    at.session_state["data_range_lo"], at.session_state["data_range_hi"] = lo, hi
+    at.session_state["data_range_declared"] = True
+    return at
+
+
 def _release_page() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
+    declare_range(at)
     at.switch_page("pages/release.py").run()
     assert not at.exception, at.exception
     return at
@@ -154,6 +162,7 @@ def test_split_filter_and_kde_commit_through_the_same_path(sampler_calls):
 def test_mean_page_choices_are_what_the_release_page_commits():
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
+    declare_range(at)
     at.switch_page("pages/mean.py").run()
     at.selectbox(key="mean_mechanism").set_value("frl").run()
     at.number_input(key="mean_M").set_value(6).run()
@@ -227,3 +236,28 @@ def test_meter_says_when_only_delta_is_used_up(sampler_calls):
     warnings = [w.value for w in at.sidebar.warning]
     assert any("Delta budget used up" in w and "epsilon" in w for w in warnings), warnings
     assert not any("Budget exhausted" in w for w in warnings)
+
+
+def test_commit_of_curves_is_refused_without_a_declared_range(sampler_calls):
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page("pages/release.py").run()
+    assert not at.exception
+    assert any("Declare a public value range" in e.value for e in at.error)
+    assert not [b for b in at.button if b.key == "rel_commit"]  # no commit button for a mean without a range
+    assert sampler_calls == []
+
+
+def test_report_lists_what_the_session_looked_at(sampler_calls):
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    declare_range(at)
+    at.switch_page("pages/mean.py").run()  # shows the non-private estimate
+    at.switch_page("pages/release.py").run()
+    at.button(key="rel_commit").click().run()
+    release = at.session_state["fdp_releases"][0]
+    seen = release.record["looked_at_before_commit"]
+    assert export.NONPRIVATE_VIEWS["mean_estimate"] in seen and export.NONPRIVATE_VIEWS["norms"] in seen
+    report = export.report_html(release)
+    assert "Before this commit the session looked at" in report and "fixed without looking" not in report
+    assert release.record["value_range"] == [-1.5, 1.5] and release.analyst["n_curves"] == 60

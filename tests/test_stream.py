@@ -16,7 +16,7 @@ import pytest
 from fdp_core import cli, stream
 from fdp_core.data import load_curves
 from fdp_core.errors import DataError, ParameterError
-from fdp_core.features import extract_features
+from fdp_core.features import extract_features, person_features
 from fdp_core.kde import KdeSettings, plan_kde_release
 from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release
 from fdp_core.pca import PcaSettings, private_pca
@@ -57,21 +57,30 @@ def _sources(root, fd):
 
 
 MEAN_SETTINGS = [MeanSettings(mechanism=m, tau=0.6, lo=0.0, hi=1.0, rho=0.2) for m in MEAN_MECHANISMS]
+MEAN_SETTINGS += [MeanSettings(tau_from_data=True, tau=None),
+                  MeanSettings(tau=None, value_range=(0.2, 0.9), rho=0.2),  # range clip, centring, default tau
+                  MeanSettings(tau_from_data=True, tau=None, value_range=(0.2, 0.9)),
+                  MeanSettings(mechanism="bernstein", tau=None, lo=0.0, hi=1.0, value_range=(0.2, 0.9)),
+                  MeanSettings(tau=0.3, person_column="subject", n_public=900),
+                  MeanSettings(mechanism="bernstein", tau=None, lo=0.0, hi=1.0, person_column="subject",
+                               n_public=900)]
+MEAN_IDS = list(MEAN_MECHANISMS) + ["tau-from-data", "value-range", "range-tau-from-data", "bernstein-range",
+                                    "persons-n-public", "bernstein-persons-n-public"]
 
 
-@pytest.mark.parametrize("settings", MEAN_SETTINGS + [MeanSettings(tau_from_data=True, tau=None)],
-                         ids=list(MEAN_MECHANISMS) + ["tau-from-data"])
+@pytest.mark.parametrize("settings", MEAN_SETTINGS, ids=MEAN_IDS)
 @pytest.mark.parametrize("missing", ["drop", "interpolate"])
 def test_streamed_mean_equals_in_memory(files, settings, missing):
     root, _ = files
     fd = load_curves(root / "c.csv", missing=missing)
     expected = plan_mean_release(fd, settings)
     for label, source in _sources(root, fd).items():
-        if label == "chunks" and missing == "interpolate":
-            continue  # arrays carry no missing values here
+        if label == "chunks" and (missing == "interpolate" or settings.person_column):
+            continue  # arrays carry no missing values and no person column here
         sums = stream.stream_mean_sums(source, settings, chunk_rows=211, missing=missing, grid=fd.grid_points)
         plan = plan_mean_release(sums, settings)
-        assert plan.n == expected.n and plan.n_clipped == expected.n_clipped
+        assert plan.n == expected.n and plan.n_clipped == expected.n_clipped and plan.n_curves == expected.n_curves
+        np.testing.assert_allclose(plan.raw_mean, expected.raw_mean, rtol=1e-12)
         assert plan.n_dropped == (0 if label == "chunks" else expected.n_dropped)  # the arrays are the kept curves
         _close(expected.sample(np.random.default_rng(7), 3), plan.sample(np.random.default_rng(7), 3))
 
@@ -80,34 +89,46 @@ KDE_SETTINGS = [KdeSettings(box=(0.0, 1.5)), KdeSettings(box=(0.0, 1.5), bandwid
                 KdeSettings(box=(0.0, 1.5), data_dependent_bandwidth=True),
                 KdeSettings(mechanism="iclp", box=(0.0, 1.5)),
                 KdeSettings(box=(0.0, 1.5, 0.0, 1.5), bandwidth=0.2, grid_size=24),
-                KdeSettings(mechanism="iclp", box=(0.0, 1.5, 0.0, 1.5), grid_size=24)]
+                KdeSettings(mechanism="iclp", box=(0.0, 1.5, 0.0, 1.5), grid_size=24),
+                KdeSettings(box=(0.0, 1.2), bandwidth=0.1, value_range=(0.0, 1.0), person_column="subject"),
+                KdeSettings(mechanism="iclp", box=(0.0, 1.2), person_column="subject")]
 
 
 @pytest.mark.parametrize("settings", KDE_SETTINGS, ids=["hall-default-h", "hall-fixed-h", "hall-silverman",
-                                                        "iclp", "hall-2d", "iclp-2d"])
+                                                        "iclp", "hall-2d", "iclp-2d", "hall-persons-range",
+                                                        "iclp-persons"])
 def test_streamed_kde_equals_in_memory(files, settings):
     root, _ = files
     fd = load_curves(root / "c.csv")
     feature = "max" if len(settings.box) == 2 else "max,mean:0.5:1.5"
-    points, _ = extract_features(fd, feature)
-    expected = plan_kde_release(points, settings)
+    obs = person_features(fd, feature, settings.box, person_column=settings.person_column,
+                          value_range=settings.value_range)
+    expected = plan_kde_release(obs.points, settings)
     for label in ("csv", "parquet"):
-        sums, _, n_dropped = stream.stream_kde_sums(_sources(root, fd)[label], settings, feature, chunk_rows=211)
-        assert n_dropped == fd.report.n_dropped
-        plan = plan_kde_release(sums, settings)
+        streamed = stream.stream_kde_sums(_sources(root, fd)[label], settings, feature, chunk_rows=211)
+        assert streamed.n_dropped == fd.report.n_dropped
+        assert (streamed.n_curves, streamed.n_outside_box) == (obs.n_curves, obs.n_outside_box)
+        plan = plan_kde_release(streamed.sums, settings)
         assert plan.n == expected.n and plan.n_clipped_box == expected.n_clipped_box
         _close(expected.sample(np.random.default_rng(3), 2), plan.sample(np.random.default_rng(3), 2))
 
 
 @pytest.mark.parametrize("settings", [PcaSettings(tau=1.0), PcaSettings(k=2, tau=1.0),
                                       PcaSettings(tau_from_data=True, tau=None),
-                                      PcaSettings(basis="fourier", p=8, tau=0.5)],
-                         ids=["exact", "deflation", "tau-from-data", "fourier"])
+                                      PcaSettings(basis="fourier", p=8, tau=0.5),
+                                      PcaSettings(tau=None, value_range=(0.0, 1.0), centring="public"),
+                                      PcaSettings(tau_from_data=True, tau=None, value_range=(0.0, 1.0),
+                                                  centring="public"),
+                                      PcaSettings(tau=0.5, person_column="subject", n_public=1000)],
+                         ids=["exact", "deflation", "tau-from-data", "fourier", "public-centre",
+                              "public-centre-tau-from-data", "persons"])
 def test_streamed_pca_equals_in_memory(files, settings):
     root, _ = files
     fd = load_curves(root / "c.parquet")
     expected = private_pca(fd, settings, 11)
     for label, source in _sources(root, fd).items():
+        if label == "chunks" and settings.person_column:
+            continue
         sums = stream.stream_pca_sums(source, settings, chunk_rows=211, grid=fd.grid_points)
         result = private_pca(sums, settings, 11)
         assert result.n == expected.n and result.n_clipped == expected.n_clipped
@@ -142,18 +163,18 @@ def test_person_averaged_mean_matches_a_direct_groupby(files):
     tau = 0.6
     clipped = fd.data_matrix * np.minimum(1.0, tau / fd.norms())[:, None]
     expected, n_persons = _person_reference(fd, fd.metadata["subject"].astype(str), clipped)
-    settings = MeanSettings(tau=tau, rho=0.2)
+    settings = MeanSettings(tau=tau, rho=0.2, person_column="subject")
     for source in (root / "c.csv", root / "c.parquet", fd):
-        sums = stream.stream_mean_sums(source, settings, person_column="subject", chunk_rows=50)
+        sums = stream.stream_mean_sums(source, settings, chunk_rows=50)
         assert sums.n == n_persons < fd.n
-        np.testing.assert_allclose(sums.clipped_sum, expected, rtol=1e-12)
+        np.testing.assert_allclose(sums.total, expected, rtol=1e-12)
 
 
 def test_person_averaged_pca_and_kde(files):
     root, _ = files
     fd = load_curves(root / "c.parquet")
-    settings = PcaSettings(tau=1.0)
-    sums = stream.stream_pca_sums(root / "c.parquet", settings, person_column="subject", chunk_rows=64)
+    settings = PcaSettings(tau=1.0, person_column="subject")
+    sums = stream.stream_pca_sums(root / "c.parquet", settings, chunk_rows=64)
     from fdp_core.pca import coefficient_matrix, pca_basis
 
     X, _ = coefficient_matrix(fd.data_matrix, pca_basis(settings, fd.unit_grid, fd.weights).functions, fd.weights,
@@ -162,25 +183,29 @@ def test_person_averaged_pca_and_kde(files):
     expected, n_persons = _person_reference(fd, fd.metadata["subject"].astype(str), outer)
     assert sums.n == n_persons
     np.testing.assert_allclose(sums.gram.ravel(), expected, rtol=1e-12, atol=1e-15)
-    kde_settings = KdeSettings(box=(0.0, 1.5), bandwidth=0.1)
-    ksums, _, _ = stream.stream_kde_sums(root / "c.csv", kde_settings, "max", person_column="subject", chunk_rows=64)
+    kde_settings = KdeSettings(box=(0.0, 1.5), bandwidth=0.1, person_column="subject")
+    ksums = stream.stream_kde_sums(root / "c.csv", kde_settings, "max", chunk_rows=64).sums
     points, _ = extract_features(fd, "max")
     averaged = pd.Series(np.clip(points, 0.0, 1.5)).groupby(fd.metadata["subject"].astype(str).to_numpy()).mean()
-    direct = plan_kde_release(averaged.to_numpy(), kde_settings)
+    direct = plan_kde_release(averaged.to_numpy(), KdeSettings(box=(0.0, 1.5), bandwidth=0.1))
     assert ksums.n == averaged.size
     _close(direct.density, plan_kde_release(ksums, kde_settings).density)
 
 
 def test_person_column_must_exist(files):
     root, _ = files
-    with pytest.raises(DataError, match="no person column 'who'"):
-        stream.stream_mean_sums(root / "c.csv", MeanSettings(tau=1.0), person_column="who")
+    with pytest.raises(DataError, match="no column 'who' to group curves by person"):
+        stream.stream_mean_sums(root / "c.csv", MeanSettings(tau=1.0, person_column="who"))
 
 
 def test_one_shot_iterator_cannot_serve_two_passes():
-    chunks = iter([np.random.default_rng(0).normal(size=(5, 4))])
-    with pytest.raises((ParameterError, DataError)):
-        stream.stream_mean_sums(chunks, MeanSettings(tau=1.0), person_column="x", grid=np.linspace(0, 1, 4))
+    values = np.random.default_rng(0).normal(size=(5, 4))
+    chunks = iter([(values, pd.DataFrame({"x": list("aabbc")}))])
+    with pytest.raises(ParameterError, match="already consumed"):
+        stream.stream_mean_sums(chunks, MeanSettings(tau=1.0, person_column="x"), grid=np.linspace(0, 1, 4))
+    again = stream.stream_mean_sums(lambda: iter([(values, pd.DataFrame({"x": list("aabbc")}))]),
+                                    MeanSettings(tau=1.0, person_column="x"), grid=np.linspace(0, 1, 4))
+    assert again.n == 3
 
 
 # --------------------------------------------------------------------------- bad input: the loader's messages

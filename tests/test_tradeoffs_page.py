@@ -1,10 +1,15 @@
 """AppTest: the Trade-offs page driven like a user (every parameter, the apply buttons, bad states)."""
 
+import base64
 from pathlib import Path
 
+import numpy as np
+import plotly.io as pio
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from fdp_core import utility
+from fdp_core.mean import MECHANISM_LABELS
 from fdp_ui.sidebar import EPSILON_CHOICES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,12 +37,44 @@ def test_page_shows_curves_heatmap_and_epsilon_table():
     assert len(at.dataframe) >= 1  # smallest epsilon per mechanism
 
 
+def _curves_figure(at):
+    """The trade-off figure sent to the browser (the chart keyed to_curves), decoded by plotly."""
+    charts = [c for c in at.get("plotly_chart") if "to_curves" in c.proto.id]
+    assert charts, "no trade-off curves drawn"
+    return pio.from_json(charts[0].proto.spec)
+
+
+def _line(figure, mechanism_label: str) -> tuple[np.ndarray, np.ndarray]:
+    trace = next(t for t in figure.data if t.name == mechanism_label and t.mode == "lines")
+    return _array(trace.x), _array(trace.y)
+
+
+def _array(value) -> np.ndarray:
+    """A plotly array: a list/tuple, or a base64 typed array {"dtype", "bdata"}."""
+    if isinstance(value, dict):
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"])).astype(float)
+    return np.asarray(value, dtype=float)
+
+
+# Closed-form noise variance decreases with epsilon, delta and n: a sweep plotting anything
+# else (a wrong parameter, a stale cache, the wrong axis) breaks these monotonicities.
+DECREASING = {"epsilon", "delta", "n"}
+
+
 @pytest.mark.parametrize("param", ["delta", "phi", "rho", "eta", "n", "epsilon"])
-def test_every_parameter_sweep_runs(param):
+def test_every_parameter_sweep_plots_that_parameter(param):
     at = _page()
     at.selectbox(key="to_param").set_value(param).run()
     assert not at.exception, at.exception
-    assert at.selectbox(key="to_param").value == param
+    figure = _curves_figure(at)
+    assert utility.PARAM_LABELS[param] in figure.layout.title.text
+    x, y = _line(figure, MECHANISM_LABELS["gaussian"])
+    expected_x = utility.default_values(param, 60)  # the built-in example has 60 curves
+    assert x.size >= 5 and np.all(np.diff(x) > 0)
+    assert set(np.round(x, 12)) <= set(np.round(expected_x, 12))
+    assert np.all(np.isfinite(y)) and np.all(y > 0)
+    if param in DECREASING:
+        assert np.all(np.diff(y) < 0), f"error must fall as {param} grows"
 
 
 def test_apply_pcv_and_pss_set_the_global_settings():
@@ -103,6 +140,11 @@ def test_tiny_upload_runs():
     for param in ("rho", "n"):
         at.selectbox(key="to_param").set_value(param).run()
         assert not at.exception
+        x, y = _line(_curves_figure(at), MECHANISM_LABELS["gaussian"])
+        assert np.all(np.isfinite(y)) and np.all(y > 0)
+        if param == "n":  # the public-n sweep of a 3-curve data set: 10 .. 10 n_data persons
+            np.testing.assert_array_equal(x, utility.default_values("n", 3))
+            assert np.all(np.diff(y) < 0)
 
 
 def test_pca_variance_ratio_section():

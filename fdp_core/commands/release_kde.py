@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from ..features import extract_features, features_label
-from ..kde import KDE_BOUNDS, KDE_MECHANISMS, KdeSettings, parse_box, plan_kde_release, release_record, release_table
+from ..features import features_label, person_features
+from ..kde import (KDE_BOUNDS, KDE_MECHANISMS, KdeSettings, analyst_view, parse_box, plan_kde_release, release_record,
+                   release_table)
 from ..mechanisms.calibration import CALIBRATIONS
+from ..preprocess import parse_value_range
 from ..release import write_release
 from ._common import (add_data_options, add_engine_options, add_kernel_options, add_output_options, engine_of,
                       load_data, rng_from, stream_options)
@@ -36,6 +38,12 @@ def configure(parser) -> None:
     parser.set_defaults(kernel="matern32")
     parser.add_argument("--eta", type=float, default=1.5, help="ICLP estimation kernel power eta > 1")
     parser.add_argument("--bound", choices=KDE_BOUNDS, default="exact")
+    parser.add_argument("--person-column", default=None, metavar="NAME",
+                        help="metadata column identifying the person behind each curve: one observation per "
+                             "person (the average of their curves' features, each clipped to the box first)")
+    parser.add_argument("--value-range", default=None, metavar="LO,HI",
+                        help="public range of the curve values: curves are clipped pointwise to it before their "
+                             "features are computed")
     parser.add_argument("--calibration", choices=CALIBRATIONS, default="analytic")
     add_engine_options(parser)
     add_output_options(parser)
@@ -45,7 +53,8 @@ def settings_from_args(args) -> KdeSettings:
     return KdeSettings(mechanism=args.mechanism, box=parse_box(args.box), epsilon=args.epsilon, delta=args.delta,
                        bandwidth=args.bandwidth, data_dependent_bandwidth=args.bandwidth_from_data,
                        grid_size=args.grid_size, bound=args.bound, calibration=args.calibration, kernel=args.kernel,
-                       rho=args.rho, nu=args.nu, eta=args.eta)
+                       rho=args.rho, nu=args.nu, eta=args.eta, person_column=args.person_column,
+                       value_range=None if args.value_range is None else parse_value_range(args.value_range))
 
 
 def run(args) -> int:
@@ -53,21 +62,26 @@ def run(args) -> int:
     engine = engine_of(args)
     if engine == "local":
         fd = load_data(args)
-        points, features = extract_features(fd, args.feature)
-        n_dropped = fd.report.n_dropped
-    elif engine == "stream":
-        from ..stream import stream_kde_sums
-
-        points, features, n_dropped = stream_kde_sums(args.data, settings, args.feature, **stream_options(args))
+        obs = person_features(fd, args.feature, settings.box, person_column=settings.person_column,
+                              value_range=settings.value_range)
+        points, features, n_dropped = obs.points, obs.features, fd.report.n_dropped
     else:
-        from ..dask_engine import dask_kde_sums
+        if engine == "stream":
+            from ..stream import stream_kde_sums
 
-        points, features, n_dropped = dask_kde_sums(args.data, settings, args.feature, scheduler=args.scheduler,
-                                                    **stream_options(args))
+            obs = stream_kde_sums(args.data, settings, args.feature, **stream_options(args))
+        else:
+            from ..dask_engine import dask_kde_sums
+
+            obs = dask_kde_sums(args.data, settings, args.feature, scheduler=args.scheduler, **stream_options(args))
+        points, features, n_dropped = obs.sums, obs.features, obs.n_dropped
     plan = plan_kde_release(points, settings)
     values = plan.sample(rng_from(args), 1)[0]
-    record = release_record(plan, feature=features_label(features), n_dropped=n_dropped, seed=args.seed)
-    write_release(args.out, record, release_table(plan, values))
+    record = release_record(plan, feature=features_label(features), seed=args.seed,
+                            person_column=settings.person_column, value_range=settings.value_range)
+    view = analyst_view(plan, n_dropped=n_dropped, n_curves=obs.n_curves, n_outside_box=obs.n_outside_box)
+    write_release(args.out, record, release_table(plan, values), view)
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({settings.mechanism} KDE, n={plan.n}, "
-          f"{plan.n_clipped_box} clipped to the box, expected squared L2 error {plan.expected_sq_l2_error:.4g})")
+          f"expected squared L2 error {plan.expected_sq_l2_error:.4g}); {args.out}/analyst_view.json (with the "
+          "clipping counts) is NOT for publication")
     return 0

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, ParameterError
-from ..pca import PCA_BASES, PCA_SAMPLERS, PcaSettings, private_pca, release_record
+from ..pca import PCA_BASES, PCA_SAMPLERS, PcaSettings, analyst_view, private_pca, release_record
 from ..release import write_release
-from ._common import (add_data_options, add_engine_options, add_kernel_options, add_output_options, engine_of,
-                      load_data, rng_from, stream_options)
+from ._common import (add_bounds_options, add_data_options, add_engine_options, add_kernel_options,
+                      add_output_options, bounds_from_args, engine_of, load_data, rng_from, stream_options)
 
 PATH = ("release", "pca")
 HELP = "release private functional principal components (exponential mechanism, epsilon-DP)"
@@ -41,10 +41,16 @@ def configure(parser) -> None:
     parser.add_argument("--epsilon-split", type=_float_list, default=None,
                         help="deflation: per-component epsilons, comma separated, adding up to --epsilon "
                              "(default: equal split)")
-    tau = parser.add_mutually_exclusive_group(required=True)
-    tau.add_argument("--tau", type=float, help="public L2 norm bound; coefficient rows are clipped to it")
+    add_bounds_options(parser)
+    tau = parser.add_mutually_exclusive_group()
+    tau.add_argument("--tau", type=float, help="public L2 norm bound; coefficient rows (after centring) are clipped "
+                                               "to it. Required without --value-range, which implies (HI - LO)/2")
     tau.add_argument("--tau-from-data", action="store_true",
-                     help="use max curve norm (data-dependent: the release is then NOT differentially private)")
+                     help="use the largest centred coefficient row norm (data-dependent: the release is then NOT "
+                          "differentially private)")
+    parser.add_argument("--centring", choices=("none", "public"), default=None,
+                        help="public: centre at (LO + HI)/2 or the --reference curve (no privacy cost; the default "
+                             "with --value-range); none: no centring (the default otherwise)")
     parser.add_argument("--released-mean", default=None,
                         help="centre the curves by a released mean: a release.csv written by 'release mean' "
                              "(its budget counts separately); default: no centring")
@@ -69,9 +75,19 @@ def _released_mean(path: str, grid: np.ndarray) -> np.ndarray:
 def settings_from_args(args) -> PcaSettings:
     return PcaSettings(k=args.k, basis=args.basis, p=args.p, kernel=args.kernel, rho=args.rho, nu=args.nu,
                        epsilon=args.epsilon, gamma=args.gamma, sampler=args.sampler, epsilon_split=args.epsilon_split,
-                       tau=args.tau, tau_from_data=args.tau_from_data,
-                       centring="released-mean" if args.released_mean else "none", gibbs_sweeps=args.gibbs_sweeps,
-                       gibbs_burn_in=args.gibbs_burn_in, gibbs_thin=args.gibbs_thin)
+                       tau=args.tau, tau_from_data=args.tau_from_data, centring=_centring(args),
+                       gibbs_sweeps=args.gibbs_sweeps, gibbs_burn_in=args.gibbs_burn_in, gibbs_thin=args.gibbs_thin,
+                       **bounds_from_args(args))
+
+
+def _centring(args) -> str:
+    if args.released_mean:
+        if args.centring == "public":
+            raise ParameterError("--centring public and --released-mean are two different centres: choose one")
+        return "released-mean"
+    if args.centring is not None:
+        return args.centring
+    return "public" if args.value_range is not None else "none"
 
 
 def run(args) -> int:
@@ -81,6 +97,7 @@ def run(args) -> int:
         fd = load_data(args)
         mean = None if args.released_mean is None else _released_mean(args.released_mean, fd.grid_points)
         result = private_pca(fd, settings, rng_from(args), released_mean=mean)
+        n_dropped = fd.report.n_dropped
     else:
         from ..stream import open_source
 
@@ -89,20 +106,22 @@ def run(args) -> int:
         if engine == "stream":
             from ..stream import stream_pca_sums
 
-            sums = stream_pca_sums(args.data, settings, released_mean=mean, **stream_options(args))
+            sums, n_dropped = stream_pca_sums(args.data, settings, released_mean=mean, with_report=True,
+                                              **stream_options(args))
         else:
             from ..dask_engine import dask_pca_sums
 
-            sums = dask_pca_sums(args.data, settings, released_mean=mean, scheduler=args.scheduler,
-                                 **stream_options(args))
+            sums, n_dropped = dask_pca_sums(args.data, settings, released_mean=mean, scheduler=args.scheduler,
+                                            with_report=True, **stream_options(args))
         result = private_pca(sums, settings, rng_from(args))
     record = release_record(result, seed=args.seed)
     if mean is not None:
         record["released_mean_file"] = str(args.released_mean)
     table = pd.DataFrame({"t": result.grid_points,
                           **{f"pc{l + 1}": result.components[:, l] for l in range(result.k)}})
-    write_release(args.out, record, table)
+    write_release(args.out, record, table, analyst_view(result, n_dropped=n_dropped))
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({record['sampler']}, k={result.k}, "
-          f"p={result.p}, n={result.n}; variance ratio {result.variance_ratio:.3f} [not private])")
+          f"p={result.p}, n={result.n}); {args.out}/analyst_view.json (variance ratio {result.variance_ratio:.3f}, "
+          "not private) is NOT for publication")
     return 0
 

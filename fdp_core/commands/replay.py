@@ -1,17 +1,24 @@
-"""``python -m fdp_core replay CONFIG --data PATH [--out DIR]``: a committed release again, fresh noise.
+"""``python -m fdp_core replay CONFIG --data PATH [--ledger URL] [--out DIR]``: a committed release again, fresh noise.
 
 CONFIG is the config.yaml of an exported release (app download or CLI folder). The replay
-uses the same settings, the same exact discrete sampler and grid, and fresh OS entropy, and
-is checked against a fresh ledger holding the config's budget: it is a new release and
-spends privacy budget of its own.
+uses the same settings, the same exact discrete sampler and grid, and fresh OS entropy. It
+is a new release and spends privacy budget of its own: it is charged to the data set's
+budget in the persistent ledger (``--ledger``, else ``$FDP_LEDGER_URL``, else the app's
+default file), the same budget the app spends. When that data set has no budget yet, it is
+created from the config's ``budget`` section; a stored budget is never changed. Over budget:
+exit 2, one line, nothing written. ``--no-ledger`` checks against a fresh in-memory ledger
+with the config's budget instead (earlier releases are then not counted, and the record
+says so).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..data import MISSING_POLICIES
-from ..export import data_mismatch, export_folder, parse_config, replay
+from ..data import MISSING_POLICIES, load_curves
+from ..export import _budget_ledger, data_mismatch, export_folder, parse_config, replay
+from ..ledger_store import BudgetSpec
+from .ledger import add_ledger_option, budget_of
 
 PATH = ("replay",)
 HELP = "replay an exported release's config.yaml on a data file: same settings, fresh exact discrete noise"
@@ -23,20 +30,50 @@ def configure(parser) -> None:
     parser.add_argument("--missing", choices=MISSING_POLICIES, default=None,
                         help="override the config's missing-value policy (drop or interpolate)")
     parser.add_argument("--out", default=None, help="output folder (default: <config name>_replay next to CONFIG)")
+    add_ledger_option(parser)
+    parser.add_argument("--budget-name", default=None, metavar="NAME",
+                        help="budget to charge (default: the config's budget.name, else 'default')")
+    parser.add_argument("--no-ledger", action="store_true",
+                        help="do not use the persistent ledger: check against a fresh in-memory ledger holding the "
+                             "config's budget (earlier releases of these data are not counted)")
 
 
 def run(args) -> int:
     config = parse_config(Path(args.config))
     if args.missing is not None:
         config["data"]["missing"] = args.missing
-    release, ledger = replay(config, args.data)
+    fd = load_curves(args.data, missing=config["data"].get("missing", "drop"))
+    label = Path(args.data).name
+    notes = []
+    budget = None
+    if args.no_ledger:
+        notes.append("no persistent ledger was used (--no-ledger): earlier releases of these data are not counted")
+    else:
+        budget = budget_of(args, fd, name=args.budget_name or config["budget"].get("name"),
+                           settings=config["settings"])
+        stored, created = budget.ensure(BudgetSpec.of(_budget_ledger(config["budget"])))
+        if created:
+            notes.append(f"created budget '{budget.name}' for these data from the config (epsilon "
+                         f"{stored.epsilon_total:g}, delta {stored.delta_total:g}, {stored.filter} filter)")
+        elif BudgetSpec.of(stored) != BudgetSpec.of(_budget_ledger(config["budget"])):
+            notes.append(f"charged the stored budget '{budget.name}' (epsilon {stored.epsilon_total:g}, delta "
+                         f"{stored.delta_total:g}, {stored.filter} filter), not the config's budget section")
+    release, ledger = replay(config, fd, data_label=label, ledger=budget)
     out = Path(args.out) if args.out else Path(args.config).with_name(f"{Path(args.config).stem}_replay")
-    export_folder(release, out, ledger)
+    export_folder(release, out, ledger, include_analyst_view=True)
+    if budget is not None:
+        budget.complete(release.id)
     e = release.entry
-    print(f"wrote {out}/ (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, report.html): "
+    print(f"wrote {out}/ (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, report.html; "
+          "analyst_view.json is NOT for publication): "
           f"{release.kind} {e.mechanism}, n={release.record.get('n')}, charged epsilon {e.epsilon:.4g}, "
           f"delta {e.delta:.3g}")
+    if budget is not None:
+        spent = ledger.spent()
+        print(f"ledger: {budget.store.location}, budget '{budget.name}': spent epsilon {spent.epsilon:.4g} of "
+              f"{ledger.epsilon_total:g}, delta {spent.delta:.3g} of {ledger.delta_total:g} "
+              f"({len(ledger.entries)} release(s))")
     note = data_mismatch(config, release)
-    if note:
-        print(f"note: {note}")
+    for line in notes + ([note] if note else []):
+        print(f"note: {line}")
     return 0

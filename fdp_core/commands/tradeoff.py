@@ -17,6 +17,7 @@ from pathlib import Path
 import plotly.io as pio
 
 from ..errors import ParameterError
+from ..limits import MAX_MC_DRAWS, check_at_most
 from ..mean import MEAN_MECHANISMS, MECHANISM_LABELS
 from ..mechanisms.calibration import CALIBRATIONS
 from ..release import provenance_stamp, to_json
@@ -80,6 +81,7 @@ def run(args) -> int:
     mechanisms = MEAN_MECHANISMS if "all" in args.mechanism else tuple(dict.fromkeys(args.mechanism))
     if args.mc_draws < 0:
         raise ParameterError(f"--mc-draws must be >= 0, got {args.mc_draws}")
+    check_at_most("--mc-draws", args.mc_draws, MAX_MC_DRAWS, "every draw is a vector per mechanism and sweep point")
     levels = tuple(sorted(args.quantiles))
     if not 0 < levels[0] < levels[1] < 1:
         raise ParameterError(f"--quantiles must be two levels in (0, 1), got {args.quantiles}")

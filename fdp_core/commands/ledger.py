@@ -1,0 +1,33 @@
+"""Shared pieces of the ``ledger`` commands and of ``replay``: which ledger, which budget.
+
+Not a command itself (no PATH): ``ledger_init``, ``ledger_show`` and ``replay`` use it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..fingerprint import unit_of_privacy
+from ..ledger_store import DEFAULT_BUDGET, ENV_VAR, StoredBudget, default_path, open_budget
+
+LEDGER_HELP = (f"ledger database URL: sqlite:///relative.sqlite3, sqlite:////absolute.sqlite3, a file path, or "
+               f"postgresql://USER@HOST:PORT/DB (default: ${ENV_VAR}, else {default_path()})")
+
+
+def add_ledger_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ledger", default=None, metavar="URL", help=LEDGER_HELP)
+
+
+def add_unit_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--person-column", default=None, metavar="NAME",
+                        help="metadata column identifying the person behind each curve (part of the data set's "
+                             "identity: the same curves under another unit of privacy have another budget)")
+
+
+def budget_of(args, fd, *, name: str | None = None, settings=None) -> StoredBudget:
+    """The stored budget of the data ``fd`` named by the options (or ``name``), for a CLI run."""
+    unit = unit_of_privacy(settings) if settings is not None else unit_of_privacy(vars(args))
+    label = Path(str(getattr(args, "data", "") or "")).name
+    return open_budget(args.ledger, fd, unit=unit, name=name or getattr(args, "name", None) or DEFAULT_BUDGET,
+                       source="cli", data_label=label)

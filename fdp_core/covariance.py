@@ -1,0 +1,380 @@
+"""Covariance function release (METHODS.md 13; Lin & Reimherr, appendix C.1).
+
+Pipeline: clip each curve into the public value range (optional), centre by a public value c,
+clip to the L2 ball of radius tau, take coefficients x_i in the kernel eigenbasis
+(||x_i|| <= tau by Bessel), form the second moment S = (1/n) sum_i x_i x_i^T and shrink it
+entrywise with s_jl = (lambda_j lambda_l)^eta / ((lambda_j lambda_l)^eta + phi). Noise goes on
+*all* L x L entries (Gaussian: sd sigma sqrt(lambda_j lambda_l), a GP with covariance C (x) C;
+ICLP: Laplace of scale Delta_1 sqrt(lambda_j lambda_l) / epsilon), then the matrix is
+symmetrised (post-processing). Centring by a released mean (budget split gamma) gives
+C~ = S~ - mu~ mu~^T; with a public centre only, the release is the second moment about c.
+
+A :class:`CovarianceRelease` holds the non-private estimate for the analyst view; the
+publishable record (:func:`release_record`) never contains it nor any count computed from
+the data (those go into :func:`analyst_view`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .data import FunctionalData, clip_to_ball
+from .errors import ParameterError
+from .estimators import shrinkage
+from .kernels import KERNEL_NAMES, eigenbasis
+from .mechanisms.calibration import CALIBRATIONS, gaussian_sigma
+from .mechanisms.gaussian import gaussian_mean_noise
+from .mechanisms.iclp import iclp_qr_mean_noise
+from .params import check_choice, check_delta, check_epsilon, check_eta, check_finite, check_positive
+from .release import randomness_fields
+from .sensitivity import (COVARIANCE_GAUSSIAN_BOUND_LABELS, COVARIANCE_GAUSSIAN_BOUNDS,
+                          covariance_gaussian_sensitivity_kyfan, covariance_gaussian_sensitivity_sqrt2,
+                          covariance_l1c_sensitivity, covariance_weights)
+
+COVARIANCE_MECHANISMS = ("gaussian", "iclp")
+CENTRINGS = ("public", "released-mean")
+ICLP_BOUND_LABEL = "(tau^2/n) min(2 r(A), sqrt(2) ||A||_F) (valid bound, not attained in general)"
+NOT_PUBLISHABLE = "analyst view: computed from the raw data without noise; do not publish"
+
+
+@dataclass(frozen=True)
+class CovarianceSettings:
+    """Every public choice behind a covariance release.
+
+    The centre is public: ``centre`` (a value c) or the midpoint of the public range
+    ``lo``/``hi`` (curves are then also clipped pointwise into [lo, hi], and tau defaults
+    to (hi - lo)/2, the largest L2 norm a centred curve can have on the unit domain).
+    ``centring = "released-mean"`` additionally releases the mean of the centred curves with
+    a share ``gamma`` of epsilon (and delta) and subtracts mu~ mu~^T.
+    """
+
+    mechanism: str = "gaussian"
+    kernel: str = "matern52"
+    rho: float = 0.1
+    nu: float | None = None
+    eta: float = 1.5
+    phi: float = 1e-3
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    tau: float | None = None
+    bound: str = "kyfan"
+    calibration: str = "analytic"
+    centre: float | None = None
+    lo: float | None = None
+    hi: float | None = None
+    centring: str = "public"
+    gamma: float = 0.2
+
+    def validated(self) -> "CovarianceSettings":
+        check_choice("mechanism", self.mechanism, COVARIANCE_MECHANISMS)
+        check_choice("kernel", self.kernel, KERNEL_NAMES)
+        check_positive("rho", self.rho)
+        check_positive("phi", self.phi)
+        check_eta(self.eta)
+        check_epsilon(self.epsilon)
+        check_choice("centring", self.centring, CENTRINGS)
+        if self.mechanism == "gaussian":
+            check_delta(self.delta)
+            check_choice("bound", self.bound, COVARIANCE_GAUSSIAN_BOUNDS)
+            check_choice("calibration", self.calibration, CALIBRATIONS)
+        if self.centring == "released-mean":
+            g = check_finite("gamma", self.gamma)
+            if not 0 < g < 1:
+                raise ParameterError(f"gamma (the mean's share of the budget) must be in (0, 1), got {self.gamma!r}")
+        has_range = self.lo is not None or self.hi is not None
+        if has_range:
+            if self.lo is None or self.hi is None:
+                raise ParameterError("a public value range needs both lo and hi")
+            if check_finite("lo", self.lo) >= check_finite("hi", self.hi):
+                raise ParameterError(f"the value range needs lo < hi, got lo = {self.lo!r}, hi = {self.hi!r}")
+            if self.centre is not None:
+                raise ParameterError("give either a public centre or a public value range (whose midpoint is the "
+                                     "centre), not both")
+        elif self.centre is None:
+            raise ParameterError("the covariance needs a public centre: set centre (--centre VALUE) or a public "
+                                 "value range lo, hi (--value-range LO,HI), chosen without looking at the data")
+        else:
+            check_finite("centre", self.centre)
+        if self.tau is None and not has_range:
+            raise ParameterError("tau (the public L2 norm bound of the centred curves) is required without a "
+                                 "public value range")
+        if self.tau is not None:
+            check_positive("tau", self.tau)
+        return self
+
+    @property
+    def centre_value(self) -> float:
+        return float(self.centre) if self.centre is not None else (float(self.lo) + float(self.hi)) / 2.0
+
+    @property
+    def tau_value(self) -> float:
+        return float(self.tau) if self.tau is not None else (float(self.hi) - float(self.lo)) / 2.0
+
+    def split(self) -> tuple[float, float, float, float]:
+        """(epsilon, delta) of the covariance part and of the mean part (0, 0 without a released mean)."""
+        eps, delta = float(self.epsilon), float(self.delta) if self.mechanism == "gaussian" else 0.0
+        if self.centring != "released-mean":
+            return eps, delta, 0.0, 0.0
+        g = float(self.gamma)
+        return (1 - g) * eps, (1 - g) * delta, g * eps, g * delta
+
+
+def centred_clipped_curves(fd: FunctionalData, settings: CovarianceSettings) -> tuple[np.ndarray, int]:
+    """Per-record transform: clip into [lo, hi] (if given), subtract c, clip to the tau ball.
+
+    Returns (curves on the grid, number of curves changed by either clipping). Every step
+    is a fixed per-curve map, so neighbouring data sets stay neighbouring.
+    """
+    values = fd.data_matrix
+    changed = np.zeros(fd.n, dtype=bool)
+    if settings.lo is not None:
+        clipped = np.clip(values, settings.lo, settings.hi)
+        changed |= np.any(clipped != values, axis=1)
+        values = clipped
+    result = clip_to_ball(values - settings.centre_value, fd.weights, settings.tau_value)
+    changed |= result.norms > settings.tau_value
+    return result.values, int(changed.sum())
+
+
+def product_shrinkage(eigenvalues: np.ndarray, eta: float, phi: float) -> np.ndarray:
+    """s_jl = (lambda_j lambda_l)^eta / ((lambda_j lambda_l)^eta + phi): the entrywise minimiser of
+    ||S_hat - S||_F^2 + phi ||S_hat||^2_{H(C^eta (x) C^eta)} (same argument as the mean's shrinkage)."""
+    lam = np.asarray(eigenvalues, dtype=float)
+    return shrinkage(np.outer(lam, lam).ravel(), eta, phi).reshape(lam.size, lam.size)
+
+
+def symmetrise(matrix: np.ndarray) -> np.ndarray:
+    return (matrix + np.swapaxes(matrix, -1, -2)) / 2.0
+
+
+@dataclass(frozen=True)
+class CovarianceRelease:
+    """A planned covariance release: deterministic parts computed, noise drawn on demand."""
+
+    settings: CovarianceSettings
+    grid_points: np.ndarray
+    weights: np.ndarray
+    eigenvalues: np.ndarray
+    eigenfunctions: np.ndarray  # (m, L)
+    estimate: np.ndarray = field(repr=False)  # (L, L) shrunk second moment: NON-PRIVATE
+    scales: np.ndarray = field(repr=False)  # (L, L) noise sd (gaussian) or Laplace scale
+    noise: str  # "gaussian" | "laplace"
+    mean_estimate: np.ndarray | None = field(repr=False)  # (L,) shrunk mean of the centred curves: NON-PRIVATE
+    mean_scales: np.ndarray | None = field(repr=False)
+    n: int
+    n_clipped: int
+    tau: float
+    sensitivity: float
+    sigma: float | None
+    mean_sensitivity: float | None
+    mean_sigma: float | None
+    guarantee: dict
+    coefficients: np.ndarray = field(repr=False)  # (n, L) centred clipped coefficients: NON-PRIVATE
+
+    @property
+    def n_components(self) -> int:
+        return int(self.eigenvalues.size)
+
+    @property
+    def released_mean(self) -> bool:
+        return self.mean_estimate is not None
+
+    def _draw(self, scales: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
+        shape = (size,) + scales.shape
+        base = rng.standard_normal(shape) if self.noise == "gaussian" else rng.laplace(0.0, 1.0, shape)
+        return base * scales
+
+    def sample_raw(self, rng: np.random.Generator, size: int = 1) -> np.ndarray:
+        """The mechanism's own output before post-processing: (size, L, L), not symmetrised."""
+        return self.estimate + self._draw(self.scales, rng, size)
+
+    def sample(self, rng: np.random.Generator, size: int = 1) -> dict:
+        """``size`` releases: second moment S~ (symmetrised), mean mu~ (or None) and covariance C~, as
+        coefficient matrices in the eigenbasis."""
+        second = symmetrise(self.sample_raw(rng, size))
+        if not self.released_mean:
+            return {"second_moment": second, "mean": None, "covariance": second}
+        mean = self.mean_estimate + self._draw(self.mean_scales, rng, size)
+        return {"second_moment": second, "mean": mean, "covariance": second - mean[:, :, None] * mean[:, None, :]}
+
+    def surface(self, coefficient_matrix: np.ndarray) -> np.ndarray:
+        """sum_jl C_jl phi_j(s) phi_l(t) on the grid, shape (m, m)."""
+        return self.eigenfunctions @ coefficient_matrix @ self.eigenfunctions.T
+
+    @property
+    def expected_sq_hs_error(self) -> float:
+        """E||S~ - S_hat||_HS^2 after symmetrisation (closed form).
+
+        Entry (j, l), j != l, becomes (E_jl + E_lj)/2 with variance v_jl / 2; the diagonal keeps v_jj,
+        where v = sd^2 (Gaussian) or 2 b^2 (Laplace). So the error is (sum_jl v_jl + sum_j v_jj) / 2.
+        """
+        v = self.scales**2 * (1.0 if self.noise == "gaussian" else 2.0)
+        return float((v.sum() + np.trace(v)) / 2.0)
+
+    def nonprivate_covariance(self) -> np.ndarray:
+        """Shrunk second moment minus the shrunk mean's outer product (or the second moment alone):
+        what the release estimates. NON-PRIVATE: analyst view only."""
+        if not self.released_mean:
+            return self.estimate
+        return self.estimate - np.outer(self.mean_estimate, self.mean_estimate)
+
+
+def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) -> CovarianceRelease:
+    """Validate, clip, project, shrink and calibrate: everything but the random draw."""
+    s = settings.validated()
+    if fd.n < 2:
+        raise ParameterError(f"a covariance release needs at least 2 curves, got {fd.n}")
+    tau = s.tau_value
+    curves, n_clipped = centred_clipped_curves(fd, s)
+    basis = eigenbasis(s.kernel, s.rho, fd.unit_grid, fd.weights, nu=s.nu)
+    lam = basis.eigenvalues
+    x = basis.coefficients(curves)
+    n = fd.n
+    shrink = product_shrinkage(lam, s.eta, s.phi)
+    estimate = shrink * (x.T @ x) / n
+    A = covariance_weights(lam, shrink)
+    eps_cov, delta_cov, eps_mean, delta_mean = s.split()
+    root = np.sqrt(np.outer(lam, lam))
+    l1c = covariance_l1c_sensitivity(A, tau, n)
+    guarantee = {"epsilon_covariance": eps_cov, "delta_covariance": delta_cov, "n_components": int(lam.size),
+                 "noise_on": "all L x L entries, then symmetrised (post-processing)"}
+    if s.mechanism == "gaussian":
+        sens = {"kyfan": covariance_gaussian_sensitivity_kyfan(A, tau, n),
+                "sqrt2": covariance_gaussian_sensitivity_sqrt2(A, tau, n)}
+        sensitivity = sens[s.bound]
+        sigma = gaussian_sigma(sensitivity, eps_cov, delta_cov, s.calibration)
+        scales, noise = sigma * root, "gaussian"
+        guarantee.update(privacy="(epsilon, delta)-DP", sensitivity_norm="Cameron-Martin norm of C (x) C",
+                         sensitivity_cm=sensitivity, sensitivity_kyfan=sens["kyfan"], sensitivity_sqrt2=sens["sqrt2"],
+                         bound_label=COVARIANCE_GAUSSIAN_BOUND_LABELS[s.bound], sigma=sigma,
+                         gdp_mu=sensitivity / sigma)
+    else:
+        sensitivity, sigma = l1c["bound"], None
+        scales, noise = sensitivity * root / eps_cov, "laplace"
+        guarantee.update(privacy="epsilon-DP", sensitivity_norm="l1-C norm: sum_jl |H_jl| / sqrt(lambda_j lambda_l)",
+                         sensitivity_l1c=sensitivity, sensitivity_perron=l1c["perron"],
+                         sensitivity_frobenius=l1c["frobenius"], bound_label=ICLP_BOUND_LABEL)
+    mean_estimate = mean_scales = mean_sens = mean_sigma = None
+    if s.centring == "released-mean":
+        xbar = x.mean(axis=0)
+        if s.mechanism == "gaussian":
+            mean_estimate, mean_scales, mean_sens, mean_sigma, g = gaussian_mean_noise(
+                lam, xbar, eta=s.eta, phi=s.phi, tau=tau, n=n, epsilon=eps_mean, delta=delta_mean, bound="tight",
+                calibration=s.calibration)
+        else:
+            mean_estimate, mean_scales, mean_sens, g = iclp_qr_mean_noise(
+                lam, xbar, eta=s.eta, psi=s.phi, tau=tau, n=n, epsilon=eps_mean, bound="tight")
+        guarantee.update(epsilon_mean=eps_mean, delta_mean=delta_mean, mean_sensitivity=mean_sens,
+                         mean_sigma=mean_sigma,
+                         composition=f"mean ({s.gamma:g} of the budget) + covariance ({1 - s.gamma:g}): the ledger "
+                                     "charges both")
+    return CovarianceRelease(settings=s, grid_points=fd.grid_points, weights=fd.weights, eigenvalues=lam,
+                             eigenfunctions=basis.eigenfunctions, estimate=estimate, scales=scales, noise=noise,
+                             mean_estimate=mean_estimate, mean_scales=mean_scales, n=n, n_clipped=n_clipped, tau=tau,
+                             sensitivity=sensitivity, sigma=sigma, mean_sensitivity=mean_sens, mean_sigma=mean_sigma,
+                             guarantee=guarantee, coefficients=x)
+
+
+# --------------------------------------------------------------------------- private FPCA from C~
+
+def eigenfunctions_of(plan: CovarianceRelease, coefficient_matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k eigenpairs of a (released) covariance coefficient matrix, as functions on the grid.
+
+    Post-processing of C~: (eigenvalues (k,), functions (m, k) orthonormal in the weighted inner
+    product), signs fixed so each function's largest-magnitude grid value is positive.
+    """
+    values, vectors = np.linalg.eigh(symmetrise(coefficient_matrix))
+    order = np.argsort(values)[::-1][:k]
+    functions = plan.eigenfunctions @ vectors[:, order]
+    idx = np.argmax(np.abs(functions), axis=0)
+    functions = functions * np.sign(functions[idx, np.arange(functions.shape[1])])
+    return values[order], functions
+
+
+def variance_ratio(fd: FunctionalData, settings: CovarianceSettings, functions: np.ndarray) -> float:
+    """Share of the top-k variance of the centred, clipped curves captured by ``functions`` (m, k).
+
+    tr(F^T C_hat F) / (sum of the top-k eigenvalues of C_hat), C_hat the sample covariance of the
+    curves (weighted inner product). In [0, 1]; 1 = the non-private principal subspace.
+    NON-PRIVATE (computed from the raw data): analyst view only.
+    """
+    curves, _ = centred_clipped_curves(fd, settings)
+    sw = np.sqrt(fd.weights)
+    Z = (curves - curves.mean(axis=0)) * sw
+    F, _ = np.linalg.qr(functions * sw[:, None])  # orthonormalise (eigenfunctions already are)
+    k = F.shape[1]
+    captured = float(np.sum((Z @ F) ** 2)) / fd.n
+    top = np.sort(np.linalg.svd(Z, compute_uv=False) ** 2 / fd.n)[::-1][:k]
+    return captured / float(np.sum(top)) if np.sum(top) > 0 else 1.0
+
+
+def exponential_mechanism_components(fd: FunctionalData, settings: CovarianceSettings, k: int,
+                                     rng: np.random.Generator) -> np.ndarray:
+    """The exponential mechanism's private components (METHODS 5) on the same centred, clipped curves
+    at the same *total* epsilon, in the same kernel eigenbasis: the comparison of section 13."""
+    from .data import from_arrays
+    from .pca import PcaSettings, private_pca
+
+    curves, _ = centred_clipped_curves(fd, settings)
+    centred = from_arrays(fd.grid_points, curves, name="centred curves")
+    pca = private_pca(centred, PcaSettings(k=k, basis="kernel", kernel=settings.kernel, rho=settings.rho,
+                                           nu=settings.nu, epsilon=settings.epsilon, tau=settings.tau_value,
+                                           centring="none"), rng)
+    return pca.components
+
+
+# --------------------------------------------------------------------------- records
+
+def release_record(plan: CovarianceRelease, *, seed: int | None = None) -> dict:
+    """The publishable record: public inputs, the guarantee and data-free error figures only.
+
+    No count computed from the data (n_clipped) appears here: see :func:`analyst_view`. n itself
+    is treated as public (the sensitivities use it), as in every fdp release.
+    """
+    s = plan.settings
+    g = {k: v for k, v in plan.guarantee.items()}
+    return {
+        "release": "covariance",
+        "mechanism": s.mechanism,
+        "privacy": g["privacy"],
+        "epsilon": s.epsilon,
+        "delta": s.delta if s.mechanism == "gaussian" else 0.0,
+        "centring": s.centring,
+        "centre": s.centre_value,
+        "value_range": None if s.lo is None else [float(s.lo), float(s.hi)],
+        "tau": plan.tau,
+        "n": plan.n,
+        "m": int(plan.grid_points.size),
+        "n_components": plan.n_components,
+        "sensitivity": plan.sensitivity,
+        "sigma": plan.sigma,
+        "guarantee": g,
+        "expected_sq_hs_error_second_moment": plan.expected_sq_hs_error,
+        "released_quantity": ("C~ = S~ - mu~ mu~^T, S~ the second moment and mu~ the mean of the curves centred "
+                              "at c" if plan.released_mean else
+                              "S~: the second-moment operator of the curves about the public centre c (equals the "
+                              "covariance only if the mean is c)"),
+        "data_dependent_flags": [],
+        "differentially_private": True,
+        **randomness_fields(seed),
+        "settings": asdict(s),
+    }
+
+
+def analyst_view(plan: CovarianceRelease, release: dict, k: int, fd: FunctionalData) -> dict:
+    """Quantities computed from the raw data: never publish (clipping count, distance to the non-private
+    estimate, eigenvalues of the non-private covariance)."""
+    nonprivate = plan.nonprivate_covariance()
+    C = release["covariance"][0]
+    private_values, private_functions = eigenfunctions_of(plan, C, k)
+    np_values, np_functions = eigenfunctions_of(plan, nonprivate, k)
+    return {
+        "warning": NOT_PUBLISHABLE,
+        "n_clipped": plan.n_clipped,
+        "hs_distance_to_nonprivate": float(np.linalg.norm(C - nonprivate)),
+        "nonprivate_top_eigenvalues": np_values,
+        "private_top_eigenvalues": private_values,
+        "variance_ratio_covariance_route": variance_ratio(fd, plan.settings, private_functions),
+    }

@@ -1,0 +1,111 @@
+"""The Data page's intake panel: map a long file's columns, transpose a transposed file,
+name the axes, and show a refused upload for what it is.
+
+Only callbacks change the data set (fdp_ui.state), so the sidebar and the page of one run
+always agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from fdp_core.errors import FdpError
+
+from . import intake, plots, state
+
+PENDING_KEY = "intake_pending"  # {"raw", "name", "diagnosis"} of the last refused upload
+
+
+def after_upload(raw: bytes, name: str) -> None:
+    """Callback tail of an upload: keep a refused file for the mapping/transpose panel."""
+    ss = st.session_state
+    if "data_error" in ss:
+        ss[PENDING_KEY] = {"raw": raw, "name": name, "diagnosis": intake.diagnose(raw)}
+    else:
+        ss.pop(PENDING_KEY, None)
+        plots.set_axis_labels("t", "value")
+
+
+def clear() -> None:
+    st.session_state.pop(PENDING_KEY, None)
+
+
+def _load(make_bytes, name: str, label_note: str, t_label: str, value_label: str) -> None:
+    ss = st.session_state
+    missing = ss.get("data_missing", "drop")
+
+    def make():
+        ds = state.uploaded_dataset(make_bytes(), name, missing)
+        return replace(ds, label=f"{ds.label} ({label_note})")
+
+    state.replace_dataset(make)
+    if "data_error" not in ss:
+        clear()
+        plots.set_axis_labels(t_label, value_label)
+
+
+def _load_long() -> None:
+    ss = st.session_state
+    pending = ss[PENDING_KEY]
+    ident, t, value = ss["intake_id"], ss["intake_t"], ss["intake_value"]
+    try:
+        intake.long_to_loader_csv(pending["raw"], ident, t, value)  # validate the mapping itself first
+    except FdpError as exc:
+        ss["data_error"] = str(exc)
+        return
+    _load(lambda: intake.long_to_loader_csv(pending["raw"], ident, t, value), pending["name"],
+          f"columns {ident}, {t}, {value} as id, t, value", t, value)
+
+
+def _load_transposed() -> None:
+    pending = st.session_state[PENDING_KEY]
+    _load(lambda: intake.transpose_to_wide_csv(pending["raw"]), pending["name"], "transposed",
+          pending["diagnosis"].suggestion["t"], "value")
+
+
+def render_pending() -> bool:
+    """The mapping or transpose offer for the last refused upload; True if one was shown."""
+    pending = st.session_state.get(PENDING_KEY)
+    if not pending or pending["diagnosis"].kind not in ("long", "transposed"):
+        return False
+    diagnosis = pending["diagnosis"]
+    box = st.container(border=True, key="intake_panel")
+    box.markdown(f"**{pending['name']}: {diagnosis.message}**")
+    if diagnosis.kind == "transposed":
+        box.button("Transpose and load", key="intake_transpose", type="primary", on_click=_load_transposed,
+                   help="Each column after the first becomes one curve (one row); the first column's values "
+                        "become the grid points.")
+        return True
+    columns = list(diagnosis.columns)
+    ss = st.session_state
+    for role in ("id", "t", "value"):
+        if ss.get(f"intake_{role}") not in columns:
+            ss[f"intake_{role}"] = diagnosis.suggestion[role]
+    c1, c2, c3 = box.columns(3)
+    c1.selectbox("curve id (one person or unit per id)", columns, key="intake_id",
+                 help="The column that says which curve a row belongs to (e.g. station, subject).")
+    c2.selectbox("t (time point)", columns, key="intake_t",
+                 help="Numbers or dates (dates become days since the earliest date in the file).")
+    c3.selectbox("value (measurement)", columns, key="intake_value")
+    box.caption("Suggested from the column names and types; other columns are not used.")
+    box.button("Load with this mapping", key="intake_load_long", type="primary", on_click=_load_long)
+    return True
+
+
+def _store_labels() -> None:
+    ss = st.session_state
+    plots.set_axis_labels(ss["data_t_label"], ss["data_value_unit"])
+
+
+def render_axis_labels(container=None) -> None:
+    """User-editable axis names, carried to every chart of every page."""
+    container = container or st
+    ss = st.session_state
+    ss["data_t_label"], ss["data_value_unit"] = plots.t_title(), plots.value_title()
+    c1, c2 = container.columns(2)
+    c1.text_input("t label", key="data_t_label", on_change=_store_labels, max_chars=40,
+                  help="Name of the curve argument on every x axis (e.g. 'day of year', 'age (years)').")
+    c2.text_input("value unit", key="data_value_unit", on_change=_store_labels, max_chars=40,
+                  help="Name or unit of the measured value on every y axis (e.g. 'temperature (deg C)').")

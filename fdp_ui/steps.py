@@ -1,0 +1,174 @@
+"""The guided flow: Data -> Unit & bounds -> Explore -> Release, shown above every page.
+
+Each step knows what is still missing before the next one makes sense (a refused upload,
+no public bound declared, no person column while an id repeats, nothing explored yet).
+The bar links every step; a "next" link says why it is disabled. The free pages stay
+reachable from the navigation: the bar guides, it never blocks.
+
+The checks read only the session state (what the user declared), never the data values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import streamlit as st
+
+from . import ledger, navigation, state
+
+VISITED_KEY = "steps_visited"
+CONFIRMED_KEY = "steps_bounds_public"  # the checkbox on the Data page
+CONFIRMED_TAU_KEY = "steps_bounds_tau"  # the tau value the confirmation was given for
+EXPLORE_PAGES = ("pages/mean.py", "pages/density.py", "pages/components.py", "pages/tradeoffs.py")
+# Person column and public value range controls (Data page); read defensively: they may be
+# absent from a build, and then nothing is asked about them.
+PERSON_COLUMN_KEYS = ("data_person_column", "person_column")
+VALUE_RANGE_KEYS = ("data_value_range_declared", "value_range_declared")
+
+
+@dataclass(frozen=True)
+class Step:
+    number: int
+    title: str
+    page: str  # the page where the step is done
+    done: bool
+    missing: tuple[str, ...]  # what the user still has to do (plain words)
+    note: str = ""  # a non-blocking remark
+
+
+def _visited() -> set:
+    return st.session_state.setdefault(VISITED_KEY, set())
+
+
+def record_visit(page_path: str) -> None:
+    _visited().add(page_path)
+
+
+def _repeating_id_column(ds) -> str | None:
+    """A metadata column whose values repeat: several curves may belong to one person."""
+    meta = ds.fd.metadata
+    for column in meta.columns:
+        name = str(column).lower()
+        if any(word in name for word in ("id", "person", "subject", "patient", "station", "name")):
+            values = meta[column]
+            if values.nunique(dropna=True) < values.notna().sum():
+                return str(column)
+    return None
+
+
+def tau_confirmed() -> bool:
+    """Declared for the tau now in force (the checkbox's own state is dropped on other pages)."""
+    ss = st.session_state
+    return ss.get(CONFIRMED_TAU_KEY) is not None and ss.get(CONFIRMED_TAU_KEY) == ss.get("g_tau")
+
+
+def compute() -> list[Step]:
+    ss = st.session_state
+    ds = state.current()
+    # 1. Data
+    missing1, note1 = [], ""
+    if "data_error" in ss:
+        missing1.append(f"the last upload was refused ({ss['data_error']}); fix the file or choose another "
+                        f"source (still loaded: {ds.label})")
+    if ds.kind == "example":
+        note1 = "the built-in example is loaded: fine for a classroom; upload your own file for a real release"
+    step1 = Step(1, "Data", "pages/data.py", not missing1, tuple(missing1), note1)
+    # 2. Unit & bounds
+    missing2 = []
+    repeating = _repeating_id_column(ds)
+    if repeating is not None and not any(ss.get(k) for k in PERSON_COLUMN_KEYS):
+        missing2.append(f"the column '{repeating}' repeats: choose a person column, so that one person (not "
+                        "one curve) is the unit of privacy")
+    if ss.get("g_tau_from_data"):
+        missing2.append("tau is read off the data: type a public bound instead (sidebar)")
+    elif not tau_confirmed():
+        missing2.append("declare the public bounds: confirm that tau (sidebar) was chosen without looking at "
+                        "the data (Data page, 'Unit & bounds')")
+    if any(k in ss for k in VALUE_RANGE_KEYS) and not any(ss.get(k) for k in VALUE_RANGE_KEYS):
+        missing2.append("no public value range declared yet (Data page)")
+    step2 = Step(2, "Unit & bounds", "pages/data.py", not missing2, tuple(missing2))
+    # 3. Explore
+    explored = sorted(p for p in _visited() if p in EXPLORE_PAGES)
+    missing3 = () if explored else ("look at one analysis (Mean, Density, Principal components) and its accuracy "
+                                    "before spending budget",)
+    step3 = Step(3, "Explore", "pages/mean.py", bool(explored), missing3)
+    # 4. Release
+    n_committed = len(ledger.releases())
+    step4 = Step(4, "Release", "pages/release.py", n_committed > 0,
+                 () if n_committed else ("commit a release (Release & audit page): fresh noise, charged to the "
+                                         "budget, then download the bundle",))
+    return [step1, step2, step3, step4]
+
+
+def current_step(page_path: str, steps: list[Step]) -> int:
+    """The step a page belongs to (the Data page hosts steps 1 and 2)."""
+    if page_path == "pages/data.py":
+        return 1 if not steps[0].done else 2
+    if page_path == "pages/release.py":
+        return 4
+    return 3
+
+
+def blocking_reason(steps: list[Step], number: int) -> str | None:
+    """Why step ``number`` does not make sense yet: the first earlier step with something missing."""
+    for step in steps[:number - 1]:
+        if not step.done:
+            return f"Step {step.number} ({step.title}) first: {step.missing[0]}."
+    return None
+
+
+def _mark(step: Step, current: int) -> str:
+    symbol = "✓" if step.done else ("→" if step.number == current else "·")
+    return f"{symbol} {step.number}. {step.title}"
+
+
+def render(page_path: str) -> None:
+    """The step bar, the current step's missing items, and a 'next' link (disabled with its reason)."""
+    record_visit(page_path)
+    steps = compute()
+    current = current_step(page_path, steps)
+    bar = st.container(key="step_bar")
+    columns = bar.columns(len(steps) + 1)
+    for column, step in zip(columns, steps):
+        help_text = ("done" if step.done else "missing: " + "; ".join(step.missing)) + (
+            f". Note: {step.note}" if step.note else "")
+        column.page_link(step.page, label=_mark(step, current), help=help_text,
+                         disabled=not (navigation.ROOT / step.page).exists())
+    here = steps[current - 1]
+    nxt = steps[current] if current < len(steps) else None
+    with columns[-1]:
+        if nxt is not None:
+            reason = None if here.done else f"Step {here.number} ({here.title}) first: {here.missing[0]}."
+            reason = reason or blocking_reason(steps, nxt.number)
+            same_page = nxt.page == page_path
+            st.page_link(nxt.page, label=f"Next: {nxt.title}", disabled=bool(reason) or same_page,
+                         help=reason or ("on this page, below" if same_page else f"go to step {nxt.number}"))
+    if not here.done:
+        bar.caption(f"**Step {here.number}, {here.title}: still missing** — " + "; ".join(here.missing) + ".")
+    elif nxt is not None:
+        reason = blocking_reason(steps, nxt.number)
+        bar.caption(f"Step {here.number} ({here.title}) is done."
+                    + (f" Next: {nxt.title}." if not reason else f" Before {nxt.title}: {reason}"))
+    else:
+        bar.caption("All four steps done: the release is committed. The free pages stay open for exploration.")
+    if here.note:
+        bar.caption(f"Note: {here.note}.")
+
+
+def _confirm(tau: float) -> None:
+    st.session_state[CONFIRMED_TAU_KEY] = tau if st.session_state.get(CONFIRMED_KEY) else None
+
+
+def render_bounds_section(tau: float, tau_from_data: bool) -> None:
+    """Step 2 on the Data page: the unit of privacy and the public bounds, declared explicitly."""
+    st.subheader("Unit & bounds (step 2)")
+    st.markdown("**Unit of privacy**: one curve = one individual. Neighbouring data sets differ in one curve, so "
+                "a person with several curves needs a person column (their curves are then combined first).")
+    if tau_from_data:
+        st.error("tau is read off the data: untick 'tau from the data' in the sidebar and type a public bound.")
+        return
+    ss = st.session_state
+    ss[CONFIRMED_KEY] = ss.get(CONFIRMED_TAU_KEY) == tau  # a changed tau must be declared again
+    st.checkbox(f"tau = {tau:.4g} (sidebar) and every range I typed are public: chosen from domain knowledge, "
+                "not from these data", key=CONFIRMED_KEY, on_change=_confirm, args=(tau,),
+                help="A bound read off the data leaks information about the people in it. Declaring the bounds "
+                     "public is the data custodian's responsibility; the step bar waits for it.")

@@ -1,0 +1,124 @@
+"""Tuning that spends budget (METHODS.md 16): score sensitivities attained and never exceeded (real PCV
+scores on constructed and random neighbouring data), the 2x-epsilon audit, ledger charging."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fdp_core.accounting import Ledger
+from fdp_core.data import FunctionalData
+from fdp_core.errors import BudgetError, ParameterError
+from fdp_core.mean import MeanSettings
+from fdp_core.private_selection import (commit_selection, exponential_selection, pcv_private_scores,
+                                        score_sensitivity, select_parameters, selection_folds,
+                                        selection_probabilities)
+from fdp_core.summary_audit import audit_selection_mechanism, selection_worst_pair
+
+GRID = np.linspace(0, 1, 20)
+SETTINGS = MeanSettings(tau=1.0, kernel="matern52", rho=0.2, epsilon=1e6)  # V(g) negligible
+
+
+def _linear(tau, m, K):
+    return score_sensitivity(tau, m, K, "linear") / 2
+
+
+def test_folds_are_by_record_order_with_equal_sizes():
+    m, folds = selection_folds(23, 5)
+    assert m == 4 and [list(f) for f in folds][0] == [0, 5, 10, 15]
+    assert sorted(np.concatenate(folds)) == list(range(20))
+    with pytest.raises(ParameterError):
+        selection_folds(5, 5)
+
+
+@pytest.mark.parametrize("m,K", [(4, 5), (10, 5), (6, 10), (20, 2)])
+def test_linear_bound_and_spread_are_attained_by_the_documented_pair(m, K):
+    d, d_prime = selection_worst_pair(SETTINGS, GRID, m, K, 0.2)
+    pens = np.array([1e-9, 1e9])
+    delta = pcv_private_scores(d_prime, SETTINGS, pens, [0.2], folds=K)[0] - \
+        pcv_private_scores(d, SETTINGS, pens, [0.2], folds=K)[0]
+    tau = 1.0
+    assert delta[0] == pytest.approx(_linear(tau, m, K), rel=1e-6)  # s -> 1: 4 tau^2 (2m - 1)/((K - 1) m^2)
+    assert delta[1] == pytest.approx(4 * tau**2 * (m - 1) / (K * m**2), rel=1e-6)  # s -> 0
+    spread = delta[0] - delta[1]
+    bound = score_sensitivity(tau, m, K, "range")
+    assert spread <= bound * (1 + 1e-9)
+    assert spread == pytest.approx(bound * (1 - 1 / ((K + 1) * m)), rel=1e-6)
+    assert _linear(tau, m, K) <= 16 * tau**2 / (K * m)
+    # METHODS 16: the linear value is 0.42-0.62 of 16 tau^2 / n for K = 5-10 (large m).
+    if m >= 10 and K in (5, 10):
+        assert 0.4 < _linear(tau, m, K) / (16 * tau**2 / (K * m)) < 0.63
+
+
+def test_random_neighbours_never_exceed_the_bounds():
+    rng = np.random.default_rng(0)
+    K, m, tau = 5, 4, 0.8
+    settings = MeanSettings(tau=tau, kernel="matern32", epsilon=1.0)
+    pens, rhos = np.logspace(-6, 2, 9), [0.05, 0.2, 0.6]
+    lin, rng_bound = _linear(tau, m, K), score_sensitivity(tau, m, K, "range")
+    worst_change = worst_spread = 0.0
+    for trial in range(40):
+        values = rng.normal(0, rng.choice([0.3, 1.0, 3.0]), (K * m, GRID.size))
+        if trial % 2:
+            values[:] = np.sin(np.pi * GRID) * rng.choice([-2, 2], (K * m, 1))
+        i = rng.integers(K * m)
+        other = values.copy()
+        other[i] = rng.normal(0, 3, GRID.size)
+        if trial % 4 == 3:  # near the documented pair, along a random smooth direction
+            u = np.cos(np.pi * rng.integers(1, 4) * GRID + rng.uniform(0, 3))
+            values = np.tile(-u * 5, (K * m, 1))
+            values[i % K::K] = u * 5
+            other = values.copy()
+            values[i] = -u * 5
+        a = pcv_private_scores(FunctionalData(GRID, values), settings, pens, rhos, folds=K)
+        b = pcv_private_scores(FunctionalData(GRID, other), settings, pens, rhos, folds=K)
+        change = b - a
+        worst_change = max(worst_change, float(np.max(np.abs(change))))
+        worst_spread = max(worst_spread, float(change.max() - change.min()))
+    assert worst_change <= lin * (1 + 1e-9)
+    assert worst_spread <= rng_bound * (1 + 1e-9)
+    assert worst_change > 0.5 * lin  # the search is not vacuous
+
+
+def test_gumbel_max_sampling_matches_the_probabilities():
+    scores = np.array([0.1, 0.15, 0.3, 0.12])
+    p = selection_probabilities(scores, 1.0, 0.05)
+    draws = exponential_selection(scores, 1.0, 0.05, np.random.default_rng(0), 200_000)
+    freq = np.bincount(draws, minlength=4) / draws.size
+    np.testing.assert_allclose(freq, p, atol=4e-3)
+
+
+@pytest.mark.parametrize("factor,flagged", [(1.0, False), (2.0, True)])
+def test_black_box_audit_flags_the_selection_at_twice_epsilon(factor, flagged):
+    result = audit_selection_mechanism(MeanSettings(tau=1.0, kernel="matern52"), GRID, 10, 5, epsilon=0.3,
+                                       factor=factor, n_select=50_000, n_test=200_000)
+    assert result.flagged is flagged, result
+
+
+def test_selection_is_charged_to_the_ledger_and_refused_without_budget():
+    rng = np.random.default_rng(1)
+    fd = FunctionalData(GRID, 0.3 * np.sin(np.pi * GRID) + rng.normal(0, 0.2, (50, GRID.size)))
+    settings = MeanSettings(tau=1.0, kernel="matern52", epsilon=1.0)
+    ledger = Ledger(1.0, 1e-5)
+    selection, entry = commit_selection(ledger, fd, settings, np.logspace(-5, 0, 6), [0.1, 0.3], epsilon=0.4)
+    assert entry in ledger.entries and entry.kind == "tuning" and entry.curve == "bounded_range"
+    assert entry.rho == pytest.approx(0.4**2 / 8)
+    assert selection.chosen_penalty in selection.penalties and selection.chosen_rho in (0.1, 0.3)
+    record = selection.record()
+    assert "scores" not in record and record["epsilon"] == 0.4
+    with pytest.raises(BudgetError):
+        commit_selection(ledger, fd, settings, np.logspace(-5, 0, 6), [0.1], epsilon=0.7)
+    assert len(ledger.entries) == 1
+
+
+def test_sharper_selection_with_the_range_bound():
+    rng = np.random.default_rng(2)
+    fd = FunctionalData(GRID, 0.5 * np.sin(np.pi * GRID) + rng.normal(0, 0.3, (200, GRID.size)))
+    settings = MeanSettings(tau=1.0, kernel="matern52", epsilon=1.0)
+    pens = np.logspace(-6, 1, 15)
+    sel = {b: select_parameters(fd, settings, pens, [0.2], epsilon=1.0, bound=b, rng=np.random.default_rng(0))
+           for b in ("range", "linear", "general")}
+    assert sel["range"].scale < sel["linear"].scale < sel["general"].scale
+    best = int(np.argmin(sel["range"].scores))
+    probs = {b: selection_probabilities(s.scores, 1.0, s.scale)[best] for b, s in sel.items()}
+    assert probs["range"] >= probs["linear"] >= probs["general"]

@@ -1,0 +1,291 @@
+"""Publishable means private: the neighbour test (issue 12, METHODS.md 11-12).
+
+For every release kind and every export path (CLI ``release``, commit + export, ``replay``)
+the same settings run on a data set D and on a neighbour D' (one curve replaced: by a curve
+that gets clipped, or by one with a missing value that gets dropped). Every publishable file
+must then be identical field for field, except the noised output itself (values,
+coefficients, components, densities) and the per-release id and timestamps. The comparison
+walks the JSON/YAML/CSV/HTML generically, so a newly added field computed from the data
+makes this test fail. The analyst view (not publishable) is checked to *see* the
+difference, so the test cannot pass by comparing two identical data sets.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from fdp_core import export
+from fdp_core.accounting import Ledger
+from fdp_core.cli import main
+from fdp_core.data import load_curves
+from fdp_core.kde import KdeSettings
+from fdp_core.mean import MeanSettings
+from fdp_core.pca import PcaSettings
+
+GRID = np.linspace(0.0, 1.0, 15)
+N_CURVES = 36
+TIME_KEYS = {"created_utc", "timestamp"}
+# Columns of the publishable CSVs that hold the noised output.
+OUTPUT_COLUMNS = {"value", "unit_value", "density", "pc1", "pc2", "component_1", "component_2", "V_1", "V_2"}
+MEAN_EXTRA = {"gaussian": [], "iclp-qr": ["--psi", "0.02"], "iclp-ar": ["--psi", "0.02", "--eta", "1"],
+              "frl": ["--M", "5"], "bernstein": ["--K", "6"]}
+
+
+def _curves(seed=0) -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    t = GRID
+    values = 0.5 + 0.15 * np.sin(2 * np.pi * t)[None, :] * rng.normal(1, 0.3, (N_CURVES, 1)) \
+        + rng.normal(0, 0.03, (N_CURVES, t.size))
+    subjects = [f"s{i // 3 if i < 30 else i}" for i in range(N_CURVES)]  # 10 persons x 3 curves, 6 singles
+    meta = pd.DataFrame({"subject": subjects})
+    return meta, values
+
+
+def _write(path: Path, meta: pd.DataFrame, values: np.ndarray) -> Path:
+    frame = pd.DataFrame(values, columns=[repr(float(t)) for t in GRID])
+    pd.concat([meta, frame], axis=1).to_csv(path, index=False, na_rep="")
+    return path
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    """D and its neighbours: the last curve (a person of its own) replaced."""
+    folder = tmp_path_factory.mktemp("neighbours")
+    meta, values = _curves()
+    clipped = values.copy()
+    clipped[-1] = 5.0  # far outside the public range [0, 1] and the box: clipped
+    dropped = values.copy()
+    dropped[-1, 3] = np.nan  # a missing value: the curve is dropped on load
+    return {"D": _write(folder / "D.csv", meta, values),
+            "clipped": _write(folder / "D_clipped.csv", meta, clipped),
+            "dropped": _write(folder / "D_dropped.csv", meta, dropped),
+            "n_persons": meta["subject"].nunique()}
+
+
+# --------------------------------------------------------------------------- generic comparison
+
+def _normalise(text: str, ids) -> str:
+    for i in ids:
+        text = text.replace(i, "<ID>")
+    return text
+
+
+def _assert_same(a, b, path="$"):
+    """Walk two JSON-like trees: identical everywhere except timestamps."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        assert set(a) == set(b), f"{path}: keys differ {set(a) ^ set(b)}"
+        for key in a:
+            if key in TIME_KEYS:
+                continue
+            _assert_same(a[key], b[key], f"{path}.{key}")
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        assert len(a) == len(b), f"{path}: lengths differ {len(a)} != {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_same(x, y, f"{path}[{i}]")
+        return
+    assert a == b, f"{path}: {a!r} != {b!r} (a data-dependent value in a publishable file)"
+
+
+def _compare_csv(text_a: str, text_b: str, name: str):
+    a, b = pd.read_csv(pd.io.common.StringIO(text_a)), pd.read_csv(pd.io.common.StringIO(text_b))
+    assert list(a.columns) == list(b.columns) and a.shape == b.shape, name
+    for column in a.columns:
+        if column in OUTPUT_COLUMNS:
+            continue  # the noised output: allowed to differ
+        pd.testing.assert_series_equal(a[column], b[column], check_exact=True, obj=f"{name}:{column}")
+
+
+_FIGURE = re.compile(r"<h2>Sanitized output</h2>.*?<h2>Accuracy</h2>", re.S)
+
+
+def _compare_files(files_a: dict[str, str], files_b: dict[str, str], ids=()):
+    assert set(files_a) == set(files_b)
+    for name in files_a:
+        a, b = _normalise(files_a[name], ids), _normalise(files_b[name], ids)
+        if name.endswith(".json"):
+            _assert_same(json.loads(a), json.loads(b), name)
+        elif name.endswith(".yaml"):
+            _assert_same(yaml.safe_load(a), yaml.safe_load(b), name)
+        elif name.endswith(".csv"):
+            _compare_csv(a, b, name)
+        elif name.endswith(".html"):
+            # The sanitized-output figure holds the noised values; everything else must match.
+            a, b = _FIGURE.sub("", a), _FIGURE.sub("", b)
+            a, b = (re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[^<\s]*", "<T>", x) for x in (a, b))
+            assert a == b, f"{name} differs outside the sanitized output"
+        else:
+            raise AssertionError(f"unexpected publishable file {name}")
+
+
+def _read_folder(folder: Path, exclude=("analyst_view.json",)) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(folder.iterdir()) if p.is_file() and p.name not in exclude
+            and not p.name.startswith(".")}
+
+
+def _analyst(folder: Path) -> dict:
+    view = json.loads((folder / "analyst_view.json").read_text())
+    assert view["publishable"] is False and "NOT FOR PUBLICATION" in view["warning"]
+    return view
+
+
+def _run(args, out: Path):
+    assert main([*args, "--out", str(out)]) == 0
+    return out
+
+
+def _check_pair(tmp_path, args_for, neighbour, analyst_key="n_clipped"):
+    """Run the CLI on D and the neighbour with identical arguments and seed; compare."""
+    out_a = _run(args_for("D"), tmp_path / "a")
+    out_b = _run(args_for(neighbour), tmp_path / "b")
+    assert set(_read_folder(out_a)) >= {"release.json", "release.csv"}
+    _compare_files(_read_folder(out_a), _read_folder(out_b))
+    view_a, view_b = _analyst(out_a), _analyst(out_b)
+    assert view_a[analyst_key] != view_b[analyst_key]  # the analyst sees the neighbour; the publishable files do not
+    return view_a, view_b
+
+
+# --------------------------------------------------------------------------- CLI release
+
+@pytest.mark.parametrize("mechanism", list(MEAN_EXTRA))
+@pytest.mark.parametrize("neighbour", ["clipped", "dropped"])
+def test_cli_mean_publishable_files_do_not_depend_on_one_person(mechanism, neighbour, pair, tmp_path):
+    def args_for(which):
+        return ["release", "mean", "--data", str(pair[which]), "--mechanism", mechanism, *MEAN_EXTRA[mechanism],
+                "--kernel", "matern52", "--rho", "0.2", "--epsilon", "1", "--value-range", "0,1",
+                "--person-column", "subject", "--n-public", str(pair["n_persons"]), "--seed", "7",
+                *([] if mechanism == "bernstein" else ["--tau", "0.3"])]
+    key = "n_dropped" if neighbour == "dropped" else ("n_range_clipped" if mechanism == "bernstein" else "n_clipped")
+    _check_pair(tmp_path, args_for, neighbour, key)
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "iclp"])
+@pytest.mark.parametrize("feature,box", [("value:0.5", "0,1"), ("value:0.25,value:0.75", "0,1,0,1")])
+def test_cli_kde_publishable_files_do_not_depend_on_one_person(mechanism, feature, box, pair, tmp_path):
+    def args_for(which):
+        return ["release", "kde", "--data", str(pair[which]), "--feature", feature, "--box", box,
+                "--mechanism", mechanism, "--epsilon", "1", "--grid-size", "16", "--person-column", "subject",
+                "--seed", "7"]
+    _check_pair(tmp_path, args_for, "clipped")
+
+
+@pytest.mark.parametrize("sampler,k", [("exact", 1), ("deflation", 2), ("gibbs", 2)])
+@pytest.mark.parametrize("neighbour", ["clipped", "dropped"])
+def test_cli_pca_publishable_files_do_not_depend_on_one_person(sampler, k, neighbour, pair, tmp_path):
+    def args_for(which):
+        return ["release", "pca", "--data", str(pair[which]), "--k", str(k), "--sampler", sampler,
+                "--basis", "fourier", "--p", "5", "--gibbs-sweeps", "40", "--epsilon", "2", "--value-range", "0,1",
+                "--tau", "0.2", "--person-column", "subject", "--n-public", str(pair["n_persons"]), "--seed", "7"]
+    view_a, _ = _check_pair(tmp_path, args_for, neighbour, "n_dropped" if neighbour == "dropped" else "n_clipped")
+    assert "variance_ratio" in view_a and "acceptance_rate" in view_a
+
+
+# --------------------------------------------------------------------------- commit, export and replay
+
+def _commit(kind, which, pair, settings, feature=None):
+    fd = load_curves(pair[which])
+    ledger = Ledger(50.0, 1e-3)
+    if kind == "mean":
+        release = export.commit_mean(ledger, fd, settings, data_label="data.csv")
+    elif kind == "kde":
+        release = export.commit_kde(ledger, fd, feature, settings, data_label="data.csv")
+    else:
+        release = export.commit_pca(ledger, fd, settings, data_label="data.csv")
+    files = {name: content.decode() for name, content in export.bundle_files(release, ledger).items()}
+    ids = [release.id] + [e.id for e in ledger.entries]
+    return release, files, ids
+
+
+def _compare_commits(kind, pair, settings, neighbour, feature=None, key="n_clipped"):
+    ra, fa, ids_a = _commit(kind, "D", pair, settings, feature)
+    rb, fb, ids_b = _commit(kind, neighbour, pair, settings, feature)
+    assert set(fa) == set(export.BUNDLE_FILES) and "analyst_view.json" not in fa
+    ids = ids_a + ids_b
+    _compare_files(fa, fb, ids)
+    assert ra.analyst[key] != rb.analyst[key]
+    zipped = export.export_zip(ra, None)
+    assert b"analyst_view" not in zipped and b"n_clipped" not in zipped
+    return ra, rb
+
+
+BOUNDS = dict(value_range=(0.0, 1.0), person_column="subject")
+
+
+@pytest.mark.parametrize("mechanism", list(MEAN_EXTRA))
+@pytest.mark.parametrize("neighbour", ["clipped", "dropped"])
+def test_committed_mean_bundle_does_not_depend_on_one_person(mechanism, neighbour, pair):
+    settings = MeanSettings(mechanism=mechanism, kernel="matern52", rho=0.2, epsilon=1.0, psi=0.02, M=5, K=6,
+                            eta=1.0 if mechanism == "iclp-ar" else 1.5, tau=None if mechanism == "bernstein" else 0.3,
+                            n_public=pair["n_persons"], **BOUNDS)
+    key = "n_dropped" if neighbour == "dropped" else ("n_range_clipped" if mechanism == "bernstein" else "n_clipped")
+    ra, _ = _compare_commits("mean", pair, settings, neighbour, key=key)
+    assert ra.record["n"] == pair["n_persons"] and ra.record["unit_of_privacy"].startswith("person")
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "iclp"])
+@pytest.mark.parametrize("feature,box", [("value:0.5", ((0.0, 1.0),)), ("value:0.25,value:0.75", ((0, 1), (0, 1)))])
+def test_committed_density_bundle_does_not_depend_on_one_person(mechanism, feature, box, pair):
+    settings = KdeSettings(mechanism=mechanism, box=box, epsilon=1.0, grid_size=16, person_column="subject")
+    _compare_commits("kde", pair, settings, "clipped", feature)
+
+
+@pytest.mark.parametrize("sampler,k", [("exact", 1), ("deflation", 2), ("gibbs", 2)])
+def test_committed_pca_bundle_does_not_depend_on_one_person(sampler, k, pair):
+    settings = PcaSettings(k=k, sampler=sampler, basis="fourier", p=5, gibbs_sweeps=40, epsilon=2.0, tau=0.2,
+                           centring="public", n_public=pair["n_persons"], **BOUNDS)
+    _compare_commits("pca", pair, settings, "clipped")
+
+
+@pytest.mark.parametrize("kind", ["mean", "kde", "pca"])
+def test_replayed_bundle_does_not_depend_on_one_person(kind, pair, tmp_path):
+    if kind == "mean":
+        settings = MeanSettings(kernel="matern52", rho=0.2, epsilon=1.0, tau=0.3, n_public=pair["n_persons"],
+                                **BOUNDS)
+        release, _, _ = _commit("mean", "D", pair, settings)
+    elif kind == "kde":
+        release, _, _ = _commit("kde", "D", pair, KdeSettings(box=((0.0, 1.0),), epsilon=1.0, grid_size=16,
+                                                              person_column="subject"), "value:0.5")
+    else:
+        release, _, _ = _commit("pca", "D", pair, PcaSettings(k=1, basis="fourier", p=5, epsilon=2.0, tau=0.2,
+                                                              centring="public", **BOUNDS))
+    config = tmp_path / "config.yaml"
+    config.write_text(export.config_yaml(release.config))
+    outs = []
+    for which in ("D", "clipped"):
+        out = tmp_path / f"replay_{which}"
+        data = tmp_path / which / "data.csv"  # the file name is a public label: the same for both
+        data.parent.mkdir()
+        data.write_bytes(pair[which].read_bytes())
+        assert main(["replay", str(config), "--data", str(data), "--out", str(out)]) == 0
+        outs.append(out)
+    ids = [json.loads((o / "release.json").read_text())["id"] for o in outs]
+    _compare_files(_read_folder(outs[0]), _read_folder(outs[1]), ids)
+    views = [_analyst(o) for o in outs]
+    assert views[0]["n_clipped"] != views[1]["n_clipped"]
+    record = json.loads((outs[0] / "release.json").read_text())
+    assert record["looked_at_before_commit"] == [export.PRE_REGISTERED]
+
+
+def test_the_neighbour_test_catches_a_data_dependent_field(pair, tmp_path, monkeypatch):
+    """Power: put the clipped-curve count back into release.json and the comparison must fail."""
+    from fdp_core import mean
+
+    real = mean.release_record
+
+    def leaky(plan, values, **kwargs):
+        return {**real(plan, values, **kwargs), "n_clipped": plan.n_clipped}
+
+    monkeypatch.setattr("fdp_core.commands.release_mean.release_record", leaky)
+
+    def args_for(which):
+        return ["release", "mean", "--data", str(pair[which]), "--kernel", "matern52", "--rho", "0.2",
+                "--epsilon", "1", "--value-range", "0,1", "--tau", "0.3", "--seed", "7"]
+    with pytest.raises(AssertionError, match="n_clipped"):
+        _check_pair(tmp_path, args_for, "clipped")
