@@ -139,6 +139,9 @@ def main() -> None:
                         help="skip files above this size (default: half the free space of --dir)")
     parser.add_argument("--local-max-n", type=int, default=10**6, help="largest n run with --engine local")
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
+    parser.add_argument("--reuse", action="store_true", help="reuse a file of the same name left in --dir")
+    parser.add_argument("--ns", default=None, help="comma list of n (default 1e3..1e7)")
+    parser.add_argument("--ms", default=None, help="comma list of m (default 93,500)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     root = Path(args.dir)
@@ -146,8 +149,10 @@ def main() -> None:
     free = shutil.disk_usage(root).free
     max_disk = args.max_disk_gb * 2**30 if args.max_disk_gb else free / 2
     rows, skipped = [], []
-    for m in SIZES_M:
-        for n in SIZES_N:
+    sizes_n = [int(float(x)) for x in args.ns.split(",")] if args.ns else SIZES_N
+    sizes_m = [int(x) for x in args.ms.split(",")] if args.ms else SIZES_M
+    for m in sizes_m:
+        for n in sizes_n:
             if n > args.max_n:
                 skipped.append(f"n={n:.0e} m={m}: above --max-n")
                 continue
@@ -163,7 +168,10 @@ def main() -> None:
             path = root / f"curves_{n}_{m}.parquet"
             csv_path = root / f"curves_{n}_{m}.csv" if (m == 93 and n <= 10**6) else None
             start = time.perf_counter()
-            write_parquet(path, n, m, csv_path=csv_path)
+            if args.reuse and path.exists() and (csv_path is None or csv_path.exists()):
+                print(f"# reusing {path}", flush=True)
+            else:
+                write_parquet(path, n, m, csv_path=csv_path)
             print(f"# wrote n={n} m={m} ({path.stat().st_size / 2**20:.0f} MB) in {time.perf_counter() - start:.0f} s",
                   flush=True)
             block = n * m * 8
