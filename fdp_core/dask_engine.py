@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,7 @@ from . import stream
 from .errors import DataError, ParameterError
 
 PARTITION_BYTES = 64 * 2**20
+SCHEDULER_ADDRESS = re.compile(r"^(tcp|tls|ucx|inproc)://[A-Za-z0-9._\-\[\]:]+:\d{1,5}$")
 
 
 @dataclass(frozen=True)
@@ -167,10 +169,13 @@ def client_for(scheduler: str | None = None, n_workers: int = 2, processes: bool
     except ImportError:  # pragma: no cover - pinned in requirements.txt
         raise ParameterError("--engine dask needs the 'distributed' package (pip install distributed)") from None
     if scheduler:
+        if not SCHEDULER_ADDRESS.match(str(scheduler)):
+            raise ParameterError(f"--scheduler must be an address like tcp://10.0.0.5:8786, got {scheduler!r}")
         try:
-            return Client(scheduler, timeout="20s"), None
-        except (OSError, TimeoutError) as exc:
-            raise ParameterError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+            return Client(scheduler, timeout="10s"), None
+        except Exception as exc:  # distributed raises OSError, TimeoutError, AssertionError, ... when unreachable
+            detail = " ".join(str(exc).split())[:120] or type(exc).__name__
+            raise ParameterError(f"cannot reach the Dask scheduler at {scheduler}: {detail}") from None
     cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=processes, dashboard_address=None)
     return Client(cluster), cluster
 

@@ -102,3 +102,11 @@ def test_dask_refuses_long_files(client, tmp_path):
 
     with pytest.raises(ParameterError, match="--engine stream"):
         dask_engine.dask_mean_sums(path, MeanSettings(tau=1.0), client=client)
+
+
+@pytest.mark.parametrize("address", ["x", "0,1", "", "tcp://host", "tcp://127.0.0.1:1"])
+def test_bad_or_unreachable_scheduler_is_a_parameter_error(files, address):
+    from fdp_core.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="--scheduler must be an address|cannot reach the Dask scheduler"):
+        dask_engine.dask_mean_sums(files / "d.csv", MeanSettings(tau=1.0), scheduler=address or "x")
