@@ -29,8 +29,22 @@ except ImportError:  # pragma: no cover - pinned in requirements.txt; the Python
 REFRESH = 64
 
 
+# Loading the compiled chain costs a few seconds per process (tens of seconds the very first
+# time, when numba compiles it into __pycache__): worth it from about this many column updates.
+AUTO_MIN_UPDATES = 30_000
+
+
 def available() -> bool:
     return numba is not None
+
+
+def worth_it(n_sweeps: int, k: int) -> bool:
+    """Use the compiled chain: numba is installed and it is already loaded in this process,
+    or the chain is long enough to repay loading it."""
+    if numba is None:
+        return False
+    loaded = bool(globals().get("_chain") is not None and _chain.signatures)
+    return loaded or int(n_sweeps) * int(k) >= AUTO_MIN_UPDATES
 
 
 if numba is not None:
