@@ -63,7 +63,8 @@ def sampler_calls(monkeypatch):
 
 def test_commit_a_mean_release_then_ledger_meter_composition_and_download(sampler_calls):
     at = _release_page()
-    assert "spent epsilon 0 of 3, delta 0 of 1e-05" in _meter(at)
+    # The default budget allows a typical exploration (several commits, ten Gaussian deltas).
+    assert "spent epsilon 0 of 4, delta 0 of 0.0001" in _meter(at)
     at.number_input(key="rel_budget_epsilon").set_value(2.5).run()
     assert "of 2.5" in _meter(at) and at.session_state["fdp_ledger"].epsilon_total == 2.5
     assert any("cost nothing" in i.value for i in at.info)
@@ -81,7 +82,7 @@ def test_commit_a_mean_release_then_ledger_meter_composition_and_download(sample
     assert f"spent epsilon {entry.epsilon:.3g} of 2.5" in meter and f"remaining epsilon {2.5 - entry.epsilon:.3g}" \
         in meter
     # The composition shown is the accounting module's, recomputed here from the recorded entries.
-    report = compose(ledger.entries, 1e-5)
+    report = compose(ledger.entries, ledger.delta_total)
     shown = _frame(at, "composition")
     for total in report.totals:
         row = shown[shown["composition"] == export._METHOD_LABELS[total.method]].iloc[0]
@@ -124,20 +125,25 @@ def test_preset_sets_the_budget_and_the_global_epsilon_delta_with_the_disclaimer
     at = _release_page()
     assert any(DISCLAIMER in c.value for c in at.caption)
     high = next(p for p in PRESETS if p.harm_level == "high")
-    at.selectbox(key="rel_preset").set_value(high.name).run()
-    at.button(key="rel_apply_preset").click().run()
+    at.selectbox(key="rel_preset").set_value(high.name).run()  # applies at once, no second click
     assert not at.exception
     ledger = at.session_state["fdp_ledger"]
     assert (ledger.epsilon_total, ledger.delta_total) == (high.epsilon, high.delta)
     assert at.number_input(key="rel_budget_epsilon").value == high.epsilon
-    # Nearest allowed slider value not above the session total (0.3 -> 0.28), delta exactly.
+    # Nearest allowed slider value not above the session total (0.3 -> 0.28); each release gets a
+    # tenth of the delta total, so one Gaussian commit does not use it up.
     assert at.session_state["g_epsilon"] == 0.28 and 0.28 in sidebar.EPSILON_CHOICES
-    assert at.session_state["g_delta"] == high.delta
+    assert at.session_state["g_delta"] == high.delta / 10 and high.delta / 10 in sidebar.DELTA_CHOICES
+    at.button(key="rel_apply_preset").click().run()  # "apply again" keeps it
+    assert (at.session_state["fdp_ledger"].epsilon_total, at.session_state["g_delta"]) == (high.epsilon,
+                                                                                         high.delta / 10)
     assert f"of {high.epsilon:g}" in _meter(at)
 
 
 def test_split_filter_and_kde_commit_through_the_same_path(sampler_calls):
     at = _release_page()
+    at.number_input(key="rel_budget_epsilon").set_value(3.0).run()  # the budget the shares below refer to
+    at.selectbox(key="rel_budget_delta").set_value(1e-5).run()
     at.radio(key="rel_filter").set_value("zcdp").run()
     at.toggle(key="rel_split_on").set_value(True).run()
     at.number_input(key="rel_split_pca").set_value(0.0).run()
@@ -233,6 +239,7 @@ def test_meter_says_when_only_delta_is_used_up(sampler_calls):
     must say that pure epsilon-DP releases still fit, not that the budget is exhausted."""
     at = _release_page()
     at.number_input(key="rel_budget_epsilon").set_value(3.0).run()
+    at.selectbox(key="rel_budget_delta").set_value(1e-5).run()
     at.button(key="rel_commit").click().run()  # Gaussian mean at delta = 1e-5 = the whole delta budget
     assert not at.exception
     warnings = [w.value for w in at.sidebar.warning]
@@ -333,7 +340,7 @@ def test_commit_of_curves_is_refused_without_a_declared_range(sampler_calls):
     at.run()
     at.switch_page("pages/release.py").run()
     assert not at.exception
-    assert any("Declare a public value range" in e.value for e in at.error)
+    assert any("Declare a public value range" in w.value for w in at.warning)
     assert not [b for b in at.button if b.key == "rel_commit"]  # no commit button for a mean without a range
     assert sampler_calls == []
 
