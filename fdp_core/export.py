@@ -282,6 +282,9 @@ NONPRIVATE_VIEWS = {
     "pcv": "the PCV score surface and its optimum (Trade-offs page)",
     "density_estimate": "the non-private density estimate (Density page)",
     "pca_estimate": "the non-private principal components and scree (Components page)",
+    "covariance_estimate": "the non-private covariance surface, its eigenfunctions and variance ratios "
+                           "(Covariance & regression page)",
+    "regression_ols": "the non-private OLS coefficient functions and noise bands (Covariance & regression page)",
 }
 NOTHING_DECLARED = ("not declared: the caller did not say what was looked at before this commit (the settings may "
                     "have been chosen after looking at the data)")
@@ -1156,8 +1159,9 @@ def parse_config(source) -> dict:
     unknown = sorted(set(config) - _CONFIG_KEYS)
     if unknown:
         raise ParameterError(f"config: unknown key(s) {', '.join(map(str, unknown))}")
-    if config.get("kind") not in supported_kinds():
-        raise ParameterError(f"config: kind must be one of {', '.join(supported_kinds())}, got {config.get('kind')!r}")
+    replayable = supported_kinds() + SUMMARY_COMMIT_KINDS  # the new kinds commit from their own page
+    if config.get("kind") not in replayable:
+        raise ParameterError(f"config: kind must be one of {', '.join(replayable)}, got {config.get('kind')!r}")
     settings = _mapping(config, "settings")
     data = _mapping(config, "data", required=False)
     if data.get("missing", "drop") not in MISSING_POLICIES:
@@ -1399,4 +1403,4 @@ def supported_kinds() -> tuple[str, ...]:
     """Kinds a commit supports in this installation (PCA when its library module exists)."""
     from importlib.util import find_spec
 
-    return tuple(k for k in KINDS if k != "pca" or find_spec(f"{__package__}.pca") is not None) + SUMMARY_COMMIT_KINDS
+    return tuple(k for k in KINDS if k != "pca" or find_spec(f"{__package__}.pca") is not None)
