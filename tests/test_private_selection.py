@@ -122,3 +122,20 @@ def test_sharper_selection_with_the_range_bound():
     best = int(np.argmin(sel["range"].scores))
     probs = {b: selection_probabilities(s.scores, 1.0, s.scale)[best] for b, s in sel.items()}
     assert probs["range"] >= probs["linear"] >= probs["general"]
+
+
+def test_selection_uses_the_release_transform_and_refuses_a_person_column():
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    values = rng.uniform(-0.2, 1.2, (30, GRID.size))
+    pens, rhos = np.logspace(-4, 0, 5), [0.1, 0.3]
+    declared = pcv_private_scores(FunctionalData(GRID, values), MeanSettings(kernel="matern52", tau=0.4,
+                                                                             value_range=(0.0, 1.0)), pens, rhos)
+    manual = pcv_private_scores(FunctionalData(GRID, np.clip(values, 0, 1) - 0.5), MeanSettings(kernel="matern52",
+                                                                                                tau=0.4), pens, rhos)
+    np.testing.assert_allclose(declared, manual, rtol=1e-12)
+    meta = pd.DataFrame({"subject": np.repeat(np.arange(15), 2)})
+    with pytest.raises(ParameterError, match="person"):
+        pcv_private_scores(FunctionalData(GRID, values, metadata=meta),
+                           MeanSettings(kernel="matern52", tau=0.4, person_column="subject"), pens, rhos)
