@@ -362,6 +362,24 @@ def discrete_gaussian_entry(kind: str, mechanism: str, *, rho: float, delta: flo
                        noise=dict(noise or {}), label=label)
 
 
+def discrete_entry(plan, kind: str, mechanism: str, *, delta: float | None = None, sensitivity: float | None = None,
+                   sensitivity_norm: str = "", label: str = "") -> "LedgerEntry":
+    """The entry of an exact discrete release, from the sampler's own privacy map (METHODS.md 8-9).
+
+    ``plan`` is a :class:`fdp_core.mechanisms.discrete.DiscretePlan`: discrete Laplace gives a
+    pure epsilon; discrete Gaussian gives the map's zCDP rho, stated as (epsilon, delta) at ``delta``.
+    """
+    noise = {"sampler": plan.sampler, "granularity_exp": plan.granularity_exp,
+             "unit_noise_scale": plan.unit_noise_scale, "opendp_version": plan.opendp_version}
+    if plan.epsilon is not None:
+        return pure_entry(kind, mechanism, epsilon=plan.epsilon, sensitivity=sensitivity,
+                          sensitivity_norm=sensitivity_norm, noise=noise, label=label)
+    if delta is None:
+        raise ParameterError("a discrete-Gaussian release needs the delta at which to state its (epsilon, delta)")
+    return discrete_gaussian_entry(kind, mechanism, rho=plan.rho, delta=delta, sensitivity=sensitivity,
+                                   sensitivity_norm=sensitivity_norm, noise=noise, label=label)
+
+
 def approximate_entry(kind: str, mechanism: str, *, epsilon: float, delta: float = 0.0,
                       rho: float | None = None, noise: Mapping | None = None, label: str = "") -> LedgerEntry:
     """Entry of an approximate-sampler release (matrix Bingham by Gibbs): not a DP claim.

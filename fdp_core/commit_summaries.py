@@ -15,11 +15,11 @@ from dataclasses import asdict
 import numpy as np
 import pandas as pd
 
-from .accounting import Ledger
+from .accounting import Ledger, discrete_entry
 from .covariance import NOT_PUBLISHABLE, CovarianceRelease, CovarianceSettings, plan_covariance_release
 from .covariance import release_record as covariance_record
 from .data import FunctionalData
-from .export import (CONFIG_SCHEMA, CommittedRelease, PendingCommit, _UNIT_ROUNDOFF, _budget_config,
+from .commit import (CONFIG_SCHEMA, CommittedRelease, PendingCommit, _UNIT_ROUNDOFF, _budget_config,
                      _common_record, _discrete_plan, _execute, _granularity_for, _missing_policy, looked_at_field)
 from .regression import RegressionSettings, plan_regression_release
 from .regression import release_record as regression_record
@@ -36,7 +36,7 @@ def _pending(kind: str, mechanism: str, family: str, plan, values, scales, d_in:
     active = scales > 0
     k = _granularity_for(bound, granularity_exp)
     noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
-    entry = noise_plan.ledger_entry(kind, mechanism, delta=delta if family == "gaussian" else None,
+    entry = discrete_entry(noise_plan, kind, mechanism, delta=delta if family == "gaussian" else None,
                                     sensitivity=sensitivity, sensitivity_norm=norm, label=label)
     return PendingCommit(kind, mechanism, family, plan, noise_plan, entry, values[active], scales[active], active,
                          float(d_in), float(bound))
@@ -46,7 +46,7 @@ def _check_all(account, pendings: list[PendingCommit]) -> None:
     """Check every part against the budget as if the earlier parts were already committed.
 
     ``account``: an in-memory Ledger or a persistent StoredBudget (its current snapshot). Each part
-    is then charged by export._execute in its own transaction; a concurrent commit landing between
+    is then charged by commit._execute in its own transaction; a concurrent commit landing between
     the parts can still refuse the second one after the first was charged: the budget is then
     over-counted, never under-counted.
     """

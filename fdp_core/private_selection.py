@@ -224,7 +224,7 @@ def commit_selection(account, fd, settings: MeanSettings, penalties, rhos, *, ep
     raises BudgetError with nothing computed from the data and nothing recorded. Returns
     (selection, ledger entry).
     """
-    from .export import _charge, _settle
+    from .commit import _charge, _settle
 
     entry = entry or selection_entry(fd, settings, penalties, rhos, epsilon=epsilon, folds=folds, bound=bound,
                                      label=label)

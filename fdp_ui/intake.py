@@ -4,9 +4,11 @@ and transposed wide files (grid points as rows, one curve per column).
 The loader (fdp_core.data.load_curves) reads a wide CSV (grid points as headers) or a long
 CSV with the header id,t,value. A file such as ``station,day,temp`` is long with other
 names; a file with days as rows and stations as columns is a wide file transposed. This
-module looks at a refused (or suspicious) file, suggests what it is, and rewrites it into
-the loader's layout once the user confirms: the loader's own validation then applies
-unchanged. Suggestions come from column names and types only.
+module looks at a refused file and suggests what it is; once the user confirms, the loader
+reads it with its own column mapping (``id_column``, ``t_column``, ``value_column``) or
+``transpose=True``, so its validation applies unchanged. A t column of dates is the one
+case rewritten here (dates become days since the earliest date). Suggestions come from
+column names and types only.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fdp_core.data import looks_transposed as _core_looks_transposed
 from fdp_core.errors import DataError
 
 PREVIEW_BYTES = 1 << 16
@@ -110,38 +113,13 @@ def suggest_long(frame: pd.DataFrame) -> dict:
     return {"id": ident, "t": t, "value": value}
 
 
-def looks_transposed(frame: pd.DataFrame) -> bool:
-    """Grid points as rows: a first column of strictly increasing numbers (or dates) and
-    numeric columns after it whose headers are names, not grid points."""
-    if frame.shape[1] < 3 or frame.shape[0] < 2:
-        return False
-    first, rest = frame.columns[0], list(frame.columns[1:])
-    header_numbers = pd.to_numeric(pd.Series(rest), errors="coerce")
-    if header_numbers.notna().all():
-        return False  # numeric headers: a wide file, or a transposed one with numbered curves (asked separately)
-    grid = _grid_values(frame[first])
-    if grid is None or not np.all(np.diff(grid) > 0):
-        return False
-    return sum(_is_numeric(frame[c]) for c in rest) >= max(2, len(rest) // 2)
-
-
-def _grid_values(series: pd.Series) -> np.ndarray | None:
-    if _is_numeric(series):
-        values = _numeric(series)
-        return None if values.isna().any() else values.to_numpy(dtype=float)
-    if _is_date(series):
-        days = pd.to_datetime(series.str.strip(), errors="coerce", format="mixed")
-        return None if days.isna().any() else ((days - days.min()).dt.total_seconds() / 86400).to_numpy()
-    return None
-
-
 def diagnose(raw: bytes) -> Diagnosis:
     try:
         frame = read_table(raw)
     except DataError as exc:
         return Diagnosis("unknown", (), {}, str(exc))
     columns = tuple(frame.columns)
-    if looks_transposed(frame):
+    if _core_looks_transposed(raw):
         return Diagnosis("transposed", columns, {"t": columns[0]},
                          f"This looks transposed: '{columns[0]}' runs down the rows and each of the other "
                          f"{len(columns) - 1} columns looks like one curve. Transpose it so that each curve is one "
@@ -156,14 +134,19 @@ def diagnose(raw: bytes) -> Diagnosis:
     return Diagnosis("unknown", columns, {}, "")
 
 
-def _t_text(series: pd.Series) -> pd.Series:
-    """t values as numbers in text; dates become days since the first date."""
-    if _is_numeric(series):
-        return series.str.strip()
-    values = _grid_values(series)
-    if values is None:
-        raise DataError(f"the t column '{series.name}' has values that are neither numbers nor dates")
-    return pd.Series([repr(float(v)) for v in values], index=series.index)
+def is_date_column(raw: bytes, column: str) -> bool:
+    frame = read_table(raw)
+    return column in frame.columns and not _is_numeric(frame[column]) and _is_date(frame[column])
+
+
+def loader_options(raw: bytes, id_column: str, t_column: str, value_column: str) -> tuple[bytes, dict]:
+    """What to hand the loader for a confirmed mapping: the file and load_curves' keyword
+    arguments (the loader's own column mapping; a date t column is rewritten first)."""
+    if len({id_column, t_column, value_column}) != 3:
+        raise DataError("choose three different columns for id, t and value")
+    if is_date_column(raw, t_column):
+        return long_to_loader_csv(raw, id_column, t_column, value_column), {}
+    return raw, {"id_column": id_column, "t_column": t_column, "value_column": value_column}
 
 
 def long_to_loader_csv(raw: bytes, id_column: str, t_column: str, value_column: str) -> bytes:
@@ -183,14 +166,3 @@ def long_to_loader_csv(raw: bytes, id_column: str, t_column: str, value_column: 
         times = ((stamps - stamps.min()).dt.total_seconds() / 86400).map(repr)
     out = pd.DataFrame({"id": frame[id_column], "t": times, "value": frame[value_column]})
     return out.to_csv(index=False).encode()
-
-
-def transpose_to_wide_csv(raw: bytes) -> bytes:
-    """Rows = grid points, columns = curves  ->  one row per curve (id, then the grid)."""
-    frame = read_table(raw)
-    first = frame.columns[0]
-    grid = _t_text(frame[first])
-    body = frame.drop(columns=[first])
-    wide = pd.DataFrame(body.to_numpy().T, columns=list(grid))
-    wide.insert(0, "id", [str(c) for c in body.columns])
-    return wide.to_csv(index=False).encode()

@@ -32,12 +32,12 @@ def clear() -> None:
     st.session_state.pop(PENDING_KEY, None)
 
 
-def _load(make_bytes, name: str, label_note: str, t_label: str, value_label: str) -> None:
+def _load(raw: bytes, options: dict, name: str, label_note: str, t_label: str, value_label: str) -> None:
     ss = st.session_state
     missing = ss.get("data_missing", "drop")
 
     def make():
-        ds = state.uploaded_dataset(make_bytes(), name, missing)
+        ds = state.uploaded_dataset(raw, name, missing, **options)
         return replace(ds, label=f"{ds.label} ({label_note})")
 
     state.replace_dataset(make)
@@ -51,17 +51,16 @@ def _load_long() -> None:
     pending = ss[PENDING_KEY]
     ident, t, value = ss["intake_id"], ss["intake_t"], ss["intake_value"]
     try:
-        intake.long_to_loader_csv(pending["raw"], ident, t, value)  # validate the mapping itself first
+        raw, options = intake.loader_options(pending["raw"], ident, t, value)
     except FdpError as exc:
         ss["data_error"] = str(exc)
         return
-    _load(lambda: intake.long_to_loader_csv(pending["raw"], ident, t, value), pending["name"],
-          f"columns {ident}, {t}, {value} as id, t, value", t, value)
+    _load(raw, options, pending["name"], f"columns {ident}, {t}, {value} as id, t, value", t, value)
 
 
 def _load_transposed() -> None:
     pending = st.session_state[PENDING_KEY]
-    _load(lambda: intake.transpose_to_wide_csv(pending["raw"]), pending["name"], "transposed",
+    _load(pending["raw"], {"transpose": True}, pending["name"], "transposed",
           pending["diagnosis"].suggestion["t"], "value")
 
 

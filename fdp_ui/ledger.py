@@ -34,8 +34,15 @@ FINGERPRINT_KEY = "fdp_fingerprint"
 # Where the Data page keeps the unit of privacy (e.g. {"person_column": "subject"}); part of
 # the budget's key (fdp_core.fingerprint.UNIT_KEYS).
 UNIT_KEY = "fdp_unit"
-DEFAULT_EPSILON_TOTAL = 3.0
-DEFAULT_DELTA_TOTAL = 1e-5
+# A default budget that allows a typical exploration: a few commits at the sidebar's default
+# epsilon = 1 (a discrete-Gaussian mean is charged about 1.09), and ten Gaussian commits at the
+# default delta = 1e-5 before delta runs out (a budget equal to one release's delta is used up
+# by the first Gaussian commit).
+DEFAULT_EPSILON_TOTAL = 4.0
+DEFAULT_DELTA_TOTAL = 1e-4
+# A preset's delta is a session total; each release gets a tenth of it, so one Gaussian commit
+# does not use it up.
+PRESET_RELEASES_PER_DELTA = 10
 DELTA_TOTAL_CHOICES = (0.0, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10, 0.01, 0.05, 0.1)
 FILTER_LABELS = {"basic": "basic: sum of epsilon and of delta (default)",
                  "zcdp": "zCDP: sum of rho (tighter for many Gaussian releases; needs delta > 0)"}
@@ -67,8 +74,9 @@ def location() -> str:
 
 
 def unit_settings() -> dict:
-    """The current data set's unit of privacy (what one person is): part of its budget's key."""
-    return unit_of_privacy(st.session_state.get(UNIT_KEY) or {})
+    """The current data set's unit of privacy (the Data page's person column): part of its budget's
+    key, the same as the CLI reads from a replayed config's settings."""
+    return unit_of_privacy({"person_column": state.person_column()})
 
 
 def _fingerprints() -> tuple[str, str]:
@@ -223,7 +231,12 @@ def apply_preset(name: str) -> None:
         st.session_state[MESSAGE_KEY] = ("warning", "The budget is locked after the first commit; the preset only "
                                                     "set the global epsilon and delta.")
     sidebar.apply({"g_epsilon": nearest_choice(p.epsilon, sidebar.EPSILON_CHOICES),
-                   "g_delta": nearest_choice(p.delta, sidebar.DELTA_CHOICES)})
+                   "g_delta": nearest_choice(p.delta / PRESET_RELEASES_PER_DELTA, sidebar.DELTA_CHOICES)})
+
+
+def apply_chosen_preset() -> None:
+    """Callback of the preset selector: a chosen preset applies at once."""
+    apply_preset(st.session_state["rel_preset"])
 
 
 def meter_text(ledger: Ledger) -> str:

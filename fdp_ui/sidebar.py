@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,8 @@ from . import ledger, navigation, state
 # Log-spaced epsilon values, 0.01 ... 10, two significant digits (a select slider moves in
 # equal steps of log epsilon, which is how privacy loss should be explored).
 EPSILON_CHOICES = tuple(float(f"{v:.2g}") for v in np.logspace(-2, 1, 61))
+# Caution from epsilon = 5 (the threshold OpenDP's DP Wizard warns at), stronger from 10.
+EPSILON_WARNING, EPSILON_STRONG_WARNING = 5.0, 10.0
 DELTA_CHOICES = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10, 0.01, 0.05, 0.1)
 
 HELP = {
@@ -72,6 +75,11 @@ _DEFAULTS = {"g_kernel": "matern52", "g_rho": 0.1, "g_nu": 2.0, "g_eta": 1.5, "g
              "g_seed_mode": "demo seed", "g_seed": 42, "g_tutorial": False, "g_tau_from_range": True}
 
 
+def setting_default(key: str):
+    """The default of a global setting (its value before the sidebar's first run)."""
+    return _DEFAULTS[key]
+
+
 def apply(values: dict) -> None:
     """Set global settings programmatically (presets, PSS/PCV buttons). Call from a callback."""
     for key, value in values.items():
@@ -101,6 +109,12 @@ def render() -> GlobalSettings:
     left.caption("stronger privacy")
     right.markdown("<div style='text-align:right;font-size:0.8em;color:grey'>more accuracy</div>",
                    unsafe_allow_html=True)
+    if epsilon >= EPSILON_STRONG_WARNING:
+        sb.error(f"epsilon = {epsilon:g}: very weak privacy. An adversary's odds of telling whether a person is in "
+                 f"the data can grow by a factor e^epsilon = {math.exp(epsilon):,.0f}.")
+    elif epsilon >= EPSILON_WARNING:
+        sb.warning(f"epsilon = {epsilon:g} is large (weak privacy): the odds factor e^epsilon is "
+                   f"{math.exp(epsilon):,.0f}. Values above 5 need a reason.")
     delta = sb.selectbox("delta", DELTA_CHOICES, key="g_delta", help=HELP["delta"], format_func=lambda v: f"{v:g}")
 
     bounds_fields = state.bounds_settings(ds)

@@ -29,8 +29,9 @@ class Dataset:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _load_cached(raw: bytes, name: str, missing: str) -> FunctionalData:
-    return load_curves(raw, name=name, missing=missing)
+def _load_cached(raw: bytes, name: str, missing: str, options: tuple = ()) -> FunctionalData:
+    """``options``: load_curves' column mapping or transpose, as sorted (key, value) pairs."""
+    return load_curves(raw, name=name, missing=missing, **dict(options))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -50,8 +51,11 @@ def simulated_dataset(key: str, params: dict) -> Dataset:
                    tuple(getattr(design, "flags", ())))
 
 
-def uploaded_dataset(raw: bytes, name: str, missing: str) -> Dataset:
-    return Dataset(_load_cached(raw, name, missing), f"upload: {name}", "upload")
+def uploaded_dataset(raw: bytes, name: str, missing: str, **loader_options) -> Dataset:
+    """An uploaded file; ``loader_options`` (id_column, t_column, value_column, transpose) as
+    confirmed on the Data page's intake panel."""
+    return Dataset(_load_cached(raw, name, missing, tuple(sorted(loader_options.items()))), f"upload: {name}",
+                   "upload")
 
 
 def current() -> Dataset:

@@ -13,17 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 import streamlit as st
 
-from . import ledger, navigation, state
+from fdp_core.preprocess import repeated_id_columns
+
+from . import ledger, navigation, sidebar, state
 
 VISITED_KEY = "steps_visited"
 CONFIRMED_KEY = "steps_bounds_public"  # the checkbox on the Data page
 CONFIRMED_TAU_KEY = "steps_bounds_tau"  # the tau value the confirmation was given for
 EXPLORE_PAGES = ("pages/mean.py", "pages/density.py", "pages/components.py", "pages/covariance.py",
                  "pages/tradeoffs.py")
-# Person column and public value range controls (Data page); read defensively: they may be
-# absent from a build, and then nothing is asked about them.
-PERSON_COLUMN_KEYS = ("data_person_column", "person_column")
-VALUE_RANGE_KEYS = ("data_value_range_declared", "value_range_declared")
 
 
 @dataclass(frozen=True)
@@ -44,22 +42,17 @@ def record_visit(page_path: str) -> None:
     _visited().add(page_path)
 
 
-def _repeating_id_column(ds) -> str | None:
-    """A metadata column whose values repeat: several curves may belong to one person."""
-    meta = ds.fd.metadata
-    for column in meta.columns:
-        name = str(column).lower()
-        if any(word in name for word in ("id", "person", "subject", "patient", "station", "name")):
-            values = meta[column]
-            if values.nunique(dropna=True) < values.notna().sum():
-                return str(column)
-    return None
+def tau_from_range() -> bool:
+    """tau = (hi - lo)/2 of the declared public range is in force (public by construction)."""
+    return state.declared_range() is not None and bool(
+        st.session_state.get("g_tau_from_range", sidebar.setting_default("g_tau_from_range")))
 
 
 def tau_confirmed() -> bool:
     """Declared for the tau now in force (the checkbox's own state is dropped on other pages)."""
     ss = st.session_state
-    return ss.get(CONFIRMED_TAU_KEY) is not None and ss.get(CONFIRMED_TAU_KEY) == ss.get("g_tau")
+    tau = ss.get("g_tau", sidebar.setting_default("g_tau"))  # before the sidebar's first run: its default
+    return ss.get(CONFIRMED_TAU_KEY) is not None and ss.get(CONFIRMED_TAU_KEY) == tau
 
 
 def compute() -> list[Step]:
@@ -73,19 +66,19 @@ def compute() -> list[Step]:
     if ds.kind == "example":
         note1 = "the built-in example is loaded: fine for a classroom; upload your own file for a real release"
     step1 = Step(1, "Data", "pages/data.py", not missing1, tuple(missing1), note1)
-    # 2. Unit & bounds
+    # 2. Unit & bounds (the Data page's person column and public value range, the sidebar's tau)
     missing2 = []
-    repeating = _repeating_id_column(ds)
-    if repeating is not None and not any(ss.get(k) for k in PERSON_COLUMN_KEYS):
-        missing2.append(f"the column '{repeating}' repeats: choose a person column, so that one person (not "
+    repeated = repeated_id_columns(ds.fd.metadata)
+    if repeated and state.person_column(ds) is None:
+        missing2.append(f"the column '{repeated[0]}' repeats: choose the person column, so that one person (not "
                         "one curve) is the unit of privacy")
+    if state.declared_range() is None:
+        missing2.append("no public value range declared yet (Data page, 'Public value range')")
     if ss.get("g_tau_from_data"):
         missing2.append("tau is read off the data: type a public bound instead (sidebar)")
-    elif not tau_confirmed():
-        missing2.append("declare the public bounds: confirm that tau (sidebar) was chosen without looking at "
-                        "the data (Data page, 'Unit & bounds')")
-    if any(k in ss for k in VALUE_RANGE_KEYS) and not any(ss.get(k) for k in VALUE_RANGE_KEYS):
-        missing2.append("no public value range declared yet (Data page)")
+    elif not tau_from_range() and not tau_confirmed():
+        missing2.append("declare tau public: confirm that the tau typed in the sidebar was chosen without looking "
+                        "at the data (Data page, 'Declare tau')")
     step2 = Step(2, "Unit & bounds", "pages/data.py", not missing2, tuple(missing2))
     # 3. Explore
     explored = sorted(p for p in _visited() if p in EXPLORE_PAGES)
@@ -160,16 +153,15 @@ def _confirm(tau: float) -> None:
 
 
 def render_bounds_section(tau: float, tau_from_data: bool) -> None:
-    """Step 2 on the Data page: the unit of privacy and the public bounds, declared explicitly."""
-    st.subheader("Unit & bounds (step 2)")
-    st.markdown("**Unit of privacy**: one curve = one individual. Neighbouring data sets differ in one curve, so "
-                "a person with several curves needs a person column (their curves are then combined first).")
-    if tau_from_data:
-        st.error("tau is read off the data: untick 'tau from the data' in the sidebar and type a public bound.")
+    """Step 2 on the Data page: a tau typed in the sidebar is declared public explicitly (a tau
+    from the declared value range needs no declaration: it is public by construction)."""
+    if tau_from_data or tau_from_range():
         return
+    st.subheader("Declare tau (step 2)")
     ss = st.session_state
     ss[CONFIRMED_KEY] = ss.get(CONFIRMED_TAU_KEY) == tau  # a changed tau must be declared again
-    st.checkbox(f"tau = {tau:.4g} (sidebar) and every range I typed are public: chosen from domain knowledge, "
-                "not from these data", key=CONFIRMED_KEY, on_change=_confirm, args=(tau,),
+    st.checkbox(f"tau = {tau:.4g} (sidebar) is public: chosen from domain knowledge, not from these data",
+                key=CONFIRMED_KEY, on_change=_confirm, args=(tau,),
                 help="A bound read off the data leaks information about the people in it. Declaring the bounds "
-                     "public is the data custodian's responsibility; the step bar waits for it.")
+                     "public is the data custodian's responsibility; the step bar waits for it. Declaring a public "
+                     "value range (above) sets tau from it instead.")

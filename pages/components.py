@@ -310,8 +310,9 @@ with right:
     m2.metric("subspace distance (draw 1)", f"{first.subspace_distance:.4g}",
               help="(1/2) ||P~ - P^||_F^2, in [0, k]: P the projections on the private and non-private "
                    "subspaces (0 = same subspace, k = orthogonal).")
-    st.caption("Variance ratio tr(V~' X'X V~) / tr(V^' X'X V^) in [0, 1]; subspace distance (1/2) ||P~ - P^||_F^2 "
-               "in [0, k]. Both read the raw data: never publish them.")
+    st.caption("Variance ratio: the share of the variance the best k components explain that the private ones "
+               "capture (1 = as good as the non-private analysis). Subspace distance: 0 = the same directions, "
+               "k = perpendicular ones. Formulas in the (?) help. Both read the raw data: never publish them.")
     st.dataframe(pd.DataFrame({"draw": np.arange(1, n_draws + 1),
                                "variance ratio": [r.variance_ratio for r in results],
                                "subspace distance": [r.subspace_distance for r in results],

@@ -469,8 +469,8 @@ def _noise_table(release) -> None:
         _show_table([{"bound": b, **{c: "refused (epsilon > 1)" if sigmas[f"{b}/{c}"] is None else sigmas[f"{b}/{c}"]
                                      for c in CALIBRATIONS}} for b in kde.KDE_BOUNDS], key="density_sigma_table")
         st.caption(f"In use: {gq['sensitivity_bound']} / {gq['calibration']}, sigma = {release.sigma:.4g}, "
-                   f"Gaussian-DP mu = {gq['gdp_mu']:.3g}; h = {release.bandwidth:.4g}, box diameter D = "
-                   f"{gq['box_diameter']:.4g}. Noise: {gq['noise']}.")
+                   f"privacy curve mu = {gq['gdp_mu']:.3g}; h = {release.bandwidth:.4g}, box diameter D = "
+                   f"{gq['box_diameter']:.4g}. Noise: {gq['noise']}.", help="mu = sensitivity / sigma: the one number of the Gaussian mechanism's privacy curve (Gaussian differential privacy); it composes as sqrt(mu_1^2 + mu_2^2 + ...). Smaller = more private.")
         return
     plans = {b: release if b == gq["sensitivity_bound"] else _plan(points_key, _settings("iclp", b), points)
              for b in kde.KDE_BOUNDS}

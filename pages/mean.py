@@ -15,7 +15,7 @@ from fdp_core.mean import (GAUSSIAN_MECHANISMS, ICLP_MECHANISMS, MEAN_MECHANISMS
 from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.tuning import PSS_MECHANISMS, pss_defaults
-from fdp_ui import plots, sidebar, state
+from fdp_ui import compare_plots, plots, sidebar, state
 
 LOG_PSI_RANGE = (-8.0, 3.0)
 COMPARE_COLORS = {"gaussian": "#1f77b4", "iclp-qr": "#ff7f0e", "iclp-ar": "#9467bd", "frl": "#8c564b",
@@ -130,7 +130,8 @@ def _noise_scale_text(plan) -> str:
     return f"b_1 = {plan.noise_scales.max():.4g} (Laplace, {int(np.sum(plan.noise_scales > 0))} coefficients)"
 
 
-SENSITIVITY_NORMS = {"gaussian": "Cameron-Martin", "iclp-qr": "l1-C", "iclp-ar": "l1-C", "frl": "l1",
+# Plain names in tables; the norms' formulas are in the help texts and docs/METHODS.md.
+SENSITIVITY_NORMS = {"gaussian": "kernel norm", "iclp-qr": "weighted l1", "iclp-ar": "weighted l1", "frl": "l1",
                      "bernstein": "l1"}
 
 
@@ -138,21 +139,6 @@ def _sensitivity_text(plan) -> str:
     label = "exact" if plan.settings.mechanism == "bernstein" else \
         "CS bound" if plan.settings.mechanism == "iclp-ar" and plan.settings.bound == "tight" else plan.settings.bound
     return f"{plan.sensitivity:.4g} ({SENSITIVITY_NORMS[plan.settings.mechanism]}, {label})"
-
-
-def _overlay_figure(grid, draws_by_mechanism: dict, truth) -> go.Figure:
-    """One WebGL trace per mechanism (its draws joined by NaN gaps), one colour each."""
-    fig = go.Figure()
-    for mech, draws in draws_by_mechanism.items():
-        plots.add_curves(fig, grid, draws, name=f"{MECHANISM_LABELS[mech]}: {len(draws)} draws",
-                         color=COMPARE_COLORS[mech], width=1.2, opacity=0.6)
-    if truth is not None:
-        plots.add_line(fig, grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot")
-    fig.update_layout(title=f"Every mechanism, epsilon = {g.epsilon:g} (delta = {g.delta:g}: Gaussian only)",
-                      xaxis_title=plots.t_title(),
-                      yaxis_title=plots.value_title(), height=480, margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=-0.45))
-    return fig
 
 
 if compare:
@@ -168,10 +154,15 @@ if compare:
         rows.append({"mechanism": MECHANISM_LABELS[mech], "expected squared L2 error": plan.expected_sq_l2_error,
                      "sensitivity": _sensitivity_text(plan), "noise scale": _noise_scale_text(plan),
                      "privacy": plan.privacy, "status": "data-dependent: NOT DP" if plan.data_dependent_flags else "ok"})
-    st.plotly_chart(_overlay_figure(ds.fd.grid_points, draws_by_mechanism, truth), width="stretch",
-                    key="mean_compare_figure")
-    st.dataframe(pd.DataFrame(rows).style.format({"expected squared L2 error": "{:.4g}"}, na_rep="-"),
-                 hide_index=True, width="stretch", key="mean_compare_table")
+    st.plotly_chart(compare_plots.small_multiples(
+        ds.fd.grid_points, draws_by_mechanism, labels=MECHANISM_LABELS, colors=COMPARE_COLORS, truth=truth,
+        title=f"Every mechanism, epsilon = {g.epsilon:g} (delta = {g.delta:g}: Gaussian only)"),
+        width="stretch", key="mean_compare_figure")
+    # A static full-width table: every column visible, long cells wrapped, no raw None.
+    table = pd.DataFrame(rows)
+    table["expected squared L2 error"] = [f"{v:.4g}" if v is not None else "-"
+                                          for v in table["expected squared L2 error"]]
+    st.table(table.set_index("mechanism").fillna("-"))
     st.caption("Expected squared L2 error of the release against each mechanism's own non-private estimate, in "
                "closed form: sigma^2 sum(lambda_l) (Gaussian), sum 2 b_l^2 (ICLP, FRL), 2 lambda^2 S_K "
                "(Bernstein, S_K = sum_v ||b_v||^2). The estimators differ (smoothing, truncation, clipping), so "
@@ -229,7 +220,10 @@ else:
 left, right = st.columns(2)
 if plan.sigma is not None:
     with left:
-        st.markdown("**Sensitivity (Cameron-Martin norm)**")
+        st.markdown("**Sensitivity**: how far one person can move the estimate",
+                    help="Measured in the Cameron-Martin norm of the kernel C, ||h||^2 = sum_l h_l^2 / lambda_l: the "
+                         "norm in which the Gaussian-process noise's privacy loss is exactly that of a scalar "
+                         "Gaussian mechanism (docs/METHODS.md, section 2).")
         st.dataframe(pd.DataFrame({"bound": ["tight (attained)", "paper (Mirshani et al.)"],
                                    "Delta": [gq["sensitivity_tight"], gq["sensitivity_paper"]]}),
                      hide_index=True, width="stretch")
@@ -242,8 +236,8 @@ if plan.sigma is not None:
         table = pd.DataFrame(rows)
         st.dataframe(table.style.format(lambda v: "refused (epsilon > 1)" if v is None or v != v else f"{v:.4g}",
                                         subset=list(CALIBRATIONS)), hide_index=True, width="stretch")
-        st.caption(f"In use: {bound} / {calibration}, sigma = {plan.sigma:.4g}, Gaussian-DP mu = "
-                   f"{gq['gdp_mu']:.3g}.")
+        st.caption(f"In use: {bound} / {calibration}, sigma = {plan.sigma:.4g}; privacy curve mu = "
+                   f"{gq['gdp_mu']:.3g}.", help="mu = sensitivity / sigma: the one number of the Gaussian mechanism's privacy curve (Gaussian differential privacy); it composes as sqrt(mu_1^2 + mu_2^2 + ...). Smaller = more private.")
 else:
     plans = {b: plan if b == bound else plan_mean_release(ds.fd, replace(base, bound=b)) for b in BOUNDS}
     with left:

@@ -79,11 +79,15 @@ else:
     st.caption(ledger_ui.where_text(led) + " It is shared by every browser session and the command line.")
 left, right = st.columns([1, 1])
 with left:
-    choice = st.selectbox("preset by harm level", [p.name for p in PRESETS], key="rel_preset")
-    chosen = next(p for p in PRESETS if p.name == choice)
-    st.caption(f"epsilon = {chosen.epsilon:g}, delta = {chosen.delta:g}. {chosen.description}")
-    st.button("apply preset", key="rel_apply_preset", on_click=ledger_ui.apply_preset, args=(choice,),
-              help="Sets the session budget and the global epsilon/delta (nearest slider values) in the sidebar.")
+    choice = st.selectbox("preset by harm level", [p.name for p in PRESETS], key="rel_preset", index=None,
+                          placeholder="choose a harm level (applies at once)", on_change=ledger_ui.apply_chosen_preset)
+    chosen = next((p for p in PRESETS if p.name == choice), None)
+    if chosen is not None:
+        st.caption(f"Session budget epsilon = {chosen.epsilon:g}, delta = {chosen.delta:g}; each release: delta "
+                   f"{ledger_ui.nearest_choice(chosen.delta / ledger_ui.PRESET_RELEASES_PER_DELTA, sidebar.DELTA_CHOICES):g}."
+                   f" {chosen.description}")
+        st.button("apply again", key="rel_apply_preset", on_click=ledger_ui.apply_preset, args=(choice,),
+                  help="Sets the session budget and the global epsilon/delta (nearest slider values) in the sidebar.")
     st.caption(f"**{DISCLAIMER}**")
 with right:
     disabled = ledger_ui.locked()
@@ -215,8 +219,8 @@ if g.tutorial:
     st.info("Tutorial: the commit uses the settings you explored (sidebar and the Mean page). Before you click, the "
             "cost below is computed from the sampler's own privacy map without drawing anything. Clicking draws "
             "the noise once; there is no undo and no second draw for free.")
-kinds = export.supported_kinds()
-kind = st.radio("what to commit", kinds, key="rel_kind", horizontal=True, format_func=ledger_ui.KIND_LABELS.get)
+# Covariance and regression commit from their own page (pages/covariance.py), into the same ledger.
+kind = st.radio("what to commit", tuple(ledger_ui.KIND_LABELS), key="rel_kind", horizontal=True, format_func=ledger_ui.KIND_LABELS.get)
 label = st.text_input("label (optional)", key="rel_label", placeholder="e.g. mean curve for the annual report")
 entry, inputs, flags, sampler_note = None, None, (), ""
 try:
@@ -281,7 +285,7 @@ except FdpError as exc:
     entry = None
 
 if entry is not None and kind in ("mean", "pca") and g.value_range is None:
-    st.error(RANGE_REQUIRED)
+    st.warning(RANGE_REQUIRED)
     st.page_link("pages/data.py", label="declare the range on the Data page", icon=":material/table:")
     entry = None
 if entry is not None:
@@ -375,10 +379,10 @@ else:
                        mime="text/html", key="rel_download_report", on_click="ignore")
     d2.download_button("Download the analyst view (NOT for publication)", data=export.analyst_view_json(release),
                        file_name=f"analyst_view_{release.id}.json", mime="application/json",
-                       key="rel_download_analyst", on_click="ignore",
-                       help="Counts and errors computed from the data without noise (clipped and dropped curves, "
-                            "bias against the raw mean, sampler diagnostics): for your own checks, never publish. "
-                            "Not part of the zip bundle.")
+                       key="rel_download_analyst", on_click="ignore")
+    d2.caption("The analyst view holds counts and errors computed from the data without noise (clipped and dropped "
+               "curves, bias against the raw mean, sampler diagnostics): for your own checks, never publish. It is "
+               "not part of the zip bundle.")
     for flag in release.flags:
         st.error(f"{export.NOT_DP_WARNING}: {flag}")
     for paragraph in export.privacy_statement(release):
@@ -390,7 +394,8 @@ else:
         f1.plotly_chart(export.tradeoff_figure(release), width="stretch", key="rel_tradeoff_figure")
     f2.plotly_chart(export.power_figure(release, led), width="stretch", key="rel_power_figure")
     st.caption("Replay on a data file with the same settings and fresh noise: `python -m fdp_core replay "
-               "config.yaml --data FILE [--out DIR]` (a replay is a new release with its own cost).")
+               "config.yaml --data FILE [--out DIR]`. A replay is a new release with its own cost, charged to the "
+               "same budget in the same ledger (FDP_LEDGER_URL, or --ledger URL).")
 
 # --------------------------------------------------------------------------- 5. audit
 st.header("5. Empirical privacy-loss audit")

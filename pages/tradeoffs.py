@@ -181,15 +181,23 @@ if pcv is not None:
     marks = [("PCV optimum (data-dependent: not DP)", pcv.best_penalty, pcv.best_rho, "x", "#d62728"),
              ("current setting", current_penalty, g.rho, "star", "white"),
              ("PSS (privacy-safe) penalty at the current rho", pss[1], g.rho, "diamond", "#17becf")]
+    # Markers only, named in the legend: text labels next to marks that sit close together overlap.
     for name, pen, rho, symbol, color in marks:
-        fig.add_trace(go.Scatter(x=[math.log10(pen)], y=[math.log10(rho)], mode="markers+text", name=name,
-                                 text=[name.split(" (")[0]], textposition="top center", textfont=dict(color=color),
-                                 marker=dict(symbol=symbol, size=14, color=color, line=dict(width=1, color="black"))))
+        fig.add_trace(go.Scatter(x=[math.log10(pen)], y=[math.log10(rho)], mode="markers", name=name,
+                                 marker=dict(symbol=symbol, size=15, color=color, line=dict(width=1.5, color="black")),
+                                 hovertemplate=f"{name}<br>log10 {penalty_name} = %{{x:.2f}}<br>log10 rho = "
+                                               "%{y:.2f}<extra></extra>"))
     fig.update_layout(title=f"{pcv.folds}-fold PCV score, {MECHANISM_LABELS[pcv_mechanism]}, eta = {g.eta:g}",
-                      xaxis_title=f"log10 {penalty_name}", yaxis_title="log10 rho", height=520,
-                      margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", y=-0.2))
+                      xaxis_title=f"log10 {penalty_name}", yaxis_title="log10 rho", height=540,
+                      margin=dict(l=70, r=20, t=60, b=60), legend=dict(orientation="h", yanchor="top", y=-0.18))
     st.plotly_chart(fig, width="stretch", key="to_pcv_heatmap")
     st.error(f"PCV optimum {penalty_name} = {pcv.best_penalty:.3g}, rho = {pcv.best_rho:.3g}. {pcv.flag}.")
+    edges = [f"{name} = {value:.3g} is the grid's {'smallest' if value == grid[0] else 'largest'}"
+             for name, value, grid in ((penalty_name, pcv.best_penalty, pcv.penalties), ("rho", pcv.best_rho, pcv.rhos))
+             if np.isclose(value, grid[0]) or np.isclose(value, grid[-1])]
+    if edges:
+        st.warning("The PCV optimum lies on the edge of the grid (" + "; ".join(edges) + "): the best value may lie "
+                   "outside the grid searched, so treat it as a bound, not an optimum.")
     st.caption("Score = (1/K) sum_k ||mu_hat(-k) - mean of fold k||^2 + noise variance of the training-fold release "
                "(closed form, no Monte Carlo).")
 a, b = st.columns(2)

@@ -111,7 +111,8 @@ def test_every_sidebar_control_updates_the_mean_page(key, value):
         except KeyError:
             continue
     at.run()
-    assert not at.exception and not at.error
+    # epsilon = 10 draws the sidebar's strong caution (an error box) on purpose; nothing else may.
+    assert not at.exception and not [e.value for e in at.error if "very weak privacy" not in e.value]
     if key != "g_seed_mode":
         assert _sentence(at) != before
 

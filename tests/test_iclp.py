@@ -568,8 +568,8 @@ def test_mean_page_comparison_mode_and_pure_dp_controls():
     figure = json.loads(chart.proto.spec)
     names = [trace["name"] for trace in figure["data"] if trace["type"] == "scattergl"]
     assert len(names) == len(MEAN_MECHANISMS)
-    table = at.dataframe[0].value
+    table = at.table[0].value  # a static full-width table (every column visible)
     assert len(table) == len(MEAN_MECHANISMS) and set(table["status"]) == {"ok"}
-    assert np.all(table["expected squared L2 error"] > 0)
+    assert np.all(table["expected squared L2 error"].astype(float) > 0)
     at.slider(key="mean_compare_draws").set_value(2).run()
     assert not at.exception

@@ -14,7 +14,6 @@ import pytest
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 from fdp_core.data import load_curves  # noqa: E402
-from fdp_ui import intake  # noqa: E402
 
 from .conftest import ARTIFACTS, harness  # noqa: E402
 from .test_e2e import (FIXTURES, PAGES, PLOTS_JS, assert_healthy, assert_plots_rendered, choose_radio,  # noqa: E402
@@ -28,10 +27,6 @@ def _axis_titles(page) -> list[tuple[str, str]]:
         const l = el._fullLayout || {};
         return [(l.xaxis && l.xaxis.title && l.xaxis.title.text) || '', (l.yaxis && l.yaxis.title && l.yaxis.title.text) || ''];
     })""")
-
-
-def _expected(fixture: str, transform) -> object:
-    return load_curves(transform((FIXTURES / fixture).read_bytes()), name=fixture)
 
 
 def test_long_file_with_other_column_names(page, app_url):
@@ -49,7 +44,7 @@ def test_long_file_with_other_column_names(page, app_url):
         assert page.get_by_role("combobox", name=label).input_value() == suggested, label
     save_screenshot(page, "intake_long_mapping")
     interact(page, lambda: page.get_by_role("button", name="Load with this mapping").click())
-    expected = _expected("weather_long.csv", lambda raw: intake.long_to_loader_csv(raw, "station", "day", "temp"))
+    expected = load_curves(FIXTURES / "weather_long.csv", id_column="station", t_column="day", value_column="temp")
     assert metric(page, "curves n") == str(expected.n) == "10"
     assert metric(page, "grid points m") == str(expected.m)
     assert not error_alerts(page)
@@ -79,7 +74,7 @@ def test_transposed_file(page, app_url):
     panel = page.locator(".st-key-intake_panel")
     assert "looks transposed" in panel.inner_text()
     interact(page, lambda: page.get_by_role("button", name="Transpose and load").click())
-    expected = _expected("weather_transposed.csv", intake.transpose_to_wide_csv)
+    expected = load_curves(FIXTURES / "weather_transposed.csv", transpose=True)
     assert metric(page, "curves n") == str(expected.n) == "10"
     assert metric(page, "grid points m") == str(expected.m) == "73"
     assert not error_alerts(page)
@@ -116,16 +111,16 @@ def test_step_bar_guides_and_says_why_next_is_disabled(page, app_url):
             assert step in text, (title, text)
     harness.goto_page(page, "Data")
     text = _step_bar(page).inner_text()
-    assert "still missing" in text and "declare the public bounds" in text
+    assert "still missing" in text and "no public value range declared yet" in text
     nxt = _step_bar(page).locator("a").filter(has_text="Next: Explore")
     assert nxt.count() >= 1 and all(a.get_attribute("disabled") is not None for a in nxt.all())
     # The reason is told where the link is: as its tooltip (and as the step's caption above).
     nxt.first.hover()
     tooltip = page.locator("[data-testid='stTooltipContent']")
     tooltip.first.wait_for(state="visible", timeout=5_000)
-    assert "Unit & bounds" in tooltip.first.inner_text() and "declare the public bounds" in tooltip.first.inner_text()
+    assert "Unit & bounds" in tooltip.first.inner_text() and "value range" in tooltip.first.inner_text()
     save_screenshot(page, "steps_data_before")
-    declaration = page.get_by_text(re.compile(r"^tau = .* are public"))
+    declaration = page.get_by_text("I declare this range public")
     interact(page, lambda: declaration.click())
     text = _step_bar(page).inner_text()
     assert "Step 2 (Unit & bounds) is done" in text, text
@@ -136,11 +131,12 @@ def test_step_bar_guides_and_says_why_next_is_disabled(page, app_url):
     wait_idle(page)
     assert page.get_by_role("heading", name="Mean function").count() == 1
     assert "✓ 3. Explore" in _step_bar(page).inner_text()
-    # Changing tau withdraws the declaration: a new bound must be declared again.
-    field = page.get_by_role("spinbutton", name="tau (L2 norm bound)")
-    field.fill("2")
-    interact(page, lambda: field.press("Enter"))
+    # A tau typed by hand (not the declared range's) must be declared public on the Data page.
+    from_range = page.locator("[data-testid='stSidebar'] [data-testid='stCheckbox']").filter(
+        has_text="from the declared range").locator("label").first
+    interact(page, lambda: from_range.click())
     assert "✓ 2. Unit & bounds" not in _step_bar(page).inner_text()
+    assert "declare tau public" in _step_bar(page).inner_text() or "Before" in _step_bar(page).inner_text()
     assert_healthy(page)
     save_screenshot(page, "steps_mean_after")
 
