@@ -569,7 +569,11 @@ def _normalise_split(split: Mapping[str, float] | None) -> dict[str, float] | No
     total = math.fsum(weights.values())
     if total <= 0:
         raise ParameterError("split weights must not all be zero")
-    return {kind: weights.get(kind, 0.0) / total for kind in LEDGER_KINDS}
+    # The original kinds always appear (kinds left out get nothing); the summary kinds only when named,
+    # so existing splits keep their exact shape.
+    shares = {kind: weights.get(kind, 0.0) / total for kind in KINDS}
+    shares.update({kind: weights[kind] / total for kind in SUMMARY_KINDS if kind in weights})
+    return shares
 
 
 def _fmt(budget: Budget, filter_name: str) -> str:
@@ -635,7 +639,7 @@ class Ledger:
     def share(self, kind: str) -> Budget:
         """The budget of one kind: its split share, or the whole budget without a split."""
         check_choice("kind", kind, LEDGER_KINDS)
-        w = 1.0 if self.split is None else self.split[kind]
+        w = 1.0 if self.split is None else self.split.get(kind, 0.0)
         rho = None if self._rho_total is None else w * self._rho_total
         return Budget(w * self.epsilon_total, w * self.delta_total, rho)
 
@@ -703,7 +707,7 @@ class Ledger:
         scopes = [("the total budget", self.total(), self.spent())]
         if self.split is not None:
             share = self.share(candidate.kind)
-            scopes.append((f"the '{candidate.kind}' share, {self.split[candidate.kind]:.0%} of the total,",
+            scopes.append((f"the '{candidate.kind}' share, {self.split.get(candidate.kind, 0.0):.0%} of the total,",
                            share, self.spent(candidate.kind)))
         for scope, cap, used in scopes:
             if self._excess(candidate, used, cap):

@@ -269,6 +269,9 @@ NONPRIVATE_VIEWS = {
     "pcv": "the PCV score surface and its optimum (Trade-offs page)",
     "density_estimate": "the non-private density estimate (Density page)",
     "pca_estimate": "the non-private principal components and scree (Components page)",
+    "covariance_estimate": "the non-private covariance surface, its eigenfunctions and variance ratios "
+                           "(Covariance & regression page)",
+    "regression_ols": "the non-private OLS coefficient functions and noise bands (Covariance & regression page)",
 }
 NOTHING_DECLARED = ("not declared: the caller did not say what was looked at before this commit (the settings may "
                     "have been chosen after looking at the data)")
