@@ -210,3 +210,18 @@ def test_epsilon_cautions_from_5_and_stronger_at_10(epsilon, kind):
     warned = [w.value for w in at.sidebar.warning if "epsilon = " in w.value and "weak privacy" in w.value]
     errors = [e.value for e in at.sidebar.error if "very weak privacy" in e.value]
     assert (kind == "warning") == bool(warned) and (kind == "error") == bool(errors), (warned, errors)
+
+
+def test_components_page_suggests_a_released_mean_with_its_price():
+    at = _fresh()
+    at.switch_page("pages/components.py").run()
+    assert not at.exception
+    hint = [i.value for i in at.info if i.value.startswith("Suggested: centre by a released mean")]
+    assert hint and "charged epsilon" in hint[0], [i.value for i in at.info]
+    # The price shown is the ledger entry a Gaussian mean commit at these settings would get.
+    from fdp_core.export import prepare_mean_commit
+    from fdp_core.mean import MeanSettings
+
+    entry = prepare_mean_commit(at.session_state["dataset"].fd, MeanSettings(epsilon=1.0, delta=1e-5)).entry
+    assert f"epsilon {entry.epsilon:.3g}" in hint[0]
+    assert at.radio(key="pca_centring").value == "none"
