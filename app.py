@@ -31,6 +31,7 @@ PAGE_SPECS = [
     ("pages/mean.py", "Mean"),
     ("pages/density.py", "Density"),
     ("pages/components.py", "Principal components"),
+    ("pages/covariance.py", "Covariance & regression"),
     ("pages/tradeoffs.py", "Trade-offs"),
     ("pages/release.py", "Release & audit"),
 ]

@@ -21,13 +21,18 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from .data import FunctionalData, clip_to_ball
-from .errors import ParameterError
+from .errors import DataError, ParameterError
 from .estimators import shrinkage
 from .kernels import KERNEL_NAMES, eigenbasis
 from .mechanisms.calibration import CALIBRATIONS, gaussian_sigma
 from .mechanisms.gaussian import gaussian_mean_noise
 from .mechanisms.iclp import iclp_qr_mean_noise
 from .params import check_choice, check_delta, check_epsilon, check_eta, check_finite, check_positive
+from .limits import MAX_ABS_VALUE, MAX_TAU, check_at_most
+from .preprocess import PublicBounds, person_codes, person_row_weights
+
+# The release is an m x m surface (release.csv has m^2 rows) and the noise L x L entries.
+MAX_COVARIANCE_GRID = 1_000
 from .release import randomness_fields
 from .sensitivity import (COVARIANCE_GAUSSIAN_BOUND_LABELS, COVARIANCE_GAUSSIAN_BOUNDS,
                           covariance_gaussian_sensitivity_kyfan, covariance_gaussian_sensitivity_sqrt2,
@@ -66,6 +71,8 @@ class CovarianceSettings:
     hi: float | None = None
     centring: str = "public"
     gamma: float = 0.2
+    person_column: str | None = None
+    n_public: int | None = None
 
     def validated(self) -> "CovarianceSettings":
         check_choice("mechanism", self.mechanism, COVARIANCE_MECHANISMS)
@@ -102,6 +109,11 @@ class CovarianceSettings:
                                  "public value range")
         if self.tau is not None:
             check_positive("tau", self.tau)
+        check_at_most("tau", self.tau, MAX_TAU, "sensitivities scale with tau^2")
+        for name, value in (("centre", self.centre), ("lo", self.lo), ("hi", self.hi)):
+            if value is not None:
+                check_at_most(f"|{name}|", abs(value), MAX_ABS_VALUE, "squares of the values must stay finite")
+        PublicBounds(person_column=self.person_column, n_public=self.n_public).validated()
         return self
 
     @property
@@ -136,6 +148,24 @@ def centred_clipped_curves(fd: FunctionalData, settings: CovarianceSettings) -> 
     result = clip_to_ball(values - settings.centre_value, fd.weights, settings.tau_value)
     changed |= result.norms > settings.tau_value
     return result.values, int(changed.sum())
+
+
+def person_weights(fd: FunctionalData, settings) -> tuple[np.ndarray, int, int]:
+    """(w_i = 1 / number of curves of row i's person, n, number of persons P) (METHODS 11).
+
+    sum_i w_i x_i x_i^T = sum_p M_p with M_p the average of the person's x x^T: PSD with trace <= tau^2,
+    so M_p - M'_p = P - N (P, N PSD, traces <= tau^2) and every bound of sensitivity.py still holds:
+    ||P - N||_F^2 <= ||P||_F^2 + ||N||_F^2 <= 2 tau^4 (tr PN >= 0); the eigenvalues of P - N have
+    positive and negative parts of sums <= tau^2, so sum_i mu_i^2 v_i^T diag(c) v_i <= tau^4 (c_1 + c_2);
+    and sum_jl A_jl |P_jl| <= sum_jl A_jl sqrt(P_jj P_ll) <= r(A) tr P. n = P, or the declared n_public
+    (persons without a usable curve count as zero curves).
+    """
+    codes, P = person_codes(fd.metadata, settings.person_column, fd.n)
+    n = P if settings.n_public is None else int(settings.n_public)
+    if n < P:
+        raise DataError(f"the declared number of persons n = {n} is smaller than the {P} persons in the data: "
+                        "declare the true public number")
+    return person_row_weights(codes, P), n, P
 
 
 def product_shrinkage(eigenvalues: np.ndarray, eta: float, phi: float) -> np.ndarray:
@@ -224,16 +254,19 @@ class CovarianceRelease:
 def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) -> CovarianceRelease:
     """Validate, clip, project, shrink and calibrate: everything but the random draw."""
     s = settings.validated()
-    if fd.n < 2:
-        raise ParameterError(f"a covariance release needs at least 2 curves, got {fd.n}")
+    if fd.m > MAX_COVARIANCE_GRID:
+        raise ParameterError(f"a covariance release on {fd.m} grid points writes an {fd.m} x {fd.m} surface; the "
+                             f"limit is {MAX_COVARIANCE_GRID} points: thin the grid")
     tau = s.tau_value
     curves, n_clipped = centred_clipped_curves(fd, s)
+    w, n, n_persons = person_weights(fd, s)
+    if n < 2:
+        raise ParameterError(f"a covariance release needs at least 2 persons, got {n}")
     basis = eigenbasis(s.kernel, s.rho, fd.unit_grid, fd.weights, nu=s.nu)
     lam = basis.eigenvalues
     x = basis.coefficients(curves)
-    n = fd.n
     shrink = product_shrinkage(lam, s.eta, s.phi)
-    estimate = shrink * (x.T @ x) / n
+    estimate = shrink * ((x * w[:, None]).T @ x) / n
     A = covariance_weights(lam, shrink)
     eps_cov, delta_cov, eps_mean, delta_mean = s.split()
     root = np.sqrt(np.outer(lam, lam))
@@ -258,7 +291,7 @@ def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) ->
                          sensitivity_frobenius=l1c["frobenius"], bound_label=ICLP_BOUND_LABEL)
     mean_estimate = mean_scales = mean_sens = mean_sigma = None
     if s.centring == "released-mean":
-        xbar = x.mean(axis=0)
+        xbar = w @ x / n  # (1/n) sum_p (person's average coefficient vector)
         if s.mechanism == "gaussian":
             mean_estimate, mean_scales, mean_sens, mean_sigma, g = gaussian_mean_noise(
                 lam, xbar, eta=s.eta, phi=s.phi, tau=tau, n=n, epsilon=eps_mean, delta=delta_mean, bound="tight",
@@ -318,10 +351,11 @@ def exponential_mechanism_components(fd: FunctionalData, settings: CovarianceSet
     from .pca import PcaSettings, private_pca
 
     curves, _ = centred_clipped_curves(fd, settings)
-    centred = from_arrays(fd.grid_points, curves, name="centred curves")
+    centred = from_arrays(fd.grid_points, curves, name="centred curves", metadata=fd.metadata)
     pca = private_pca(centred, PcaSettings(k=k, basis="kernel", kernel=settings.kernel, rho=settings.rho,
                                            nu=settings.nu, epsilon=settings.epsilon, tau=settings.tau_value,
-                                           centring="none"), rng)
+                                           centring="none", person_column=settings.person_column,
+                                           n_public=settings.n_public), rng)
     return pca.components
 
 
@@ -346,6 +380,9 @@ def release_record(plan: CovarianceRelease, *, seed: int | None = None) -> dict:
         "value_range": None if s.lo is None else [float(s.lo), float(s.hi)],
         "tau": plan.tau,
         "n": plan.n,
+        "unit_of_privacy": f"person (column '{s.person_column}')" if s.person_column else "curve",
+        "n_policy": "declared public (n_public)" if s.n_public is not None else
+                    "number of persons with a usable curve, declared public",
         "m": int(plan.grid_points.size),
         "n_components": plan.n_components,
         "sensitivity": plan.sensitivity,

@@ -72,6 +72,8 @@ from .release import ANALYST_VIEW_FILE, analyst_record, library_versions, proven
 from .risk import approx_dp_power, gdp_power, report_power
 
 CONFIG_SCHEMA = "fdp.replay/1"
+# Covariance and regression commits live in commit_summaries.py (exact discrete noise, same path).
+SUMMARY_COMMIT_KINDS = ("covariance", "regression")
 RELEASE_SCHEMA = "fdp.release/1"
 BUNDLE_FILES = ("release.csv", "coefficients.csv", "release.json", "config.yaml", "ledger.json", "report.html",
                 "release.py", "release.ipynb")
@@ -884,6 +886,12 @@ def release_figure(release: CommittedRelease) -> go.Figure:
                                  colorbar=dict(title="density")))
         names = (release.record.get("feature") or "feature 1,feature 2").split(",")
         fig.update_layout(xaxis_title=names[0], yaxis_title=names[-1])
+    elif release.kind == "covariance":
+        grid = np.unique(t["t"])
+        z = t["value"].to_numpy().reshape(grid.size, grid.size)
+        fig.add_trace(go.Heatmap(x=grid.tolist(), y=grid.tolist(), z=z.tolist(), colorscale="RdBu_r", zmid=0.0,
+                                 name="sanitized covariance", colorbar=dict(title="C~(s, t)")))
+        fig.update_layout(xaxis_title="t", yaxis_title="s")
     else:
         for column in [c for c in t.columns if c != "t"]:
             fig.add_trace(go.Scatter(x=t["t"].tolist(), y=t[column].tolist(), mode="lines", name=column))
@@ -998,7 +1006,7 @@ def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:
               ("tau (L2 norm bound)", r.get("tau")), ("sensitivity", r.get("sensitivity")),
               ("sigma", r.get("sigma")), ("bound", r.get("bound")), ("calibration", r.get("calibration")),
               ("charged to the ledger", r.get("charged")), ("expected squared L2 error", r.get("expected_sq_l2_error"))]
-    if release.kind in ("mean", "pca"):
+    if release.kind in ("mean", "pca") + SUMMARY_COMMIT_KINDS:
         params.append(("settings", r.get("settings")))
     else:
         params += [("feature", r.get("feature")), ("box", r.get("box")), ("bandwidth", r.get("bandwidth"))]
@@ -1168,6 +1176,13 @@ def parse_config(source) -> dict:
 
 
 def _settings_object(kind: str, settings: dict):
+    if kind in SUMMARY_COMMIT_KINDS:
+        from .commit_summaries import settings_from_config
+
+        try:
+            return settings_from_config(kind, settings)
+        except TypeError as exc:
+            raise ParameterError(f"config: bad settings for a {kind} release ({_one_line(exc)})") from None
     if kind == "mean":
         cls = MeanSettings
     else:
@@ -1223,7 +1238,13 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
         label = data_label or (Path(data).name if isinstance(data, (str, Path)) else "data")
     ledger = ledger if ledger is not None else _budget_ledger(config["budget"])
     k = config["export"].get("granularity_exp")
-    if config["kind"] == "mean":
+    if config["kind"] in SUMMARY_COMMIT_KINDS:
+        from .commit_summaries import replay_summary
+
+        release = replay_summary(config["kind"], ledger, fd, settings,
+                                 label=f"replay of {config.get('replays', 'a release')}", data_label=label,
+                                 granularity_exp=k)
+    elif config["kind"] == "mean":
         release = commit_mean(ledger, fd, settings, label=f"replay of {config.get('replays', 'a release')}",
                               data_label=label, granularity_exp=k, pre_registered=True)
     elif config["kind"] == "pca":
@@ -1378,4 +1399,4 @@ def supported_kinds() -> tuple[str, ...]:
     """Kinds a commit supports in this installation (PCA when its library module exists)."""
     from importlib.util import find_spec
 
-    return tuple(k for k in KINDS if k != "pca" or find_spec(f"{__package__}.pca") is not None)
+    return tuple(k for k in KINDS if k != "pca" or find_spec(f"{__package__}.pca") is not None) + SUMMARY_COMMIT_KINDS

@@ -186,18 +186,29 @@ def selection_ledger_entry(epsilon: float, scale: float, bound: str, grid_size: 
                              label=label or f"parameter selection ({grid_size} grid points)")
 
 
-def commit_selection(ledger, fd, settings: MeanSettings, penalties, rhos, *, epsilon: float, folds: int = 5,
-                     bound: str = "range", label: str = "") -> tuple[PrivateSelection, object]:
-    """Check the budget *before* selecting, select with fresh randomness, then record the entry.
-
-    A refused selection raises BudgetError with nothing computed from the data and nothing recorded.
-    Returns (selection, ledger entry).
-    """
+def selection_entry(fd, settings: MeanSettings, penalties, rhos, *, epsilon: float, folds: int = 5,
+                    bound: str = "range", label: str = ""):
+    """What a selection will cost, from public inputs only (n, K, tau, the grid size): nothing computed."""
     m, fold_index = selection_folds(fd.n, folds)
     scale = score_sensitivity(float(check_positive("tau", settings.tau)), m, len(fold_index), bound)
-    entry = selection_ledger_entry(epsilon, scale, bound, int(np.size(penalties) * np.size(rhos)), label)
-    ledger.check(entry)
+    return selection_ledger_entry(epsilon, scale, bound, int(np.size(penalties) * np.size(rhos)), label)
+
+
+def commit_selection(account, fd, settings: MeanSettings, penalties, rhos, *, epsilon: float, folds: int = 5,
+                     bound: str = "range", label: str = "", entry=None) -> tuple[PrivateSelection, object]:
+    """Charge the budget *before* selecting, select with fresh randomness, then record the entry.
+
+    ``account``: an in-memory Ledger (checked, then committed) or a persistent StoredBudget (charged
+    in one locked transaction first; the caller marks the entry complete). A refused selection
+    raises BudgetError with nothing computed from the data and nothing recorded. Returns
+    (selection, ledger entry).
+    """
+    from .export import _charge, _settle
+
+    entry = entry or selection_entry(fd, settings, penalties, rhos, epsilon=epsilon, folds=folds, bound=bound,
+                                     label=label)
+    ledger = _charge(account, entry)
     selection = select_parameters(fd, settings, penalties, rhos, epsilon=epsilon, folds=folds, bound=bound,
                                   rng=np.random.default_rng())
-    ledger.commit(entry)
+    _settle(account, ledger, entry)
     return selection, entry

@@ -20,12 +20,13 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from .covariance import CovarianceSettings, centred_clipped_curves
+from .covariance import CovarianceSettings, centred_clipped_curves, person_weights
 from .data import FunctionalData
 from .errors import DataError, ParameterError
 from .estimators import shrinkage
 from .kernels import KERNEL_NAMES, eigenbasis
 from .mechanisms.calibration import CALIBRATIONS, gaussian_sigma
+from .limits import MAX_TAU, check_at_most
 from .params import check_choice, check_delta, check_epsilon, check_eta, check_finite, check_positive
 from .release import randomness_fields
 from .sensitivity import regression_t1_sensitivity_frobenius, regression_t2_sensitivity_cm
@@ -60,10 +61,13 @@ class RegressionSettings:
     hi: float | None = None
     gamma: float = 0.3
     kappa: float = 0.05
+    person_column: str | None = None
+    n_public: int | None = None
 
     def validated(self) -> "RegressionSettings":
         parse_covariates(self.covariates)
         b = check_positive("B (covariate norm bound)", self.bound_b)
+        check_at_most("B", b, MAX_TAU, "T1's sensitivity scales with B^2")
         if b <= 1:
             raise ParameterError(f"B must exceed 1 (the intercept alone has norm 1), got {self.bound_b!r}")
         check_choice("kernel", self.kernel, KERNEL_NAMES)
@@ -82,7 +86,8 @@ class RegressionSettings:
 
     def curve_settings(self) -> CovarianceSettings:
         return CovarianceSettings(kernel=self.kernel, rho=self.rho, nu=self.nu, eta=self.eta, phi=self.phi,
-                                  tau=self.tau, centre=self.centre, lo=self.lo, hi=self.hi)
+                                  tau=self.tau, centre=self.centre, lo=self.lo, hi=self.hi,
+                                  person_column=self.person_column, n_public=self.n_public)
 
 
 def covariate_matrix(metadata: pd.DataFrame, covariates, bound_b: float) -> tuple[np.ndarray, int, list[str]]:
@@ -189,17 +194,20 @@ def plan_regression_release(fd: FunctionalData, settings: RegressionSettings) ->
     X, n_clipped_cov, labels = covariate_matrix(fd.metadata, s.covariates, s.bound_b)
     if X.shape[0] != fd.n:
         raise DataError(f"{X.shape[0]} covariate rows for {fd.n} curves")
-    n, q = fd.n, X.shape[1]
-    if n < q + 1:
-        raise ParameterError(f"a regression on {q} covariates (intercept included) needs more than {q} curves")
     cs = s.curve_settings()
+    # Person level (METHODS 11): T1, T2 average each person's X X^T and X y^T (norms <= B^2, B tau).
+    w, n, _ = person_weights(fd, cs)
+    q = X.shape[1]
+    if n < q + 1:
+        raise ParameterError(f"a regression on {q} covariates (intercept included) needs more than {q} persons")
     curves, n_clipped = centred_clipped_curves(fd, cs)
     basis = eigenbasis(s.kernel, s.rho, fd.unit_grid, fd.weights, nu=s.nu)
     lam = basis.eigenvalues
     y = basis.coefficients(curves)
     shrink = shrinkage(lam, s.eta, s.phi)
-    t1 = X.T @ X / n
-    t2 = shrink * (X.T @ y) / n
+    Xw = X * w[:, None]
+    t1 = Xw.T @ X / n
+    t2 = shrink * (Xw.T @ y) / n
     g = float(s.gamma)
     eps1, delta1, eps2, delta2 = g * s.epsilon, g * s.delta, (1 - g) * s.epsilon, (1 - g) * s.delta
     sens1 = regression_t1_sensitivity_frobenius(s.bound_b, n)
@@ -250,6 +258,7 @@ def release_record(plan: RegressionRelease, *, seed: int | None = None) -> dict:
         "value_range": None if s.lo is None else [float(s.lo), float(s.hi)],
         "tau": cs.tau_value,
         "n": plan.n,
+        "unit_of_privacy": f"person (column '{s.person_column}')" if s.person_column else "curve",
         "m": int(plan.grid_points.size),
         "n_components": int(plan.eigenvalues.size),
         "guarantee": plan.guarantee,

@@ -74,8 +74,9 @@ def location() -> str:
 
 
 def unit_settings() -> dict:
-    """The current data set's unit of privacy (what one person is): part of its budget's key."""
-    return unit_of_privacy(st.session_state.get(UNIT_KEY) or {})
+    """The current data set's unit of privacy (the Data page's person column): part of its budget's
+    key, the same as the CLI reads from a replayed config's settings."""
+    return unit_of_privacy({"person_column": state.person_column()})
 
 
 def _fingerprints() -> tuple[str, str]:

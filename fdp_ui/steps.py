@@ -20,7 +20,8 @@ from . import ledger, navigation, sidebar, state
 VISITED_KEY = "steps_visited"
 CONFIRMED_KEY = "steps_bounds_public"  # the checkbox on the Data page
 CONFIRMED_TAU_KEY = "steps_bounds_tau"  # the tau value the confirmation was given for
-EXPLORE_PAGES = ("pages/mean.py", "pages/density.py", "pages/components.py", "pages/tradeoffs.py")
+EXPLORE_PAGES = ("pages/mean.py", "pages/density.py", "pages/components.py", "pages/covariance.py",
+                 "pages/tradeoffs.py")
 
 
 @dataclass(frozen=True)

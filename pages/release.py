@@ -285,7 +285,7 @@ except FdpError as exc:
     entry = None
 
 if entry is not None and kind in ("mean", "pca") and g.value_range is None:
-    st.error(RANGE_REQUIRED)
+    st.warning(RANGE_REQUIRED)
     st.page_link("pages/data.py", label="declare the range on the Data page", icon=":material/table:")
     entry = None
 if entry is not None:
@@ -379,10 +379,10 @@ else:
                        mime="text/html", key="rel_download_report", on_click="ignore")
     d2.download_button("Download the analyst view (NOT for publication)", data=export.analyst_view_json(release),
                        file_name=f"analyst_view_{release.id}.json", mime="application/json",
-                       key="rel_download_analyst", on_click="ignore",
-                       help="Counts and errors computed from the data without noise (clipped and dropped curves, "
-                            "bias against the raw mean, sampler diagnostics): for your own checks, never publish. "
-                            "Not part of the zip bundle.")
+                       key="rel_download_analyst", on_click="ignore")
+    d2.caption("The analyst view holds counts and errors computed from the data without noise (clipped and dropped "
+               "curves, bias against the raw mean, sampler diagnostics): for your own checks, never publish. It is "
+               "not part of the zip bundle.")
     for flag in release.flags:
         st.error(f"{export.NOT_DP_WARNING}: {flag}")
     for paragraph in export.privacy_statement(release):
@@ -394,7 +394,8 @@ else:
         f1.plotly_chart(export.tradeoff_figure(release), width="stretch", key="rel_tradeoff_figure")
     f2.plotly_chart(export.power_figure(release, led), width="stretch", key="rel_power_figure")
     st.caption("Replay on a data file with the same settings and fresh noise: `python -m fdp_core replay "
-               "config.yaml --data FILE [--out DIR]` (a replay is a new release with its own cost).")
+               "config.yaml --data FILE [--out DIR]`. A replay is a new release with its own cost, charged to the "
+               "same budget in the same ledger (FDP_LEDGER_URL, or --ledger URL).")
 
 # --------------------------------------------------------------------------- 5. audit
 st.header("5. Empirical privacy-loss audit")

@@ -16,7 +16,7 @@ from fdp_core.mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
 from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.export import NONPRIVATE_VIEWS
-from fdp_ui import sidebar, state
+from fdp_ui import private_selection, sidebar, state
 
 # Mechanism options are shared with the Mean page (same session-state keys and defaults), so
 # "the current setting" marked here is the one the Mean page releases.
@@ -211,6 +211,7 @@ b.button("apply PSS defaults (privacy-safe)", key="to_apply_pss", on_click=_appl
               "the quadratic-penalty means (Gaussian, ICLP-QR) only: not valid for ICLP-AR.")
 b.caption(f"PSS: eta = {pss[0]:.4g}, penalty = {pss[1]:.3g} (snapped to the sliders' steps). Valid only if n = "
           f"{fd.n} is public.")
+private_selection.render(fd, utility.settings_for(settings, pcv_mechanism), pcv_mechanism, int(folds), _data_key())
 
 # --------------------------------------------------------------------------- target accuracy -> epsilon
 

@@ -263,3 +263,57 @@ def test_dti_covariance_and_eigenfunctions(shared_data):
     assert variance_ratio(fd, s, functions) > 0.95  # the non-private shrunk covariance's subspace
     record = release_record(plan)
     assert "n_clipped" not in record
+
+
+def test_person_level_bounds_hold_for_whole_person_replacements():
+    """Several curves per person: replacing all of one person's curves stays within every bound."""
+    rng = np.random.default_rng(7)
+    grid = np.linspace(0, 1, 20)
+    persons = np.repeat(np.arange(6), 3)
+    meta = pd.DataFrame({"subject": persons})
+    for mechanism in ("gaussian", "iclp"):
+        s = CovarianceSettings(mechanism=mechanism, kernel="matern52", rho=0.3, phi=1e-3, centre=0.0, tau=0.8,
+                               person_column="subject", n_public=8)
+        worst = 0.0
+        for trial in range(25):
+            base = rng.normal(0, 0.6, (persons.size, grid.size))
+            other = base.copy()
+            other[persons == 5] = rng.normal(0, 2.0, (3, grid.size)) * (1 if trial % 2 else np.sin(np.pi * grid))
+            p = plan_covariance_release(FunctionalData(grid, base, metadata=meta), s)
+            q = plan_covariance_release(FunctionalData(grid, other, metadata=meta), s)
+            assert p.n == 8
+            D = (p.estimate - q.estimate) / np.sqrt(np.outer(p.eigenvalues, p.eigenvalues))
+            shift = np.sqrt(np.sum(D**2)) if mechanism == "gaussian" else np.sum(np.abs(D))
+            assert shift <= p.sensitivity * (1 + 1e-9)
+            worst = max(worst, shift / p.sensitivity)
+        assert worst > 0.05
+
+
+def test_cli_publishable_files_do_not_depend_on_one_person(tmp_path):
+    rng = np.random.default_rng(0)
+    grid = np.linspace(0, 1, 12)
+    values = 0.5 + rng.normal(0, 0.1, (20, grid.size))
+    subjects = [f"s{i // 2}" for i in range(20)]
+    outs = []
+    for which in ("D", "D'"):
+        v = values.copy()
+        if which == "D'":
+            v[-2:] = 5.0  # the last person's curves, far outside the public range: clipped
+        frame = pd.DataFrame(v, columns=[repr(float(t)) for t in grid])
+        frame.insert(0, "subject", subjects)
+        path = tmp_path / f"{len(outs)}.csv"
+        frame.to_csv(path, index=False)
+        out = tmp_path / f"out{len(outs)}"
+        assert main(["release", "covariance", "--data", str(path), "--kernel", "matern52", "--rho", "0.3",
+                     "--epsilon", "1", "--value-range", "0,1", "--person-column", "subject", "--n-public", "10",
+                     "--centring", "released-mean", "--seed", "3", "--out", str(out)]) == 0
+        outs.append(out)
+    a, b = (json.loads((o / "release.json").read_text()) for o in outs)
+    for record in (a, b):
+        record.pop("created_utc"), record.pop("released_mean")
+    assert a == b  # everything publishable but the noised output is identical on neighbours
+    ta, tb = (pd.read_csv(o / "release.csv") for o in outs)
+    pd.testing.assert_frame_equal(ta[["s", "t"]], tb[["s", "t"]])
+    va, vb = (json.loads((o / "analyst_view.json").read_text()) for o in outs)
+    assert va["n_clipped"] != vb["n_clipped"]
+    assert a["n"] == 10 and a["unit_of_privacy"] == "person (column 'subject')"

@@ -200,3 +200,30 @@ def test_berkeley_mean_in_centimetres(shared_data, tmp_path):
     # The non-private target is close to the raw mean in cm (centring at 130 removes the shrink to 0).
     view = json.loads((out / "analyst_view.json").read_text())
     assert view["bias_l2"] < 5.0
+
+
+def test_cli_reference_curve_and_bad_ranges(tmp_path, capsys):
+    rng = np.random.default_rng(8)
+    values = 100 + 50 * GRID[None, :] + rng.normal(0, 3, (20, GRID.size))
+    frame = pd.DataFrame(values, columns=[repr(float(t)) for t in GRID])
+    data = tmp_path / "heights.csv"
+    frame.to_csv(data, index=False)
+    ref = tmp_path / "reference.csv"
+    pd.DataFrame({"t": [0.0, 1.0], "value": [100.0, 150.0]}).to_csv(ref, index=False)
+    out = tmp_path / "out"
+    assert main(["release", "mean", "--data", str(data), "--kernel", "matern52", "--rho", "0.2", "--epsilon", "1",
+                 "--value-range", "60,200", "--reference", str(ref), "--seed", "1", "--out", str(out)]) == 0
+    record = json.loads((out / "release.json").read_text())
+    r = 100 + 50 * GRID
+    assert record["centre"] == "public reference curve" and record["reference_curve"] == [[0.0, 100.0], [1.0, 150.0]]
+    assert record["tau"] == pytest.approx(float(np.max(np.maximum(200 - r, r - 60))))
+    view = json.loads((out / "analyst_view.json").read_text())
+    assert view["bias_l2"] < 2.0  # centred at the reference: no shrinkage towards 0
+    for bad, message in ((["--value-range", "1,0"], "lo < hi"), (["--value-range", "nan,1"], "finite"),
+                         (["--reference", str(ref)], "needs a public value range"),
+                         (["--value-range", "0,1", "--person-column", "nobody"], "no column 'nobody'")):
+        code = main(["release", "mean", "--data", str(data), "--kernel", "matern52", "--rho", "0.2", "--epsilon",
+                     "1", "--tau", "1", *bad, "--out", str(tmp_path / "bad")])
+        err = capsys.readouterr().err
+        assert code == 2 and message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "bad").exists()

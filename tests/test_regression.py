@@ -132,3 +132,20 @@ def test_dti_case_and_sex(shared_data):
     assert ols[1].mean() < 0  # MS lowers fractional anisotropy along the corpus callosum (non-private)
     b = bands(plan, np.random.default_rng(0), 100)
     assert b["lower"].shape == (3, fd.m) and np.all(b["upper"] >= b["lower"])
+
+
+def test_person_level_regression_bounds():
+    rng = np.random.default_rng(8)
+    persons = np.repeat(np.arange(5), 2)
+    s = _settings(bound_b=2.0, person_column="subject", n_public=6)
+    for _ in range(20):
+        meta = pd.DataFrame({"subject": persons, "a": rng.normal(0, 1, 10), "b": rng.normal(0, 1, 10)})
+        values = rng.normal(0, 0.5, (10, GRID.size))
+        meta2, values2 = meta.copy(), values.copy()
+        meta2.loc[persons == 4, ["a", "b"]] = rng.normal(0, 3, (2, 2))
+        values2[persons == 4] = rng.normal(0, 3, (2, GRID.size))
+        p = plan_regression_release(FunctionalData(GRID, values, metadata=meta), s)
+        p2 = plan_regression_release(FunctionalData(GRID, values2, metadata=meta2), s)
+        assert p.n == 6
+        assert np.linalg.norm(p.t1 - p2.t1) <= p.t1_sensitivity * (1 + 1e-9)
+        assert np.sqrt(np.sum((p.t2 - p2.t2) ** 2 / p.eigenvalues)) <= p.t2_sensitivity * (1 + 1e-9)

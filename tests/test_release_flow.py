@@ -148,7 +148,9 @@ def test_split_filter_and_kde_commit_through_the_same_path(sampler_calls):
     at.toggle(key="rel_split_on").set_value(True).run()
     at.number_input(key="rel_split_pca").set_value(0.0).run()
     ledger = at.session_state["fdp_ledger"]
-    assert ledger.filter == "zcdp" and ledger.split == {"mean": 0.5, "kde": 0.5, "pca": 0.0}
+    assert ledger.filter == "zcdp" and {k: ledger.split[k] for k in ("mean", "kde", "pca")} == {
+        "mean": 0.5, "kde": 0.5, "pca": 0.0}
+    assert not any(ledger.split.get(k) for k in set(ledger.split) - {"mean", "kde", "pca"})  # summary kinds: 0
     at.radio(key="rel_kind").set_value("kde").run()
     at.selectbox(key="rel_kde_mechanism").set_value("iclp").run()
     at.text_input(key="rel_kde_feature").input("value:0.5").run()
@@ -245,12 +247,100 @@ def test_meter_says_when_only_delta_is_used_up(sampler_calls):
     assert not any("Budget exhausted" in w for w in warnings)
 
 
+# --------------------------------------------------------------------------- the persistent ledger
+
+def test_budget_survives_a_new_session_and_a_repeat_commit_is_refused(sampler_calls):
+    """The issue's case: a Gaussian mean spends the whole delta; a new session (a reload, a second browser,
+    a server restart) on the same data sees the same ledger and cannot commit the release again."""
+    first = _release_page()
+    first.button(key="rel_commit").click().run()
+    assert not first.exception and sampler_calls == ["discrete_gaussian_release"]
+    entry = first.session_state["fdp_ledger"].entries[0]
+    meter = _meter(first)
+    assert any(c.value.startswith("Ledger: budget 'default' of this data set, fixed since") for c in first.sidebar.caption)
+    second = _release_page()  # a fresh session: nothing in its session_state
+    assert _meter(second) == meter and second.session_state["fdp_releases"] == []
+    assert _frame(second, "id")["id"].tolist() == [entry.id]
+    assert second.number_input(key="rel_budget_epsilon").disabled
+    assert any("Delta budget used up" in w.value for w in second.sidebar.warning)
+    second.button(key="rel_commit").click().run()
+    assert any("release refused, nothing recorded" in e.value for e in second.error)
+    assert sampler_calls == ["discrete_gaussian_release"]  # refused before any noise
+    assert len(second.session_state["fdp_ledger"].entries) == 1
+
+
+def test_app_and_cli_write_the_same_entries(tmp_path, capsys):
+    import json
+
+    from fdp_core.cli import main
+
+    at = _release_page()
+    at.select_slider(key="g_epsilon").set_value(0.5).run()
+    at.selectbox(key="rel_budget_delta").set_value(1e-4).run()
+    at.button(key="rel_commit").click().run()
+    app_entry = at.session_state["fdp_ledger"].entries[0]
+    example = ROOT / "data" / "example_curves.csv"
+    assert main(["ledger", "show", "--data", str(example)]) == 0  # FDP_LEDGER_URL: the app's ledger
+    shown = json.loads(capsys.readouterr().out)
+    assert [e["id"] for e in shown["entries"]] == [app_entry.id]
+    assert shown["entries"][0]["status"] == "complete" and shown["entries"][0]["source"] == "app"
+    assert {k: shown["entries"][0][k] for k in app_entry.to_dict()} == app_entry.to_dict()
+    # A replay on the same data (another file name) charges the same budget; the app's meter shows it.
+    release = at.session_state["fdp_releases"][0]
+    config = tmp_path / "config.yaml"
+    config.write_text(export.config_yaml(release.config))
+    copy = tmp_path / "renamed.csv"
+    copy.write_bytes(example.read_bytes())
+    assert main(["replay", str(config), "--data", str(copy), "--out", str(tmp_path / "r")]) == 0
+    capsys.readouterr()
+    at.run()
+    entries = at.session_state["fdp_ledger"].entries
+    assert len(entries) == 2 and "(2 release(s))" in _meter(at)
+    assert main(["ledger", "show", "--data", str(example)]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [e["source"] for e in shown["entries"]] == ["app", "cli"]
+    assert set(shown["entries"][0]) == set(shown["entries"][1])
+
+
+def test_refused_first_commit_stores_nothing_and_the_button_stores_the_draft():
+    at = _release_page()
+    at.number_input(key="rel_budget_epsilon").set_value(0.05).run()
+    at.button(key="rel_commit").click().run()
+    assert any("release refused" in e.value for e in at.error)
+    assert any("Ledger: draft budget 'default'" in c.value for c in at.sidebar.caption)
+    at.number_input(key="rel_budget_epsilon").set_value(1.5).run()
+    at.button(key="rel_create_budget").click().run()
+    assert not at.exception and any("now fixed" in i.value for i in at.info)
+    other = _release_page()
+    assert other.session_state["fdp_ledger"].epsilon_total == 1.5 and other.number_input(
+        key="rel_budget_epsilon").disabled
+    assert other.number_input(key="rel_budget_epsilon").value == 1.5
+
+
+def test_an_unusable_ledger_is_said_plainly_and_refuses_commits(tmp_path, monkeypatch, sampler_calls):
+    import sqlite3
+
+    from fdp_core.ledger_store import LedgerStore
+
+    path = tmp_path / "newer.sqlite3"
+    LedgerStore(str(path))
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE schema_version SET version = 99")
+    monkeypatch.setenv("FDP_LEDGER_URL", str(path))
+    at = _release_page()
+    assert any("Ledger unavailable, commits are refused" in e.value and "newer than this fdp" in e.value
+               for e in at.sidebar.error)
+    at.button(key="rel_commit").click().run()
+    assert not at.exception and sampler_calls == []
+    assert any("newer than this fdp" in e.value for e in at.error)
+
+
 def test_commit_of_curves_is_refused_without_a_declared_range(sampler_calls):
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
     at.switch_page("pages/release.py").run()
     assert not at.exception
-    assert any("Declare a public value range" in e.value for e in at.error)
+    assert any("Declare a public value range" in w.value for w in at.warning)
     assert not [b for b in at.button if b.key == "rel_commit"]  # no commit button for a mean without a range
     assert sampler_calls == []
 

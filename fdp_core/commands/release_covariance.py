@@ -11,7 +11,7 @@ from ..errors import ParameterError
 from ..mechanisms.calibration import CALIBRATIONS
 from ..release import to_json, write_release
 from ..sensitivity import COVARIANCE_GAUSSIAN_BOUNDS
-from ._common import add_data_options, add_kernel_options, add_output_options, load_data, rng_from
+from ._common import add_bounds_options, add_data_options, add_kernel_options, add_output_options, load_data, rng_from
 
 PATH = ("release", "covariance")
 HELP = "release a differentially private covariance function (second-moment operator in the kernel eigenbasis)"
@@ -52,6 +52,7 @@ def configure(parser) -> None:
                         help="Gaussian sensitivity: kyfan (tighter, default) or sqrt2")
     parser.add_argument("--calibration", choices=CALIBRATIONS, default="analytic")
     add_centre_options(parser)
+    add_bounds_options(parser, range_and_reference=False)
     parser.add_argument("--centring", choices=CENTRINGS, default="public",
                         help="public: second moment about the centre; released-mean: also release the mean with a "
                              "share --gamma of the budget and subtract its outer product")
@@ -67,7 +68,8 @@ def settings_from_args(args) -> CovarianceSettings:
     return CovarianceSettings(mechanism=args.mechanism, kernel=args.kernel, rho=args.rho, nu=args.nu, eta=args.eta,
                               phi=args.phi, epsilon=args.epsilon, delta=args.delta, tau=args.tau, bound=args.bound,
                               calibration=args.calibration, centre=args.centre, lo=lo, hi=hi,
-                              centring=args.centring, gamma=args.gamma)
+                              centring=args.centring, gamma=args.gamma,
+                              person_column=args.person_column, n_public=args.n_public)
 
 
 def run(args) -> int:

@@ -9,7 +9,7 @@ from ..mechanisms.calibration import CALIBRATIONS
 from ..regression import (RegressionSettings, analyst_view, parse_covariates, plan_regression_release,
                           release_record)
 from ..release import to_json, write_release
-from ._common import add_data_options, add_kernel_options, add_output_options, load_data, rng_from
+from ._common import add_bounds_options, add_data_options, add_kernel_options, add_output_options, load_data, rng_from
 from .release_covariance import add_centre_options, parse_range
 
 PATH = ("release", "regression")
@@ -32,6 +32,7 @@ def configure(parser) -> None:
                         help="public L2 bound of the centred curves (required with --centre)")
     parser.add_argument("--calibration", choices=CALIBRATIONS, default="analytic")
     add_centre_options(parser)
+    add_bounds_options(parser, range_and_reference=False)
     parser.add_argument("--gamma", type=float, default=0.3, help="share of the budget for T1 (the rest: T2)")
     parser.add_argument("--kappa", type=float, default=0.05, help="public eigenvalue floor of T1~ before inverting")
     add_output_options(parser)
@@ -43,7 +44,8 @@ def settings_from_args(args) -> RegressionSettings:
     return RegressionSettings(covariates=parse_covariates(args.covariates), bound_b=args.bound_b, kernel=args.kernel,
                               rho=args.rho, nu=args.nu, eta=args.eta, phi=args.phi, epsilon=args.epsilon,
                               delta=args.delta, tau=args.tau, calibration=args.calibration, centre=args.centre,
-                              lo=lo, hi=hi, gamma=args.gamma, kappa=args.kappa)
+                              lo=lo, hi=hi, gamma=args.gamma, kappa=args.kappa,
+                              person_column=args.person_column, n_public=args.n_public)
 
 
 def run(args) -> int:

@@ -62,7 +62,9 @@ def run(args) -> int:
     out = Path(args.out) if args.out else Path(args.config).with_name(f"{Path(args.config).stem}_replay")
     export_folder(release, out, ledger, include_analyst_view=True)
     if budget is not None:
-        budget.complete(release.id)
+        # Two-part releases (covariance with its mean, regression's T1 and T2) charged every part.
+        for entry_id in dict.fromkeys([*release.record.get("part_entry_ids", ()), release.id]):
+            budget.complete(entry_id)
     e = release.entry
     print(f"wrote {out}/ (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, report.html; "
           "analyst_view.json is NOT for publication): "

@@ -23,7 +23,7 @@ from ..mechanisms.calibration import CALIBRATIONS
 from ..release import provenance_stamp, to_json
 from ..sensitivity import BOUNDS
 from ..utility import PARAM_LABELS, SWEEP_PARAMS, curves_table, tradeoff_curves, tradeoff_figure
-from ._common import add_data_options, add_kernel_options, load_data
+from ._common import add_bounds_options, add_data_options, add_kernel_options, load_data
 from .release_mean import settings_from_args
 
 PATH = ("tradeoff",)
@@ -47,8 +47,10 @@ def configure(parser) -> None:
     parser.add_argument("--hi", type=float, default=None, help="public upper bound of curve values (bernstein)")
     parser.add_argument("--epsilon", type=float, default=1.0, help="epsilon at the current setting (default 1)")
     parser.add_argument("--delta", type=float, default=1e-5, help="delta in (0, 1) for the Gaussian mechanism")
-    tau = parser.add_mutually_exclusive_group(required=True)
-    tau.add_argument("--tau", type=float, help="public L2 norm bound; curves are clipped to it")
+    add_bounds_options(parser)
+    tau = parser.add_mutually_exclusive_group()
+    tau.add_argument("--tau", type=float, help="public L2 norm bound (after centring); curves are clipped to it. "
+                                               "Required without --value-range, which implies (HI - LO)/2")
     tau.add_argument("--tau-from-data", action="store_true",
                      help="use max curve norm (data-dependent: the settings are then NOT differentially private)")
     parser.add_argument("--bound", choices=BOUNDS, default="tight")

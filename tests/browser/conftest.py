@@ -9,6 +9,7 @@ The browser only talks to the local server: other requests are aborted.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -24,13 +25,24 @@ SKIP_REASON = harness.chromium_skip_reason()
 
 
 @pytest.fixture(scope="session")
-def app_server():
-    """The app served locally for the whole test session."""
+def app_server(tmp_path_factory):
+    """The app served locally for the whole test session, with its own throw-away ledger
+    (FDP_LEDGER_URL in the server's environment): browser tests never write to a user's
+    real ledger. ``server.ledger_url`` says where it is."""
     if SKIP_REASON:
         pytest.skip(SKIP_REASON)
     ARTIFACTS.mkdir(exist_ok=True)
     server = harness.AppServer(ROOT, log_path=ARTIFACTS / "streamlit_e2e.log")
-    server.start()
+    server.ledger_url = f"sqlite:///{tmp_path_factory.mktemp('browser_ledger') / 'ledger.sqlite3'}"
+    previous = os.environ.get("FDP_LEDGER_URL")
+    os.environ["FDP_LEDGER_URL"] = server.ledger_url  # copied into the server's environment at start
+    try:
+        server.start()
+    finally:
+        if previous is None:
+            os.environ.pop("FDP_LEDGER_URL", None)
+        else:
+            os.environ["FDP_LEDGER_URL"] = previous
     try:
         yield server
     finally:

@@ -349,8 +349,20 @@ RELEASE_PAGE = ROOT / "pages" / "release.py"
 
 
 @pytest.mark.skipif(not RELEASE_PAGE.exists(), reason="pages/release.py does not exist yet")
+def declare_value_range(page, lo: str, hi: str) -> None:
+    """Data page: type a public value range and declare it (curves are committed only with one)."""
+    fill_number(page, "lowest possible value", lo)
+    fill_number(page, "highest possible value", hi)
+    box = page.get_by_text(re.compile("I declare this range public"))
+    interact(page, lambda: box.first.click())
+    wait_idle(page)
+
+
 def test_commit_release_and_download_export(page, app_url, tmp_path):
-    open_app(page, app_url, "release")
+    open_app(page, app_url)
+    declare_value_range(page, "-1.5", "1.5")  # a mean is committed only with a declared public range
+    goto_via_sidebar(page, "Release & audit")
+    wait_idle(page)
     assert_healthy(page)
     commit = page.get_by_role("button", name=re.compile(r"commit", re.I))
     assert commit.count() >= 1, "no commit button on the release page"

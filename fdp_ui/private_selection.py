@@ -1,0 +1,102 @@
+"""Trade-offs page section: choosing (penalty, rho) with the exponential mechanism (METHODS 16), beside
+PCV (looks at the data, spends nothing, so the release is not DP) and PSS (data-free)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, replace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from fdp_core.errors import FdpError
+from fdp_core.mean import MeanSettings
+from fdp_core.private_selection import (SELECTION_BOUNDS, commit_selection, pcv_private_scores, score_sensitivity,
+                                        selection_entry, selection_folds, selection_probabilities)
+
+from . import ledger, sidebar
+
+GRID_SIZE = 8
+PENALTIES = np.logspace(-8, 1, GRID_SIZE)
+RHOS = np.logspace(-2.5, 0.3, GRID_SIZE)
+BOUND_HELP = ("range (default): the score changes' spread across the grid, 4 tau^2 (K+1)/(K (K-1) m), attained "
+              "up to O(1/m). linear: 2 x 4 tau^2 (2m-1)/((K-1) m^2), the standard exponential mechanism with the "
+              "exact linear-shrinkage sensitivity. general: 2 x 16 tau^2/n (any non-expansive shrinkage).")
+COMPARISON = pd.DataFrame([
+    {"approach": "PCV", "looks at the data": "yes", "budget spent": "none: the release is then NOT DP",
+     "yields": "the data's best grid point"},
+    {"approach": "PSS", "looks at the data": "no (uses the public n)", "budget spent": "none",
+     "yields": "a rate-optimal default, not tuned to these data"},
+    {"approach": "private selection", "looks at the data": "yes, through the exponential mechanism",
+     "budget spent": "its epsilon, charged to the ledger (rho = epsilon^2/8)",
+     "yields": "a grid point near the PCV optimum with the probability shown; the chosen point is public"},
+])
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _scores(data_key, settings_key, folds, _fd):
+    """PCV scores on the public grid (cached per data set and settings; ``_fd`` is not hashed)."""
+    return pcv_private_scores(_fd, MeanSettings(**dict(settings_key)), PENALTIES, RHOS, folds=folds)
+
+
+def _commit(fd, settings, folds, epsilon, bound, mechanism):
+    """Callback: charge the stored budget (the first commit stores the draft), select, complete."""
+    try:
+        entry = selection_entry(fd, settings, PENALTIES, RHOS, epsilon=epsilon, folds=folds, bound=bound)
+        budget, note = ledger.charge_account(entry)
+        selection, entry = commit_selection(budget, fd, settings, PENALTIES, RHOS, epsilon=epsilon, folds=folds,
+                                            bound=bound, entry=entry)
+        budget.complete(entry.id)
+    except FdpError as exc:
+        st.session_state["sel_message"] = ("error", str(exc))
+        return
+    values = {"g_rho": float(selection.chosen_rho)}
+    if mechanism == "gaussian":
+        values["g_log_phi"] = round(float(np.clip(math.log10(selection.chosen_penalty), -8.0, 2.0)), 1)
+    else:
+        st.session_state["mean_log_psi"] = round(float(np.clip(math.log10(selection.chosen_penalty), -8.0, 3.0)), 2)
+    sidebar.apply(values)
+    st.session_state["sel_message"] = ("success", f"selected penalty {selection.chosen_penalty:.3g}, rho "
+                                                  f"{selection.chosen_rho:.3g}; charged epsilon {entry.epsilon:g} "
+                                                  f"(ledger entry {entry.id}). These values are now public.")
+
+
+def render(fd, settings, mechanism: str, folds: int, data_key: str) -> None:
+    """The private-selection block for the current settings (``settings``: MeanSettings of ``mechanism``)."""
+    st.subheader("Private selection: spend budget on the choice (METHODS 16)")
+    st.dataframe(COMPARISON, hide_index=True, width="stretch")
+    a, b = st.columns(2)
+    st.session_state["sel_epsilon"] = st.session_state.get("sel_epsilon", 0.1)
+    st.session_state["sel_bound"] = st.session_state.get("sel_bound", "range")
+    epsilon = a.select_slider("epsilon spent on the selection", sidebar.EPSILON_CHOICES, key="sel_epsilon",
+                              format_func=lambda v: f"{v:g}")
+    bound = b.radio("score sensitivity", SELECTION_BOUNDS, key="sel_bound", horizontal=True, help=BOUND_HELP)
+    if settings.tau_from_data:
+        st.warning("The private selection needs a public tau.")
+        return
+    try:
+        m, fold_index = selection_folds(fd.n, folds)
+        s = replace(settings, mechanism=mechanism)
+        scores = _scores(data_key, tuple(asdict(s).items()), int(folds), fd)
+    except FdpError as exc:
+        st.warning(f"private selection cannot run with these settings: {exc}")
+        return
+    scale = score_sensitivity(float(settings.tau), m, len(fold_index), bound)
+    probs = selection_probabilities(scores, float(epsilon), scale)
+    best = int(np.argmin(scores))
+    order = np.argsort(scores.ravel())
+    top5 = float(probs[order[:5]].sum())
+    expected = float(probs @ scores.ravel())
+    c1, c2, c3 = st.columns(3)
+    c1.metric("P(PCV-optimal grid point)", f"{probs[best]:.3f}")
+    c2.metric("P(one of the 5 best)", f"{top5:.3f}")
+    c3.metric("expected score / best score", f"{expected / float(scores.ravel()[best]):.3g}")
+    st.caption(f"{GRID_SIZE} x {GRID_SIZE} public grid, {len(fold_index)} folds of m = {m} records by record order "
+               f"(i mod K); score scale {scale:.3g}. The probabilities use the data's scores: analyst view. "
+               "Committing draws the choice with fresh randomness, charges the ledger, and applies it to the sidebar.")
+    st.button("select privately and charge the ledger", key="sel_commit", on_click=_commit,
+              args=(fd, replace(settings, mechanism=mechanism), int(folds), float(epsilon), bound, mechanism))
+    message = st.session_state.pop("sel_message", None)
+    if message:
+        getattr(st, message[0])(message[1])

@@ -1,0 +1,182 @@
+"""Covariance & regression page (METHODS 13-14): the private covariance function and its eigenfunctions
+beside the exponential mechanism's components; function-on-scalar regression coefficients with bands."""
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from fdp_core.covariance import (CENTRINGS, COVARIANCE_MECHANISMS, CovarianceSettings, eigenfunctions_of,
+                                 exponential_mechanism_components, plan_covariance_release, variance_ratio)
+from fdp_core.errors import FdpError
+from fdp_core.regression import RegressionSettings, bands, plan_regression_release
+from fdp_core.sensitivity import COVARIANCE_GAUSSIAN_BOUNDS
+from fdp_ui import sidebar, state
+from fdp_ui.plots import ANALYST_COLOR, ANALYST_LABEL, PRIVATE_COLOR, add_band, add_line
+
+_DEFAULTS = {"cov_mechanism": "gaussian", "cov_bound": "kyfan", "cov_centring": "released-mean", "cov_gamma": 0.2,
+             "cov_centre": 0.5, "cov_k": 2, "reg_B": 2.0, "reg_gamma": 0.3, "reg_kappa": 0.05, "reg_draws": 100}
+for key, value in _DEFAULTS.items():
+    st.session_state[key] = st.session_state.get(key, value)
+
+st.title("Covariance & regression")
+ds = state.current()
+g = sidebar.render()
+fd = ds.fd
+if g.tau_from_data:
+    st.error("tau was read off the data (sidebar): nothing on this page is differentially private.")
+st.caption("Curves are centred at a public value c and clipped to the sidebar's tau; kernel, rho, eta, phi, "
+           "epsilon and delta come from the sidebar. Red dashed lines and left-hand heatmaps are the "
+           f"{ANALYST_LABEL}.")
+
+# --------------------------------------------------------------------------- covariance
+st.header("Covariance function")
+c1, c2, c3, c4 = st.columns(4)
+mechanism = c1.selectbox("mechanism", COVARIANCE_MECHANISMS, key="cov_mechanism",
+                         format_func={"gaussian": "Gaussian (tensor GP), (epsilon, delta)",
+                                      "iclp": "ICLP (tensor Laplace), epsilon"}.get)
+bound = c2.radio("Gaussian bound", COVARIANCE_GAUSSIAN_BOUNDS, key="cov_bound", horizontal=True,
+                 disabled=mechanism != "gaussian",
+                 help="kyfan: tau^2 sqrt(c1 + c2)/n (tighter, default). sqrt2: sqrt(2) tau^2 max A/n.")
+centring = c3.radio("centring", CENTRINGS, key="cov_centring", horizontal=True,
+                    help="public: second moment about c. released-mean: also release the mean (share gamma of the "
+                         "budget) and subtract its outer product; the ledger charges both.")
+gamma = c4.slider("gamma (mean's share)", 0.05, 0.95, step=0.05, key="cov_gamma",
+                  disabled=centring != "released-mean")
+d1, d2 = st.columns(2)
+if g.value_range is not None:  # declared on the Data page: clip into it and centre at its midpoint
+    centre = (g.value_range[0] + g.value_range[1]) / 2.0
+    public = dict(lo=float(g.value_range[0]), hi=float(g.value_range[1]))
+    d1.caption(f"centre c = {centre:.4g}, the midpoint of the declared value range {tuple(g.value_range)}")
+else:
+    centre = d1.number_input("public centre c", format="%.4g", key="cov_centre",
+                             help="Subtracted from every curve before clipping; chosen without looking at the data. "
+                                  "Declaring a value range on the Data page replaces it by the range's midpoint.")
+    public = dict(centre=float(centre))
+k = d2.slider("eigenfunctions shown", 1, 3, key="cov_k")
+public.update(tau=g.tau, person_column=g.person_column)
+
+settings = CovarianceSettings(mechanism=mechanism, kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, phi=g.phi,
+                              epsilon=g.epsilon, delta=g.delta, bound=bound, centring=centring, gamma=float(gamma),
+                              **public)
+try:
+    plan = plan_covariance_release(fd, settings)
+except FdpError as exc:
+    st.error(str(exc))
+    st.stop()
+
+draw = plan.sample(g.rng(70), 1)
+private = draw["covariance"][0]
+nonprivate = plan.nonprivate_covariance()
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("sensitivity", f"{plan.sensitivity:.4g}",
+          help=plan.guarantee["sensitivity_norm"] + "; " + plan.guarantee["bound_label"])
+m2.metric("sigma" if mechanism == "gaussian" else "Laplace scale / sqrt(lambda_j lambda_l)",
+          f"{plan.sigma:.4g}" if plan.sigma else f"{plan.sensitivity / settings.split()[0]:.4g}")
+m3.metric("expected squared HS error", f"{plan.expected_sq_hs_error:.4g}")
+m4.metric("components L", str(plan.n_components))
+
+grid = fd.grid_points
+heat = make_subplots(rows=1, cols=2, subplot_titles=("non-private (analyst view: do not publish)",
+                                                     "private release C~"))
+scale = float(np.max(np.abs(plan.surface(nonprivate)))) or 1.0
+for col, matrix in ((1, nonprivate), (2, private)):
+    heat.add_trace(go.Heatmap(x=grid.tolist(), y=grid.tolist(), z=plan.surface(matrix).tolist(), zmin=-scale,
+                              zmax=scale, colorscale="RdBu_r", showscale=col == 2), row=1, col=col)
+heat.update_layout(height=420, margin=dict(l=10, r=10, t=40, b=10),
+                   title="Covariance surfaces (same colour scale; the release saturates where noise dominates)")
+st.plotly_chart(heat, key="cov_heatmaps")
+
+# Private FPCA, two routes at the same total epsilon.
+_, cov_functions = eigenfunctions_of(plan, private, k)
+_, np_functions = eigenfunctions_of(plan, nonprivate, k)
+try:
+    em_functions = exponential_mechanism_components(fd, settings, k, g.rng(71))
+except FdpError as exc:
+    em_functions = None
+    st.warning(f"exponential mechanism not available here: {exc}")
+ratios = {"covariance route": variance_ratio(fd, settings, cov_functions)}
+if em_functions is not None:
+    ratios["exponential mechanism"] = variance_ratio(fd, settings, em_functions)
+e1, e2 = st.columns(2)
+e1.metric("variance ratio, eigenfunctions of C~ (analyst view)", f"{ratios['covariance route']:.3f}")
+if em_functions is not None:
+    e2.metric("variance ratio, exponential mechanism (analyst view)", f"{ratios['exponential mechanism']:.3f}")
+fig = make_subplots(rows=1, cols=k, subplot_titles=[f"component {j + 1}" for j in range(k)])
+for j in range(k):
+    sign_ref = np_functions[:, j]
+    for name, functions, color, dash in (("eigenfunction of C~", cov_functions, PRIVATE_COLOR, None),
+                                         ("exponential mechanism", em_functions, "#2ca02c", None),
+                                         (ANALYST_LABEL, np_functions, ANALYST_COLOR, "dash")):
+        if functions is None:
+            continue
+        f = functions[:, j] * (1.0 if functions[:, j] @ sign_ref >= 0 else -1.0)
+        fig.add_trace(go.Scatter(x=grid.tolist(), y=f.tolist(), mode="lines", name=name, showlegend=j == 0,
+                                 line=dict(color=color, dash=dash)), row=1, col=j + 1)
+fig.update_layout(height=360, margin=dict(l=10, r=10, t=40, b=10),
+                  title=f"Private principal components at the same total epsilon = {g.epsilon:g}")
+st.plotly_chart(fig, key="cov_components")
+st.caption("Both routes spend the same epsilon: the covariance route releases the whole covariance (and the mean) "
+           "and takes its eigenfunctions by post-processing; the exponential mechanism releases only the "
+           "components. Variance ratios come from the raw data: analyst view, not private.")
+
+# --------------------------------------------------------------------------- regression
+st.header("Function-on-scalar regression")
+meta = fd.metadata
+if meta.empty:
+    st.info("The data have no metadata columns: regression needs covariates (e.g. group, case, sex).")
+    st.stop()
+options = []
+for column in meta.columns:
+    if column == g.person_column:
+        continue
+    values = meta[column]
+    numeric = pd.to_numeric(values, errors="coerce")
+    if numeric.notna().all():
+        if numeric.nunique() > 1 and numeric.nunique() < len(values):
+            options.append(str(column))
+    elif values.nunique() <= 10:
+        options += [f"{column}={level}" for level in sorted(values.astype(str).unique())[1:]]
+if not options:
+    st.info("No usable covariate column (numeric with repeated values, or text with at most 10 levels).")
+    st.stop()
+st.session_state["reg_covariates"] = st.session_state.get("reg_covariates", options[:1])
+r1, r2, r3, r4 = st.columns(4)
+covariates = r1.multiselect("covariates", options, key="reg_covariates",
+                            help="NAME=LEVEL is the indicator of that level; an intercept is always included.")
+B = r2.number_input("public bound B on ||X_i||", min_value=1.01, format="%.4g", key="reg_B")
+reg_gamma = r3.slider("gamma (T1's share)", 0.05, 0.95, step=0.05, key="reg_gamma")
+kappa = r4.number_input("eigenvalue floor kappa", min_value=1e-6, format="%.3g", key="reg_kappa")
+if not covariates:
+    st.info("Choose at least one covariate.")
+    st.stop()
+reg_settings = RegressionSettings(covariates=tuple(covariates), bound_b=float(B), kernel=g.kernel, rho=g.rho,
+                                  nu=g.nu, eta=g.eta, phi=g.phi, epsilon=g.epsilon, delta=g.delta,
+                                  gamma=float(reg_gamma), kappa=float(kappa), **public)
+try:
+    reg = plan_regression_release(fd, reg_settings)
+except FdpError as exc:
+    st.error(str(exc))
+    st.stop()
+beta = reg.sample(g.rng(72), 1)[0]
+band = bands(reg, g.rng(73), int(st.session_state["reg_draws"]))
+ols = reg.ols()
+q1, q2, q3 = st.columns(3)
+q1.metric("T1 sigma", f"{reg.t1_sigma:.4g}", help=f"Frobenius sensitivity {reg.t1_sensitivity:.4g}")
+q2.metric("T2 sigma", f"{reg.t2_sigma:.4g}", help=f"Cameron-Martin sensitivity {reg.t2_sensitivity:.4g}")
+q3.metric("covariate rows clipped (analyst view)", str(reg.n_clipped_covariates))
+fig = make_subplots(rows=1, cols=reg.q, subplot_titles=[f"beta: {label}" for label in reg.labels])
+for j, label in enumerate(reg.labels):
+    sub = go.Figure()
+    add_band(sub, grid, band["lower"][j], band["upper"][j], name="95% noise band (analyst view)")
+    add_line(sub, grid, beta[j], name="private beta~", color=PRIVATE_COLOR)
+    add_line(sub, grid, ols[j], name="OLS, " + ANALYST_LABEL, color=ANALYST_COLOR, dash="dash")
+    for trace in sub.data:
+        trace.showlegend = j == 0
+        fig.add_trace(trace, row=1, col=j + 1)
+fig.update_layout(height=380, margin=dict(l=10, r=10, t=40, b=10),
+                  title=f"Regression coefficient functions (n = {reg.n}, epsilon = {g.epsilon:g})")
+st.plotly_chart(fig, key="reg_coefficients")
+st.caption("The band is the spread of the private estimate over repeated noise draws on these data (analyst view). "
+           "A small n or nearly collinear covariates make T1~ ill-conditioned: raise kappa or epsilon.")

@@ -1,0 +1,77 @@
+"""The issue's browser case: commit a Gaussian mean (delta used up), press reload, upload the same
+data again under another file name, try the same commit again: refused, and the meter still shows
+the first commit. The app server runs on a throw-away ledger (conftest: FDP_LEDGER_URL)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+
+from fdp_core.data import from_arrays, load_curves, to_wide_csv  # noqa: E402
+from fdp_core.ledger_store import LedgerStore  # noqa: E402
+from fdp_core.fingerprint import fingerprint  # noqa: E402
+
+from .conftest import ROOT, harness  # noqa: E402
+from .test_e2e import assert_healthy, choose_radio, error_alerts, open_app, save_screenshot, upload  # noqa: E402
+
+wait_idle, interact = harness.wait_idle, harness.interact
+
+
+def sidebar_text(page) -> str:
+    return page.locator("[data-testid='stSidebar']").inner_text()
+
+
+def upload_and_open_release(page, app_url, path) -> None:
+    open_app(page, app_url)
+    choose_radio(page, "Source", "upload a file")
+    upload(page, path)
+    assert path.name in harness.sidebar_data_caption(page)
+    harness.goto_page(page, "Release & audit")
+    wait_idle(page)
+
+
+def commit(page) -> None:
+    button = page.get_by_role("button", name=re.compile(r"^Commit: draw fresh noise", re.I))
+    interact(page, lambda: button.click())
+    wait_idle(page)
+
+
+def test_commit_reload_upload_again_and_the_repeat_commit_is_refused(page, app_url, app_server, tmp_path):
+    # Data of this test only (the session's ledger is shared by the browser suite): the example
+    # curves with a random shift, so no other test can have spent this data set's budget.
+    example = load_curves(ROOT / "data" / "example_curves.csv")
+    shift = np.random.default_rng().uniform(0.01, 0.02)
+    fd = from_arrays(example.grid_points, example.data_matrix + shift)
+    first, second = tmp_path / "cohort_2026.csv", tmp_path / "cohort_2026 (copy).csv"
+    first.write_text(to_wide_csv(fd))
+    second.write_bytes(first.read_bytes())
+
+    upload_and_open_release(page, app_url, first)
+    assert "0 release(s)" in sidebar_text(page) and "draft budget 'default'" in sidebar_text(page)
+    commit(page)
+    assert_healthy(page)
+    assert page.get_by_text(re.compile(r"^Committed mean")).count() >= 1
+    after_commit = sidebar_text(page)
+    assert "(1 release(s))" in after_commit and "Delta budget used up" in after_commit
+    spent = re.search(r"spent epsilon ([\d.]+) of 3", after_commit).group(1)
+
+    page.reload()  # a new Streamlit session: its state (and the uploaded data) is gone
+    wait_idle(page)
+    upload_and_open_release(page, app_url, second)
+    reloaded = sidebar_text(page)
+    assert f"spent epsilon {spent} of 3" in reloaded and "(1 release(s))" in reloaded
+    assert "Delta budget used up" in reloaded and "budget 'default' of this data set, fixed since" in reloaded
+    assert page.get_by_role("spinbutton", name="total epsilon").is_disabled()
+    commit(page)
+    refusals = [e for e in error_alerts(page) if "release refused, nothing recorded" in e]
+    assert refusals, error_alerts(page)
+    assert "(1 release(s))" in sidebar_text(page)
+    shot = save_screenshot(page, "ledger_reload_refused")
+    assert shot.stat().st_size > 10_000
+    # The server's ledger holds exactly the one release, under the data set's fingerprint.
+    shown = LedgerStore(app_server.ledger_url).show(fingerprint(load_curves(first)))
+    assert [(e["status"], e["source"]) for e in shown["entries"]] == [("complete", "app")]

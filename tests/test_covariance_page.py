@@ -1,0 +1,112 @@
+"""AppTest: the Covariance & regression page shows both heatmaps, the two private-FPCA routes with their
+variance ratios, and the regression coefficient functions with bands; numbers match fdp_core."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fdp_core.covariance import CovarianceSettings, plan_covariance_release
+from fdp_core.data import load_curves
+from fdp_core.regression import RegressionSettings, plan_regression_release
+from fdp_ui.state import EXAMPLE_FILE
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+EXAMPLE = load_curves(EXAMPLE_FILE)
+SIDEBAR = dict(kernel="matern52", rho=0.1, eta=1.5, phi=10**-2.0, epsilon=1.0, delta=1e-5, tau=1.0)
+
+
+def _page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/covariance.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _metrics(at) -> dict:
+    return {m.label: m.value for m in at.metric}
+
+
+def _figures(at) -> dict:
+    import json
+
+    return {chart.proto.id: json.loads(chart.proto.spec) for chart in at.get("plotly_chart")}
+
+
+def test_page_shows_heatmaps_components_and_regression():
+    at = _page()
+    assert "Covariance & regression" in at.title[0].value
+    figures = list(_figures(at).values())
+    assert len(figures) == 3
+    heat, components, regression = figures
+    assert [t["type"] for t in heat["data"]] == ["heatmap", "heatmap"]
+    names = {t.get("name") for t in components["data"]}
+    assert {"eigenfunction of C~", "exponential mechanism"} <= names
+    assert any("analyst view" in (n or "") for n in names)
+    reg_names = {t.get("name") for t in regression["data"]}
+    assert "private beta~" in reg_names and any("OLS" in (n or "") for n in reg_names)
+    metrics = _metrics(at)
+    plan = plan_covariance_release(EXAMPLE, CovarianceSettings(centre=0.5, centring="released-mean", gamma=0.2,
+                                                               **SIDEBAR))
+    assert float(metrics["sensitivity"]) == pytest.approx(plan.sensitivity, rel=1e-3)
+    assert float(metrics["expected squared HS error"]) == pytest.approx(plan.expected_sq_hs_error, rel=1e-3)
+    for label in ("variance ratio, eigenfunctions of C~ (analyst view)",
+                  "variance ratio, exponential mechanism (analyst view)"):
+        assert 0.0 <= float(metrics[label]) <= 1.0
+    reg = plan_regression_release(EXAMPLE, RegressionSettings(covariates=("group=B",), bound_b=2.0, centre=0.5,
+                                                              gamma=0.3, kappa=0.05, **SIDEBAR))
+    assert float(metrics["T1 sigma"]) == pytest.approx(reg.t1_sigma, rel=1e-3)
+    assert float(metrics["T2 sigma"]) == pytest.approx(reg.t2_sigma, rel=1e-3)
+
+
+def test_switching_to_iclp_and_sqrt2_changes_the_numbers():
+    at = _page()
+    before = float(_metrics(at)["sensitivity"])
+    at.radio(key="cov_bound").set_value("sqrt2").run()
+    sqrt2 = float(_metrics(at)["sensitivity"])
+    assert sqrt2 >= before * (1 - 1e-3)
+    at.selectbox(key="cov_mechanism").set_value("iclp").run()
+    assert not at.exception
+    plan = plan_covariance_release(EXAMPLE, CovarianceSettings(mechanism="iclp", centre=0.5,
+                                                               centring="released-mean", gamma=0.2, **SIDEBAR))
+    assert float(_metrics(at)["sensitivity"]) == pytest.approx(plan.sensitivity, rel=1e-3)
+
+
+def test_no_covariate_gives_a_message_not_a_crash():
+    at = _page()
+    at.multiselect(key="reg_covariates").set_value([]).run()
+    assert not at.exception
+    assert any("at least one covariate" in i.value for i in at.info)
+
+
+def test_tradeoffs_page_private_selection_charges_the_ledger():
+    from fdp_core.mean import MeanSettings
+    from fdp_core.private_selection import pcv_private_scores, score_sensitivity, selection_probabilities
+    from fdp_ui.private_selection import PENALTIES, RHOS
+
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("pages/tradeoffs.py")
+    at.session_state["to_pcv_size"] = 8
+    at.run()
+    assert not at.exception, at.exception
+    metrics = _metrics(at)
+    s = MeanSettings(kernel="matern52", rho=0.1, eta=1.5, phi=10**-2.0, epsilon=1.0, delta=1e-5, tau=1.0)
+    scores = pcv_private_scores(EXAMPLE, s, PENALTIES, RHOS, folds=10)
+    probs = selection_probabilities(scores, 0.1, score_sensitivity(1.0, EXAMPLE.n // 10, 10, "range"))
+    assert float(metrics["P(PCV-optimal grid point)"]) == pytest.approx(probs.max(), abs=1.5e-3)
+    at.button(key="sel_commit").click().run()
+    assert not at.exception, at.exception
+    assert any("charged epsilon 0.1" in s.value for s in at.success)
+    # Charged to the persistent ledger (this test's own SQLite file): a rerun reads it back from there.
+    from fdp_core.ledger_store import PersistentLedger
+    from fdp_ui.ledger import LEDGER_KEY
+
+    at.run()
+    stored = at.session_state[LEDGER_KEY]
+    assert isinstance(stored, PersistentLedger)
+    assert [e.kind for e in stored.entries] == ["tuning"]
