@@ -948,8 +948,8 @@ margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 h1{font-size:1.6em} h2{font-size:1.2em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}
 .warn{background:#fdecea;border-left:5px solid #d62728;padding:.6em 1em;font-weight:600}
 .ok{background:#eef6ee;border-left:5px solid #2ca02c;padding:.6em 1em}
-table{border-collapse:collapse;font-size:.9em;margin:.5em 0} td,th{border:1px solid #ccc;padding:.25em .5em;
-text-align:left;vertical-align:top} .small{font-size:.85em;color:#555}
+table{border-collapse:collapse;font-size:.9em;margin:.5em 0;max-width:100%} td,th{border:1px solid #ccc;
+padding:.25em .5em;text-align:left;vertical-align:top;overflow-wrap:anywhere} .small{font-size:.85em;color:#555}
 """
 
 
