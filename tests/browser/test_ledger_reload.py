@@ -16,7 +16,8 @@ from fdp_core.ledger_store import LedgerStore  # noqa: E402
 from fdp_core.fingerprint import fingerprint  # noqa: E402
 
 from .conftest import ROOT, harness  # noqa: E402
-from .test_e2e import assert_healthy, choose_radio, error_alerts, open_app, save_screenshot, upload  # noqa: E402
+from .test_e2e import (assert_healthy, choose_radio, declare_value_range, error_alerts, open_app,  # noqa: E402
+                       save_screenshot, upload)
 
 wait_idle, interact = harness.wait_idle, harness.interact
 
@@ -30,6 +31,7 @@ def upload_and_open_release(page, app_url, path) -> None:
     choose_radio(page, "Source", "upload a file")
     upload(page, path)
     assert path.name in harness.sidebar_data_caption(page)
+    declare_value_range(page, "-1.5", "1.5")  # curves are committed only with a declared public range
     harness.goto_page(page, "Release & audit")
     wait_idle(page)
 
