@@ -47,7 +47,7 @@ from importlib import metadata as _metadata
 import numpy as np
 import pandas as pd
 
-from .accounting import Ledger, LedgerEntry, approximate_entry, exponential_entry
+from .accounting import Ledger, LedgerEntry, approximate_entry, discrete_entry, exponential_entry
 from .data import FunctionalData
 from .errors import FdpError, ParameterError
 from .kernels import eigenbasis
@@ -269,6 +269,9 @@ NONPRIVATE_VIEWS = {
     "pcv": "the PCV score surface and its optimum (Trade-offs page)",
     "density_estimate": "the non-private density estimate (Density page)",
     "pca_estimate": "the non-private principal components and scree (Components page)",
+    "covariance_estimate": "the non-private covariance surface, its eigenfunctions and variance ratios "
+                           "(Covariance & regression page)",
+    "regression_ols": "the non-private OLS coefficient functions and noise bands (Covariance & regression page)",
 }
 NOTHING_DECLARED = ("not declared: the caller did not say what was looked at before this commit (the settings may "
                     "have been chosen after looking at the data)")
@@ -393,7 +396,7 @@ def prepare_mean_commit(fd: FunctionalData, settings: MeanSettings, *, label: st
     k = _granularity_for(bound, granularity_exp)
     noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
     g = plan.guarantee
-    entry = noise_plan.ledger_entry("mean", s.mechanism, delta=s.delta if family == "gaussian" else None,
+    entry = discrete_entry(noise_plan, "mean", s.mechanism, delta=s.delta if family == "gaussian" else None,
                                     sensitivity=plan.sensitivity, sensitivity_norm=g.get("sensitivity_norm", ""),
                                     label=label or f"mean, {MECHANISM_LABELS[s.mechanism]}")
     return PendingCommit("mean", s.mechanism, family, plan, noise_plan, entry, plan.estimate_coefficients[active],
@@ -537,7 +540,7 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
     k = _granularity_for(bound, granularity_exp)
     noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
     g = plan.guarantee
-    entry = noise_plan.ledger_entry("kde", plan.mechanism, delta=settings.delta if family == "gaussian" else None,
+    entry = discrete_entry(noise_plan, "kde", plan.mechanism, delta=settings.delta if family == "gaussian" else None,
                                     sensitivity=plan.sensitivity, sensitivity_norm=g.get("sensitivity_norm", ""),
                                     label=label or f"density of {features_label(features)}, "
                                                    f"{kde.KDE_MECHANISM_LABELS[plan.mechanism].split(',')[0]}")
