@@ -70,17 +70,20 @@ TEXTS = {
          "Centre by a committed mean (commit one on the Release page first) and compare with no centring.",
          "Raise k to 3: epsilon is split across the components; which one suffers most?"]),
     "pages/covariance.py": (
-        "How the curves vary together (the covariance function), released privately, and how a person-level "
-        "covariate (e.g. MS vs control) shifts the whole curve (function-on-scalar regression).",
-        [("mechanism", "Gaussian noise (epsilon, delta) or Laplace-type noise (pure epsilon) on every entry."),
-         ("centring", "subtract a public value only, or also release the mean with a share gamma of the budget."),
-         ("eigenfunctions", "the main directions of the private covariance, beside the exponential mechanism's "
-                            "at the same epsilon."),
-         ("covariates, B", "the regression's inputs and a public bound on their size; kappa keeps the inversion "
-                           "stable.")],
-        ["Set epsilon to 10, then 0.5: when does the private heatmap look like the red analyst view?",
-         "Compare the two variance ratios: which route to private components works better here?",
-         "Raise kappa: what happens to the width of the regression bands?"]),
+        "How the curves vary together (the covariance function, a surface over pairs of time points) and how "
+        "a per-person number such as age shifts the curves (function-on-scalar regression), both released "
+        "with noise.",
+        [("mechanism", "Gaussian noise on the whole surface ((epsilon, delta)-DP) or Laplace-type noise (pure "
+                       "epsilon-DP)."),
+         ("Gaussian bound", "how far one person can move the surface; the default is the tighter one."),
+         ("centring", "about a public centre, or about a mean released at the same time (gamma: the mean's "
+                      "share of the budget)."),
+         ("eigenfunctions shown", "the main shapes of variation read off the private surface."),
+         ("public bound B, gamma, kappa", "the regression's bound on the covariate, the budget split between "
+                                          "its two releases, and a floor that keeps the solve stable.")],
+        ["Compare the private and the analyst's covariance heatmaps at epsilon = 0.5 and at epsilon = 5.",
+         "Switch the centring: what does releasing the mean as well cost, and what does it change?",
+         "Raise gamma in the regression: which coefficient band gets narrower?"]),
     "pages/tradeoffs.py": (
         "How the error of the private mean changes with one setting at a time, and which epsilon reaches an "
         "accuracy you name. Use it to pick settings before spending budget.",

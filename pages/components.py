@@ -22,14 +22,14 @@ from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.pca import (AWAN_RESCALING_FLAG, FLOATING_POINT_NOTE, MAX_COMPONENTS, TRACE_FRACTION, PcaSettings,
                           pca_basis, private_pca, release_record, simulate_fpca_awan)
 from fdp_ui import ledger as ledger_ui
-from fdp_ui import pca_plots, sidebar, state
+from fdp_ui import centring_hint, pca_plots, sidebar, state
 
 SOURCES = {"current": "the current data set", "awan": "FPCA simulation (Awan et al.)"}
 # The mechanism settings of Awan, Kenney, Reimherr & Slavkovic (2019): p = 40 Fourier functions,
 # C = diag(j^-3) (the Fourier basis's base measure in fdp_core.pca), k = 1.
 AWAN_SETTINGS = {"pca_basis": "fourier", "pca_p": 40, "pca_k": 1, "pca_sampler": "exact", "pca_centring": "none"}
 BASES = {"kernel": "kernel eigenfunctions", "fourier": "Fourier"}
-CENTRING = {"none": "none",
+CENTRING = {"none": "none (not recommended: components follow the mean)",
             "released-mean": "the mean released on the Mean page (committed)",
             "sample-mean": "sample mean (NOT DP: teaching only)",
             "public": "centre of the declared public range (free: a public input)"}
@@ -195,7 +195,11 @@ elif sampler == "gibbs":
 
 means, n_other_means = _committed_means(fd, ds.label) if source == "current" else ({}, 0)
 r1, r2, r3 = st.columns([2, 2, 1])
-centring = r1.radio("centring", tuple(CENTRING), key="pca_centring", format_func=CENTRING.get, help=HELP["centring"])
+centring_hint.preselect(bool(means))
+centring = r1.radio("centring", tuple(CENTRING), key="pca_centring", format_func=CENTRING.get, help=HELP["centring"],
+                    on_change=centring_hint.mark_touched)
+if centring == "none" and source == "current":
+    centring_hint.render_suggestion(r2, fd, g)
 mean_release = None
 if centring == "released-mean":
     if means:

@@ -18,7 +18,7 @@ from fdp_core.errors import FdpError
 from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.features import extract_features, parse_feature, person_features
 from fdp_core.mechanisms.calibration import CALIBRATIONS
-from fdp_ui import kde_plots, plots, sidebar, state
+from fdp_ui import density_defaults, kde_plots, plots, sidebar, state
 
 SOURCES = {"curves": "features of the current curves",
            "hall": "built-in: two-bump mixture (Hall et al. 2013), 1-d",
@@ -52,7 +52,9 @@ HELP = {
                "so the release is NOT differentially private (the page says so while the flag is ticked).",
     "box_flag": "Ticked by the suggest button. Untick it only after replacing the suggested limits by public "
                 "ones.",
-    "h_rule": "Data-free rule h = (box width) n^(-1/(4+d)); in 2-d the width is the geometric mean of the sides.",
+    "h_rule": "Data-free rule: Silverman's h = 1.06 s n^(-1/(4+d)) for observations spread evenly over the public "
+              "box (s = box width / sqrt 12); in 2-d the width is the geometric mean of the sides. Uses only the box "
+              "and n.",
     "bandwidth": "Gaussian bandwidth h in the feature's units. Larger h = smoother estimate and less noise "
                  "(the sensitivity falls like h^(-d)), more bias.",
     "silverman": "Silverman's rule reads the data: convenient for teaching, but the release is then NOT "
@@ -138,9 +140,13 @@ def _page_defaults() -> dict:
             **{key: None for pair in _box_keys(2) for key in pair}}
 
 
-if "density_source" not in st.session_state:
-    st.session_state["density_source"] = "curves" if ds.kind == "upload" else "hall"
+if "density_source" not in st.session_state or (
+        st.session_state.get("density_source_for") != ds.label and ds.kind != "example"):
+    # The user's own curves (an upload or a simulation) are what the page opens on, also when
+    # the page was first visited with the built-in example.
+    st.session_state["density_source"] = "curves" if ds.kind != "example" else "hall"
     _apply_source_defaults()
+st.session_state["density_source_for"] = ds.label
 # Re-assigning every stored value keeps the page's choices when the user visits other pages.
 for key, value in _page_defaults().items():
     st.session_state[key] = st.session_state.get(key, value)
@@ -268,6 +274,10 @@ points_key = hashlib.sha1(np.ascontiguousarray(points).tobytes()).hexdigest() + 
 # --------------------------------------------------------------------------- box, bandwidth, grid
 
 st.markdown("**Public box, bandwidth and grid**")
+if source == "curves" and density_defaults.prefill_box(
+        st.session_state, _box_keys(d), [st.session_state[f"density_kind_{a}"] for a in range(1, d + 1)],
+        g.value_range):
+    st.caption("Box: the public value range declared on the Data page (the feature is a curve value).")
 box_columns = st.columns([1, 1] * d + ([2] if source == "curves" else []))
 for a, (lo_key, hi_key) in enumerate(_box_keys(d)):
     name = axis_labels[a] if d == 1 else f"axis {a + 1}"
@@ -313,12 +323,12 @@ silverman = c3.checkbox("Silverman h from the data (not DP)", key="density_h_sil
                         help=HELP["silverman"], disabled="gaussian" not in shown)
 bandwidth_input = c2.number_input("bandwidth h", format="%.4g", step=0.01, key="density_bandwidth",
                                   help=HELP["bandwidth"], disabled=h_rule or silverman or "gaussian" not in shown)
-default_h = kde.default_bandwidth(box, n)
-c1.caption(f"rule: h = {default_h:.4g} (box width x n^(-1/{4 + d}), data-free)")
+default_h = density_defaults.suggested_bandwidth(box, n)
+c1.caption(f"rule: h = {default_h:.4g} (Silverman's rule for values spread over the box; data-free)")
 grid_key, grid_min, grid_max, grid_step = GRID_SLIDERS[d]
 grid_size = c4.slider("grid points" + (" per axis" if d == 2 else ""), grid_min, grid_max, step=grid_step,
                       key=grid_key, help=HELP["grid"])
-bandwidth = None if (h_rule or silverman) else bandwidth_input
+bandwidth = None if silverman else (default_h if h_rule else bandwidth_input)
 
 # --------------------------------------------------------------------------- mechanism
 

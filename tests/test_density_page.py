@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from fdp_core import kde
 from fdp_core.data import from_arrays, load_curves
 from fdp_core.features import extract_features
+from fdp_ui import density_defaults
 from fdp_ui.state import EXAMPLE_FILE, Dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -196,7 +197,10 @@ def test_every_functional_matches_the_library(kind):
     assert not at.error, _errors(at)
     spec = {"value": "value:0.25", "mean": "mean:0.2:0.6", "l2norm": "l2norm", "max": "max"}[kind]
     points, _ = extract_features(load_curves(EXAMPLE_FILE), spec)
-    release = kde.hall_kde(points, ((0.0, 2.0),), epsilon=1.0, delta=1e-5, grid_size=64)
+    # The page's data-free rule (fdp_ui.density_defaults): Silverman's rule for values spread over the box.
+    h = density_defaults.suggested_bandwidth(((0.0, 2.0),), len(points))
+    assert h == pytest.approx(1.06 * 2.0 / 12 ** 0.5 * len(points) ** -0.2)
+    release = kde.hall_kde(points, ((0.0, 2.0),), epsilon=1.0, delta=1e-5, bandwidth=h, grid_size=64)
     (sentence,) = _successes(at)
     assert _expected_error(sentence) == pytest.approx(release.expected_sq_l2_error, rel=1e-3)
     assert any(f"h = {release.bandwidth:.4g}" in c.value for c in at.caption)  # default rule, shown
@@ -275,7 +279,9 @@ def test_curves_2d_features():
     (fig,) = _charts(at)
     assert fig["data"][0]["type"] == "heatmap"
     points, _ = extract_features(load_curves(EXAMPLE_FILE), "value:0.25,max")
-    release = kde.hall_kde(points, ((0.0, 2.0), (0.0, 3.0)), epsilon=1.0, delta=1e-5, grid_size=16)
+    box = ((0.0, 2.0), (0.0, 3.0))
+    release = kde.hall_kde(points, box, epsilon=1.0, delta=1e-5, grid_size=16,
+                           bandwidth=density_defaults.suggested_bandwidth(box, len(points)))
     assert _expected_error(_successes(at)[0]) == pytest.approx(release.expected_sq_l2_error, rel=1e-3)
 
 

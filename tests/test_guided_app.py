@@ -210,3 +210,52 @@ def test_epsilon_cautions_from_5_and_stronger_at_10(epsilon, kind):
     warned = [w.value for w in at.sidebar.warning if "epsilon = " in w.value and "weak privacy" in w.value]
     errors = [e.value for e in at.sidebar.error if "very weak privacy" in e.value]
     assert (kind == "warning") == bool(warned) and (kind == "error") == bool(errors), (warned, errors)
+
+
+def test_components_page_suggests_a_released_mean_with_its_price():
+    at = _fresh()
+    at.switch_page("pages/components.py").run()
+    assert not at.exception
+    hint = [i.value for i in at.info if i.value.startswith("Suggested: centre by a released mean")]
+    assert hint and "charged epsilon" in hint[0], [i.value for i in at.info]
+    # The price shown is the ledger entry a Gaussian mean commit at these settings would get.
+    from fdp_core.export import prepare_mean_commit
+    from fdp_core.mean import MeanSettings
+
+    entry = prepare_mean_commit(at.session_state["dataset"].fd, MeanSettings(epsilon=1.0, delta=1e-5)).entry
+    assert f"epsilon {entry.epsilon:.3g}" in hint[0]
+    assert at.radio(key="pca_centring").value == "none"
+
+
+def test_density_opens_on_the_users_curves_with_the_declared_range_as_box():
+    from fdp_ui import density_defaults
+
+    at = _fresh()
+    at.switch_page("pages/density.py").run()
+    assert at.radio(key="density_source").value == "hall"  # the built-in example: the literature's demo
+    at.switch_page("pages/data.py").run()
+    at.radio(key="data_source").set_value("simulate").run()  # the user's own curves now
+    for key, value in RANGE.items():
+        at.session_state[key] = value
+    at.switch_page("pages/density.py").run()
+    assert not at.exception
+    assert at.radio(key="density_source").value == "curves"
+    assert (at.number_input(key="density_lo1").value, at.number_input(key="density_hi1").value) == (-1.0, 3.0)
+    assert any("public value range declared on the Data page" in c.value for c in at.caption)
+    n = at.session_state["dataset"].fd.n
+    h = density_defaults.suggested_bandwidth(((-1.0, 3.0),), n)
+    assert any(f"rule: h = {h:.4g}" in c.value for c in at.caption)
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_suggested_bandwidth_is_silverman_for_a_uniform_spread():
+    from fdp_ui import density_defaults
+
+    assert density_defaults.suggested_bandwidth(((0.0, 1.0),), 100) == pytest.approx(
+        1.06 * (1 / 12) ** 0.5 * 100 ** -0.2)
+    # 2-d: the geometric mean of the sides, n^(-1/6).
+    assert density_defaults.suggested_bandwidth(((0.0, 1.0), (0.0, 4.0)), 64) == pytest.approx(
+        1.06 * 2.0 / 12 ** 0.5 * 64 ** (-1 / 6))
+    assert density_defaults.public_box(["value", "max"], (0.0, 2.0)) == [(0.0, 2.0), (0.0, 2.0)]
+    assert density_defaults.public_box(["l2norm"], (0.0, 2.0)) is None
+    assert density_defaults.public_box(["value"], None) is None

@@ -1,0 +1,50 @@
+"""The Principal components page's suggestion: centre by a released mean, at a shown price.
+
+Without centring, X'X/n is a second moment: the first component mostly follows the mean and
+"mean +/- 2 sd" bands leave the data's range. Centring by a mean that was itself released
+keeps everything differentially private; the price is that mean release's budget, shown here
+before anything is committed (the Release & audit page commits it).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from fdp_core.errors import FdpError
+from fdp_core.export import prepare_mean_commit
+from fdp_core.mean import MeanSettings
+
+TOUCHED_KEY = "pca_centring_touched"
+
+
+def mark_touched() -> None:
+    """on_change of the centring radio: the user's own choice is never overridden."""
+    st.session_state[TOUCHED_KEY] = True
+
+
+def preselect(has_committed_mean: bool) -> None:
+    """Before the radio is drawn: a committed mean of this data set is the default centring."""
+    ss = st.session_state
+    if has_committed_mean and not ss.get(TOUCHED_KEY) and ss.get("pca_centring") == "none":
+        ss["pca_centring"] = "released-mean"
+
+
+def mean_release_cost(fd, g) -> tuple[float, float] | None:
+    """(epsilon, delta) charged for a Gaussian mean release at the sidebar's settings, or None."""
+    settings = MeanSettings(mechanism="gaussian", kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, phi=g.phi,
+                            epsilon=g.epsilon, delta=g.delta, tau=g.tau, tau_from_data=g.tau_from_data, **g.bounds)
+    try:
+        entry = prepare_mean_commit(fd, settings).entry
+    except FdpError:
+        return None
+    return entry.epsilon, entry.delta
+
+
+def render_suggestion(container, fd, g) -> None:
+    """Shown while no centring is chosen: what a released mean would cost."""
+    cost = mean_release_cost(fd, g)
+    price = (f"at the sidebar's settings a Gaussian mean release is charged epsilon {cost[0]:.3g}, delta "
+             f"{cost[1]:.2g}" if cost else "its price depends on the Mean page's settings")
+    container.info(f"Suggested: centre by a released mean. Uncentred components mostly follow the mean, and "
+                   f"'mean +/- 2 sd' can leave the data's range. Commit a mean on the Release & audit page first "
+                   f"({price}; it counts once, then PCA reuses it for free).")
