@@ -28,13 +28,18 @@ whole-file checks (at least 2 curves, not all identical, not all constant) run o
 minima and maxima. A chunk the fast reader refuses (a non-numeric cell, a ragged row) sends
 the file to the loader, which names the row and column (fdp_core/data.py).
 
-Persons (METHODS.md 11): with ``person_column`` every statistic is averaged over a person's
-rows before the sum. For the linear statistics (mean, Bernstein, PCA) that is the sum of the
-rows weighted by 1 / (rows of that person), so a first pass counts each person's rows and the
-second pass sums; a person's rows may be anywhere in the file, in any chunk. (The source must
-therefore be readable twice: a path, an array, a FunctionalData, or a zero-argument callable
-returning a fresh chunk iterator.) The KDE averages each person's box-clipped features (a
-non-linear step before the bumps), from per-person running sums (d + 1 floats per person).
+Per-record transform: the one of fdp_core/preprocess.py (METHODS.md 11-12), applied chunk
+by chunk with its own functions: pointwise clip into the public value range, centring at
+(lo + hi)/2 or the reference curve, L2 clip at tau (default (hi - lo)/2), person average,
+n = persons or the declared n_public. For the linear statistics (mean, Bernstein, PCA) a
+person's average summed over persons is the sum of the rows weighted by 1 / (rows of that
+person), so with a person column a first pass counts each person's rows (keyed by a hash of
+the id: 8 bytes per person) and the second pass sums; a person's rows may be anywhere in the
+file, in any chunk. The source must therefore be readable twice: a path, an array, a
+FunctionalData, or a zero-argument callable returning a fresh chunk iterator (a one-shot
+iterator is refused with a clear message). The KDE averages each person's box-clipped
+features (a non-linear step before the bumps) from per-person running sums (d + 1 floats
+per person).
 """
 
 from __future__ import annotations
