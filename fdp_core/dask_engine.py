@@ -51,7 +51,8 @@ class _PartitionReader(stream.BlockReader):
 
     def __init__(self, part: Partition, layout, delimiter, columns, missing, chunk_rows, name):
         super().__init__(name, layout.grid, missing)
-        self.part, self.layout, self.delimiter, self.columns, self.chunk_rows = part, layout, delimiter, columns, chunk_rows
+        self.part, self.layout, self.delimiter = part, layout, delimiter
+        self.columns, self.chunk_rows = columns, chunk_rows
 
     def raw_chunks(self):
         import pyarrow as pa

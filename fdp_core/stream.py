@@ -317,9 +317,10 @@ def _open_path(path: Path, missing, chunk_rows, name, mapping, transpose) -> Blo
 
     src = _open_source(path)
     name = _clean(name or src.name, 80)
-    in_memory = lambda: _FdReader(load_curves(path, name=name, missing=missing, id_column=mapping and mapping.id,  # noqa: E731
-                                              t_column=mapping and mapping.t, value_column=mapping and mapping.value,
-                                              transpose=transpose), chunk_rows)
+    def in_memory():
+        return _FdReader(load_curves(path, name=name, missing=missing, id_column=mapping and mapping.id,
+                                     t_column=mapping and mapping.t, value_column=mapping and mapping.value,
+                                     transpose=transpose), chunk_rows)
     if src.head(4) == b"PAR1" or name.lower().endswith((".parquet", ".pq")):
         try:
             pf = arrow_io.parquet_file(src)

@@ -36,7 +36,8 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
                         help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 (--engine dask; default: a local "
                              "cluster of 2 workers on this machine)")
     parser.add_argument("--chunk-rows", type=int, default=DEFAULT_CHUNK_ROWS,
-                        help="rows per chunk for --engine stream/dask (memory per chunk ~ rows x grid points x 8 bytes)")
+                        help="rows per chunk for --engine stream/dask (memory per chunk ~ rows x grid points x "
+                             "8 bytes)")
 
 
 def engine_of(args) -> str:
