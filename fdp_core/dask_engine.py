@@ -191,7 +191,7 @@ def _reduce(kind, source, template, *, features=None, person_column=None, value_
         meta = dict(layout=reader.layout, delimiter=None, columns=reader.columns)
     else:
         meta = dict(layout=reader.layout, delimiter=reader.delimiter, columns=None)
-    meta.update(missing=reader.missing, chunk_rows=options.get("chunk_rows", stream.DEFAULT_CHUNK_ROWS),
+    meta.update(missing=reader.missing, chunk_rows=stream.auto_chunk_rows(reader.m, options.get("chunk_rows")),
                 name=reader.name)
     parts = partitions(reader, partition_bytes)
     own = client is None
