@@ -253,6 +253,7 @@ def test_budget_survives_a_new_session_and_a_repeat_commit_is_refused(sampler_ca
     """The issue's case: a Gaussian mean spends the whole delta; a new session (a reload, a second browser,
     a server restart) on the same data sees the same ledger and cannot commit the release again."""
     first = _release_page()
+    first.selectbox(key="rel_budget_delta").set_value(1e-5).run()  # one Gaussian commit's delta: all of it
     first.button(key="rel_commit").click().run()
     assert not first.exception and sampler_calls == ["discrete_gaussian_release"]
     entry = first.session_state["fdp_ledger"].entries[0]

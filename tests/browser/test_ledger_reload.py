@@ -16,7 +16,8 @@ from fdp_core.ledger_store import LedgerStore  # noqa: E402
 from fdp_core.fingerprint import fingerprint  # noqa: E402
 
 from .conftest import ROOT, harness  # noqa: E402
-from .test_e2e import assert_healthy, choose_radio, error_alerts, open_app, save_screenshot, upload  # noqa: E402
+from .test_e2e import (assert_healthy, choose_radio, choose_select, error_alerts, fill_number, open_app,  # noqa: E402
+                       save_screenshot, upload)
 
 wait_idle, interact = harness.wait_idle, harness.interact
 
@@ -30,6 +31,8 @@ def upload_and_open_release(page, app_url, path) -> None:
     choose_radio(page, "Source", "upload a file")
     upload(page, path)
     assert path.name in harness.sidebar_data_caption(page)
+    # Commits of curves need a declared public value range (the Data page's default 0..1, declared).
+    interact(page, lambda: page.get_by_text("I declare this range public").click())
     harness.goto_page(page, "Release & audit")
     wait_idle(page)
 
@@ -52,6 +55,9 @@ def test_commit_reload_upload_again_and_the_repeat_commit_is_refused(page, app_u
 
     upload_and_open_release(page, app_url, first)
     assert "0 release(s)" in sidebar_text(page) and "draft budget 'default'" in sidebar_text(page)
+    # A budget that one Gaussian commit's delta uses up (the default allows ten).
+    fill_number(page, "total epsilon", "3")
+    choose_select(page, "total delta", "1e-05")
     commit(page)
     assert_healthy(page)
     assert page.get_by_text(re.compile(r"^Committed mean")).count() >= 1
