@@ -13,8 +13,9 @@ that a first visit stays bearable.
 
 from __future__ import annotations
 
-import numpy as np
-from _util import report, timed
+from _util import report, timed  # first: sets the BLAS thread variables before numpy loads
+
+import numpy as np  # noqa: E402
 
 from fdp_core import kde
 from fdp_core.kernels import _eigenbasis_cached

@@ -18,8 +18,9 @@ import os
 import statistics
 import time
 
-import numpy as np
-from _util import report, timed
+from _util import report, timed  # first: sets the BLAS thread variables before numpy loads
+
+import numpy as np  # noqa: E402
 
 from fdp_core.data import from_arrays
 from fdp_core.pca import PcaSettings, private_pca, simulate_fpca_awan

@@ -17,8 +17,9 @@ n = 382, m = 93), every mean mechanism of MEAN_MECHANISMS:
 
 from __future__ import annotations
 
-import numpy as np
-from _util import SHARED_DATA, report, synthetic_curves, timed
+from _util import SHARED_DATA, report, synthetic_curves, timed  # first: sets the BLAS thread variables before numpy loads
+
+import numpy as np  # noqa: E402
 
 from fdp_core.data import load_curves
 from fdp_core.kernels import _eigenbasis_cached

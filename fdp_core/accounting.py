@@ -362,6 +362,24 @@ def discrete_gaussian_entry(kind: str, mechanism: str, *, rho: float, delta: flo
                        noise=dict(noise or {}), label=label)
 
 
+def discrete_entry(plan, kind: str, mechanism: str, *, delta: float | None = None, sensitivity: float | None = None,
+                   sensitivity_norm: str = "", label: str = "") -> "LedgerEntry":
+    """The entry of an exact discrete release, from the sampler's own privacy map (METHODS.md 8-9).
+
+    ``plan`` is a :class:`fdp_core.mechanisms.discrete.DiscretePlan`: discrete Laplace gives a
+    pure epsilon; discrete Gaussian gives the map's zCDP rho, stated as (epsilon, delta) at ``delta``.
+    """
+    noise = {"sampler": plan.sampler, "granularity_exp": plan.granularity_exp,
+             "unit_noise_scale": plan.unit_noise_scale, "opendp_version": plan.opendp_version}
+    if plan.epsilon is not None:
+        return pure_entry(kind, mechanism, epsilon=plan.epsilon, sensitivity=sensitivity,
+                          sensitivity_norm=sensitivity_norm, noise=noise, label=label)
+    if delta is None:
+        raise ParameterError("a discrete-Gaussian release needs the delta at which to state its (epsilon, delta)")
+    return discrete_gaussian_entry(kind, mechanism, rho=plan.rho, delta=delta, sensitivity=sensitivity,
+                                   sensitivity_norm=sensitivity_norm, noise=noise, label=label)
+
+
 def approximate_entry(kind: str, mechanism: str, *, epsilon: float, delta: float = 0.0,
                       rho: float | None = None, noise: Mapping | None = None, label: str = "") -> LedgerEntry:
     """Entry of an approximate-sampler release (matrix Bingham by Gibbs): not a DP claim.
@@ -551,7 +569,11 @@ def _normalise_split(split: Mapping[str, float] | None) -> dict[str, float] | No
     total = math.fsum(weights.values())
     if total <= 0:
         raise ParameterError("split weights must not all be zero")
-    return {kind: weights.get(kind, 0.0) / total for kind in LEDGER_KINDS}
+    # The original kinds always appear (kinds left out get nothing); the summary kinds only when named,
+    # so existing splits keep their exact shape.
+    shares = {kind: weights.get(kind, 0.0) / total for kind in KINDS}
+    shares.update({kind: weights[kind] / total for kind in SUMMARY_KINDS if kind in weights})
+    return shares
 
 
 def _fmt(budget: Budget, filter_name: str) -> str:
@@ -617,7 +639,7 @@ class Ledger:
     def share(self, kind: str) -> Budget:
         """The budget of one kind: its split share, or the whole budget without a split."""
         check_choice("kind", kind, LEDGER_KINDS)
-        w = 1.0 if self.split is None else self.split[kind]
+        w = 1.0 if self.split is None else self.split.get(kind, 0.0)
         rho = None if self._rho_total is None else w * self._rho_total
         return Budget(w * self.epsilon_total, w * self.delta_total, rho)
 
@@ -685,7 +707,7 @@ class Ledger:
         scopes = [("the total budget", self.total(), self.spent())]
         if self.split is not None:
             share = self.share(candidate.kind)
-            scopes.append((f"the '{candidate.kind}' share, {self.split[candidate.kind]:.0%} of the total,",
+            scopes.append((f"the '{candidate.kind}' share, {self.split.get(candidate.kind, 0.0):.0%} of the total,",
                            share, self.spent(candidate.kind)))
         for scope, cap, used in scopes:
             if self._excess(candidate, used, cap):

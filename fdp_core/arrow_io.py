@@ -77,7 +77,7 @@ def _metadata(table, names, meta_names) -> pd.DataFrame:
     columns = {}
     for arrow_name, meta_name in zip(names, meta_names):
         col = table.column(arrow_name)
-        if col.num_chunks and len(col) and int(pc.max(pc.utf8_length(col)).as_py() or 0) > FIELD_LIMIT:
+        if len(col) and int(pc.max(pc.utf8_length(col)).as_py() or 0) > FIELD_LIMIT:
             raise Refused("field limit")
         columns[meta_name] = col.to_numpy(zero_copy_only=False)
     return _metadata_frame(pd.DataFrame(columns, columns=meta_names, index=pd.RangeIndex(table.num_rows)))
@@ -86,7 +86,7 @@ def _metadata(table, names, meta_names) -> pd.DataFrame:
 def wide_block(table, layout, *, strict_inf: bool = True) -> tuple[np.ndarray, pd.DataFrame]:
     """(values (n, m), metadata) of a wide batch or table whose columns are c0..c{w-1}."""
     n, m = table.num_rows, layout.grid.size
-    values = np.empty((n, m))
+    values = np.empty((n, m), order="F")  # column by column: contiguous writes
     for j in range(m):
         values[:, j] = _float_column(table.column(f"c{layout.first_numeric + j}"))
     if strict_inf and np.count_nonzero(np.isinf(values)):
@@ -94,15 +94,16 @@ def wide_block(table, layout, *, strict_inf: bool = True) -> tuple[np.ndarray, p
     nan_rows = np.isnan(values)
     if nan_rows.any() and nan_rows.all(axis=1).any():
         raise Refused("row without values")  # may be a blank row, which the csv reader skips
-    names = [f"c{i}" for i in range(layout.first_numeric)]
-    return values, _metadata(table, names, layout.meta_names)
+    present = set(table.schema.names)
+    kept = [i for i in range(layout.first_numeric) if f"c{i}" in present]  # the streaming reader may skip some
+    return values, _metadata(table, [f"c{i}" for i in kept], [layout.meta_names[i] for i in kept])
 
 
 def long_arrays(table, layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ids (object, stripped), t, value) of a long batch or table."""
     names = [f"c{i}" for i in layout.long_index]
     ids = table.column(names[0])
-    if ids.num_chunks and len(ids) and int(pc.max(pc.utf8_length(ids)).as_py() or 0) > FIELD_LIMIT:
+    if len(ids) and int(pc.max(pc.utf8_length(ids)).as_py() or 0) > FIELD_LIMIT:
         raise Refused("field limit")
     ids = pc.utf8_trim_whitespace(ids).to_numpy(zero_copy_only=False)
     t = _float_column(table.column(names[1]))
@@ -156,7 +157,9 @@ def read_csv_block(src, layout, delimiter: str):
 # --------------------------------------------------------------------------- Parquet
 
 def parquet_file(src) -> pq.ParquetFile:
-    return pq.ParquetFile(src.arrow_input())
+    # No pre-buffering, small read buffer: otherwise pyarrow holds far more than the row
+    # group being decoded (measured: 880 MB against 550 MB peak RSS streaming 500k x 93).
+    return pq.ParquetFile(src.arrow_input(), pre_buffer=False, buffer_size=1 << 20)
 
 
 def parquet_columns(pf: pq.ParquetFile) -> list[str]:
@@ -199,7 +202,7 @@ def read_parquet_block(src, name: str, mapping):
                 renamed = table.rename_columns([f"c{i}" for i in range(len(columns))])
                 del table
                 meta_cols = [f"c{i}" for i in range(layout.first_numeric)]
-                values = np.empty((renamed.num_rows, layout.grid.size))
+                values = np.empty((renamed.num_rows, layout.grid.size), order="F")
                 for j in range(layout.grid.size):
                     values[:, j] = _float_column(renamed.column(f"c{layout.first_numeric + j}"), True)
                 meta = _string_metadata(renamed.select(meta_cols), layout.meta_names)

@@ -15,12 +15,12 @@ from dataclasses import asdict
 import numpy as np
 import pandas as pd
 
-from .accounting import Ledger
+from .accounting import Ledger, discrete_entry
 from .covariance import NOT_PUBLISHABLE, CovarianceRelease, CovarianceSettings, plan_covariance_release
 from .covariance import release_record as covariance_record
 from .data import FunctionalData
-from .export import (CONFIG_SCHEMA, CommittedRelease, PendingCommit, _UNIT_ROUNDOFF, _budget_config,
-                     _common_record, _discrete_plan, _execute, _granularity_for, _missing_policy)
+from .commit import (CONFIG_SCHEMA, CommittedRelease, PendingCommit, _UNIT_ROUNDOFF, _budget_config,
+                     _common_record, _discrete_plan, _execute, _granularity_for, _missing_policy, looked_at_field)
 from .regression import RegressionSettings, plan_regression_release
 from .regression import release_record as regression_record
 
@@ -36,7 +36,7 @@ def _pending(kind: str, mechanism: str, family: str, plan, values, scales, d_in:
     active = scales > 0
     k = _granularity_for(bound, granularity_exp)
     noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
-    entry = noise_plan.ledger_entry(kind, mechanism, delta=delta if family == "gaussian" else None,
+    entry = discrete_entry(noise_plan, kind, mechanism, delta=delta if family == "gaussian" else None,
                                     sensitivity=sensitivity, sensitivity_norm=norm, label=label)
     return PendingCommit(kind, mechanism, family, plan, noise_plan, entry, values[active], scales[active], active,
                          float(d_in), float(bound))
@@ -46,7 +46,7 @@ def _check_all(account, pendings: list[PendingCommit]) -> None:
     """Check every part against the budget as if the earlier parts were already committed.
 
     ``account``: an in-memory Ledger or a persistent StoredBudget (its current snapshot). Each part
-    is then charged by export._execute in its own transaction; a concurrent commit landing between
+    is then charged by commit._execute in its own transaction; a concurrent commit landing between
     the parts can still refuse the second one after the first was charged: the budget is then
     over-counted, never under-counted.
     """
@@ -83,7 +83,13 @@ def prepare_covariance_commit(fd: FunctionalData, settings: CovarianceSettings, 
 
 
 def commit_covariance(ledger, fd: FunctionalData, settings: CovarianceSettings, *, label: str = "",
-                      data_label: str = "", granularity_exp: int | None = None) -> CommittedRelease:
+                      data_label: str = "", granularity_exp: int | None = None, looked_at=None,
+                      pre_registered: bool = False) -> CommittedRelease:
+    """Commit a covariance release (and its released mean): every part checked, then charged and drawn.
+
+    ``ledger``: an in-memory Ledger or a persistent StoredBudget (the caller completes the
+    entries listed in ``record["part_entry_ids"]`` once the release is written).
+    """
     pendings = prepare_covariance_commit(fd, settings, label=label, granularity_exp=granularity_exp)
     _check_all(ledger, pendings)
     draws = [_execute(ledger, p) for p in pendings]
@@ -122,6 +128,7 @@ def commit_covariance(ledger, fd: FunctionalData, settings: CovarianceSettings, 
               "export": {"granularity_exp": pendings[0].noise_plan.granularity_exp},
               "budget": _budget_config(ledger), "replays": pendings[0].entry.id}
     record["part_entry_ids"] = [p.entry.id for p in pendings]
+    record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
     accuracy = COVARIANCE_ACCURACY.format(error=record["expected_sq_hs_error_second_moment"])
     analyst = {"warning": NOT_PUBLISHABLE, "n_clipped": plan.n_clipped,
                "hs_distance_to_nonprivate": float(np.linalg.norm(covariance - plan.nonprivate_covariance()))}
@@ -146,7 +153,9 @@ def prepare_regression_commit(fd: FunctionalData, settings: RegressionSettings, 
 
 
 def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, *, label: str = "",
-                      data_label: str = "", granularity_exp: int | None = None) -> CommittedRelease:
+                      data_label: str = "", granularity_exp: int | None = None, looked_at=None,
+                      pre_registered: bool = False) -> CommittedRelease:
+    """Commit regression coefficients: T1 and T2 checked together, then each charged and drawn."""
     pendings = prepare_regression_commit(fd, settings, label=label, granularity_exp=granularity_exp)
     _check_all(ledger, pendings)
     draws = [_execute(ledger, p) for p in pendings]
@@ -184,6 +193,7 @@ def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, 
               "export": {"granularity_exp": pendings[0].noise_plan.granularity_exp},
               "budget": _budget_config(ledger), "replays": pendings[1].entry.id}
     record["part_entry_ids"] = [p.entry.id for p in pendings]
+    record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
     accuracy = REGRESSION_ACCURACY.format(t1=record["expected_sq_error_t1"], t2=record["expected_sq_error_t2"])
     ols = plan.ols()
     analyst = {"warning": NOT_PUBLISHABLE, "n_clipped_curves": plan.n_clipped_curves,
@@ -204,4 +214,5 @@ def settings_from_config(kind: str, settings: dict):
 def replay_summary(kind: str, ledger: Ledger, fd: FunctionalData, settings, *, label: str, data_label: str,
                    granularity_exp: int | None):
     commit = commit_covariance if kind == "covariance" else commit_regression
-    return commit(ledger, fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp)
+    return commit(ledger, fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
+                  pre_registered=True)

@@ -109,8 +109,12 @@ class FunctionalData:
         Equal to clip_to_ball(...).values.mean(axis=0), computed as one matrix-vector
         product with the cached norms instead of materialising the clipped matrix.
         """
+        return self.clipped_sum(tau) / self.n
+
+    def clipped_sum(self, tau: float) -> np.ndarray:
+        """Sum of the curves clipped at tau (the mean's sufficient statistic, METHODS.md 17)."""
         factor = _clip_factors(self._norms, check_positive("tau", tau))
-        return factor @ self.data_matrix / self.n
+        return factor @ self.data_matrix
 
 
 # --------------------------------------------------------------------------- clipping

@@ -50,6 +50,7 @@ from .kernels import KERNEL_NAMES, eigenbasis, matern_nu, trapezoid_weights
 from .mechanisms.calibration import CALIBRATIONS, gaussian_sigma, gaussian_sigma_both
 from .params import check_choice, check_delta, check_epsilon, check_eta, check_positive
 from .release import randomness_fields
+from .threads import small_problem
 
 KDE_MECHANISMS = ("gaussian", "iclp")
 KDE_MECHANISM_LABELS = {
@@ -181,6 +182,45 @@ def clip_to_box(points, box) -> BoxClip:
     return BoxClip(np.clip(x, lo, hi), int(outside.sum()))
 
 
+@dataclass(frozen=True)
+class KdeSums:
+    """What a density release reads from the observations (METHODS.md 17): n, how many were
+    clipped to the box, and one of: the clipped points (needed when the bandwidth depends on
+    n or on the data), the Gaussian bump sums on the grid at a fixed bandwidth (Hall), or
+    the observations per grid node (ICLP). Built chunk by chunk by fdp_core/stream.py;
+    :func:`hall_kde` and :func:`iclp_kde` accept it in place of the points."""
+
+    box: tuple
+    grid_size: int
+    n: int
+    n_clipped_box: int
+    points: np.ndarray | None = None  # (n, d), inside the box
+    bump_sums: np.ndarray | None = None  # sum_i exp(-||x - x_i||^2 / (2 h^2)) on the grid
+    bandwidth: float | None = None  # the h of bump_sums
+    node_counts: np.ndarray | None = None  # (G,) or (G, G)
+
+    def require_points(self, what: str) -> np.ndarray:
+        if self.points is None:
+            raise ParameterError(f"{what} needs the observations themselves; these sufficient statistics hold "
+                                 "only sums (stream with a fixed bandwidth, or keep the points)")
+        return self.points
+
+
+def _clipped(points, box, grid_size: int) -> KdeSums:
+    """Points (clipped to the box here) or ready-made sums, as one object."""
+    if isinstance(points, KdeSums):
+        if check_box(points.box) != box or points.grid_size != grid_size:
+            raise ParameterError("these density sufficient statistics were taken for another box or grid size; "
+                                 "recompute them with the release settings")
+        if points.n_clipped_box == points.n:
+            limits = " x ".join(f"[{a:g}, {b:g}]" for a, b in box)
+            raise DataError(f"all {points.n} observations lie outside the box {limits}; choose a (public) box "
+                            "that covers the range of the feature")
+        return points
+    clip = clip_to_box(points, box)
+    return KdeSums(box, grid_size, clip.points.shape[0], clip.n_clipped, points=clip.points)
+
+
 # --------------------------------------------------------------------------- bandwidth
 
 def default_bandwidth(box, n: int) -> float:
@@ -248,14 +288,24 @@ def hall_estimate(points: np.ndarray, grids: tuple, h: float, chunk: int = 256) 
     n x G^2 array is ever formed).
     """
     n, d = points.shape
-    norm = 1.0 / (n * (2.0 * math.pi * h * h) ** (d / 2.0))
+    return hall_normaliser(n, h, d) * hall_bump_sums(points, grids, h, chunk)
+
+
+def hall_normaliser(n: int, h: float, d: int) -> float:
+    return 1.0 / (n * (2.0 * math.pi * h * h) ** (d / 2.0))
+
+
+def hall_bump_sums(points: np.ndarray, grids: tuple, h: float, chunk: int = 256) -> np.ndarray:
+    """sum_i exp(-||x - x_i||^2 / (2 h^2)) on the grid: the Gaussian KDE's sufficient statistic
+    (additive over chunks of observations, METHODS.md 17)."""
+    n, d = points.shape
     bufs = [np.empty((chunk, g.size)) for g in grids]
     total = np.zeros(tuple(g.size for g in grids))
     for start in range(0, n, chunk):
         block = points[start:start + chunk]
         E = [_gaussian_bumps(g, block[:, a], h, buf[:block.shape[0]]) for a, (g, buf) in enumerate(zip(grids, bufs))]
         total += E[0].sum(axis=0) if d == 1 else E[0].T @ E[1]
-    return norm * total
+    return total
 
 
 @lru_cache(maxsize=16)
@@ -263,7 +313,8 @@ def _rbf_gram_eigh_cached(grid_bytes: bytes, h: float) -> tuple[np.ndarray, np.n
     grid = np.frombuffer(grid_bytes, dtype=float)
     diff = (grid[:, None] - grid[None, :]) / h
     gram = np.exp(-0.5 * diff * diff)
-    lam, U = np.linalg.eigh(gram)
+    with small_problem(grid.size):
+        lam, U = np.linalg.eigh(gram)
     order = np.argsort(lam)[::-1]
     lam, U = np.ascontiguousarray(lam[order]), np.ascontiguousarray(U[:, order])
     lam.setflags(write=False)
@@ -517,15 +568,24 @@ def snap_to_grid(points: np.ndarray, box: Box, grid_size: int) -> np.ndarray:
     return np.clip(idx, 0, grid_size - 1)
 
 
+def node_counts(node_index: np.ndarray, grid_size: int) -> np.ndarray:
+    """Observations per grid node, (G,) or (G, G): ICLP-KDE's sufficient statistic."""
+    if node_index.shape[1] == 1:
+        return np.bincount(node_index[:, 0], minlength=grid_size).astype(float)
+    counts = np.zeros((grid_size, grid_size))
+    np.add.at(counts, (node_index[:, 0], node_index[:, 1]), 1.0)
+    return counts
+
+
 def iclp_coefficients(node_index: np.ndarray, axis: IclpAxis) -> np.ndarray:
     """(1/n) sum_i of the bump coefficients at the snapped nodes: (L,) in 1-d, (L1, L2) in 2-d."""
-    n, d = node_index.shape
-    G = axis.bump_coefficients.shape[0]
-    if d == 1:
-        counts = np.bincount(node_index[:, 0], minlength=G)
+    return iclp_coefficients_from_counts(node_counts(node_index, axis.bump_coefficients.shape[0]), axis,
+                                         node_index.shape[0])
+
+
+def iclp_coefficients_from_counts(counts: np.ndarray, axis: IclpAxis, n: int) -> np.ndarray:
+    if counts.ndim == 1:
         return counts @ axis.bump_coefficients / n
-    counts = np.zeros((G, G))
-    np.add.at(counts, (node_index[:, 0], node_index[:, 1]), 1.0)
     return axis.bump_coefficients.T @ counts @ axis.bump_coefficients / n
 
 
@@ -659,14 +719,14 @@ def hall_kde(points, box, *, epsilon: float, delta: float, bandwidth: float | No
     box = check_box(box)
     d = len(box)
     grid_size = check_grid_size(grid_size, d)
-    clip = clip_to_box(points, box)
-    n = clip.points.shape[0]
+    clip = _clipped(points, box, grid_size)
+    n = clip.n
     flags: tuple = ()
     if bandwidth is not None and data_dependent_bandwidth:
         raise ParameterError("give either a bandwidth or data_dependent_bandwidth=True, not both")
     if bandwidth is None:
         if data_dependent_bandwidth:
-            h, flags = silverman_bandwidth(clip.points), (DATA_DEPENDENT_BANDWIDTH,)
+            h, flags = silverman_bandwidth(clip.require_points("Silverman's rule")), (DATA_DEPENDENT_BANDWIDTH,)
         else:
             h = default_bandwidth(box, n)
     else:
@@ -679,7 +739,7 @@ def hall_kde(points, box, *, epsilon: float, delta: float, bandwidth: float | No
     weights = _grid_weights(grids)
     expected = float(np.sum(weights * noise.pointwise_variance()))
     guarantee = _common_guarantee("gaussian", epsilon, delta, bound, sensitivities, box, grid_size, n,
-                                  clip.n_clipped, flags)
+                                  clip.n_clipped_box, flags)
     guarantee.update({
         "sensitivity_norm": "RKHS norm of k(x, y) = exp(-||x - y||^2 / (2 h^2))",
         "bandwidth": h,
@@ -693,8 +753,12 @@ def hall_kde(points, box, *, epsilon: float, delta: float, bandwidth: float | No
         "eigenvalue_floor": f"every Gram eigenvalue raised to max(lambda, 0) + {EIGEN_FLOOR:g} * lambda_1",
         "expected_sq_l2_error": expected,
     })
-    return KdeRelease(mechanism="gaussian", box=box, grids=grids, density=hall_estimate(clip.points, grids, h),
-                      weights=weights, n=n, n_clipped_box=clip.n_clipped, sensitivity=sensitivity, sigma=sigma,
+    if clip.bump_sums is not None and clip.bandwidth == h:
+        density = hall_normaliser(n, h, d) * clip.bump_sums
+    else:
+        density = hall_estimate(clip.require_points("a Gaussian KDE at this bandwidth"), grids, h)
+    return KdeRelease(mechanism="gaussian", box=box, grids=grids, density=density,
+                      weights=weights, n=n, n_clipped_box=clip.n_clipped_box, sensitivity=sensitivity, sigma=sigma,
                       laplace_scales=None, bandwidth=h, expected_sq_l2_error=expected, guarantee=guarantee,
                       data_dependent_flags=flags, _noise=noise)
 
@@ -718,8 +782,8 @@ def iclp_kde(points, box, *, epsilon: float, kernel: str = "matern32", rho: floa
     box = check_box(box)
     d = len(box)
     grid_size = check_grid_size(grid_size, d)
-    clip = clip_to_box(points, box)
-    n = clip.points.shape[0]
+    clip = _clipped(points, box, grid_size)
+    n = clip.n
     axis = iclp_axis(kernel, rho, eta, grid_size, nu)
     sensitivities, pairs = {}, {}
     for b in KDE_BOUNDS:
@@ -733,13 +797,17 @@ def iclp_kde(points, box, *, epsilon: float, kernel: str = "matern32", rho: floa
     scales = sensitivity * np.sqrt(lam_full) / epsilon
     volume = float(np.prod(box_widths(box)))
     grids = kde_grids(box, grid_size)
-    coefficients = iclp_coefficients(snap_to_grid(clip.points, box, grid_size), axis)
+    if clip.node_counts is not None:
+        coefficients = iclp_coefficients_from_counts(clip.node_counts, axis, n)
+    else:
+        coefficients = iclp_coefficients(snap_to_grid(clip.require_points("ICLP-KDE"), box, grid_size), axis)
     noise = _IclpNoise(scales, (axis.basis.eigenfunctions,) * d, volume)
     expected = float(2.0 * np.sum(scales**2) / volume)
     unit_grid = axis.basis.grid
     # The attaining node pair, in box coordinates (public: it depends on the settings only).
     attained = [[lo + (hi - lo) * float(unit_grid[j]) for j, (lo, hi) in zip(node, box)] for node in pairs["exact"]]
-    guarantee = _common_guarantee("iclp", epsilon, 0.0, bound, sensitivities, box, grid_size, n, clip.n_clipped, ())
+    guarantee = _common_guarantee("iclp", epsilon, 0.0, bound, sensitivities, box, grid_size, n, clip.n_clipped_box,
+                                  ())
     guarantee.update({
         "sensitivity_norm": "||h||_{1,C} = sum_l |h_l| / sqrt(lambda_l), unit coordinates",
         "exact_attained_by": attained,
@@ -764,7 +832,7 @@ def iclp_kde(points, box, *, epsilon: float, kernel: str = "matern32", rho: floa
     })
     density = noise.synthesize(coefficients)
     return KdeRelease(mechanism="iclp", box=box, grids=grids, density=density, weights=_grid_weights(grids), n=n,
-                      n_clipped_box=clip.n_clipped, sensitivity=sensitivity, sigma=None, laplace_scales=scales,
+                      n_clipped_box=clip.n_clipped_box, sensitivity=sensitivity, sigma=None, laplace_scales=scales,
                       bandwidth=None, expected_sq_l2_error=expected, guarantee=guarantee, data_dependent_flags=(),
                       coefficients=coefficients, iclp_axis=axis, _noise=noise)
 

@@ -14,6 +14,7 @@ import numpy as np
 from scipy import special
 
 from .errors import ParameterError
+from .threads import small_problem
 from .limits import check_grid_points
 from .params import check_choice, check_positive
 
@@ -139,7 +140,8 @@ def _eigenbasis_cached(kernel, rho, nu, grid_bytes, weights_bytes, rel_tol) -> E
         raise ParameterError(f"rho = {rho:g} is outside the range where the {kernel} kernel can be evaluated on "
                              "this grid; choose a larger rho")
     try:
-        lam, U = np.linalg.eigh((M + M.T) / 2.0)
+        with small_problem(M.shape[0]):
+            lam, U = np.linalg.eigh((M + M.T) / 2.0)
     except np.linalg.LinAlgError:
         raise ParameterError(f"the {kernel} kernel with rho = {rho:g} has no stable eigendecomposition on this "
                              "grid; choose a larger rho") from None

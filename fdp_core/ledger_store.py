@@ -51,6 +51,7 @@ _SQLITE_BUSY_SECONDS = 60.0
 # An advisory-lock key that serialises schema creation on PostgreSQL ("fdpl" in ASCII).
 _PG_SCHEMA_LOCK = 0x6664706C
 _NAME_MAX = 100
+_SQLITE_SUFFIXES = (".sqlite3", ".sqlite", ".db")
 
 
 def default_path() -> Path:
@@ -466,6 +467,11 @@ def _parse_url(url: str) -> tuple[str, str]:
         return "sqlite", str(Path(path).expanduser().resolve())
     if "://" in text:
         raise LedgerError(f"unsupported ledger URL {url!r}: use sqlite:///PATH or postgresql://USER@HOST/DATABASE")
+    # A bare path must look like a database file, so a stray word (a typo, another option's
+    # value) is refused instead of silently creating a new, empty ledger under that name.
+    if Path(text).suffix.lower() not in _SQLITE_SUFFIXES:
+        raise LedgerError(f"a ledger is a URL (sqlite:///PATH, postgresql://USER@HOST/DATABASE) or a file path ending "
+                          f"in {', '.join(_SQLITE_SUFFIXES)}; got {url!r}")
     return "sqlite", str(Path(text).expanduser().resolve())
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from .data import DATA_DEPENDENT_TAU, FunctionalData
 from .errors import ParameterError
+from .estimators import lattice_interpolation_matrix
 from .kernels import KERNEL_NAMES, eigenbasis
 from .mechanisms.bernstein import bernstein_expected_sq_l2_error, bernstein_mean_noise
 from .mechanisms.calibration import CALIBRATIONS, gaussian_quantile_radius
@@ -241,20 +242,86 @@ def resolve_tau(fd: FunctionalData, settings: MeanSettings) -> tuple[float, tupl
     return float(settings.tau), ()
 
 
-def plan_mean_release(fd: FunctionalData, settings: MeanSettings) -> MeanRelease:
-    """Validate settings, clip, project and calibrate: everything but the random draw."""
+@dataclass(frozen=True)
+class MeanSums:
+    """Everything a mean release reads from the data (METHODS.md 17): n and the sum over
+    persons of the per-record transform of fdp_core.preprocess (range clip, centring, L2 clip,
+    person average), or for Bernstein the sum of the person-level lattice values.
+
+    Computed in memory by :func:`mean_sums`, chunk by chunk by fdp_core/stream.py or by a Dask
+    reduction; :func:`plan_mean_release` plans from it with the same code for all three."""
+
+    grid_points: np.ndarray
+    unit_grid: np.ndarray
+    weights: np.ndarray
+    n: int  # the mechanism's n: persons (or the declared n_public)
+    n_dropped: int
+    n_curves: int
+    raw_sum: np.ndarray  # NON-PRIVATE (analyst view): sum of the raw curves
+    offset: np.ndarray  # public centre c(t)
+    n_range_clipped: int = 0
+    n_clipped: int = 0
+    tau: float | None = None  # None: Bernstein
+    total: np.ndarray | None = None  # (m,) sum of person-level clipped centred curves, or (K + 1,) lattice sums
+    data_dependent_flags: tuple = ()
+
+
+def mean_sums(fd: FunctionalData, settings: MeanSettings) -> MeanSums:
+    """The sufficient statistics of ``fd`` for ``settings`` (in memory)."""
     settings = settings.validated()
-    common = dict(settings=settings, grid_points=fd.grid_points, weights=fd.weights,
-                  n_dropped=fd.report.n_dropped, raw_mean=fd.data_matrix.mean(axis=0), n_curves=fd.n)
+    common = dict(grid_points=fd.grid_points, unit_grid=fd.unit_grid, weights=fd.weights,
+                  n_dropped=fd.report.n_dropped, raw_sum=fd.data_matrix.sum(axis=0), n_curves=fd.n)
     if settings.mechanism == "bernstein":
-        return _plan_bernstein(fd, settings, common)
+        return _bernstein_sums(fd, settings, common)
     tau, flags = resolve_tau(fd, settings)
-    basis = eigenbasis(settings.kernel, settings.rho, fd.unit_grid, fd.weights, nu=settings.nu)
     prepared = prepare_curves(fd, settings.bounds, tau)
-    n = prepared.n
-    mean_coefs = basis.coefficients(prepared.mean())
-    common.update(tau=tau, n=n, n_clipped=prepared.n_norm_clipped, data_dependent_flags=flags,
-                  offset=prepared.centre, n_range_clipped=prepared.n_range_clipped)
+    return MeanSums(n=prepared.n, offset=prepared.centre, n_range_clipped=prepared.n_range_clipped,
+                    n_clipped=prepared.n_norm_clipped, tau=tau, total=prepared.values.sum(axis=0),
+                    data_dependent_flags=flags, **common)
+
+
+def _bernstein_sums(fd: FunctionalData, s: MeanSettings, common: dict) -> MeanSums:
+    """Bernstein: clip values pointwise to its [lo, hi] (then the declared range), average per
+    person (lattice values are linear in the clipped curve, so this averages lattice values),
+    no centring and no L2 clip: its sensitivity (K + 1)(hi - lo)/n needs values in [lo, hi] only."""
+    K = int(s.K)
+    lo, hi = (float(v) for v in s.bernstein_range)
+    bounds = replace(s.bounds, value_range=None, reference=None)
+    clipped = np.clip(fd.data_matrix, lo, hi)
+    n_outside = int(np.sum(np.any(clipped != fd.data_matrix, axis=1)))
+    if s.value_range is not None:
+        clipped = np.clip(clipped, *s.value_range)
+    prepared = prepare_curves(replace(fd, data_matrix=clipped), bounds, None)  # no centring: values stay in units
+    # Persons fixed by n_public but absent from the data count at lo: pad so the sum / n is kept.
+    # The clip again makes every computed person row lie in [lo, hi] whatever the rounding.
+    rows = np.clip(prepared.values, lo, hi)
+    if prepared.n > rows.shape[0]:
+        rows = np.vstack([rows, np.full((prepared.n - rows.shape[0], fd.m), lo)])
+    lattice = rows @ lattice_interpolation_matrix(fd.unit_grid, K)
+    return MeanSums(n=prepared.n, offset=np.zeros(fd.m), n_range_clipped=n_outside, n_clipped=n_outside,
+                    total=np.add.reduce(lattice, axis=0), **common)
+
+
+def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> MeanRelease:
+    """Validate settings, clip, project and calibrate: everything but the random draw.
+
+    ``fd`` is the curves, or their :class:`MeanSums` (streamed, or from a Dask reduction)."""
+    settings = settings.validated()
+    sums = fd if isinstance(fd, MeanSums) else mean_sums(fd, settings)
+    n = sums.n
+    expected_size = int(settings.K) + 1 if settings.mechanism == "bernstein" else sums.grid_points.size
+    if sums.total is None or sums.total.size != expected_size:
+        raise ParameterError("these sufficient statistics were taken for other settings: recompute them with the "
+                             "release settings")
+    common = dict(settings=settings, grid_points=sums.grid_points, weights=sums.weights,
+                  n_dropped=sums.n_dropped, raw_mean=sums.raw_sum / sums.n_curves, n_curves=sums.n_curves,
+                  n=n, offset=sums.offset, n_range_clipped=sums.n_range_clipped, n_clipped=sums.n_clipped)
+    if settings.mechanism == "bernstein":
+        return _plan_bernstein(sums, settings, common)
+    tau, flags = sums.tau, sums.data_dependent_flags
+    basis = eigenbasis(settings.kernel, settings.rho, sums.unit_grid, sums.weights, nu=settings.nu)
+    mean_coefs = basis.coefficients(sums.total / n)
+    common.update(tau=tau, data_dependent_flags=flags)
     lam, s = basis.eigenvalues, settings
     if s.mechanism == "gaussian":
         coefs, scales, sensitivity, sigma, guarantee = gaussian_mean_noise(
@@ -283,28 +350,14 @@ def plan_mean_release(fd: FunctionalData, settings: MeanSettings) -> MeanRelease
                        guarantee=guarantee, **common)
 
 
-def _plan_bernstein(fd: FunctionalData, s: MeanSettings, common: dict) -> MeanRelease:
-    """Bernstein: clip values pointwise to its [lo, hi] (then the declared range), average per
-    person (lattice values are linear in the clipped curve, so this averages lattice values),
-    no centring and no L2 clip: its sensitivity (K + 1)(hi - lo)/n needs values in [lo, hi] only."""
+def _plan_bernstein(sums: MeanSums, s: MeanSettings, common: dict) -> MeanRelease:
     K = int(s.K)
     lo, hi = (float(v) for v in s.bernstein_range)
-    bounds = replace(s.bounds, value_range=None, reference=None)
-    clipped = np.clip(fd.data_matrix, lo, hi)
-    n_outside = int(np.sum(np.any(clipped != fd.data_matrix, axis=1)))
-    if s.value_range is not None:
-        clipped = np.clip(clipped, *s.value_range)
-    prepared = prepare_curves(replace(fd, data_matrix=clipped), bounds, None)  # no centring: values stay in units
-    # Persons fixed by n_public but absent from the data count at lo: pad so the sum / n is kept.
-    # The clip again makes every computed person row lie in [lo, hi] whatever the rounding.
-    rows = np.clip(prepared.values, lo, hi)
-    if prepared.n > rows.shape[0]:
-        rows = np.vstack([rows, np.full((prepared.n - rows.shape[0], fd.m), lo)])
     coefs, scales, sensitivity, guarantee, _, basis = bernstein_mean_noise(
-        rows, fd.unit_grid, fd.weights, K=K, lo=lo, hi=hi, n=prepared.n, epsilon=s.epsilon)
+        None, sums.unit_grid, sums.weights, K=K, lo=lo, hi=hi, n=sums.n, epsilon=s.epsilon,
+        lattice_means=sums.total / sums.n, n_clipped=sums.n_clipped)
     return MeanRelease(synthesis=basis, estimate_coefficients=coefs, noise_scales=scales, noise="laplace",
-                       offset=np.zeros(fd.m), n=prepared.n, n_range_clipped=n_outside,
-                       tau=None, n_clipped=n_outside, sensitivity=sensitivity, sigma=None,
+                       tau=None, sensitivity=sensitivity, sigma=None,
                        expected_sq_l2_error=bernstein_expected_sq_l2_error(K, float(scales[0])),
                        guarantee=guarantee, **common)
 

@@ -431,7 +431,61 @@ def private_pca(fd: FunctionalData, settings: PcaSettings, rng=None, *, released
         return _private_pca(fd, settings, rng, released_mean, data_dependent_flags)
 
 
-def _private_pca(fd, settings, rng, released_mean, data_dependent_flags) -> PrivatePCAResult:
+@dataclass(frozen=True)
+class PcaSums:
+    """What private PCA reads from the data (METHODS.md 17): n and G = sum_p M_p, the sum over
+    persons of the average outer product of their final coefficient rows (range-clipped,
+    centred, divided by tau, clipped to norm <= 1).
+
+    Computed in memory by :func:`pca_sums`, chunk by chunk (fdp_core/stream.py) or by a Dask
+    reduction; :func:`private_pca` accepts it in place of the curves."""
+
+    grid_points: np.ndarray
+    basis: PcaBasis
+    gram: np.ndarray  # (p, p)
+    n: int
+    n_clipped: int
+    tau: float
+    n_curves: int
+    n_range_clipped: int = 0
+    data_dependent_flags: tuple = ()
+
+
+def pca_centre(settings: PcaSettings, grid_points, released_mean, values=None):
+    """(centre or None, flags): the centring of ``settings``; the sample mean needs ``values``."""
+    bounds = settings.bounds
+    m = np.asarray(grid_points).size
+    if settings.centring == "released-mean":
+        if released_mean is None:
+            raise ParameterError("centring 'released-mean' needs the released mean curve (released_mean=...)")
+        centre = np.asarray(released_mean, dtype=float)
+        if centre.shape != (m,) or not np.all(np.isfinite(centre)):
+            raise ParameterError(f"the released mean must be {m} finite values on the data grid, got shape "
+                                 f"{centre.shape}")
+        return centre, ()
+    if released_mean is not None:
+        raise ParameterError("a released mean was given but centring is not 'released-mean'")
+    if settings.centring == "sample-mean":
+        if values is None:
+            raise ParameterError("centring by the raw sample mean needs the curves in memory (and is not "
+                                 "differentially private): centre by a released mean instead")
+        return values.mean(axis=0), (SAMPLE_MEAN_CENTRING,)
+    if settings.centring == "public":
+        return bounds.centre(grid_points), ()
+    return None, ()
+
+
+def pca_tau(settings: PcaSettings, grid_points) -> float | None:
+    """The public tau (explicit, or the one the value range implies); None with tau_from_data."""
+    if settings.tau_from_data:
+        return None
+    if settings.tau is None:
+        return float(settings.bounds.default_tau(grid_points))
+    return float(settings.tau)
+
+
+def pca_sums(fd, settings, released_mean=None, data_dependent_flags=()) -> PcaSums:
+    """The sufficient statistics of ``fd`` for ``settings`` (in memory)."""
     k = int(settings.k)
     bounds = settings.bounds
     codes, n_persons = person_codes(fd.metadata, bounds.person_column, fd.n)
@@ -444,22 +498,8 @@ def _private_pca(fd, settings, rng, released_mean, data_dependent_flags) -> Priv
         raise DataError(f"the declared number of persons n = {n} is smaller than the {n_persons} persons in the data")
     flags = list(data_dependent_flags)
     values, n_range_clipped = clip_values(fd.data_matrix, bounds.value_range)
-    if settings.centring == "released-mean":
-        if released_mean is None:
-            raise ParameterError("centring 'released-mean' needs the released mean curve (released_mean=...)")
-        centre = np.asarray(released_mean, dtype=float)
-        if centre.shape != (fd.m,) or not np.all(np.isfinite(centre)):
-            raise ParameterError(f"the released mean must be {fd.m} finite values on the data grid, got shape "
-                                 f"{centre.shape}")
-    elif released_mean is not None:
-        raise ParameterError("a released mean was given but centring is not 'released-mean'")
-    elif settings.centring == "sample-mean":
-        centre = values.mean(axis=0)
-        flags.append(SAMPLE_MEAN_CENTRING)
-    elif settings.centring == "public":
-        centre = bounds.centre(fd.grid_points)
-    else:
-        centre = None
+    centre, centre_flags = pca_centre(settings, fd.grid_points, released_mean, values)
+    flags.extend(centre_flags)
 
     basis = pca_basis(settings, fd.unit_grid, fd.weights)
     p = basis.p
@@ -473,14 +513,36 @@ def _private_pca(fd, settings, rng, released_mean, data_dependent_flags) -> Priv
         if not tau > 0:
             raise DataError("every centred curve has zero coefficients: tau from the data would be 0")
         flags.append(DATA_DEPENDENT_TAU)
-    elif settings.tau is None:
-        tau = float(bounds.default_tau(fd.grid_points))
     else:
-        tau = float(settings.tau)
+        tau = pca_tau(settings, fd.grid_points)
     X, n_clipped = coefficient_matrix(values, basis.functions, fd.weights, tau, centre)
     # A person's rows enter as the average of their outer products (METHODS.md 11): weight 1/k_p.
     weights_rows = person_row_weights(codes, n_persons)
     gram = (X * weights_rows[:, None]).T @ X
+    return PcaSums(fd.grid_points, basis, gram, n, n_clipped, tau, fd.n, n_range_clipped, tuple(flags))
+
+
+def _private_pca(fd, settings, rng, released_mean, data_dependent_flags) -> PrivatePCAResult:
+    if isinstance(fd, PcaSums):
+        if released_mean is not None or data_dependent_flags:
+            raise ParameterError("centring and flags are part of the sufficient statistics: give them to pca_sums")
+        sums = fd
+        k = int(settings.k)
+        if sums.n < k:
+            raise DataError(f"private PCA with k = {k} components needs at least k = {k} persons, the data have "
+                            f"{sums.n}")
+        if k >= sums.basis.p:
+            raise ParameterError(f"k = {k} components need a basis dimension p > k, got p = {sums.basis.p}; raise "
+                                 "p or lower k")
+    else:
+        sums = pca_sums(fd, settings, released_mean, data_dependent_flags)
+    return _release_from_sums(sums, settings, rng)
+
+
+def _release_from_sums(sums: PcaSums, settings: PcaSettings, rng) -> PrivatePCAResult:
+    k = int(settings.k)
+    basis, gram, n, tau, n_clipped = sums.basis, sums.gram, sums.n, sums.tau, sums.n_clipped
+    flags = list(sums.data_dependent_flags)
     cinv = 1.0 / basis.prior_variances
     gamma = float(settings.gamma)
     sampler = settings.sampler_name
@@ -519,9 +581,9 @@ def _private_pca(fd, settings, rng, released_mean, data_dependent_flags) -> Priv
     subspace_distance = float(k - np.sum((V.T @ V_hat) ** 2))
 
     return PrivatePCAResult(
-        settings=settings, grid_points=fd.grid_points, basis=basis, coefficients=V,
-        components=basis.functions @ V, n=n, n_clipped=n_clipped, tau=tau, n_curves=fd.n,
-        n_range_clipped=n_range_clipped,
+        settings=settings, grid_points=sums.grid_points, basis=basis, coefficients=V,
+        components=basis.functions @ V, n=n, n_clipped=n_clipped, tau=tau, n_curves=sums.n_curves,
+        n_range_clipped=sums.n_range_clipped,
         guarantee=_guarantee(settings, basis), diagnostics=diagnostics,
         nonprivate_coefficients=V_hat, nonprivate_components=basis.functions @ V_hat,
         scree=np.maximum(evals, 0.0) / n, variance_ratio=variance_ratio,

@@ -35,6 +35,7 @@ from .errors import ParameterError
 from .kernels import eigenbasis
 from .mean import MeanSettings
 from .params import check_choice, check_epsilon, check_positive
+from .preprocess import bounds_of, range_clipped_centred
 from .utility import penalised_noise_scales
 
 SELECTION_BOUNDS = ("range", "linear", "general")
@@ -74,6 +75,24 @@ def score_sensitivity(tau: float, m: int, K: int, bound: str) -> float:
     return 2.0 * 16.0 * tau**2 / (K * m)
 
 
+def selection_tau(fd, settings: MeanSettings) -> float:
+    """The public tau of the selection: the settings' tau, else the declared range's default.
+
+    One curve per person only: with a person column the folds would have to hold persons and the
+    fold means person averages; that case is refused rather than mis-analysed.
+    """
+    if settings.tau_from_data:
+        raise ParameterError("the private selection needs a public tau (tau from the data is not DP)")
+    bounds = bounds_of(settings)
+    if bounds.person_column is not None:
+        raise ParameterError("the private selection treats every curve as a person: run it without a person "
+                             "column (or on one curve per person)")
+    tau = settings.tau if settings.tau is not None else bounds.default_tau(fd.grid_points)
+    if tau is None:
+        raise ParameterError("the private selection needs a public tau or a declared value range")
+    return check_positive("tau", tau)
+
+
 def pcv_private_scores(fd, settings: MeanSettings, penalties, rhos, *, folds: int = 5) -> np.ndarray:
     """PCV(g) on the grid penalties x rhos, shape (len(rhos), len(penalties)) (closed form).
 
@@ -83,9 +102,7 @@ def pcv_private_scores(fd, settings: MeanSettings, penalties, rhos, *, folds: in
     """
     check_choice("mechanism (private selection)", settings.mechanism, SELECTION_MECHANISMS)
     settings = settings.validated()
-    if settings.tau_from_data:
-        raise ParameterError("the private selection needs a public tau (tau from the data is not DP)")
-    tau = float(settings.tau)
+    tau = selection_tau(fd, settings)
     penalties = np.asarray(penalties, dtype=float).ravel()
     rhos = np.asarray(rhos, dtype=float).ravel()
     if penalties.size * rhos.size > MAX_GRID:
@@ -96,7 +113,10 @@ def pcv_private_scores(fd, settings: MeanSettings, penalties, rhos, *, folds: in
     m, fold_index = selection_folds(fd.n, folds)
     K = len(fold_index)
     weights = fd.weights
-    clipped = clip_to_ball(fd.data_matrix, weights, tau).values
+    # The same per-curve transform as the mean release: clip into the declared range, centre at its
+    # midpoint (or the reference), clip to the tau ball.
+    centred, _, _ = range_clipped_centred(fd, bounds_of(settings))
+    clipped = clip_to_ball(centred, weights, tau).values
     fold_means = np.stack([clipped[idx].mean(axis=0) for idx in fold_index])  # (K, m_grid)
     train_means = (fold_means.sum(axis=0)[None, :] - fold_means) / (K - 1)
     test_sq = (fold_means**2) @ weights
@@ -161,16 +181,17 @@ def select_parameters(fd, settings: MeanSettings, penalties, rhos, *, epsilon: f
     epsilon = check_epsilon(epsilon)
     scores = pcv_private_scores(fd, settings, penalties, rhos, folds=folds)
     m, fold_index = selection_folds(fd.n, folds)
-    scale = score_sensitivity(float(settings.tau), m, len(fold_index), bound)
+    tau = selection_tau(fd, settings)
+    scale = score_sensitivity(tau, m, len(fold_index), bound)
     rng = rng if rng is not None else np.random.default_rng()
     index = int(exponential_selection(scores, epsilon, scale, rng)[0])
     r, p = np.unravel_index(index, scores.shape)
     penalties, rhos = np.asarray(penalties, dtype=float).ravel(), np.asarray(rhos, dtype=float).ravel()
     guarantee = {"privacy": "epsilon-DP (exponential mechanism; epsilon-bounded range: rho = epsilon^2 / 8)",
                  "epsilon": epsilon, "delta": 0.0, "score_scale": scale, "bound": bound,
-                 "sensitivity_general": score_sensitivity(float(settings.tau), m, len(fold_index), "general") / 2,
-                 "sensitivity_linear": score_sensitivity(float(settings.tau), m, len(fold_index), "linear") / 2,
-                 "spread_range": score_sensitivity(float(settings.tau), m, len(fold_index), "range"),
+                 "sensitivity_general": score_sensitivity(tau, m, len(fold_index), "general") / 2,
+                 "sensitivity_linear": score_sensitivity(tau, m, len(fold_index), "linear") / 2,
+                 "spread_range": score_sensitivity(tau, m, len(fold_index), "range"),
                  "folds": f"record i -> fold i mod {len(fold_index)} for i < {len(fold_index) * m}; "
                           f"{fd.n - len(fold_index) * m} trailing record(s) unused"}
     return PrivateSelection(settings.mechanism, penalties, rhos, epsilon, bound, len(fold_index), m, scale,
@@ -190,7 +211,7 @@ def selection_entry(fd, settings: MeanSettings, penalties, rhos, *, epsilon: flo
                     bound: str = "range", label: str = ""):
     """What a selection will cost, from public inputs only (n, K, tau, the grid size): nothing computed."""
     m, fold_index = selection_folds(fd.n, folds)
-    scale = score_sensitivity(float(check_positive("tau", settings.tau)), m, len(fold_index), bound)
+    scale = score_sensitivity(selection_tau(fd, settings), m, len(fold_index), bound)
     return selection_ledger_entry(epsilon, scale, bound, int(np.size(penalties) * np.size(rhos)), label)
 
 
@@ -203,7 +224,7 @@ def commit_selection(account, fd, settings: MeanSettings, penalties, rhos, *, ep
     raises BudgetError with nothing computed from the data and nothing recorded. Returns
     (selection, ledger entry).
     """
-    from .export import _charge, _settle
+    from .commit import _charge, _settle
 
     entry = entry or selection_entry(fd, settings, penalties, rhos, epsilon=epsilon, folds=folds, bound=bound,
                                      label=label)

@@ -18,6 +18,7 @@ from scipy import stats
 
 from .data import FunctionalData, from_arrays
 from .kernels import eigenbasis, kernel_function, kernel_matrix
+from .threads import small_problem
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,8 @@ def gp_noise(rng: np.random.Generator, n: int, grid: np.ndarray, sd: float, rho:
     eigenvalues set to 0 (a Cholesky factor fails on this numerically singular matrix).
     """
     cov = sd**2 * kernel_matrix("gaussian", grid, grid, rho)
-    lam, U = np.linalg.eigh((cov + cov.T) / 2.0)
+    with small_problem(grid.size):
+        lam, U = np.linalg.eigh((cov + cov.T) / 2.0)
     root = U * np.sqrt(np.maximum(lam, 0.0))
     return rng.standard_normal((int(n), grid.size)) @ root.T
 

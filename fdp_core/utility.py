@@ -49,6 +49,7 @@ from .mechanisms.iclp import iclp_ar_mean_noise
 from .sensitivity import (gaussian_mean_sensitivity_paper, gaussian_mean_sensitivity_tight,
                           iclp_qr_sensitivity_paper, iclp_qr_sensitivity_tight)
 from .params import check_choice
+from .threads import small_problem
 
 SWEEP_PARAMS = ("epsilon", "delta", "phi", "rho", "eta", "n")
 PARAM_LABELS = {
@@ -755,7 +756,8 @@ def pca_variance_ratio_curves(fd: FunctionalData, settings, epsilons, *, ks=(1, 
             continue
         X, _ = pca.coefficient_matrix(fd.data_matrix, basis.functions, fd.weights, tau)
         gram = X.T @ X
-        best = float(np.sum(np.linalg.eigvalsh(gram)[::-1][:k]))
+        with small_problem(gram.shape[0]):
+            best = float(np.sum(np.linalg.eigvalsh(gram)[::-1][:k]))
         ratios = np.empty((int(draws), epsilons.size))
         for e, eps in enumerate(epsilons.tolist()):
             se = _replace(s, epsilon=eps)

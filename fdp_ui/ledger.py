@@ -22,7 +22,7 @@ from fdp_core.errors import FdpError, LedgerError
 from fdp_core.fingerprint import canonical_unit, fingerprint, unit_of_privacy
 from fdp_core.presets import preset
 
-from . import state
+from . import choices, state
 
 LEDGER_KEY = "fdp_ledger"  # the ledger in force this run: the stored budget's snapshot, or the draft
 DRAFT_KEY = "fdp_ledger_draft"  # the budget chosen in the widgets before the data set has a stored one
@@ -221,8 +221,6 @@ def nearest_choice(value: float, choices) -> float:
 
 def apply_preset(name: str) -> None:
     """Callback: a harm-level preset sets the session budget and the global epsilon/delta."""
-    from . import sidebar
-
     p = preset(name)
     if not locked():
         st.session_state["rel_budget_epsilon"] = float(p.epsilon)
@@ -231,8 +229,8 @@ def apply_preset(name: str) -> None:
     else:
         st.session_state[MESSAGE_KEY] = ("warning", "The budget is locked after the first commit; the preset only "
                                                     "set the global epsilon and delta.")
-    sidebar.apply({"g_epsilon": nearest_choice(p.epsilon, sidebar.EPSILON_CHOICES),
-                   "g_delta": nearest_choice(p.delta / PRESET_RELEASES_PER_DELTA, sidebar.DELTA_CHOICES)})
+    choices.apply({"g_epsilon": nearest_choice(p.epsilon, choices.EPSILON_CHOICES),
+                   "g_delta": nearest_choice(p.delta / PRESET_RELEASES_PER_DELTA, choices.DELTA_CHOICES)})
 
 
 def apply_chosen_preset() -> None:

@@ -13,7 +13,8 @@ import streamlit as st
 from fdp_core.errors import FdpError
 from fdp_core.mean import MeanSettings
 from fdp_core.private_selection import (SELECTION_BOUNDS, commit_selection, pcv_private_scores, score_sensitivity,
-                                        selection_entry, selection_folds, selection_probabilities)
+                                        selection_entry, selection_folds, selection_probabilities,
+                                        selection_tau)
 
 from . import ledger, sidebar
 
@@ -78,11 +79,12 @@ def render(fd, settings, mechanism: str, folds: int, data_key: str) -> None:
     try:
         m, fold_index = selection_folds(fd.n, folds)
         s = replace(settings, mechanism=mechanism)
+        tau = selection_tau(fd, s)
         scores = _scores(data_key, tuple(asdict(s).items()), int(folds), fd)
     except FdpError as exc:
         st.warning(f"private selection cannot run with these settings: {exc}")
         return
-    scale = score_sensitivity(float(settings.tau), m, len(fold_index), bound)
+    scale = score_sensitivity(tau, m, len(fold_index), bound)
     probs = selection_probabilities(scores, float(epsilon), scale)
     best = int(np.argmin(scores))
     order = np.argsort(scores.ravel())

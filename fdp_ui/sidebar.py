@@ -13,13 +13,10 @@ from fdp_core.kernels import KERNEL_LABELS, KERNEL_NAMES
 from fdp_core.preprocess import PublicBounds, data_tau, n_norm_clipped
 
 from . import ledger, navigation, state
+# apply and setting_default are part of the sidebar's interface (pages set global settings through it).
+from .choices import (DEFAULTS, DELTA_CHOICES, EPSILON_CHOICES, EPSILON_STRONG_WARNING, EPSILON_WARNING,  # noqa: F401
+                      apply, setting_default)
 
-# Log-spaced epsilon values, 0.01 ... 10, two significant digits (a select slider moves in
-# equal steps of log epsilon, which is how privacy loss should be explored).
-EPSILON_CHOICES = tuple(float(f"{v:.2g}") for v in np.logspace(-2, 1, 61))
-# Caution from epsilon = 5 (the threshold OpenDP's DP Wizard warns at), stronger from 10.
-EPSILON_WARNING, EPSILON_STRONG_WARNING = 5.0, 10.0
-DELTA_CHOICES = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10, 0.01, 0.05, 0.1)
 
 HELP = {
     "epsilon": "Privacy loss bound. Smaller epsilon = stronger privacy = more noise. "
@@ -70,22 +67,6 @@ class GlobalSettings:
         return np.random.default_rng(None if self.seed is None else [self.seed, salt])
 
 
-_DEFAULTS = {"g_kernel": "matern52", "g_rho": 0.1, "g_nu": 2.0, "g_eta": 1.5, "g_log_phi": -2.0,
-             "g_epsilon": 1.0, "g_delta": 1e-5, "g_tau": 1.0, "g_tau_from_data": False,
-             "g_seed_mode": "demo seed", "g_seed": 42, "g_tutorial": False, "g_tau_from_range": True}
-
-
-def setting_default(key: str):
-    """The default of a global setting (its value before the sidebar's first run)."""
-    return _DEFAULTS[key]
-
-
-def apply(values: dict) -> None:
-    """Set global settings programmatically (presets, PSS/PCV buttons). Call from a callback."""
-    for key, value in values.items():
-        st.session_state[key] = value
-
-
 def render() -> GlobalSettings:
     """Draw the global settings; every page calls this first.
 
@@ -94,7 +75,7 @@ def render() -> GlobalSettings:
     cleaned up between pages).
     """
     navigation.leave_legacy_mode()
-    for key, value in _DEFAULTS.items():
+    for key, value in DEFAULTS.items():
         st.session_state[key] = st.session_state.get(key, value)
     ds = state.current()
     sb = st.sidebar

@@ -70,18 +70,6 @@ TEXTS = {
          "Centre by a committed mean (commit one on the Release page first) and compare with no centring.",
          "Raise k to 3: epsilon is split across the components; which one suffers most?"]),
     "pages/covariance.py": (
-        "How the curves vary together (the covariance function), released privately, and how a person-level "
-        "covariate (e.g. MS vs control) shifts the whole curve (function-on-scalar regression).",
-        [("mechanism", "Gaussian noise (epsilon, delta) or Laplace-type noise (pure epsilon) on every entry."),
-         ("centring", "subtract a public value only, or also release the mean with a share gamma of the budget."),
-         ("eigenfunctions", "the main directions of the private covariance, beside the exponential mechanism's "
-                            "at the same epsilon."),
-         ("covariates, B", "the regression's inputs and a public bound on their size; kappa keeps the inversion "
-                           "stable.")],
-        ["Set epsilon to 10, then 0.5: when does the private heatmap look like the red analyst view?",
-         "Compare the two variance ratios: which route to private components works better here?",
-         "Raise kappa: what happens to the width of the regression bands?"]),
-    "pages/covariance.py": (
         "How the curves vary together (the covariance function, a surface over pairs of time points) and how "
         "a per-person number such as age shifts the curves (function-on-scalar regression), both released "
         "with noise.",

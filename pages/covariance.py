@@ -12,7 +12,8 @@ from fdp_core.covariance import (CENTRINGS, COVARIANCE_MECHANISMS, CovarianceSet
 from fdp_core.errors import FdpError
 from fdp_core.regression import RegressionSettings, bands, plan_regression_release
 from fdp_core.sensitivity import COVARIANCE_GAUSSIAN_BOUNDS
-from fdp_ui import sidebar, state
+from fdp_core.export import NONPRIVATE_VIEWS
+from fdp_ui import sidebar, state, summary_commit
 from fdp_ui.plots import ANALYST_COLOR, ANALYST_LABEL, PRIVATE_COLOR, add_band, add_line
 
 _DEFAULTS = {"cov_mechanism": "gaussian", "cov_bound": "kyfan", "cov_centring": "released-mean", "cov_gamma": 0.2,
@@ -87,6 +88,7 @@ for col, matrix in ((1, nonprivate), (2, private)):
 heat.update_layout(height=420, margin=dict(l=10, r=10, t=40, b=10),
                    title="Covariance surfaces (same colour scale; the release saturates where noise dominates)")
 st.plotly_chart(heat, key="cov_heatmaps")
+state.note_view(NONPRIVATE_VIEWS["covariance_estimate"])
 
 # Private FPCA, two routes at the same total epsilon.
 _, cov_functions = eigenfunctions_of(plan, private, k)
@@ -120,6 +122,7 @@ st.plotly_chart(fig, key="cov_components")
 st.caption("Both routes spend the same epsilon: the covariance route releases the whole covariance (and the mean) "
            "and takes its eigenfunctions by post-processing; the exponential mechanism releases only the "
            "components. Variance ratios come from the raw data: analyst view, not private.")
+summary_commit.render("covariance", settings)
 
 # --------------------------------------------------------------------------- regression
 st.header("Function-on-scalar regression")
@@ -178,5 +181,7 @@ for j, label in enumerate(reg.labels):
 fig.update_layout(height=380, margin=dict(l=10, r=10, t=40, b=10),
                   title=f"Regression coefficient functions (n = {reg.n}, epsilon = {g.epsilon:g})")
 st.plotly_chart(fig, key="reg_coefficients")
+state.note_view(NONPRIVATE_VIEWS["regression_ols"])
 st.caption("The band is the spread of the private estimate over repeated noise draws on these data (analyst view). "
            "A small n or nearly collinear covariates make T1~ ill-conditioned: raise kappa or epsilon.")
+summary_commit.render("regression", reg_settings)

@@ -9,13 +9,13 @@ from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.preprocess import (NOT_DP_SUGGESTION, PublicBounds, curves_per_person, range_clipped_centred,
                                  repeated_id_columns, suggested_value_range)
 from fdp_core.simulate import SIMULATIONS
-from fdp_ui import intake_panel, plots, sidebar, state, steps
+from fdp_ui import intake_panel, plots, server_files, sidebar, state, steps
 
 st.title("Data")
 st.caption("The unit of privacy is a person: neighbouring data sets differ in one person's data. Without a person "
            "column every curve counts as a different person.")
 
-SOURCES = ("built-in example", "upload a file", "simulate")
+SOURCES = ("built-in example", "upload a file", "simulate") + (("server file",) if server_files.data_dir() else ())
 
 
 def _on_source_change():
@@ -72,6 +72,9 @@ if source == "upload a file":
                      type=["csv", "txt", "parquet"], key="data_upload", on_change=_on_upload)
     st.caption("Long-format curves observed on different grids are interpolated onto a common grid (the union "
                "of their points inside the range all curves cover). Maximum file size: 200 MB.")
+elif source == "server file":
+    server_files.render(missing, lambda fd, name: state.replace_dataset(lambda: state.Dataset(fd, f"server file: {name}",
+                                                                                              "upload")) or st.rerun())
 elif source == "simulate":
     design_key = st.selectbox("Design", list(SIMULATIONS), key="sim_design", on_change=_on_simulation_change,
                               format_func=lambda k: SIMULATIONS[k].label)

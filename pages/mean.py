@@ -5,7 +5,6 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from fdp_core.errors import FdpError

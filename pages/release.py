@@ -219,8 +219,8 @@ if g.tutorial:
     st.info("Tutorial: the commit uses the settings you explored (sidebar and the Mean page). Before you click, the "
             "cost below is computed from the sampler's own privacy map without drawing anything. Clicking draws "
             "the noise once; there is no undo and no second draw for free.")
-kinds = export.supported_kinds()
-kind = st.radio("what to commit", kinds, key="rel_kind", horizontal=True, format_func=ledger_ui.KIND_LABELS.get)
+# Covariance and regression commit from their own page (pages/covariance.py), into the same ledger.
+kind = st.radio("what to commit", tuple(ledger_ui.KIND_LABELS), key="rel_kind", horizontal=True, format_func=ledger_ui.KIND_LABELS.get)
 label = st.text_input("label (optional)", key="rel_label", placeholder="e.g. mean curve for the annual report")
 entry, inputs, flags, sampler_note = None, None, (), ""
 try:

@@ -3,7 +3,6 @@ variance ratios, and the regression coefficient functions with bands; numbers ma
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -110,3 +109,35 @@ def test_tradeoffs_page_private_selection_charges_the_ledger():
     stored = at.session_state[LEDGER_KEY]
     assert isinstance(stored, PersistentLedger)
     assert [e.kind for e in stored.entries] == ["tuning"]
+
+
+@pytest.mark.parametrize("kind,parts", [("covariance", 2), ("regression", 2)])
+def test_commit_buttons_charge_the_persistent_ledger_and_list_the_release(kind, parts):
+    from fdp_core.ledger_store import PersistentLedger
+    from fdp_ui.ledger import LEDGER_KEY, RELEASES_KEY
+
+    at = _page()
+    at.button(key=f"commit_{kind}").click().run()
+    assert not at.exception, at.exception
+    assert any("Committed" in s.value for s in at.success), [e.value for e in at.error]
+    at.run()
+    stored = at.session_state[LEDGER_KEY]
+    assert isinstance(stored, PersistentLedger) and [e.kind for e in stored.entries] == [kind] * parts
+    release = at.session_state[RELEASES_KEY][-1]
+    assert release.kind == kind
+    assert any("Covariance & regression page" in v for v in release.record["looked_at_before_commit"])
+
+
+def test_committed_covariance_release_is_exported_from_the_release_page():
+    from fdp_ui.ledger import RELEASES_KEY
+
+    at = _page()
+    at.button(key="commit_covariance").click().run()
+    at.switch_page("pages/release.py")
+    at.run()
+    assert not at.exception, at.exception
+    release = at.session_state[RELEASES_KEY][-1]
+    assert release.kind == "covariance"
+    chooser = at.selectbox(key="rel_export_choice")
+    assert chooser.value == release.id
+    assert len(at.get("download_button")) >= 1

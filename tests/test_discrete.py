@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fdp_core.accounting import Ledger, cks_epsilon, gdp_delta
+from fdp_core.accounting import Ledger, cks_epsilon, discrete_entry, gdp_delta
 from fdp_core.audit import audit_pair
 from fdp_core.errors import BudgetError, ParameterError
 from fdp_core.mechanisms.discrete import (
@@ -71,14 +71,14 @@ def test_plan_then_check_then_release_then_commit():
     """The export flow: the budget is checked on the plan, before any noise exists."""
     ledger = Ledger(1.0, 1e-5)
     plan = discrete_gaussian_plan(3, scaled_sensitivity=0.1)
-    entry = plan.ledger_entry("mean", "gp_mean_discrete", delta=1e-6)
+    entry = discrete_entry(plan, "mean", "gp_mean_discrete", delta=1e-6)
     assert entry.curve == "zcdp" and entry.rho == plan.rho
     assert entry.epsilon == pytest.approx(cks_epsilon(plan.rho, 1e-6))
     ledger.check(entry)
     _, record = discrete_gaussian_release(np.zeros(3), np.ones(3), scaled_sensitivity=0.1)
     assert record.rho == plan.rho  # the release has exactly the privacy that was checked
     ledger.commit(entry)
-    big = discrete_laplace_plan(3, scaled_sensitivity=2.0).ledger_entry("kde", "iclp_kde_discrete")
+    big = discrete_entry(discrete_laplace_plan(3, scaled_sensitivity=2.0), "kde", "iclp_kde_discrete")
     assert big.curve == "pure" and big.epsilon == pytest.approx(2.0)
     with pytest.raises(BudgetError):
         ledger.check(big)
@@ -153,4 +153,4 @@ def test_bad_inputs_are_refused_before_drawing():
     with pytest.raises(ParameterError, match="larger granularity_exp"):  # |y| = 2^21 > 2^(50-30)
         discrete_laplace_release(np.array([2.0**21]), np.ones(1), scaled_sensitivity=1.0)
     with pytest.raises(ParameterError, match="delta"):
-        discrete_gaussian_plan(2, scaled_sensitivity=1.0).ledger_entry("mean", "dg")
+        discrete_entry(discrete_gaussian_plan(2, scaled_sensitivity=1.0), "mean", "dg")

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdp_core import export
+from fdp_core import audit, commit, export
 from fdp_core.accounting import Ledger, cks_epsilon, compose
 from fdp_core.cli import main
 from fdp_core.data import FunctionalData, from_arrays, load_curves, to_wide_csv
@@ -186,16 +186,16 @@ def test_hall_commit_adds_exactly_the_plans_noise_law_in_its_coefficient_frame(b
     settings = KdeSettings(mechanism="gaussian", box=box, epsilon=1.0, delta=1e-5, grid_size=grid_size)
     release = export.commit_kde(Ledger(5.0, 1e-5), fd, feature, settings)
     plan = plan_kde_release(extract_features(fd, feature)[0], settings)
-    axes, sds = export._hall_transform(plan)
+    axes, sds = commit._hall_transform(plan)
     # Independent N(0, sd_j^2) coefficients in the orthogonal frame U = the plan's noise covariance.
     U = axes[0] if len(axes) == 1 else np.kron(axes[0], axes[1])
     np.testing.assert_allclose((U * sds.ravel() ** 2) @ U.T, plan._noise.covariance(), rtol=1e-9, atol=1e-15)
     # The exported density maps back to exactly the sampler's unit values, and the coefficients
     # without noise to the non-private density (the transform is the identity on the signal).
     values = release.table["density"].to_numpy().reshape(plan.grid_shape)
-    unit = (export._to_coefficients(axes, values) / sds).ravel()
+    unit = (commit._to_coefficients(axes, values) / sds).ravel()
     np.testing.assert_allclose(unit, spy[0][1].unit_values, rtol=0, atol=1e-6 * np.abs(unit).max())
-    np.testing.assert_allclose(export._from_coefficients(axes, export._to_coefficients(axes, plan.density)),
+    np.testing.assert_allclose(commit._from_coefficients(axes, commit._to_coefficients(axes, plan.density)),
                                plan.density, atol=1e-12)
 
 
@@ -537,7 +537,7 @@ def test_audit_passes_the_calibrated_gaussian_and_flags_the_under_noised_control
 def test_audit_pair_attains_the_sensitivity_and_flags_a_pure_mechanism_control():
     fd = load_curves(EXAMPLE)
     settings = MeanSettings(mechanism="frl", epsilon=1.0, tau=1.0, M=2)
-    d, d_prime, _ = export._worst_case_pair(settings, fd.grid_points, fd.n)
+    d, d_prime, _ = audit._worst_case_pair(settings, fd.grid_points, fd.n)
     a, b = plan_mean_release(d, settings), plan_mean_release(d_prime, settings)
     # The pair moves the coefficients by exactly the l1 sensitivity: privacy loss epsilon in the tail.
     assert np.sum(np.abs(a.estimate_coefficients - b.estimate_coefficients)) == pytest.approx(a.sensitivity, rel=1e-9)

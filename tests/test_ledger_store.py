@@ -104,9 +104,10 @@ def test_urls_default_location_and_no_password_in_the_location(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     assert LedgerStore("sqlite:///rel/l.sqlite3").location == f"SQLite file {tmp_path / 'rel' / 'l.sqlite3'}"
     assert LedgerStore(str(tmp_path / "plain.sqlite3")).location == f"SQLite file {tmp_path / 'plain.sqlite3'}"
-    for bad in ("sqlite://x", "sqlite:///:memory:", "mysql://h/db"):
+    for bad in ("sqlite://x", "sqlite:///:memory:", "mysql://h/db", "column:site", "ledger"):
         with pytest.raises(LedgerError):
             LedgerStore(bad)
+    assert not (tmp_path / "column:site").exists() and not (tmp_path / "ledger").exists()
 
 
 def test_postgres_location_hides_the_password(postgres_url):

@@ -122,3 +122,43 @@ def test_sharper_selection_with_the_range_bound():
     best = int(np.argmin(sel["range"].scores))
     probs = {b: selection_probabilities(s.scores, 1.0, s.scale)[best] for b, s in sel.items()}
     assert probs["range"] >= probs["linear"] >= probs["general"]
+
+
+def test_selection_uses_the_release_transform_and_refuses_a_person_column():
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    values = rng.uniform(-0.2, 1.2, (30, GRID.size))
+    pens, rhos = np.logspace(-4, 0, 5), [0.1, 0.3]
+    declared = pcv_private_scores(FunctionalData(GRID, values), MeanSettings(kernel="matern52", tau=0.4,
+                                                                             value_range=(0.0, 1.0)), pens, rhos)
+    manual = pcv_private_scores(FunctionalData(GRID, np.clip(values, 0, 1) - 0.5), MeanSettings(kernel="matern52",
+                                                                                                tau=0.4), pens, rhos)
+    np.testing.assert_allclose(declared, manual, rtol=1e-12)
+    meta = pd.DataFrame({"subject": np.repeat(np.arange(15), 2)})
+    with pytest.raises(ParameterError, match="person"):
+        pcv_private_scores(FunctionalData(GRID, values, metadata=meta),
+                           MeanSettings(kernel="matern52", tau=0.4, person_column="subject"), pens, rhos)
+
+
+def test_cli_select_charges_the_persistent_ledger_until_refused(tmp_path, capsys):
+    import json
+    from pathlib import Path
+
+    from fdp_core.cli import main
+
+    example = str(Path(__file__).resolve().parents[1] / "data" / "example_curves.csv")
+    base = ["select", "--data", example, "--epsilon", "1", "--value-range", "0,1.5", "--penalties",
+            "1e-6,1e-3,1", "--rhos", "0.05,0.2", "--select-epsilon", "0.4", "--out", str(tmp_path / "sel")]
+    assert main(base) == 2 and "no stored budget" in capsys.readouterr().err
+    assert main(["ledger", "init", "--data", example, "--epsilon", "1", "--delta", "1e-5"]) == 0
+    assert main(base) == 0 and main(base) == 0
+    record = json.loads((tmp_path / "sel" / "selection.json").read_text())
+    assert record["charged"] is True and record["entry"]["kind"] == "tuning" and "scores" not in record
+    assert record["chosen_penalty"] in (1e-6, 1e-3, 1.0) and record["chosen_rho"] in (0.05, 0.2)
+    view = json.loads((tmp_path / "sel" / "analyst_view.json").read_text())
+    assert view["publishable"] is False and len(view["scores"]) == 2
+    capsys.readouterr()
+    assert main(base) == 2 and "refused" in capsys.readouterr().err  # 0.4 + 0.4 + 0.4 > 1
+    assert main([*base, "--no-ledger"]) == 0
+    assert json.loads((tmp_path / "sel" / "selection.json").read_text())["charged"] is False

@@ -85,7 +85,7 @@ def test_commit_a_mean_release_then_ledger_meter_composition_and_download(sample
     report = compose(ledger.entries, ledger.delta_total)
     shown = _frame(at, "composition")
     for total in report.totals:
-        row = shown[shown["composition"] == export._METHOD_LABELS[total.method]].iloc[0]
+        row = shown[shown["composition"] == export.METHOD_LABELS[total.method]].iloc[0]
         assert row["epsilon"] == total.epsilon and row["delta"] == total.delta
     assert _metric(at, "composed total epsilon") == f"{report.best.epsilon:.4g}"
     assert _metric(at, "best composition") == report.best.method
@@ -253,7 +253,7 @@ def test_budget_survives_a_new_session_and_a_repeat_commit_is_refused(sampler_ca
     """The issue's case: a Gaussian mean spends the whole delta; a new session (a reload, a second browser,
     a server restart) on the same data sees the same ledger and cannot commit the release again."""
     first = _release_page()
-    first.selectbox(key="rel_budget_delta").set_value(1e-5).run()  # one Gaussian commit's delta: all of it
+    first.selectbox(key="rel_budget_delta").set_value(1e-5).run()  # one Gaussian commit's delta: the whole budget
     first.button(key="rel_commit").click().run()
     assert not first.exception and sampler_calls == ["discrete_gaussian_release"]
     entry = first.session_state["fdp_ledger"].entries[0]

@@ -24,6 +24,36 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
                         help="the CSV has the grid down the first column and one curve per column")
 
 
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """--engine and its companions (release mean, kde, pca)."""
+    from ..stream import AUTO_STREAM_BYTES, DEFAULT_CHUNK_ROWS, ENGINES
+
+    parser.add_argument("--engine", choices=ENGINES, default="auto",
+                        help="local: load the file into memory; stream: one pass over chunks (bounded memory); "
+                             "dask: partitions on a Dask cluster (--scheduler); auto (default): stream files above "
+                             f"{AUTO_STREAM_BYTES // 2**20} MB, else local. All give the same release for a seed")
+    parser.add_argument("--scheduler", default=None,
+                        help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 (--engine dask; default: a local "
+                             "cluster of 2 workers on this machine)")
+    parser.add_argument("--chunk-rows", type=int, default=DEFAULT_CHUNK_ROWS,
+                        help="rows per chunk for --engine stream/dask (memory per chunk ~ rows x grid points x 8 bytes)")
+
+
+def engine_of(args) -> str:
+    from ..stream import choose_engine
+
+    engine = choose_engine(args.engine, args.data)
+    if args.scheduler and engine != "dask":
+        raise ParameterError("--scheduler applies to --engine dask")
+    if args.chunk_rows is not None and args.chunk_rows < 1:
+        raise ParameterError(f"--chunk-rows must be a positive integer, got {args.chunk_rows}")
+    return engine
+
+
+def stream_options(args) -> dict:
+    return dict(load_options(args), chunk_rows=args.chunk_rows)
+
+
 def add_bounds_options(parser: argparse.ArgumentParser, *, range_and_reference: bool = True,
                        n_public: bool = True) -> None:
     """Public inputs of the per-record transform (METHODS.md 11-12): unit of privacy, value range."""

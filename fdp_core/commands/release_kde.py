@@ -8,7 +8,8 @@ from ..kde import (KDE_BOUNDS, KDE_MECHANISMS, KdeSettings, analyst_view, parse_
 from ..mechanisms.calibration import CALIBRATIONS
 from ..preprocess import parse_value_range
 from ..release import write_release
-from ._common import add_data_options, add_kernel_options, add_output_options, load_data, rng_from
+from ._common import (add_data_options, add_engine_options, add_kernel_options, add_output_options, engine_of,
+                      load_data, rng_from, stream_options)
 
 PATH = ("release", "kde")
 HELP = "release a differentially private density (KDE) of a per-curve feature or a numeric column"
@@ -44,6 +45,7 @@ def configure(parser) -> None:
                         help="public range of the curve values: curves are clipped pointwise to it before their "
                              "features are computed")
     parser.add_argument("--calibration", choices=CALIBRATIONS, default="analytic")
+    add_engine_options(parser)
     add_output_options(parser)
 
 
@@ -57,14 +59,27 @@ def settings_from_args(args) -> KdeSettings:
 
 def run(args) -> int:
     settings = settings_from_args(args)
-    fd = load_data(args)
-    obs = person_features(fd, args.feature, settings.box, person_column=settings.person_column,
-                          value_range=settings.value_range)
-    plan = plan_kde_release(obs.points, settings)
+    engine = engine_of(args)
+    if engine == "local":
+        fd = load_data(args)
+        obs = person_features(fd, args.feature, settings.box, person_column=settings.person_column,
+                              value_range=settings.value_range)
+        points, features, n_dropped = obs.points, obs.features, fd.report.n_dropped
+    else:
+        if engine == "stream":
+            from ..stream import stream_kde_sums
+
+            obs = stream_kde_sums(args.data, settings, args.feature, **stream_options(args))
+        else:
+            from ..dask_engine import dask_kde_sums
+
+            obs = dask_kde_sums(args.data, settings, args.feature, scheduler=args.scheduler, **stream_options(args))
+        points, features, n_dropped = obs.sums, obs.features, obs.n_dropped
+    plan = plan_kde_release(points, settings)
     values = plan.sample(rng_from(args), 1)[0]
-    record = release_record(plan, feature=features_label(obs.features), seed=args.seed,
+    record = release_record(plan, feature=features_label(features), seed=args.seed,
                             person_column=settings.person_column, value_range=settings.value_range)
-    view = analyst_view(plan, n_dropped=fd.report.n_dropped, n_curves=obs.n_curves, n_outside_box=obs.n_outside_box)
+    view = analyst_view(plan, n_dropped=n_dropped, n_curves=obs.n_curves, n_outside_box=obs.n_outside_box)
     write_release(args.out, record, release_table(plan, values), view)
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({settings.mechanism} KDE, n={plan.n}, "
           f"expected squared L2 error {plan.expected_sq_l2_error:.4g}); {args.out}/analyst_view.json (with the "

@@ -9,8 +9,8 @@ from ..mechanisms.calibration import CALIBRATIONS
 from ..mean import analyst_view
 from ..release import write_release
 from ..sensitivity import BOUNDS
-from ._common import (add_bounds_options, add_data_options, add_kernel_options, add_output_options, bounds_from_args,
-                      load_data, rng_from)
+from ._common import (add_bounds_options, add_data_options, add_engine_options, add_kernel_options,
+                      add_output_options, bounds_from_args, engine_of, load_data, rng_from, stream_options)
 
 PATH = ("release", "mean")
 HELP = "release a differentially private mean function"
@@ -43,6 +43,7 @@ def configure(parser) -> None:
                         help="public lower bound of every curve value (required for bernstein)")
     parser.add_argument("--hi", type=float, default=None,
                         help="public upper bound of every curve value (required for bernstein)")
+    add_engine_options(parser)
     add_output_options(parser)
 
 
@@ -55,8 +56,18 @@ def settings_from_args(args) -> MeanSettings:
 
 def run(args) -> int:
     settings = settings_from_args(args)
-    fd = load_data(args)
-    plan = plan_mean_release(fd, settings)
+    engine = engine_of(args)
+    if engine == "local":
+        data = load_data(args)
+    elif engine == "stream":
+        from ..stream import stream_mean_sums
+
+        data = stream_mean_sums(args.data, settings, **stream_options(args))
+    else:
+        from ..dask_engine import dask_mean_sums
+
+        data = dask_mean_sums(args.data, settings, scheduler=args.scheduler, **stream_options(args))
+    plan = plan_mean_release(data, settings)
     values = plan.sample(rng_from(args), 1)[0]
     record = release_record(plan, values, seed=args.seed)
     write_release(args.out, record, pd.DataFrame({"t": plan.grid_points, "value": values}), analyst_view(plan))

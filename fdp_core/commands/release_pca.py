@@ -8,8 +8,8 @@ import pandas as pd
 from ..errors import DataError, ParameterError
 from ..pca import PCA_BASES, PCA_SAMPLERS, PcaSettings, analyst_view, private_pca, release_record
 from ..release import write_release
-from ._common import (add_bounds_options, add_data_options, add_kernel_options, add_output_options, bounds_from_args,
-                      load_data, rng_from)
+from ._common import (add_bounds_options, add_data_options, add_engine_options, add_kernel_options,
+                      add_output_options, bounds_from_args, engine_of, load_data, rng_from, stream_options)
 
 PATH = ("release", "pca")
 HELP = "release private functional principal components (exponential mechanism, epsilon-DP)"
@@ -57,6 +57,7 @@ def configure(parser) -> None:
     parser.add_argument("--gibbs-sweeps", type=int, default=20_000)
     parser.add_argument("--gibbs-burn-in", type=int, default=None)
     parser.add_argument("--gibbs-thin", type=int, default=None)
+    add_engine_options(parser)
     add_output_options(parser)
 
 
@@ -91,15 +92,34 @@ def _centring(args) -> str:
 
 def run(args) -> int:
     settings = settings_from_args(args).validated()
-    fd = load_data(args)
-    mean = None if args.released_mean is None else _released_mean(args.released_mean, fd.grid_points)
-    result = private_pca(fd, settings, rng_from(args), released_mean=mean)
+    engine = engine_of(args)
+    if engine == "local":
+        fd = load_data(args)
+        mean = None if args.released_mean is None else _released_mean(args.released_mean, fd.grid_points)
+        result = private_pca(fd, settings, rng_from(args), released_mean=mean)
+        n_dropped = fd.report.n_dropped
+    else:
+        from ..stream import open_source
+
+        grid = open_source(args.data, **stream_options(args)).grid
+        mean = None if args.released_mean is None else _released_mean(args.released_mean, grid)
+        if engine == "stream":
+            from ..stream import stream_pca_sums
+
+            sums, n_dropped = stream_pca_sums(args.data, settings, released_mean=mean, with_report=True,
+                                              **stream_options(args))
+        else:
+            from ..dask_engine import dask_pca_sums
+
+            sums, n_dropped = dask_pca_sums(args.data, settings, released_mean=mean, scheduler=args.scheduler,
+                                            with_report=True, **stream_options(args))
+        result = private_pca(sums, settings, rng_from(args))
     record = release_record(result, seed=args.seed)
     if mean is not None:
         record["released_mean_file"] = str(args.released_mean)
-    table = pd.DataFrame({"t": fd.grid_points,
+    table = pd.DataFrame({"t": result.grid_points,
                           **{f"pc{l + 1}": result.components[:, l] for l in range(result.k)}})
-    write_release(args.out, record, table, analyst_view(result, n_dropped=fd.report.n_dropped))
+    write_release(args.out, record, table, analyst_view(result, n_dropped=n_dropped))
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({record['sampler']}, k={result.k}, "
           f"p={result.p}, n={result.n}); {args.out}/analyst_view.json (variance ratio {result.variance_ratio:.3f}, "
           "not private) is NOT for publication")

@@ -16,7 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..data import MISSING_POLICIES, load_curves
-from ..export import _budget_ledger, data_mismatch, export_folder, parse_config, replay
+from ..bundle import export_folder
+from ..replay import _budget_ledger, data_mismatch, parse_config, replay
 from ..ledger_store import BudgetSpec
 from .ledger import add_ledger_option, budget_of
 

@@ -48,9 +48,15 @@ def bernstein_expected_sq_l2_error(K: int, scale: float, length: float = 1.0) ->
     return 2.0 * scale**2 * length * bernstein_sum_sq_norms(K)
 
 
-def bernstein_mean_noise(values, unit_grid, weights, *, K, lo, hi, n, epsilon):
-    """Returns (lattice means (K + 1,), Laplace scales, Delta_1, guarantee, n_clipped)."""
-    coefs, n_clipped = bernstein_lattice_means(values, unit_grid, K, lo, hi)
+def bernstein_mean_noise(values, unit_grid, weights, *, K, lo, hi, n, epsilon, lattice_means=None, n_clipped=None):
+    """Returns (lattice means (K + 1,), Laplace scales, Delta_1, guarantee, n_clipped).
+
+    ``values`` may be None when the lattice means (and the clipping count) were computed
+    elsewhere, e.g. summed chunk by chunk (fdp_core/stream.py)."""
+    if lattice_means is None:
+        coefs, n_clipped = bernstein_lattice_means(values, unit_grid, K, lo, hi)
+    else:
+        coefs = np.asarray(lattice_means, dtype=float)
     sensitivity = bernstein_sensitivity(K, lo, hi, n)
     scale = sensitivity / epsilon
     scales = np.full(K + 1, scale)

@@ -46,7 +46,6 @@ hardened (e.g. discretised) version of Bingham sampling exists, which exports mu
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass
 
@@ -55,10 +54,7 @@ from scipy.linalg import blas, lapack
 
 from ..errors import ParameterError
 
-try:
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover - optional
-    threadpool_limits = None
+from ..threads import single_blas_thread  # noqa: F401  (re-exported: pca.py and the app import it from here)
 
 # ---------------------------------------------------------------------------------------
 # Envelope parameters and the acceptance test
@@ -461,7 +457,7 @@ def _random_stiefel(p: int, k: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def sample_matrix_bingham_gibbs(A, k: int, rng=None, *, n_sweeps: int = 20_000, burn_in: int | None = None,
-                                thin: int | None = None, init="random") -> GibbsDraws:
+                                thin: int | None = None, init="random", compiled: bool | None = None) -> GibbsDraws:
     """Gibbs sampler for the matrix Bingham etr(V^T A V), V p x k orthonormal (Hoff 2009).
 
     One sweep updates every column once, in a fresh random order; the full conditional
@@ -481,6 +477,10 @@ def sample_matrix_bingham_gibbs(A, k: int, rng=None, *, n_sweeps: int = 20_000, 
     init : "random" (uniform on the Stiefel manifold), "mode" (top-k eigenvectors of A;
         perturbed randomly so the chain never starts exactly on an eigenvector) or an
         explicit (p, k) orthonormal array.
+    compiled : run the numba-compiled chain (gibbs_compiled.py; about 4x faster per sweep) or
+        the Python one. Default: compiled when numba is installed and the chain is long enough
+        to repay loading it (n_sweeps * k >= 30,000) or it is already loaded. Same chain,
+        different random streams.
     """
     A = _check_symmetric(A)
     p = A.shape[0]
@@ -517,19 +517,14 @@ def sample_matrix_bingham_gibbs(A, k: int, rng=None, *, n_sweeps: int = 20_000, 
     # A sweep is a long chain of tiny dense operations (q x q with q = p - k + 1): with a
     # multi-threaded BLAS each one pays thread start-up and, on a busy machine, spin-waits
     # that slow the chain down by an order of magnitude. One BLAS thread for the chain.
+    from . import gibbs_compiled
+
+    if compiled is None:
+        compiled = gibbs_compiled.worth_it(n_sweeps, k)
     with single_blas_thread():
+        if compiled:
+            return GibbsDraws(**gibbs_compiled.gibbs_chain(a, U, Z, rng, n_sweeps, burn_in, thin))
         return _gibbs_chain(a, U, Z, rng, n_sweeps, burn_in, thin)
-
-
-def single_blas_thread():
-    """Context manager: BLAS/LAPACK on one thread (threadpoolctl), or a no-op without it.
-
-    Bingham sampling is many small dense operations; a multi-threaded OpenBLAS spends more
-    on thread hand-offs (and, on a busy machine, spin-waits) than on the arithmetic.
-    """
-    if threadpool_limits is None:  # optional dependency: without it BLAS keeps its threads
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _gibbs_chain(a, U, Z, rng, n_sweeps, burn_in, thin) -> GibbsDraws:

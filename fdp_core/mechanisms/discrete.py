@@ -97,21 +97,6 @@ class DiscretePlan:
     def to_dict(self) -> dict:
         return asdict(self)
 
-    def ledger_entry(self, kind: str, mechanism: str, *, delta: float | None = None,
-                     sensitivity: float | None = None, sensitivity_norm: str = "", label: str = ""):
-        """The ledger entry of this release: pure epsilon (Laplace) or the map's rho (Gaussian, needs delta)."""
-        from ..accounting import discrete_gaussian_entry, pure_entry
-
-        noise = {"sampler": self.sampler, "granularity_exp": self.granularity_exp,
-                 "unit_noise_scale": self.unit_noise_scale, "opendp_version": self.opendp_version}
-        if self.epsilon is not None:
-            return pure_entry(kind, mechanism, epsilon=self.epsilon, sensitivity=sensitivity,
-                              sensitivity_norm=sensitivity_norm, noise=noise, label=label)
-        if delta is None:
-            raise ParameterError("a discrete-Gaussian release needs the delta at which to state its (epsilon, delta)")
-        return discrete_gaussian_entry(kind, mechanism, rho=self.rho, delta=delta, sensitivity=sensitivity,
-                                       sensitivity_norm=sensitivity_norm, noise=noise, label=label)
-
 
 @dataclass(frozen=True)
 class DiscreteNoiseRecord(DiscretePlan):

@@ -1,0 +1,168 @@
+"""Replayable configs: parse ``config.yaml`` and commit the same settings on new data with fresh noise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Mapping
+
+import yaml
+
+from .accounting import KINDS, Ledger
+from .data import MISSING_POLICIES, FunctionalData, load_curves
+from .errors import ParameterError
+from .mean import MeanSettings
+from .mechanisms.discrete import DEFAULT_GRANULARITY_EXP
+from .commit import (CONFIG_SCHEMA, SUMMARY_COMMIT_KINDS, CommittedRelease, _kde_module, _pca_module, commit_kde,
+                     commit_mean, commit_pca)
+
+# --------------------------------------------------------------------------- replay
+
+# Kinds a commit (and so a replay) supports.
+COMMIT_KINDS = KINDS + SUMMARY_COMMIT_KINDS
+_CONFIG_KEYS = {"schema", "kind", "settings", "data", "export", "budget", "replays"}
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _mapping(config: Mapping, key: str, required: bool = True) -> dict:
+    value = config.get(key)
+    if value is None and not required:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ParameterError(f"config: '{key}' must be a mapping (key: value lines), got {type(value).__name__}")
+    return dict(value)
+
+
+def parse_config(source) -> dict:
+    """Read and validate a replay config (a path, YAML text or a mapping); returns the mapping.
+
+    Raises ParameterError with a one-line message on anything malformed.
+    """
+    if isinstance(source, Mapping):
+        config = dict(source)
+    else:
+        text = Path(source).read_text() if isinstance(source, Path) or (
+            isinstance(source, str) and "\n" not in source and Path(source).exists()) else str(source)
+        try:
+            config = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ParameterError(f"config is not valid YAML: {_one_line(exc)}") from None
+    if not isinstance(config, Mapping):
+        raise ParameterError("config must be a YAML mapping written by fdp's export (config.yaml)")
+    if config.get("schema") != CONFIG_SCHEMA:
+        raise ParameterError(f"config schema must be '{CONFIG_SCHEMA}', got {config.get('schema')!r}")
+    unknown = sorted(set(config) - _CONFIG_KEYS)
+    if unknown:
+        raise ParameterError(f"config: unknown key(s) {', '.join(map(str, unknown))}")
+    if config.get("kind") not in COMMIT_KINDS:
+        raise ParameterError(f"config: kind must be one of {', '.join(COMMIT_KINDS)}, got {config.get('kind')!r}")
+    settings = _mapping(config, "settings")
+    data = _mapping(config, "data", required=False)
+    if data.get("missing", "drop") not in MISSING_POLICIES:
+        raise ParameterError(f"config: data.missing must be one of {', '.join(MISSING_POLICIES)}, "
+                             f"got {data.get('missing')!r}")
+    if config["kind"] == "kde" and not isinstance(data.get("feature"), str):
+        raise ParameterError("config: a kde config needs data.feature (e.g. 'l2norm' or 'value:0.5')")
+    export = _mapping(config, "export", required=False)
+    k = export.get("granularity_exp", DEFAULT_GRANULARITY_EXP)
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise ParameterError(f"config: export.granularity_exp must be an integer, got {k!r}")
+    budget = _mapping(config, "budget")
+    _settings_object(config["kind"], settings)
+    _budget_ledger(budget)
+    return {**config, "settings": settings, "data": data, "export": export, "budget": budget}
+
+
+def _settings_object(kind: str, settings: dict):
+    if kind in SUMMARY_COMMIT_KINDS:
+        from .commit_summaries import settings_from_config
+
+        try:
+            return settings_from_config(kind, settings)
+        except TypeError as exc:
+            raise ParameterError(f"config: bad settings for a {kind} release ({_one_line(exc)})") from None
+    if kind == "mean":
+        cls = MeanSettings
+    else:
+        cls = _kde_module().KdeSettings if kind == "kde" else _pca_module().PcaSettings
+    settings = dict(settings)
+    # YAML gives lists; the settings are frozen (hashable) dataclasses: back to tuples.
+    if isinstance(settings.get("value_range"), list):
+        settings["value_range"] = tuple(settings["value_range"])
+    if isinstance(settings.get("reference"), list):
+        settings["reference"] = tuple(tuple(p) if isinstance(p, list) else p for p in settings["reference"])
+    try:
+        obj = cls(**settings)
+    except TypeError as exc:
+        raise ParameterError(f"config: bad settings for a {kind} release ({_one_line(exc)})") from None
+    if kind == "kde":
+        return replace(obj, box=_kde_module().check_box(obj.box))
+    if kind == "pca":
+        if obj.epsilon_split is not None:
+            if not isinstance(obj.epsilon_split, (list, tuple)):
+                raise ParameterError("config: settings.epsilon_split must be a list of numbers")
+            obj = replace(obj, epsilon_split=tuple(obj.epsilon_split))
+        if obj.centring == "released-mean":
+            raise ParameterError("config: a PCA centred by a released mean cannot be replayed from a file (the "
+                                 "released mean is not part of the data); replay the mean and commit the PCA in "
+                                 "the app")
+    return obj.validated()
+
+
+def _budget_ledger(budget: dict) -> Ledger:
+    unknown = sorted(set(budget) - {"epsilon_total", "delta_total", "filter", "split", "name"})
+    if unknown:
+        raise ParameterError(f"config: unknown budget key(s) {', '.join(unknown)}")
+    if "epsilon_total" not in budget or "delta_total" not in budget:
+        raise ParameterError("config: budget needs epsilon_total and delta_total")
+    return Ledger(budget["epsilon_total"], budget["delta_total"], budget.get("split"), budget.get("filter", "basic"))
+
+
+def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple[CommittedRelease, Ledger]:
+    """Commit a new release with a config's settings on ``data`` (path, bytes or FunctionalData), fresh noise.
+
+    ``ledger``: a :class:`fdp_core.ledger_store.StoredBudget` (the persistent budget of these
+    data: the CLI's default), an in-memory Ledger, or None for a fresh in-memory ledger with
+    the config's budget (then nothing outside this call knows about the release). A replay is
+    a new release and spends budget of its own. Returns the release and the ledger after it.
+    """
+    config = parse_config(config)
+    settings = _settings_object(config["kind"], config["settings"])
+    missing = config["data"].get("missing", "drop")
+    if isinstance(data, FunctionalData):
+        fd, label = data, data_label or "array"
+    else:
+        fd = load_curves(data, missing=missing)
+        label = data_label or (Path(data).name if isinstance(data, (str, Path)) else "data")
+    ledger = ledger if ledger is not None else _budget_ledger(config["budget"])
+    k = config["export"].get("granularity_exp")
+    if config["kind"] in SUMMARY_COMMIT_KINDS:
+        from .commit_summaries import replay_summary
+
+        release = replay_summary(config["kind"], ledger, fd, settings,
+                                 label=f"replay of {config.get('replays', 'a release')}", data_label=label,
+                                 granularity_exp=k)
+    elif config["kind"] == "mean":
+        release = commit_mean(ledger, fd, settings, label=f"replay of {config.get('replays', 'a release')}",
+                              data_label=label, granularity_exp=k, pre_registered=True)
+    elif config["kind"] == "pca":
+        release = commit_pca(ledger, fd, settings, label=f"replay of {config.get('replays', 'a release')}",
+                             data_label=label, pre_registered=True)
+    else:
+        release = commit_kde(ledger, fd, config["data"]["feature"], settings,
+                             label=f"replay of {config.get('replays', 'a release')}", data_label=label,
+                             granularity_exp=k, pre_registered=True)
+    return release, (ledger if isinstance(ledger, Ledger) else ledger.ledger())
+
+
+def data_mismatch(config: Mapping, release: CommittedRelease) -> str | None:
+    """A note when the replayed data differ in size from the original (not an error: a config may be reused)."""
+    want = config.get("data", {}) or {}
+    got = release.record.get("data", {})
+    diffs = [f"{key} = {got.get(key)} (original {want[key]})" for key in ("n", "m")
+             if want.get(key) is not None and got.get(key) is not None and want[key] != got[key]]
+    return ("data differ from the original release: " + ", ".join(diffs)) if diffs else None

@@ -1,0 +1,33 @@
+"""BLAS threads for the small dense problems of fdp_core.
+
+The eigendecompositions behind a release are small (a kernel Gram matrix on the grid,
+m ~ 100-500; p x p PCA matrices; the Bingham samplers' q x q steps). A multi-threaded
+OpenBLAS spends more on thread hand-offs, and on a busy machine on spin-waits, than on the
+arithmetic: measured 1.2-45x slower under load (issue 15). ``import fdp_core`` as a library
+therefore must not leave those calls to whatever thread count the host process set up:
+they run inside :func:`single_blas_thread`. Big matrix products (the data pass) keep
+every thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+try:
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover - pinned in requirements.txt; without it BLAS keeps its threads
+    threadpool_limits = None
+
+SMALL = 600  # matrices up to this order count as small (single thread is as fast or faster)
+
+
+def single_blas_thread():
+    """Context manager: BLAS/LAPACK on one thread (threadpoolctl), or a no-op without it."""
+    if threadpool_limits is None:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def small_problem(order: int):
+    """single_blas_thread() for a matrix of this order if it is small, else a no-op."""
+    return single_blas_thread() if order <= SMALL else contextlib.nullcontext()

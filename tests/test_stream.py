@@ -1,0 +1,289 @@
+"""Streamed and Dask releases equal the in-memory release (METHODS.md 17).
+
+The streamed sums go through the same planning code (mean.py, kde.py, pca.py), so with the
+same seed the released values agree up to the order of floating-point summation.
+"""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fdp_core import cli, stream
+from fdp_core.data import load_curves
+from fdp_core.errors import DataError, ParameterError
+from fdp_core.features import extract_features, person_features
+from fdp_core.kde import KdeSettings, plan_kde_release
+from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release
+from fdp_core.pca import PcaSettings, private_pca
+
+RTOL = 1e-10
+
+
+def _curves(n=1200, m=25, seed=0, missing=True):
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0.0, 2.0, m)
+    X = 0.5 + 0.3 * np.sin(np.outer(rng.normal(size=n), t)) + 0.1 * rng.normal(size=(n, m))
+    if missing:
+        X[5, 3] = np.nan  # interior gap
+        X[7, 0] = np.nan  # end point: always dropped
+    frame = pd.DataFrame(X, columns=[repr(float(x)) for x in t])
+    frame.insert(0, "subject", rng.integers(0, n // 3, n))  # persons spread over the file
+    return frame
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("stream")
+    frame = _curves()
+    frame.to_csv(root / "c.csv", index=False)
+    frame.to_parquet(root / "c.parquet", row_group_size=300)  # 4 row groups: 4 Dask partitions
+    return root, frame
+
+
+def _close(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    scale = max(float(np.max(np.abs(a))), 1e-300)
+    assert np.max(np.abs(a - b)) <= RTOL * scale, np.max(np.abs(a - b)) / scale
+
+
+def _sources(root, fd):
+    return {"csv": root / "c.csv", "parquet": root / "c.parquet", "fd": fd,
+            "chunks": [fd.data_matrix[i:i + 97] for i in range(0, fd.n, 97)]}
+
+
+MEAN_SETTINGS = [MeanSettings(mechanism=m, tau=0.6, lo=0.0, hi=1.0, rho=0.2) for m in MEAN_MECHANISMS]
+MEAN_SETTINGS += [MeanSettings(tau_from_data=True, tau=None),
+                  MeanSettings(tau=None, value_range=(0.2, 0.9), rho=0.2),  # range clip, centring, default tau
+                  MeanSettings(tau_from_data=True, tau=None, value_range=(0.2, 0.9)),
+                  MeanSettings(mechanism="bernstein", tau=None, lo=0.0, hi=1.0, value_range=(0.2, 0.9)),
+                  MeanSettings(tau=0.3, person_column="subject", n_public=900),
+                  MeanSettings(mechanism="bernstein", tau=None, lo=0.0, hi=1.0, person_column="subject",
+                               n_public=900)]
+MEAN_IDS = list(MEAN_MECHANISMS) + ["tau-from-data", "value-range", "range-tau-from-data", "bernstein-range",
+                                    "persons-n-public", "bernstein-persons-n-public"]
+
+
+@pytest.mark.parametrize("settings", MEAN_SETTINGS, ids=MEAN_IDS)
+@pytest.mark.parametrize("missing", ["drop", "interpolate"])
+def test_streamed_mean_equals_in_memory(files, settings, missing):
+    root, _ = files
+    fd = load_curves(root / "c.csv", missing=missing)
+    expected = plan_mean_release(fd, settings)
+    for label, source in _sources(root, fd).items():
+        if label == "chunks" and (missing == "interpolate" or settings.person_column):
+            continue  # arrays carry no missing values and no person column here
+        sums = stream.stream_mean_sums(source, settings, chunk_rows=211, missing=missing, grid=fd.grid_points)
+        plan = plan_mean_release(sums, settings)
+        assert plan.n == expected.n and plan.n_clipped == expected.n_clipped and plan.n_curves == expected.n_curves
+        np.testing.assert_allclose(plan.raw_mean, expected.raw_mean, rtol=1e-12)
+        assert plan.n_dropped == (0 if label == "chunks" else expected.n_dropped)  # the arrays are the kept curves
+        _close(expected.sample(np.random.default_rng(7), 3), plan.sample(np.random.default_rng(7), 3))
+
+
+KDE_SETTINGS = [KdeSettings(box=(0.0, 1.5)), KdeSettings(box=(0.0, 1.5), bandwidth=0.1),
+                KdeSettings(box=(0.0, 1.5), data_dependent_bandwidth=True),
+                KdeSettings(mechanism="iclp", box=(0.0, 1.5)),
+                KdeSettings(box=(0.0, 1.5, 0.0, 1.5), bandwidth=0.2, grid_size=24),
+                KdeSettings(mechanism="iclp", box=(0.0, 1.5, 0.0, 1.5), grid_size=24),
+                KdeSettings(box=(0.0, 1.2), bandwidth=0.1, value_range=(0.0, 1.0), person_column="subject"),
+                KdeSettings(mechanism="iclp", box=(0.0, 1.2), person_column="subject")]
+
+
+@pytest.mark.parametrize("settings", KDE_SETTINGS, ids=["hall-default-h", "hall-fixed-h", "hall-silverman",
+                                                        "iclp", "hall-2d", "iclp-2d", "hall-persons-range",
+                                                        "iclp-persons"])
+def test_streamed_kde_equals_in_memory(files, settings):
+    root, _ = files
+    fd = load_curves(root / "c.csv")
+    feature = "max" if len(settings.box) == 2 else "max,mean:0.5:1.5"
+    obs = person_features(fd, feature, settings.box, person_column=settings.person_column,
+                          value_range=settings.value_range)
+    expected = plan_kde_release(obs.points, settings)
+    for label in ("csv", "parquet"):
+        streamed = stream.stream_kde_sums(_sources(root, fd)[label], settings, feature, chunk_rows=211)
+        assert streamed.n_dropped == fd.report.n_dropped
+        assert (streamed.n_curves, streamed.n_outside_box) == (obs.n_curves, obs.n_outside_box)
+        plan = plan_kde_release(streamed.sums, settings)
+        assert plan.n == expected.n and plan.n_clipped_box == expected.n_clipped_box
+        _close(expected.sample(np.random.default_rng(3), 2), plan.sample(np.random.default_rng(3), 2))
+
+
+@pytest.mark.parametrize("settings", [PcaSettings(tau=1.0), PcaSettings(k=2, tau=1.0),
+                                      PcaSettings(tau_from_data=True, tau=None),
+                                      PcaSettings(basis="fourier", p=8, tau=0.5),
+                                      PcaSettings(tau=None, value_range=(0.0, 1.0), centring="public"),
+                                      PcaSettings(tau_from_data=True, tau=None, value_range=(0.0, 1.0),
+                                                  centring="public"),
+                                      PcaSettings(tau=0.5, person_column="subject", n_public=1000)],
+                         ids=["exact", "deflation", "tau-from-data", "fourier", "public-centre",
+                              "public-centre-tau-from-data", "persons"])
+def test_streamed_pca_equals_in_memory(files, settings):
+    root, _ = files
+    fd = load_curves(root / "c.parquet")
+    expected = private_pca(fd, settings, 11)
+    for label, source in _sources(root, fd).items():
+        if label == "chunks" and settings.person_column:
+            continue
+        sums = stream.stream_pca_sums(source, settings, chunk_rows=211, grid=fd.grid_points)
+        result = private_pca(sums, settings, 11)
+        assert result.n == expected.n and result.n_clipped == expected.n_clipped
+        _close(expected.components, result.components)
+        _close(expected.scree, result.scree)
+
+
+def test_streamed_pca_with_released_mean(files):
+    root, _ = files
+    fd = load_curves(root / "c.csv")
+    settings = PcaSettings(tau=0.5, centring="released-mean")
+    centre = np.full(fd.m, 0.5)
+    expected = private_pca(fd, settings, 2, released_mean=centre)
+    result = private_pca(stream.stream_pca_sums(root / "c.csv", settings, released_mean=centre, chunk_rows=100),
+                         settings, 2)
+    _close(expected.components, result.components)
+    with pytest.raises(ParameterError, match="raw sample mean needs the curves in memory"):
+        stream.stream_pca_sums(root / "c.csv", PcaSettings(tau=1.0, centring="sample-mean"))
+
+
+# --------------------------------------------------------------------------- persons
+
+def _person_reference(fd, person, stat):
+    """Sum over persons of the average of their rows' statistic (independent of stream.py)."""
+    frame = pd.DataFrame(stat)
+    return frame.groupby(np.asarray(person)).mean().to_numpy().sum(axis=0), len(set(person))
+
+
+def test_person_averaged_mean_matches_a_direct_groupby(files):
+    root, _ = files
+    fd = load_curves(root / "c.csv")
+    tau = 0.6
+    clipped = fd.data_matrix * np.minimum(1.0, tau / fd.norms())[:, None]
+    expected, n_persons = _person_reference(fd, fd.metadata["subject"].astype(str), clipped)
+    settings = MeanSettings(tau=tau, rho=0.2, person_column="subject")
+    for source in (root / "c.csv", root / "c.parquet", fd):
+        sums = stream.stream_mean_sums(source, settings, chunk_rows=50)
+        assert sums.n == n_persons < fd.n
+        np.testing.assert_allclose(sums.total, expected, rtol=1e-12)
+
+
+def test_person_averaged_pca_and_kde(files):
+    root, _ = files
+    fd = load_curves(root / "c.parquet")
+    settings = PcaSettings(tau=1.0, person_column="subject")
+    sums = stream.stream_pca_sums(root / "c.parquet", settings, chunk_rows=64)
+    from fdp_core.pca import coefficient_matrix, pca_basis
+
+    X, _ = coefficient_matrix(fd.data_matrix, pca_basis(settings, fd.unit_grid, fd.weights).functions, fd.weights,
+                              1.0)
+    outer = np.einsum("ij,ik->ijk", X, X).reshape(fd.n, -1)
+    expected, n_persons = _person_reference(fd, fd.metadata["subject"].astype(str), outer)
+    assert sums.n == n_persons
+    np.testing.assert_allclose(sums.gram.ravel(), expected, rtol=1e-12, atol=1e-15)
+    kde_settings = KdeSettings(box=(0.0, 1.5), bandwidth=0.1, person_column="subject")
+    ksums = stream.stream_kde_sums(root / "c.csv", kde_settings, "max", chunk_rows=64).sums
+    points, _ = extract_features(fd, "max")
+    averaged = pd.Series(np.clip(points, 0.0, 1.5)).groupby(fd.metadata["subject"].astype(str).to_numpy()).mean()
+    direct = plan_kde_release(averaged.to_numpy(), KdeSettings(box=(0.0, 1.5), bandwidth=0.1))
+    assert ksums.n == averaged.size
+    _close(direct.density, plan_kde_release(ksums, kde_settings).density)
+
+
+def test_person_column_must_exist(files):
+    root, _ = files
+    with pytest.raises(DataError, match="no column 'who' to group curves by person"):
+        stream.stream_mean_sums(root / "c.csv", MeanSettings(tau=1.0, person_column="who"))
+
+
+def test_one_shot_iterator_cannot_serve_two_passes():
+    values = np.random.default_rng(0).normal(size=(5, 4))
+    chunks = iter([(values, pd.DataFrame({"x": list("aabbc")}))])
+    with pytest.raises(ParameterError, match="already consumed"):
+        stream.stream_mean_sums(chunks, MeanSettings(tau=1.0, person_column="x"), grid=np.linspace(0, 1, 4))
+    again = stream.stream_mean_sums(lambda: iter([(values, pd.DataFrame({"x": list("aabbc")}))]),
+                                    MeanSettings(tau=1.0, person_column="x"), grid=np.linspace(0, 1, 4))
+    assert again.n == 3
+
+
+# --------------------------------------------------------------------------- bad input: the loader's messages
+
+@pytest.mark.parametrize("raw, fragment", [
+    (b"id,0,0.5,1\na,1,2,3\nb,4,x,y\n", "row 3 has 2 non-numeric cell(s) (column(s) 0.5, 1)"),
+    (b"0,0.5,1\n1,2,3\n4,5\n", "row 3 has 2 fields but the header has 3"),
+    (b"0,0.5,1\n1,inf,3\n4,5,6\n", "infinite value at t = 0.5"),
+    (b"0,0.5,1\n1,2,3\n1,2,3\n", "all 2 curves are identical"),
+    (b"0,0.5,1\n1,1,1\n2,2,2\n", "every curve is constant"),
+    (b"0,0.5,1\n1,,3\n,5,6\n", "all 2 curves have missing values"),
+    (b"0,0.5,1\n1,2,3\n", "only 1 complete curve"),
+    (b"id;0;0,5;1\na;1,2;3,4;5,6\nb;0,1;0,2;0,3\n", "European CSV"),
+])
+def test_streamed_bad_files_give_the_loaders_messages(tmp_path, raw, fragment):
+    path = tmp_path / "bad.csv"
+    path.write_bytes(raw)
+    with pytest.raises(DataError) as local:
+        load_curves(path)
+    with pytest.raises(DataError) as streamed:
+        stream.stream_mean_sums(path, MeanSettings(tau=1.0), chunk_rows=1)
+    assert fragment in str(local.value) and fragment in str(streamed.value)
+
+
+def test_stream_memory_is_bounded_by_the_chunk(tmp_path):
+    """A small scale check: numpy memory of a streamed pass stays near one chunk, not the file."""
+    n, m = 40_000, 40
+    frame = pd.DataFrame(np.random.default_rng(1).normal(size=(n, m)), columns=[str(j) for j in range(m)])
+    path = tmp_path / "big.parquet"
+    frame.to_parquet(path, row_group_size=5000)
+    del frame
+    tracemalloc.start()
+    try:
+        sums = stream.stream_mean_sums(path, MeanSettings(tau=1.0), chunk_rows=1000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sums.n == n
+    block = n * m * 8
+    assert peak < 0.25 * block, f"peak {peak / 2**20:.1f} MB for a {block / 2**20:.1f} MB block"
+
+
+# --------------------------------------------------------------------------- CLI
+
+def _cli(args):
+    return cli.main([str(a) for a in args])
+
+
+@pytest.mark.parametrize("engine", ["stream", "dask"])
+def test_cli_engines_agree_with_local(files, tmp_path, engine):
+    root, _ = files
+    common = ["--data", root / "c.csv", "--epsilon", "1", "--seed", "5"]
+    runs = {
+        "mean": ["release", "mean", "--kernel", "matern52", "--rho", "0.2", "--tau", "0.6"],
+        "kde": ["release", "kde", "--feature", "max", "--box", "0,1.5"],
+        "pca": ["release", "pca", "--tau", "1", "--k", "2"],
+    }
+    for kind, argv in runs.items():
+        outs = {}
+        for eng in ("local", engine):
+            out = tmp_path / f"{kind}_{eng}"
+            assert _cli(argv + common + ["--engine", eng, "--chunk-rows", "300", "--out", out]) == 0
+            outs[eng] = pd.read_csv(out / "release.csv").to_numpy()
+            record = json.loads((out / "release.json").read_text())
+            assert record["n"] == 1198
+        np.testing.assert_allclose(outs[engine], outs["local"], rtol=1e-9, atol=1e-12)
+
+
+def test_cli_scheduler_needs_dask(files, tmp_path):
+    root, _ = files
+    code = _cli(["release", "mean", "--data", root / "c.csv", "--kernel", "matern52", "--rho", "0.2", "--tau", "1",
+                 "--epsilon", "1", "--engine", "stream", "--scheduler", "tcp://127.0.0.1:1", "--out", tmp_path / "o"])
+    assert code == 2
+
+
+def test_auto_engine_streams_only_big_files(files, monkeypatch):
+    root, _ = files
+    assert stream.choose_engine("auto", root / "c.csv") == "local"
+    monkeypatch.setattr(stream, "AUTO_STREAM_BYTES", 10)
+    assert stream.choose_engine("auto", root / "c.csv") == "stream"
+    assert stream.choose_engine("dask", root / "c.csv") == "dask"
