@@ -199,8 +199,16 @@ TICKS_INSIDE_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot
 })"""
 
 
+def _declare_range(page) -> None:
+    """Commits of curves need a declared public value range (Data page)."""
+    harness.goto_page(page, "Data")
+    interact(page, lambda: page.get_by_text("I declare this range public").click())
+
+
 def _commit_and_download_report(page, app_url, tmp_path):
-    open_app(page, app_url, "release")
+    open_app(page, app_url)
+    _declare_range(page)
+    harness.goto_page(page, "Release & audit")
     commit = page.get_by_role("button", name=re.compile(r"^Commit", re.I))
     interact(page, lambda: commit.first.click())
     wait_idle(page)
@@ -259,6 +267,7 @@ def test_full_tour_sends_no_request_to_another_host(browser, app_url):
         choose_radio(page, "Source", "upload a file")
         upload(page, FIXTURES / "weather_long.csv")
         interact(page, lambda: page.get_by_role("button", name="Load with this mapping").click())
+        _declare_range(page)
         for _path, title, _url in PAGES[1:] + PAGES[:1]:
             harness.goto_page(page, title)
         harness.goto_page(page, "Release & audit")
