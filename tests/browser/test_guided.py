@@ -16,7 +16,7 @@ pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 from fdp_core.data import load_curves  # noqa: E402
 
 from .conftest import ARTIFACTS, harness  # noqa: E402
-from .test_e2e import (FIXTURES, PAGES, PLOTS_JS, assert_healthy, assert_plots_rendered, choose_radio,  # noqa: E402
+from .test_e2e import (FIXTURES, PAGES, assert_healthy, assert_plots_rendered, choose_radio,  # noqa: E402
                        error_alerts, metric, open_app, save_screenshot, upload)
 
 interact, wait_idle = harness.interact, harness.wait_idle
