@@ -6,7 +6,7 @@ comparison), then each measurement runs in its own subprocess (a wrapper process
 it and reads RUSAGE_CHILDREN, so the peak RSS is that child's alone):
 
 - floor: pyarrow reads the file and takes the column means (the least any tool must do;
-  above 10^6 rows the whole table would not be "bounded memory", so the floor reads it
+  above 10^8 values the whole table would not be "bounded memory", so the floor reads it
   batch by batch, the same I/O);
 - release mean (Gaussian), release kde (ICLP, feature max), release pca (k = 1, exact):
   ``python -m fdp_core release ... --engine stream`` (the engine --engine auto picks for
@@ -113,7 +113,8 @@ def write_parquet(path: Path, n: int, m: int, seed: int = 0, csv_path: Path | No
             table = pa.table({"id": ids, **{c: X[:, j] for j, c in enumerate(names)}})
             if writer is None:
                 writer = pq.ParquetWriter(path, table.schema)
-            writer.write_table(table, row_group_size=100_000)
+            # Row groups of at most ~64 MB of values: a streamed reader decodes one row group at a time.
+            writer.write_table(table, row_group_size=max(1000, min(100_000, (64 << 20) // (8 * m))))
             if csv_handle:
                 np.savetxt(csv_handle, np.column_stack([ids, X]), delimiter=",",
                            fmt=["%d"] + ["%.17g"] * m)
@@ -175,7 +176,7 @@ def main() -> None:
             print(f"# wrote n={n} m={m} ({path.stat().st_size / 2**20:.0f} MB) in {time.perf_counter() - start:.0f} s",
                   flush=True)
             block = n * m * 8
-            floor = measure([PY, "-c", FLOOR, str(path), "1" if n <= 10**6 else "0"])
+            floor = measure([PY, "-c", FLOOR, str(path), "1" if n * m <= 10**8 else "0"])
             row = {"n": n, "m": m, "block_mb": block / 2**20, "file_mb": path.stat().st_size / 2**20,
                    "floor_s": floor["wall_s"], "floor_mb": floor["rss_bytes"] / 2**20}
             engines = ["stream"] + (["local"] if n <= args.local_max_n and n * m <= 10**8 else [])

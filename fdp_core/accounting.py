@@ -44,6 +44,7 @@ filter still charges their nominal cost so a budget cannot be bypassed with them
 from __future__ import annotations
 
 import dataclasses
+import functools
 import datetime as _dt
 import math
 import uuid
@@ -166,6 +167,9 @@ def cks_delta(rho: float, epsilon: float) -> float:
     return min(1.0, math.exp(_cks_minimise(log_delta_of_t)))
 
 
+# Cached: every Ledger (and each read of the persistent ledger, several per app rerun) needs it,
+# and the bisection over the CKS bound costs milliseconds; it is a pure function of its inputs.
+@functools.lru_cache(maxsize=256)
 def zcdp_rho_budget(epsilon: float, delta: float) -> float:
     """Largest rho whose CKS conversion at ``delta`` stays within ``epsilon`` (rounded down)."""
     epsilon = check_positive("epsilon_total", epsilon)

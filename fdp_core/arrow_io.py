@@ -91,12 +91,19 @@ def wide_block(table, layout, *, strict_inf: bool = True) -> tuple[np.ndarray, p
         values[:, j] = _float_column(table.column(f"c{layout.first_numeric + j}"))
     if strict_inf and np.count_nonzero(np.isinf(values)):
         raise Refused("infinite value")  # the cell-by-cell parser words it (or a field-limit error first)
-    nan_rows = np.isnan(values)
-    if nan_rows.any() and nan_rows.all(axis=1).any():
-        raise Refused("row without values")  # may be a blank row, which the csv reader skips
     present = set(table.schema.names)
     kept = [i for i in range(layout.first_numeric) if f"c{i}" in present]  # the streaming reader may skip some
-    return values, _metadata(table, [f"c{i}" for i in kept], [layout.meta_names[i] for i in kept])
+    meta = _metadata(table, [f"c{i}" for i in kept], [layout.meta_names[i] for i in kept])
+    nan_rows = np.isnan(values)
+    if nan_rows.any():
+        empty = np.flatnonzero(nan_rows.all(axis=1))
+        # A row without any value is a curve with every value missing (dropped, counted) only if
+        # it names something in a metadata column; otherwise it may be a blank line (",,,"),
+        # which the csv reader skips: let the cell-by-cell parser decide.
+        if empty.size and (len(kept) < layout.first_numeric or not kept or not bool(
+                meta.iloc[empty].astype(str).apply(lambda c: c.str.strip() != "").any(axis=1).all())):
+            raise Refused("row without values")
+    return values, meta
 
 
 def long_arrays(table, layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

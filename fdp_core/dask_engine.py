@@ -51,7 +51,8 @@ class _PartitionReader(stream.BlockReader):
 
     def __init__(self, part: Partition, layout, delimiter, columns, missing, chunk_rows, name):
         super().__init__(name, layout.grid, missing)
-        self.part, self.layout, self.delimiter, self.columns, self.chunk_rows = part, layout, delimiter, columns, chunk_rows
+        self.part, self.layout, self.delimiter = part, layout, delimiter
+        self.columns, self.chunk_rows = columns, chunk_rows
 
     def raw_chunks(self):
         import pyarrow as pa
@@ -190,7 +191,7 @@ def _reduce(kind, source, template, *, features=None, person_column=None, value_
         meta = dict(layout=reader.layout, delimiter=None, columns=reader.columns)
     else:
         meta = dict(layout=reader.layout, delimiter=reader.delimiter, columns=None)
-    meta.update(missing=reader.missing, chunk_rows=options.get("chunk_rows", stream.DEFAULT_CHUNK_ROWS),
+    meta.update(missing=reader.missing, chunk_rows=stream.auto_chunk_rows(reader.m, options.get("chunk_rows")),
                 name=reader.name)
     parts = partitions(reader, partition_bytes)
     own = client is None

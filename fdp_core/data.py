@@ -320,7 +320,8 @@ def _check_dialect(sample: str, rows: list[list[str]], delimiter: str, name: str
         example = next((c for c in cells if _DECIMAL_COMMA.match(c)), None)
         if example is not None:
             raise DataError(f"{name} looks like a European CSV (';' separators and decimal commas such as "
-                            f"'{_clean(example)}'); save it with '.' as the decimal point and ',' or ';' between fields")
+                            f"'{_clean(example)}'); save it with '.' as the decimal point and ',' or ';' "
+                            "between fields")
     header = rows[0] if rows else []
     if mapping is None and len(header) > 1 and not header[-1].strip() and all(h.strip() for h in header[:-1]):
         body = rows[1:]
@@ -760,7 +761,8 @@ def _locate_error(src: _Source, name: str, layout: Layout, delimiter: str):
             raise DataError(f"{name} is not valid CSV: {exc}") from None
     raise DataError(f"{name}: the fast reader refused a value in this {_mb(src.size)} file that the cell-by-cell "
                     f"checks accept (e.g. spaces around a missing-value token, infinite values, curves on different "
-                    f"grids); files above {_mb(MAX_SLOW_BYTES)} need plain numbers: re-save it or convert it to Parquet")
+                    f"grids); files above {_mb(MAX_SLOW_BYTES)} need plain numbers: re-save it or convert it to "
+                    "Parquet")
 
 
 def load_curves(source, *, name: str | None = None, missing: str = "drop", id_column: str | None = None,

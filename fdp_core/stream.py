@@ -28,13 +28,18 @@ whole-file checks (at least 2 curves, not all identical, not all constant) run o
 minima and maxima. A chunk the fast reader refuses (a non-numeric cell, a ragged row) sends
 the file to the loader, which names the row and column (fdp_core/data.py).
 
-Persons (METHODS.md 11): with ``person_column`` every statistic is averaged over a person's
-rows before the sum. For the linear statistics (mean, Bernstein, PCA) that is the sum of the
-rows weighted by 1 / (rows of that person), so a first pass counts each person's rows and the
-second pass sums; a person's rows may be anywhere in the file, in any chunk. (The source must
-therefore be readable twice: a path, an array, a FunctionalData, or a zero-argument callable
-returning a fresh chunk iterator.) The KDE averages each person's box-clipped features (a
-non-linear step before the bumps), from per-person running sums (d + 1 floats per person).
+Per-record transform: the one of fdp_core/preprocess.py (METHODS.md 11-12), applied chunk
+by chunk with its own functions: pointwise clip into the public value range, centring at
+(lo + hi)/2 or the reference curve, L2 clip at tau (default (hi - lo)/2), person average,
+n = persons or the declared n_public. For the linear statistics (mean, Bernstein, PCA) a
+person's average summed over persons is the sum of the rows weighted by 1 / (rows of that
+person), so with a person column a first pass counts each person's rows (keyed by a hash of
+the id: 8 bytes per person) and the second pass sums; a person's rows may be anywhere in the
+file, in any chunk. The source must therefore be readable twice: a path, an array, a
+FunctionalData, or a zero-argument callable returning a fresh chunk iterator (a one-shot
+iterator is refused with a clear message). The KDE averages each person's box-clipped
+features (a non-linear step before the bumps) from per-person running sums (d + 1 floats
+per person).
 """
 
 from __future__ import annotations
@@ -51,7 +56,15 @@ from .errors import DataError, ParameterError
 from .kernels import trapezoid_weights
 from .params import check_choice
 
-DEFAULT_CHUNK_ROWS = 65_536
+DEFAULT_CHUNK_ROWS = 65_536  # at most; fewer for wide grids (CHUNK_BYTES)
+CHUNK_BYTES = 32 * 2**20  # numeric block of one chunk; a chunk's transform makes ~3 temporaries of this size
+
+
+def auto_chunk_rows(m: int, chunk_rows: int | None = None) -> int:
+    """Rows per chunk: the caller's choice, else about CHUNK_BYTES of float64 values."""
+    if chunk_rows is not None:
+        return int(chunk_rows)
+    return int(max(1024, min(DEFAULT_CHUNK_ROWS, CHUNK_BYTES // (8 * max(1, int(m))))))
 ENGINES = ("auto", "local", "stream", "dask")
 # --engine auto streams files above this size (the in-memory loader's copy of the numeric
 # block would then be >= ~1 GB); below it the local engine is as fast and keeps today's behaviour.
@@ -188,7 +201,7 @@ class _FdReader(BlockReader):
 
     def __init__(self, fd: FunctionalData, chunk_rows: int):
         super().__init__(fd.report.source, fd.grid_points, "drop")
-        self.fd, self.chunk_rows = fd, chunk_rows
+        self.fd, self.chunk_rows = fd, auto_chunk_rows(fd.m, chunk_rows)
 
     def chunks(self, tally=None):
         for start in range(0, self.fd.n, self.chunk_rows):
@@ -259,7 +272,8 @@ class _CsvReader(BlockReader):
 class _ParquetReader(BlockReader):
     def __init__(self, src, pf, layout, columns, missing, chunk_rows, name):
         super().__init__(name, layout.grid, missing)
-        self.src, self.pf, self.layout, self.columns, self.chunk_rows = src, pf, layout, columns, chunk_rows
+        self.src, self.pf, self.layout, self.columns = src, pf, layout, columns
+        self.chunk_rows = auto_chunk_rows(layout.grid.size, chunk_rows)
 
     def raw_chunks(self):
         from . import arrow_io
@@ -284,14 +298,15 @@ def _load_or_locate(src, name, missing) -> FunctionalData:
     return load_curves(src.path if src.raw is None else src.raw, name=name, missing=missing)
 
 
-def open_source(source, *, grid=None, missing: str = "drop", chunk_rows: int = DEFAULT_CHUNK_ROWS,
+def open_source(source, *, grid=None, missing: str = "drop", chunk_rows: int | None = None,
                 name: str | None = None, id_column=None, t_column=None, value_column=None,
                 transpose: bool = False) -> BlockReader:
     """A chunk reader for any supported source (see the module docstring)."""
     check_choice("missing", missing, MISSING_POLICIES)
-    chunk_rows = int(chunk_rows)
-    if chunk_rows < 1:
-        raise ParameterError(f"chunk_rows must be a positive integer, got {chunk_rows}")
+    if chunk_rows is not None:
+        chunk_rows = int(chunk_rows)
+        if chunk_rows < 1:
+            raise ParameterError(f"chunk_rows must be a positive integer, got {chunk_rows}")
     if isinstance(source, FunctionalData):
         return _FdReader(source, chunk_rows)
     if isinstance(source, np.ndarray):
@@ -312,9 +327,10 @@ def _open_path(path: Path, missing, chunk_rows, name, mapping, transpose) -> Blo
 
     src = _open_source(path)
     name = _clean(name or src.name, 80)
-    in_memory = lambda: _FdReader(load_curves(path, name=name, missing=missing, id_column=mapping and mapping.id,  # noqa: E731
-                                              t_column=mapping and mapping.t, value_column=mapping and mapping.value,
-                                              transpose=transpose), chunk_rows)
+    def in_memory():
+        return _FdReader(load_curves(path, name=name, missing=missing, id_column=mapping and mapping.id,
+                                     t_column=mapping and mapping.t, value_column=mapping and mapping.value,
+                                     transpose=transpose), chunk_rows)
     if src.head(4) == b"PAR1" or name.lower().endswith((".parquet", ".pq")):
         try:
             pf = arrow_io.parquet_file(src)
@@ -338,7 +354,7 @@ def _open_path(path: Path, missing, chunk_rows, name, mapping, transpose) -> Blo
         return in_memory()
     # Chunk size in bytes from the header's width: about chunk_rows rows per block.
     row_bytes = max(16, len(sample.encode()) // max(1, len(rows)))
-    chunk_bytes = int(min(max(row_bytes * chunk_rows, 1 << 16), 1 << 30))
+    chunk_bytes = int(min(max(row_bytes * auto_chunk_rows(layout.grid.size, chunk_rows), 1 << 16), 1 << 30))
     return _CsvReader(src, layout, delimiter, missing, chunk_bytes, name)
 
 
@@ -432,7 +448,7 @@ class MeanAccumulator:
             return
         clipped, n_range = clip_values(values, s.bounds.value_range)
         self.n_range_clipped += n_range
-        Y = centre_block(clipped, self.centre)
+        Y = centre_block(clipped, self.centre) if np.any(self.centre) else clipped
         norms = l2_norms(Y, self.weights)
         if self.tau is None:
             # Clipping at tau = the largest norm leaves every curve unchanged (factor min(1, tau/||Y||) = 1).
@@ -671,7 +687,7 @@ def _with_fallback(reader: BlockReader, make, person_column):
         return reader, acc, n
     except _Fallback:
         fd = reader.fallback()
-        reader = _FdReader(fd, DEFAULT_CHUNK_ROWS)
+        reader = _FdReader(fd, None)
         acc, consume = make(reader)
         n = _run(reader, person_column, consume)
         return reader, acc, n
@@ -786,7 +802,7 @@ def load_with_progress(source, progress=None, **options) -> FunctionalData:
                     progress(min(1.0, rows / total) if total else 0.0, rows)
             break
         except _Fallback:
-            reader = _FdReader(reader.fallback(), options.get("chunk_rows", DEFAULT_CHUNK_ROWS))
+            reader = _FdReader(reader.fallback(), options.get("chunk_rows"))
     matrix = np.concatenate(values) if len(values) > 1 else values[0]
     meta = pd.concat(metas, ignore_index=True) if metas else pd.DataFrame()
     if progress is not None:

@@ -46,7 +46,8 @@ PRESET_RELEASES_PER_DELTA = 10
 DELTA_TOTAL_CHOICES = (0.0, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10, 0.01, 0.05, 0.1)
 FILTER_LABELS = {"basic": "basic: sum of epsilon and of delta (default)",
                  "zcdp": "zCDP: sum of rho (tighter for many Gaussian releases; needs delta > 0)"}
-KIND_LABELS = {"mean": "mean", "kde": "density (KDE)", "pca": "principal components"}
+KIND_LABELS = {"mean": "mean", "kde": "density (KDE)", "pca": "principal components", "covariance": "covariance",
+               "regression": "regression", "tuning": "parameter selection"}
 # Budget widgets on the Release page; defaults set here so every page sees the same budget.
 BUDGET_DEFAULTS = {"rel_budget_epsilon": DEFAULT_EPSILON_TOTAL, "rel_budget_delta": DEFAULT_DELTA_TOTAL,
                    "rel_filter": "basic", "rel_split_on": False, "rel_split_mean": 1.0, "rel_split_kde": 1.0,

@@ -327,7 +327,9 @@ st.dataframe(export.ledger_table(led), hide_index=True, width="stretch", key="re
                             "rho": st.column_config.NumberColumn(format="%.4g"),
                             "mu": st.column_config.NumberColumn(format="%.4g")})
 report = led.composition()
-st.dataframe(export.composition_table(report), hide_index=True, width="stretch", key="rel_composition_table")
+# "-" where a composition does not apply (never a raw None).
+st.dataframe(export.composition_table(report).style.format({"epsilon": "{:.4g}", "delta": "{:.3g}"}, na_rep="-"),
+             hide_index=True, width="stretch", key="rel_composition_table")
 m1, m2, m3 = st.columns(3)
 m1.metric("composed total epsilon", "-" if report.best is None else f"{report.best.epsilon:.4g}",
           help="Minimum over the valid compositions at the total delta.")

@@ -3,7 +3,6 @@ variance ratios, and the regression coefficient functions with bands; numbers ma
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 

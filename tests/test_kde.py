@@ -426,7 +426,6 @@ def test_two_dimensional_paths_run_with_correct_shapes():
 def test_release_record_never_contains_data_or_estimate():
     pts = kde.hall_mixture_points(50, seed=9)
     r = kde.iclp_kde(pts, (0, 1), epsilon=1, grid_size=32)
-    values = r.sample(np.random.default_rng(0), 1)[0]
     record = kde.release_record(r, feature="column:x", n_dropped=2, seed=5)
     for key in ("mechanism", "epsilon", "delta", "tau", "bound", "calibration", "n", "m", "n_policy",
                 "unit_of_privacy", "sensitivity", "sigma", "laplace_scales", "expected_sq_l2_error",

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from fdp_core.accounting import Ledger, gaussian_entry, gdp_epsilon, pure_entry
-from fdp_core.data import from_arrays, load_curves, to_wide_csv
+from fdp_core.data import from_arrays, load_curves
 from fdp_core.errors import BudgetError, LedgerError, ParameterError
 from fdp_core.fingerprint import canonical_unit, fingerprint, unit_of_privacy
 from fdp_core.ledger_store import (SCHEMA_VERSION, BudgetSpec, LedgerStore, PersistentLedger, default_path,

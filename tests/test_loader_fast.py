@@ -236,3 +236,17 @@ def test_null_tokens_cover_every_case():
 def test_stream_of_bytes_object():
     fd = load_curves(io.BytesIO(b"0,1,2\n1,2,3\n2,3,5\n"))
     assert fd.n == 2
+
+
+def test_curve_with_every_value_missing_stays_on_the_fast_path(tmp_path, monkeypatch):
+    """A named row of missing values is a dropped curve, also in files too big for the slow parser."""
+    monkeypatch.setattr(data, "MAX_SLOW_BYTES", 100)
+    path = tmp_path / "gaps.csv"
+    path.write_bytes(b"id,0,0.5,1\na,1,2,3\nb,NA,,nan\nc,4,5,7\n")
+    fd = load_curves(path)
+    assert fd.n == 2 and fd.report.n_dropped == 1
+    blank = tmp_path / "blank.csv"
+    blank.write_bytes(b"id,0,0.5,1\na,1,2,3\n,,,\nc,4,5,7\n")  # a blank line: skipped by the csv reader
+    monkeypatch.setattr(data, "MAX_SLOW_BYTES", 10**9)
+    fd = load_curves(blank)
+    assert fd.n == 2 and fd.report.n_dropped == 0

@@ -26,7 +26,7 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
     """--engine and its companions (release mean, kde, pca)."""
-    from ..stream import AUTO_STREAM_BYTES, DEFAULT_CHUNK_ROWS, ENGINES
+    from ..stream import AUTO_STREAM_BYTES, CHUNK_BYTES, DEFAULT_CHUNK_ROWS, ENGINES
 
     parser.add_argument("--engine", choices=ENGINES, default="auto",
                         help="local: load the file into memory; stream: one pass over chunks (bounded memory); "
@@ -35,8 +35,10 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", default=None,
                         help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 (--engine dask; default: a local "
                              "cluster of 2 workers on this machine)")
-    parser.add_argument("--chunk-rows", type=int, default=DEFAULT_CHUNK_ROWS,
-                        help="rows per chunk for --engine stream/dask (memory per chunk ~ rows x grid points x 8 bytes)")
+    parser.add_argument("--chunk-rows", type=int, default=None,
+                        help="rows per chunk for --engine stream/dask (memory per chunk ~ rows x grid points x "
+                             f"8 bytes; default: {CHUNK_BYTES // 2**20} MB of values, at most {DEFAULT_CHUNK_ROWS:,} "
+                             "rows)")
 
 
 def engine_of(args) -> str:

@@ -16,8 +16,8 @@ pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 from fdp_core.data import load_curves  # noqa: E402
 
 from .conftest import ARTIFACTS, harness  # noqa: E402
-from .test_e2e import (FIXTURES, PAGES, PLOTS_JS, assert_healthy, assert_plots_rendered, choose_radio,  # noqa: E402
-                       declare_value_range, error_alerts, metric, open_app, save_screenshot, upload)
+from .test_e2e import (FIXTURES, PAGES, assert_healthy, assert_plots_rendered, choose_radio,  # noqa: E402
+                       error_alerts, metric, open_app, save_screenshot, upload)
 
 interact, wait_idle = harness.interact, harness.wait_idle
 
@@ -199,11 +199,16 @@ TICKS_INSIDE_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot
 })"""
 
 
+def _declare_range(page) -> None:
+    """Commits of curves need a declared public value range (Data page)."""
+    harness.goto_page(page, "Data")
+    interact(page, lambda: page.get_by_text("I declare this range public").click())
+
+
 def _commit_and_download_report(page, app_url, tmp_path):
     open_app(page, app_url)
-    declare_value_range(page, "-1.5", "1.5")  # curves are committed only with a declared public range
+    _declare_range(page)
     harness.goto_page(page, "Release & audit")
-    wait_idle(page)
     commit = page.get_by_role("button", name=re.compile(r"^Commit", re.I))
     interact(page, lambda: commit.first.click())
     wait_idle(page)
@@ -262,7 +267,7 @@ def test_full_tour_sends_no_request_to_another_host(browser, app_url):
         choose_radio(page, "Source", "upload a file")
         upload(page, FIXTURES / "weather_long.csv")
         interact(page, lambda: page.get_by_role("button", name="Load with this mapping").click())
-        declare_value_range(page, "-60", "60")  # temperatures: a public range, needed to commit a mean
+        _declare_range(page)
         for _path, title, _url in PAGES[1:] + PAGES[:1]:
             harness.goto_page(page, title)
         harness.goto_page(page, "Release & audit")

@@ -8,7 +8,6 @@ accuracy box shows noise, bias and their total. Screenshots go to artifacts/scre
 
 from __future__ import annotations
 
-import json
 import re
 
 import numpy as np
