@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from fdp_core import export, ledger_store
+from fdp_core.accounting import KINDS
 from fdp_core.errors import FdpError
 from fdp_core.mean import GAUSSIAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
 from fdp_core.presets import DISCLAIMER, PRESETS
@@ -219,8 +220,12 @@ if g.tutorial:
     st.info("Tutorial: the commit uses the settings you explored (sidebar and the Mean page). Before you click, the "
             "cost below is computed from the sampler's own privacy map without drawing anything. Clicking draws "
             "the noise once; there is no undo and no second draw for free.")
-# Covariance and regression commit from their own page (pages/covariance.py), into the same ledger.
-kind = st.radio("what to commit", tuple(ledger_ui.KIND_LABELS), key="rel_kind", horizontal=True, format_func=ledger_ui.KIND_LABELS.get)
+# Covariance, regression and parameter selection commit from their own pages (Covariance & regression,
+# Trade-offs), into the same ledger; this page builds mean, density and component releases.
+kind = st.radio("what to commit", KINDS, key="rel_kind", horizontal=True, format_func=ledger_ui.KIND_LABELS.get)
+if g.tutorial:
+    st.caption("Covariance and regression are committed on the Covariance & regression page, a private parameter "
+               "selection on the Trade-offs page; all of them are charged to this ledger.")
 label = st.text_input("label (optional)", key="rel_label", placeholder="e.g. mean curve for the annual report")
 entry, inputs, flags, sampler_note = None, None, (), ""
 try:
