@@ -22,9 +22,9 @@ from scipy import stats
 
 from .data import FunctionalData
 from .errors import ParameterError
-from .estimators import shrinkage
 from .kernels import eigenbasis
 from .mean import MeanSettings, plan_mean_release
+from .registry import mean_mechanism
 
 Sampler = Callable[[np.random.Generator, int], np.ndarray]
 
@@ -144,43 +144,15 @@ def _worst_case_pair(settings: MeanSettings, grid: np.ndarray, n: int) -> tuple[
     weights = np.asarray(FunctionalData(grid, np.zeros((1, grid.size))).weights)
     m = grid.size
     background = np.zeros(m)
-    if s.mechanism == "bernstein":
+    if mean_mechanism(s.mechanism).lattice:
         x, x_prime = np.full(m, float(s.hi)), np.full(m, float(s.lo))
         pair = "one curve at hi everywhere vs at lo everywhere (every lattice mean moves by (hi - lo)/n)"
     else:
         basis = eigenbasis(s.kernel, s.rho, unit, weights, nu=s.nu)
         lam, phi = basis.eigenvalues, basis.eigenfunctions
         tau = float(s.tau)
-        if s.mechanism == "gaussian":
-            direction = np.zeros(lam.size)
-            direction[int(np.argmax(shrinkage(lam, s.eta, s.phi) ** 2 / lam))] = 1.0
-            pair = "tau * phi_l vs -tau * phi_l at l = argmax s_l^2 / lambda_l (attains the tight bound)"
-        elif s.mechanism == "iclp-qr":
-            direction = shrinkage(lam, s.eta, s.psi) / np.sqrt(lam)
-            pair = "+/- tau * a / ||a||, a_l = s_l / sqrt(lambda_l) (Cauchy-Schwarz equality case)"
-        elif s.mechanism == "frl":
-            direction = np.zeros(lam.size)
-            direction[: int(s.M)] = 1.0
-            pair = "+/- tau * (phi_1 + ... + phi_M) / sqrt(M) (attains the tight bound)"
-        else:  # iclp-ar
-            thresholds = s.psi / (2.0 * lam ** (s.eta / 2.0))
-            active = np.flatnonzero(thresholds < tau)
-            # Background curves sit just above the threshold on as many active components as
-            # the tau ball allows (cheapest first), so the pair's difference passes unshrunk.
-            lift = np.zeros(lam.size)
-            budget = 0.49 * tau**2
-            used = []
-            for l in active[np.argsort(thresholds[active])]:
-                need = (thresholds[l] + 2.0 * tau / n) * n / (n - 1)
-                if need**2 > budget:
-                    break
-                lift[l], budget = need, budget - need**2
-                used.append(l)
-            background = phi @ lift
-            direction = np.zeros(lam.size)
-            direction[used or active[:1]] = 1.0 / np.sqrt(lam[used or active[:1]])
-            pair = ("+/- tau * d / ||d||, d_l = lambda_l^(-1/2) on the lifted active components, over background "
-                    "curves above the soft-thresholds (the CS bound is not attained in general)")
+        direction, background_coefficients, pair = mean_mechanism(s.mechanism).worst_case(s, lam, tau, n)
+        background = phi @ background_coefficients
         x = tau * (phi @ (direction / np.linalg.norm(direction)))
         x_prime = -x
     rest = np.tile(background, (n - 1, 1))
@@ -201,7 +173,7 @@ def audit_mean_mechanism(settings: MeanSettings, grid, n: int, *, n_select: int 
         raise ParameterError("the audit needs n >= 2 curves")
     # The worst-case pair lives after the per-record transform (centred, person-level rows):
     # the mechanism and its sensitivity are the same, so audit it without the range and persons.
-    if settings.mechanism == "bernstein":
+    if mean_mechanism(settings.mechanism).lattice:
         lo, hi = settings.bernstein_range
         settings = replace(settings, lo=lo, hi=hi)
     if settings.tau is None and settings.value_range is not None:

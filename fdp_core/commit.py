@@ -51,12 +51,13 @@ from .accounting import Ledger, LedgerEntry, approximate_entry, discrete_entry, 
 from .data import FunctionalData
 from .errors import FdpError, ParameterError
 from .kernels import eigenbasis
-from .mean import GAUSSIAN_MECHANISMS, MECHANISM_LABELS, MeanRelease, MeanSettings, plan_mean_release
+from .mean import MECHANISM_LABELS, MeanRelease, MeanSettings, plan_mean_release
 from .mean import release_record as mean_release_record
 from .estimators import shrinkage
 from .mechanisms import discrete as _discrete
 from .mechanisms.discrete import DEFAULT_GRANULARITY_EXP, DiscretePlan
 from .mean import analyst_view as mean_analyst_view
+from .registry import mean_mechanism
 from .release import library_versions, provenance_stamp
 
 CONFIG_SCHEMA = "fdp.replay/1"
@@ -355,13 +356,14 @@ def _mean_float_error_bound(plan: MeanRelease) -> np.ndarray:
     # rounding the range clip, centring and averaging did, every computed row lies in the tau ball
     # (Bernstein: in [lo, hi]); only the sum over the n rows and the projection remain.
     terms = plan.n
-    if s.mechanism == "bernstein":
+    mechanism = mean_mechanism(s.mechanism)
+    if mechanism.lattice:
         lo, hi = s.bernstein_range
         return (terms + 4) * _UNIT_ROUNDOFF * max(abs(lo), abs(hi)) / b
     r = np.ones(plan.noise_scales.size)
-    if s.mechanism in ("gaussian", "iclp-qr"):
+    if mechanism.quadratic_penalty:
         lam = eigenbasis(s.kernel, s.rho, _unit(plan.grid_points), plan.weights, nu=s.nu).eigenvalues
-        r = shrinkage(lam, s.eta, s.phi if s.mechanism == "gaussian" else s.psi)
+        r = shrinkage(lam, s.eta, getattr(s, mechanism.penalty))
     return (plan.m + terms + 20) * _UNIT_ROUNDOFF * plan.tau * r[active] / b
 
 
@@ -423,7 +425,7 @@ def mean_tradeoff(fd: FunctionalData, settings: MeanSettings, n_points: int = 31
     return {"parameter": "epsilon", "epsilon": eps, "expected_sq_l2_error": err,
             "chosen_epsilon": float(settings.epsilon), "chosen_error": chosen.expected_sq_l2_error,
             "metric": "expected squared L2 distance to the non-private estimate (closed form)",
-            "fixed": ({"delta": settings.delta} if settings.mechanism in GAUSSIAN_MECHANISMS else {})}
+            "fixed": ({"delta": settings.delta} if mean_mechanism(settings.mechanism).uses_delta else {})}
 
 
 def _accuracy_sentence(l2: float, sup: float | None, what: str = "the non-private estimate") -> str:
@@ -458,10 +460,10 @@ def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: st
     record["noise_sampler"]["post_processing"] = (
         "curve(t) = c(t) + sum_l value_l b_l(t) with b_l the eigenfunctions of the kernel on the data grid and c "
         "the public centre (0 without a declared value range)"
-        if plan.settings.mechanism != "bernstein" else
+        if not mean_mechanism(plan.settings.mechanism).lattice else
         "curve(t) = sum_v value_v C(K, v) t^v (1 - t)^(K - v) on the grid rescaled to [0, 1]")
     table = pd.DataFrame({"t": plan.grid_points, "value": values})
-    index = {"index": np.arange(1, full.size + 1)} if plan.settings.mechanism != "bernstein" else \
+    index = {"index": np.arange(1, full.size + 1)} if not mean_mechanism(plan.settings.mechanism).lattice else \
         {"lattice_point": np.arange(full.size) / (full.size - 1)}
     config = {"schema": CONFIG_SCHEMA, "kind": "mean", "settings": asdict(plan.settings),
               "data": {"missing": _missing_policy(fd), "label": data_label, "n": plan.n, "m": plan.m},

@@ -21,27 +21,18 @@ from .estimators import lattice_interpolation_matrix
 from .kernels import KERNEL_NAMES, eigenbasis
 from .mechanisms.bernstein import bernstein_expected_sq_l2_error, bernstein_mean_noise
 from .mechanisms.calibration import CALIBRATIONS, gaussian_quantile_radius
-from .mechanisms.frl import frl_mean_noise
-from .mechanisms.gaussian import gaussian_mean_noise
-from .mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
-from .limits import MAX_BERNSTEIN_K, check_at_most
-from .params import (check_bound_value, check_choice, check_count, check_delta, check_epsilon, check_eta,
-                     check_finite, check_positive, check_tau)
+from .params import check_choice, check_epsilon, check_positive, check_tau
 from .preprocess import PublicBounds, bounds_of, data_tau, prepare_curves
-from .sensitivity import BOUNDS
+from .registry import MEAN_REGISTRY, mean_mechanism
 from .release import randomness_fields
+from .sensitivity import BOUNDS
 
-GAUSSIAN_MECHANISMS = ("gaussian",)
-PURE_DP_MECHANISMS = ("iclp-qr", "iclp-ar", "frl", "bernstein")
-ICLP_MECHANISMS = ("iclp-qr", "iclp-ar")
-MEAN_MECHANISMS = GAUSSIAN_MECHANISMS + PURE_DP_MECHANISMS
-MECHANISM_LABELS = {
-    "gaussian": "Gaussian process (epsilon, delta)",
-    "iclp-qr": "ICLP-QR (quadratic penalty, epsilon)",
-    "iclp-ar": "ICLP-AR (absolute penalty, epsilon)",
-    "frl": "FRL (first M eigenfunctions, epsilon)",
-    "bernstein": "Bernstein polynomial (epsilon)",
-}
+# Views of the registry (fdp_core/registry.py): names by privacy type, labels.
+MEAN_MECHANISMS = tuple(MEAN_REGISTRY)
+GAUSSIAN_MECHANISMS = tuple(name for name, m in MEAN_REGISTRY.items() if m.uses_delta)
+PURE_DP_MECHANISMS = tuple(name for name, m in MEAN_REGISTRY.items() if not m.uses_delta)
+ICLP_MECHANISMS = tuple(name for name, m in MEAN_REGISTRY.items() if m.penalty == "psi")
+MECHANISM_LABELS = {name: m.label for name, m in MEAN_REGISTRY.items()}
 
 
 @dataclass(frozen=True)
@@ -84,38 +75,15 @@ class MeanSettings:
 
     def validated(self) -> "MeanSettings":
         """Check every field the chosen mechanism uses; delta is ignored by pure epsilon-DP ones."""
-        check_choice("mechanism", self.mechanism, MEAN_MECHANISMS)
         check_choice("kernel", self.kernel, KERNEL_NAMES)
         check_positive("rho", self.rho)
         check_epsilon(self.epsilon)
         check_choice("bound", self.bound, BOUNDS)
         check_choice("calibration", self.calibration, CALIBRATIONS)
         self.bounds  # validates value_range, reference, person_column, n_public
-        if self.mechanism in GAUSSIAN_MECHANISMS:
-            check_positive("phi", self.phi)
-            check_delta(self.delta)
-            check_eta(self.eta)
-        if self.mechanism in ICLP_MECHANISMS:
-            check_positive("psi", self.psi)
-        if self.mechanism == "iclp-qr" and check_finite("eta", self.eta) <= 1:
-            raise ParameterError(f"ICLP-QR needs eta > 1, got {self.eta!r}: Lin & Reimherr's quadratic-penalty "
-                                 "mean and its l1-C sensitivity bound are established only for a penalty in "
-                                 "H(C^eta) with eta > 1 (use eta > 1, or ICLP-AR, which allows eta = 1)")
-        if self.mechanism == "iclp-ar":
-            check_eta(self.eta)
-        if self.mechanism == "frl":
-            check_count("M (number of FRL eigenfunctions)", self.M)
-        if self.mechanism == "bernstein":
-            check_at_most("K (Bernstein lattice size)", check_count("K (Bernstein lattice size)", self.K),
-                          MAX_BERNSTEIN_K, "the basis has K + 1 binomial terms per grid point")
-            blo, bhi = self.bernstein_range
-            if blo is None or bhi is None:
-                raise ParameterError("the Bernstein mechanism needs a public value range: set lo and hi "
-                                     "(--lo/--hi or --value-range), bounds on every curve value chosen without "
-                                     "looking at the data")
-            lo, hi = check_bound_value("lo", blo), check_bound_value("hi", bhi)
-            if lo >= hi:
-                raise ParameterError(f"the Bernstein value range needs lo < hi, got lo = {blo!r}, hi = {bhi!r}")
+        mechanism = mean_mechanism(self.mechanism)
+        mechanism.validate(self)
+        if mechanism.lattice:
             return self  # tau plays no role: values are clipped to [lo, hi] instead
         if not self.tau_from_data:
             if self.tau is None and self.value_range is None:
@@ -162,7 +130,7 @@ class MeanRelease:
     @property
     def delta(self) -> float:
         """delta of the guarantee: 0 for the pure epsilon-DP mechanisms."""
-        return self.settings.delta if self.settings.mechanism in GAUSSIAN_MECHANISMS else 0.0
+        return self.settings.delta if mean_mechanism(self.settings.mechanism).uses_delta else 0.0
 
     @property
     def estimate(self) -> np.ndarray:
@@ -271,7 +239,7 @@ def mean_sums(fd: FunctionalData, settings: MeanSettings) -> MeanSums:
     settings = settings.validated()
     common = dict(grid_points=fd.grid_points, unit_grid=fd.unit_grid, weights=fd.weights,
                   n_dropped=fd.report.n_dropped, raw_sum=fd.data_matrix.sum(axis=0), n_curves=fd.n)
-    if settings.mechanism == "bernstein":
+    if mean_mechanism(settings.mechanism).lattice:
         return _bernstein_sums(fd, settings, common)
     tau, flags = resolve_tau(fd, settings)
     prepared = prepare_curves(fd, settings.bounds, tau)
@@ -309,45 +277,26 @@ def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> 
     settings = settings.validated()
     sums = fd if isinstance(fd, MeanSums) else mean_sums(fd, settings)
     n = sums.n
-    expected_size = int(settings.K) + 1 if settings.mechanism == "bernstein" else sums.grid_points.size
+    expected_size = int(settings.K) + 1 if mean_mechanism(settings.mechanism).lattice else sums.grid_points.size
     if sums.total is None or sums.total.size != expected_size:
         raise ParameterError("these sufficient statistics were taken for other settings: recompute them with the "
                              "release settings")
     common = dict(settings=settings, grid_points=sums.grid_points, weights=sums.weights,
                   n_dropped=sums.n_dropped, raw_mean=sums.raw_sum / sums.n_curves, n_curves=sums.n_curves,
                   n=n, offset=sums.offset, n_range_clipped=sums.n_range_clipped, n_clipped=sums.n_clipped)
-    if settings.mechanism == "bernstein":
+    if mean_mechanism(settings.mechanism).lattice:
         return _plan_bernstein(sums, settings, common)
     tau, flags = sums.tau, sums.data_dependent_flags
     basis = eigenbasis(settings.kernel, settings.rho, sums.unit_grid, sums.weights, nu=settings.nu)
     mean_coefs = basis.coefficients(sums.total / n)
     common.update(tau=tau, data_dependent_flags=flags)
-    lam, s = basis.eigenvalues, settings
-    if s.mechanism == "gaussian":
-        coefs, scales, sensitivity, sigma, guarantee = gaussian_mean_noise(
-            lam, mean_coefs, eta=s.eta, phi=s.phi, tau=tau, n=n,
-            epsilon=s.epsilon, delta=s.delta, bound=s.bound, calibration=s.calibration)
-        return MeanRelease(synthesis=basis.eigenfunctions, estimate_coefficients=coefs, noise_scales=scales,
-                           noise="gaussian", sensitivity=sensitivity, sigma=sigma,
-                           expected_sq_l2_error=float(np.sum(scales**2)), guarantee=guarantee, **common)
-    synthesis = basis.eigenfunctions
-    if s.mechanism in ICLP_MECHANISMS:
-        noise = iclp_qr_mean_noise if s.mechanism == "iclp-qr" else iclp_ar_mean_noise
-        coefs, scales, sensitivity, guarantee = noise(lam, mean_coefs, eta=s.eta, psi=s.psi, tau=tau, n=n,
-                                                      epsilon=s.epsilon, bound=s.bound)
-    else:  # frl
-        M = int(s.M)
-        if M > basis.n_components:
-            raise ParameterError(f"FRL with M = {M} needs {M} eigenfunctions, but this kernel keeps only "
-                                 f"{basis.n_components} on this grid (eigenvalues above 1e-12 of the largest): "
-                                 f"choose M <= {basis.n_components}, a rougher kernel or a smaller rho")
-        coefs, scales, sensitivity, guarantee = frl_mean_noise(mean_coefs, M=M, tau=tau, n=n,
-                                                               epsilon=s.epsilon, bound=s.bound)
-        synthesis = basis.eigenfunctions[:, :M]
-    # Orthonormal basis, independent Laplace(b_l) coefficients of variance 2 b_l^2.
-    return MeanRelease(synthesis=synthesis, estimate_coefficients=coefs, noise_scales=scales, noise="laplace",
-                       sensitivity=sensitivity, sigma=None, expected_sq_l2_error=float(np.sum(2.0 * scales**2)),
-                       guarantee=guarantee, **common)
+    mechanism = mean_mechanism(settings.mechanism)
+    noise = mechanism.plan_noise(settings, basis.eigenvalues, basis.n_components, mean_coefs, tau, n)
+    return MeanRelease(synthesis=basis.eigenfunctions[:, :noise.n_components],
+                       estimate_coefficients=noise.estimate_coefficients, noise_scales=noise.noise_scales,
+                       noise=mechanism.noise, sensitivity=noise.sensitivity, sigma=noise.sigma,
+                       expected_sq_l2_error=mechanism.expected_sq_l2_error(noise.noise_scales),
+                       guarantee=noise.guarantee, **common)
 
 
 def _plan_bernstein(sums: MeanSums, s: MeanSettings, common: dict) -> MeanRelease:
@@ -379,10 +328,10 @@ def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = 
         "eta": s.eta,
         "phi": s.phi,
         "epsilon": s.epsilon,
-        "delta": s.delta if s.mechanism in GAUSSIAN_MECHANISMS else 0.0,
+        "delta": s.delta if mean_mechanism(s.mechanism).uses_delta else 0.0,
         "tau": plan.tau,
         "bound": s.bound,
-        "calibration": s.calibration if s.mechanism in GAUSSIAN_MECHANISMS else None,
+        "calibration": s.calibration if mean_mechanism(s.mechanism).uses_delta else None,
         "n": plan.n,
         "m": plan.m,
         **s.bounds.describe(),
@@ -396,27 +345,7 @@ def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = 
         **randomness_fields(seed),
         "settings": asdict(s),
     }
-    if s.mechanism in PURE_DP_MECHANISMS:
-        g = plan.guarantee
-        record["privacy"] = "epsilon-DP"
-        record["delta_note"] = "delta does not apply: pure epsilon-DP (delta = 0); settings.delta is ignored"
-        record["laplace_scales"] = plan.noise_scales
-        record["sensitivity_l1"] = plan.sensitivity
-        record["sensitivity_tight"] = g["sensitivity_tight"]
-        record["sensitivity_paper"] = g["sensitivity_paper"]
-        record["bound_label"] = g["bound_label"]
-        if s.mechanism in ICLP_MECHANISMS:
-            record["sensitivity_l1c"] = plan.sensitivity
-            record["psi"] = s.psi
-        if s.mechanism == "iclp-ar":
-            record["n_active"] = g["n_active"]
-        if s.mechanism == "frl":
-            record["M"] = int(s.M)
-        if s.mechanism == "bernstein":
-            lo, hi = s.bernstein_range
-            record.update(K=int(s.K), lo=float(lo), hi=float(hi))
-    else:
-        record["privacy"] = "(epsilon, delta)-DP"
+    record.update(mean_mechanism(s.mechanism).record_fields(s, plan))
     assert values.shape == (plan.m,)
     return record
 
@@ -430,7 +359,7 @@ def analyst_view(plan: MeanRelease) -> dict:
         "n_persons": plan.n,
         "n_dropped": plan.n_dropped,
         "n_clipped": plan.n_clipped,
-        "n_clipped_meaning": ("curves with a value outside [lo, hi] (clipped)" if plan.settings.mechanism == "bernstein"
+        "n_clipped_meaning": ("curves with a value outside [lo, hi] (clipped)" if mean_mechanism(plan.settings.mechanism).lattice
                               else "curves shrunk by the L2 clip at tau (after the range clip and centring)"),
         "n_range_clipped": plan.n_range_clipped,
         "bias_l2": bias,

@@ -34,12 +34,13 @@ from .data import clip_to_ball
 from .errors import ParameterError
 from .kernels import eigenbasis
 from .mean import MeanSettings
+from .registry import mean_mechanism, quadratic_penalty_mechanisms
 from .params import check_choice, check_epsilon, check_positive
 from .preprocess import bounds_of, range_clipped_centred
 from .utility import penalised_noise_scales
 
 SELECTION_BOUNDS = ("range", "linear", "general")
-SELECTION_MECHANISMS = ("gaussian", "iclp-qr")
+SELECTION_MECHANISMS = quadratic_penalty_mechanisms()  # the PCV score sensitivity needs linear shrinkage
 MAX_GRID = 500
 
 
@@ -120,7 +121,7 @@ def pcv_private_scores(fd, settings: MeanSettings, penalties, rhos, *, folds: in
     fold_means = np.stack([clipped[idx].mean(axis=0) for idx in fold_index])  # (K, m_grid)
     train_means = (fold_means.sum(axis=0)[None, :] - fold_means) / (K - 1)
     test_sq = (fold_means**2) @ weights
-    variance = 1.0 if settings.mechanism == "gaussian" else 2.0
+    variance = mean_mechanism(settings.mechanism).noise_variance_factor  # Laplace(b): 2 b^2
     eta = np.full(penalties.size, float(settings.eta))
     scores = np.empty((rhos.size, penalties.size))
     for r, rho in enumerate(rhos):

@@ -55,6 +55,7 @@ from .data import (DATA_DEPENDENT_TAU, MAX_SLOW_BYTES, MISSING_POLICIES, Functio
 from .errors import DataError, ParameterError
 from .kernels import trapezoid_weights
 from .params import check_choice
+from .registry import mean_mechanism
 
 DEFAULT_CHUNK_ROWS = 65_536  # at most; fewer for wide grids (CHUNK_BYTES)
 CHUNK_BYTES = 32 * 2**20  # numeric block of one chunk; a chunk's transform makes ~3 temporaries of this size
@@ -416,7 +417,7 @@ class MeanAccumulator:
         s = self.settings
         self.raw_sum = np.zeros(self.grid.size)
         bounds = s.bounds
-        if s.mechanism == "bernstein":
+        if mean_mechanism(s.mechanism).lattice:
             from .estimators import lattice_interpolation_matrix
 
             self._lattice = lattice_interpolation_matrix(self.unit_grid, int(s.K))
@@ -435,7 +436,7 @@ class MeanAccumulator:
         s = self.settings
         self.n_rows += values.shape[0]
         self.raw_sum += np.add.reduce(values, axis=0)
-        if s.mechanism == "bernstein":
+        if mean_mechanism(s.mechanism).lattice:
             lo, hi = (float(v) for v in s.bernstein_range)
             clipped = np.clip(values, lo, hi)
             outside = int(np.sum(np.any(clipped != values, axis=1)))
@@ -476,14 +477,14 @@ class MeanAccumulator:
         s = self.settings
         n = mechanism_n(s.bounds, n_persons)
         total = self.total
-        if s.mechanism == "bernstein" and n > n_persons:
+        if mean_mechanism(s.mechanism).lattice and n > n_persons:
             total = total + (n - n_persons) * float(s.bernstein_range[0])  # absent persons count at lo
-        if self.tau is None and s.mechanism != "bernstein" and not self.max_norm > 0:
+        if self.tau is None and not mean_mechanism(s.mechanism).lattice and not self.max_norm > 0:
             raise DataError("every centred curve is zero: tau from the data would be 0")
         common = dict(grid_points=self.grid, unit_grid=self.unit_grid, weights=self.weights, n=n,
                       n_dropped=n_dropped, n_curves=self.n_rows, raw_sum=self.raw_sum, offset=self.centre,
                       n_range_clipped=self.n_range_clipped, n_clipped=self.n_clipped, total=total)
-        if s.mechanism == "bernstein":
+        if mean_mechanism(s.mechanism).lattice:
             return MeanSums(**common)
         if self.tau is None:
             return MeanSums(tau=self.max_norm, data_dependent_flags=(DATA_DEPENDENT_TAU,), **common)

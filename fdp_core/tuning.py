@@ -17,6 +17,7 @@ from .errors import ParameterError
 from .kernels import KERNEL_NAMES, eigenbasis, matern_nu
 from .mean import resolve_tau
 from .params import check_choice, check_epsilon
+from .registry import mean_mechanism, quadratic_penalty_mechanisms
 from .utility import penalised_noise_scales
 
 PSS_GAUSSIAN_ETA = 1.5
@@ -32,7 +33,7 @@ def eigenvalue_decay_rate(kernel: str, nu: float | None = None) -> float | None:
 
 # PSS comes from the rate theory of the quadratic-penalty mean; for ICLP-AR (soft-thresholding)
 # it does not hold: on DTI its error *rose* with epsilon (7.4 -> 16.1). Never offered there.
-PSS_MECHANISMS = ("gaussian", "iclp-qr")
+PSS_MECHANISMS = quadratic_penalty_mechanisms()  # PSS theory holds for quadratic penalties only
 
 
 def pss_defaults(kernel: str, nu: float | None, n: int, epsilon: float, *,
@@ -65,7 +66,7 @@ def pss_defaults(kernel: str, nu: float | None, n: int, epsilon: float, *,
 
 PCV_FLAG = ("PCV looks at the data: the selected (phi, rho) is data-dependent, not differentially "
             "private (no privacy budget is spent on the selection)")
-PCV_MECHANISMS = ("gaussian", "iclp-qr")
+PCV_MECHANISMS = quadratic_penalty_mechanisms()  # closed-form PCV needs linear shrinkage
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def pcv_grid(fd, settings, penalties, rhos, *, folds: int = 10, seed: int | None
     train_means = np.stack([(clipped_total - clipped[idx].sum(axis=0)) / (fd.n - idx.size) for idx in held_out])
     test_means = np.stack([raw[idx].mean(axis=0) for idx in held_out])
     test_sq_norms = (test_means**2) @ weights
-    variance = 1.0 if settings.mechanism == "gaussian" else 2.0  # Laplace(b): 2 b^2
+    variance = mean_mechanism(settings.mechanism).noise_variance_factor  # Laplace(b): 2 b^2
     eta = np.full(penalties.size, float(settings.eta))
     scores = np.empty((rhos.size, penalties.size))
     for r, rho in enumerate(rhos):

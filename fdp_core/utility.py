@@ -48,6 +48,7 @@ from .mechanisms.calibration import gaussian_sigma
 from .mechanisms.iclp import iclp_ar_mean_noise
 from .sensitivity import (gaussian_mean_sensitivity_paper, gaussian_mean_sensitivity_tight,
                           iclp_qr_sensitivity_paper, iclp_qr_sensitivity_tight)
+from .registry import MEAN_REGISTRY, mean_mechanism, quadratic_penalty_mechanisms
 from .params import check_choice
 from .threads import small_problem
 
@@ -73,8 +74,8 @@ EPSILON_SEARCH_RANGE = (1e-3, 1e3)
 # eigenbasis mechanisms whose smoothing sweeps skip re-planning, and the parameters each
 # baseline ignores (FRL: fixed M, no penalty; Bernstein: no kernel, no penalty). Each claim
 # is checked against a full plan at run time and in the tests.
-CLOSED_FORM_MECHANISMS = ("gaussian", "iclp-qr")
-_FAST_SMOOTHING_MECHANISMS = ("gaussian", "iclp-qr", "iclp-ar")
+CLOSED_FORM_MECHANISMS = quadratic_penalty_mechanisms()
+_FAST_SMOOTHING_MECHANISMS = tuple(name for name, m in MEAN_REGISTRY.items() if m.penalty is not None)
 _IGNORED = {"frl": ("phi", "eta"), "bernstein": ("phi", "eta", "rho")}
 
 
@@ -99,7 +100,7 @@ def with_parameter(settings: MeanSettings, param: str, value: float) -> MeanSett
 
 def penalty_field(mechanism: str) -> str:
     """The settings field holding a mechanism's penalty: psi for the ICLP means, phi otherwise."""
-    return "psi" if mechanism.startswith("iclp") else "phi"
+    return mean_mechanism(mechanism).penalty or "phi"
 
 
 def current_value(settings: MeanSettings, param: str, n: int) -> float:

@@ -1,0 +1,240 @@
+"""The mean mechanisms, one registry entry each (METHODS.md 2-3).
+
+An entry is everything fdp needs to know about a mechanism without branching on its name:
+its label and privacy type, which settings fields it reads (and how they are validated),
+which penalty it smooths with (PSS and the commit's float-error bound read it), and how it
+turns the clipped mean's coefficients into estimate + noise (sensitivity, calibration, noise
+scales, closed-form error) with the guarantee it gives. ``mean.plan_mean_release`` dispatches
+to :attr:`MeanMechanism.noise_plan`; records add :meth:`MeanMechanism.record_fields`.
+
+Adding a mechanism: write its noise function under ``fdp_core/mechanisms/``, its bounds in
+``sensitivity.py``, then one entry here (docs/ARCHITECTURE.md has the whole checklist).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .errors import ParameterError
+from .estimators import shrinkage
+from .limits import MAX_BERNSTEIN_K, check_at_most
+from .mechanisms.frl import frl_mean_noise
+from .mechanisms.gaussian import gaussian_mean_noise
+from .mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
+from .params import check_bound_value, check_count, check_delta, check_eta, check_finite, check_positive
+
+GAUSSIAN_PRIVACY = "(epsilon, delta)-DP"
+PURE_PRIVACY = "epsilon-DP"
+
+
+@dataclass(frozen=True)
+class NoisePlan:
+    """What a mechanism adds to the clipped mean's coefficients (in the kernel eigenbasis)."""
+
+    estimate_coefficients: np.ndarray  # NON-PRIVATE: the smoothed estimate's coefficients
+    noise_scales: np.ndarray  # sd (gaussian) or Laplace scale b_l, per coefficient
+    n_components: int  # how many eigenfunctions the release uses (synthesis columns)
+    sensitivity: float
+    sigma: float | None
+    guarantee: dict
+
+
+@dataclass(frozen=True)
+class MeanMechanism:
+    """One mean mechanism: metadata, its own validation and its noise plan."""
+
+    name: str
+    label: str
+    noise: str  # coefficient noise family: "gaussian" | "laplace"
+    penalty: str | None  # the MeanSettings field of its smoothing penalty ("phi", "psi"), or None
+    quadratic_penalty: bool  # linear shrinkage s_l in [0, 1]: PSS (METHODS 6), PCV and private selection apply
+    lattice: bool  # Bernstein: a lattice basis on [lo, hi] instead of the kernel eigenbasis and tau
+    fields: tuple  # the MeanSettings fields it reads beyond kernel, rho, epsilon, bound, tau
+    validate: Callable  # validate(settings): raise ParameterError on a bad field
+    plan_noise: Callable | None = None  # plan_noise(settings, eigenvalues, n_kept, coefs, tau, n) -> NoisePlan
+    # worst_case(settings, eigenvalues, tau, n) -> (direction, background coefficients, description): the
+    # neighbouring pair the black-box audit uses (fdp_core/audit.py); None for the lattice mechanism.
+    worst_case: Callable | None = None
+
+    @property
+    def noise_variance_factor(self) -> float:
+        """Variance of the noise per unit scale squared: 1 (Gaussian sd) or 2 (Laplace scale b: 2 b^2)."""
+        return 1.0 if self.noise == "gaussian" else 2.0
+
+    @property
+    def privacy(self) -> str:
+        return GAUSSIAN_PRIVACY if self.noise == "gaussian" else PURE_PRIVACY
+
+    @property
+    def pss(self) -> bool:
+        """Privacy-safe selection's theory holds (quadratic penalties only; never ICLP-AR)."""
+        return self.quadratic_penalty
+
+    @property
+    def uses_delta(self) -> bool:
+        return self.noise == "gaussian"
+
+    def expected_sq_l2_error(self, scales: np.ndarray) -> float:
+        """Closed form on an orthonormal basis: sigma^2 sum lambda (Gaussian), sum 2 b_l^2 (Laplace)."""
+        scales = np.asarray(scales, dtype=float)
+        return float(self.noise_variance_factor * np.sum(scales**2))
+
+    def record_fields(self, settings, plan) -> dict:
+        """The publishable fields this mechanism adds to a release record (public inputs only)."""
+        out = {"privacy": self.privacy}
+        if self.noise == "gaussian":
+            return out
+        g = plan.guarantee
+        out.update(delta_note="delta does not apply: pure epsilon-DP (delta = 0); settings.delta is ignored",
+                   laplace_scales=plan.noise_scales, sensitivity_l1=plan.sensitivity,
+                   sensitivity_tight=g["sensitivity_tight"], sensitivity_paper=g["sensitivity_paper"],
+                   bound_label=g["bound_label"])
+        if self.penalty == "psi":
+            out.update(sensitivity_l1c=plan.sensitivity, psi=settings.psi)
+        if "n_active" in g:
+            out["n_active"] = g["n_active"]
+        if "M" in self.fields:
+            out["M"] = int(settings.M)
+        if self.lattice:
+            lo, hi = settings.bernstein_range
+            out.update(K=int(settings.K), lo=float(lo), hi=float(hi))
+        return out
+
+
+# --------------------------------------------------------------------------- validation
+
+def _validate_gaussian(s) -> None:
+    check_positive("phi", s.phi)
+    check_delta(s.delta)
+    check_eta(s.eta)
+
+
+def _validate_iclp_qr(s) -> None:
+    check_positive("psi", s.psi)
+    if check_finite("eta", s.eta) <= 1:
+        raise ParameterError(f"ICLP-QR needs eta > 1, got {s.eta!r}: Lin & Reimherr's quadratic-penalty "
+                             "mean and its l1-C sensitivity bound are established only for a penalty in "
+                             "H(C^eta) with eta > 1 (use eta > 1, or ICLP-AR, which allows eta = 1)")
+
+
+def _validate_iclp_ar(s) -> None:
+    check_positive("psi", s.psi)
+    check_eta(s.eta)
+
+
+def _validate_frl(s) -> None:
+    check_count("M (number of FRL eigenfunctions)", s.M)
+
+
+def _validate_bernstein(s) -> None:
+    check_at_most("K (Bernstein lattice size)", check_count("K (Bernstein lattice size)", s.K),
+                  MAX_BERNSTEIN_K, "the basis has K + 1 binomial terms per grid point")
+    blo, bhi = s.bernstein_range
+    if blo is None or bhi is None:
+        raise ParameterError("the Bernstein mechanism needs a public value range: set lo and hi "
+                             "(--lo/--hi or --value-range), bounds on every curve value chosen without "
+                             "looking at the data")
+    lo, hi = check_bound_value("lo", blo), check_bound_value("hi", bhi)
+    if lo >= hi:
+        raise ParameterError(f"the Bernstein value range needs lo < hi, got lo = {blo!r}, hi = {bhi!r}")
+
+
+# --------------------------------------------------------------------------- noise plans
+
+def _plan_gaussian(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
+    estimate, scales, sensitivity, sigma, guarantee = gaussian_mean_noise(
+        lam, coefs, eta=s.eta, phi=s.phi, tau=tau, n=n, epsilon=s.epsilon, delta=s.delta, bound=s.bound,
+        calibration=s.calibration)
+    return NoisePlan(estimate, scales, n_kept, sensitivity, sigma, guarantee)
+
+
+def _iclp_planner(noise_function):
+    def plan(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
+        estimate, scales, sensitivity, guarantee = noise_function(lam, coefs, eta=s.eta, psi=s.psi, tau=tau, n=n,
+                                                                  epsilon=s.epsilon, bound=s.bound)
+        return NoisePlan(estimate, scales, n_kept, sensitivity, None, guarantee)
+    return plan
+
+
+def _plan_frl(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
+    M = int(s.M)
+    if M > n_kept:
+        raise ParameterError(f"FRL with M = {M} needs {M} eigenfunctions, but this kernel keeps only "
+                             f"{n_kept} on this grid (eigenvalues above 1e-12 of the largest): "
+                             f"choose M <= {n_kept}, a rougher kernel or a smaller rho")
+    estimate, scales, sensitivity, guarantee = frl_mean_noise(coefs, M=M, tau=tau, n=n, epsilon=s.epsilon,
+                                                              bound=s.bound)
+    return NoisePlan(estimate, scales, M, sensitivity, None, guarantee)
+
+
+# --------------------------------------------------------------------------- worst-case pairs (audits)
+
+def _worst_gaussian(s, lam, tau, n):
+    direction = np.zeros(lam.size)
+    direction[int(np.argmax(shrinkage(lam, s.eta, s.phi) ** 2 / lam))] = 1.0
+    return direction, np.zeros(lam.size), ("tau * phi_l vs -tau * phi_l at l = argmax s_l^2 / lambda_l "
+                                           "(attains the tight bound)")
+
+
+def _worst_iclp_qr(s, lam, tau, n):
+    return (shrinkage(lam, s.eta, s.psi) / np.sqrt(lam), np.zeros(lam.size),
+            "+/- tau * a / ||a||, a_l = s_l / sqrt(lambda_l) (Cauchy-Schwarz equality case)")
+
+
+def _worst_frl(s, lam, tau, n):
+    direction = np.zeros(lam.size)
+    direction[: int(s.M)] = 1.0
+    return direction, np.zeros(lam.size), "+/- tau * (phi_1 + ... + phi_M) / sqrt(M) (attains the tight bound)"
+
+
+def _worst_iclp_ar(s, lam, tau, n):
+    thresholds = s.psi / (2.0 * lam ** (s.eta / 2.0))
+    active = np.flatnonzero(thresholds < tau)
+    # Background curves sit just above the threshold on as many active components as the tau
+    # ball allows (cheapest first), so the pair's difference passes unshrunk.
+    lift = np.zeros(lam.size)
+    budget = 0.49 * tau**2
+    used = []
+    for l in active[np.argsort(thresholds[active])]:
+        need = (thresholds[l] + 2.0 * tau / n) * n / (n - 1)
+        if need**2 > budget:
+            break
+        lift[l], budget = need, budget - need**2
+        used.append(l)
+    direction = np.zeros(lam.size)
+    direction[used or active[:1]] = 1.0 / np.sqrt(lam[used or active[:1]])
+    return direction, lift, ("+/- tau * d / ||d||, d_l = lambda_l^(-1/2) on the lifted active components, over "
+                             "background curves above the soft-thresholds (the CS bound is not attained in general)")
+
+
+MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
+    MeanMechanism("gaussian", "Gaussian process (epsilon, delta)", "gaussian", "phi", quadratic_penalty=True, lattice=False,
+                  fields=("eta", "phi", "delta", "calibration"), validate=_validate_gaussian,
+                  plan_noise=_plan_gaussian, worst_case=_worst_gaussian),
+    MeanMechanism("iclp-qr", "ICLP-QR (quadratic penalty, epsilon)", "laplace", "psi", quadratic_penalty=True, lattice=False,
+                  fields=("eta", "psi"), validate=_validate_iclp_qr, plan_noise=_iclp_planner(iclp_qr_mean_noise),
+                  worst_case=_worst_iclp_qr),
+    MeanMechanism("iclp-ar", "ICLP-AR (absolute penalty, epsilon)", "laplace", "psi", quadratic_penalty=False, lattice=False,
+                  fields=("eta", "psi"), validate=_validate_iclp_ar, plan_noise=_iclp_planner(iclp_ar_mean_noise),
+                  worst_case=_worst_iclp_ar),
+    MeanMechanism("frl", "FRL (first M eigenfunctions, epsilon)", "laplace", None, quadratic_penalty=False, lattice=False,
+                  fields=("M",), validate=_validate_frl, plan_noise=_plan_frl, worst_case=_worst_frl),
+    MeanMechanism("bernstein", "Bernstein polynomial (epsilon)", "laplace", None, quadratic_penalty=False, lattice=True,
+                  fields=("K", "lo", "hi"), validate=_validate_bernstein),
+)}
+
+
+def quadratic_penalty_mechanisms() -> tuple:
+    """Names of the mechanisms with linear shrinkage (PSS, closed-form PCV, private selection)."""
+    return tuple(name for name, m in MEAN_REGISTRY.items() if m.quadratic_penalty)
+
+
+def mean_mechanism(name: str) -> MeanMechanism:
+    """The registry entry of a mean mechanism (ParameterError naming the choices otherwise)."""
+    try:
+        return MEAN_REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ParameterError(f"mechanism must be one of {', '.join(MEAN_REGISTRY)}; got {name!r}") from None
