@@ -58,6 +58,15 @@ class MeanMechanism:
     # worst_case(settings, eigenvalues, tau, n) -> (direction, background coefficients, description): the
     # neighbouring pair the black-box audit uses (fdp_core/audit.py); None for the lattice mechanism.
     worst_case: Callable | None = None
+    # How the app shows it (plain words; the formulas are in docs/METHODS.md).
+    color: str = "#1f77b4"
+    bound_help: str = ""  # what "tight" and "paper" mean for this mechanism
+    bound_names: tuple = (("tight", "tight"), ("paper", "paper"))  # (bound, name shown)
+    sensitivity_norm_label: str = ""
+    scale_rule: str = ""  # how the noise scale follows from the sensitivity
+
+    def bound_name(self, bound: str) -> str:
+        return dict(self.bound_names).get(bound, bound)
 
     @property
     def noise_variance_factor(self) -> float:
@@ -211,19 +220,40 @@ def _worst_iclp_ar(s, lam, tau, n):
 
 
 MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
-    MeanMechanism("gaussian", "Gaussian process (epsilon, delta)", "gaussian", "phi", quadratic_penalty=True, lattice=False,
+    MeanMechanism("gaussian", "Gaussian process (epsilon, delta)", "gaussian", "phi",
+                  quadratic_penalty=True, lattice=False,
                   fields=("eta", "phi", "delta", "calibration"), validate=_validate_gaussian,
-                  plan_noise=_plan_gaussian, worst_case=_worst_gaussian),
-    MeanMechanism("iclp-qr", "ICLP-QR (quadratic penalty, epsilon)", "laplace", "psi", quadratic_penalty=True, lattice=False,
+                  plan_noise=_plan_gaussian, worst_case=_worst_gaussian, color="#1f77b4",
+                  bound_help="tight: the exact worst case over clipped curves (attained). paper: the closed form "
+                             "of Mirshani et al. (2019), never smaller.",
+                  sensitivity_norm_label="kernel norm", scale_rule="sd sigma sqrt(lambda_l) per coefficient"),
+    MeanMechanism("iclp-qr", "ICLP-QR (quadratic penalty, epsilon)", "laplace", "psi",
+                  quadratic_penalty=True, lattice=False,
                   fields=("eta", "psi"), validate=_validate_iclp_qr, plan_noise=_iclp_planner(iclp_qr_mean_noise),
-                  worst_case=_worst_iclp_qr),
-    MeanMechanism("iclp-ar", "ICLP-AR (absolute penalty, epsilon)", "laplace", "psi", quadratic_penalty=False, lattice=False,
+                  worst_case=_worst_iclp_qr, color="#ff7f0e",
+                  bound_help="tight: Cauchy-Schwarz, attained by a pair of clipped curves. paper: Lin & Reimherr's "
+                             "sum, never smaller.",
+                  sensitivity_norm_label="weighted l1", scale_rule="b_l = Delta_1 sqrt(lambda_l) / epsilon"),
+    MeanMechanism("iclp-ar", "ICLP-AR (absolute penalty, epsilon)", "laplace", "psi",
+                  quadratic_penalty=False, lattice=False,
                   fields=("eta", "psi"), validate=_validate_iclp_ar, plan_noise=_iclp_planner(iclp_ar_mean_noise),
-                  worst_case=_worst_iclp_ar),
-    MeanMechanism("frl", "FRL (first M eigenfunctions, epsilon)", "laplace", None, quadratic_penalty=False, lattice=False,
-                  fields=("M",), validate=_validate_frl, plan_noise=_plan_frl, worst_case=_worst_frl),
-    MeanMechanism("bernstein", "Bernstein polynomial (epsilon)", "laplace", None, quadratic_penalty=False, lattice=True,
-                  fields=("K", "lo", "hi"), validate=_validate_bernstein),
+                  worst_case=_worst_iclp_ar, color="#9467bd",
+                  bound_help="tight = the CS bound (valid, not attained in general). paper = the triangle bound "
+                             "with lambda^(-1/2) (the paper prints lambda^(-eta/2), which can under-noise: not "
+                             "offered).",
+                  bound_names=(("tight", "CS bound"), ("paper", "triangle")), sensitivity_norm_label="weighted l1",
+                  scale_rule="b_l = Delta_1 sqrt(lambda_l) / epsilon on active components"),
+    MeanMechanism("frl", "FRL (first M eigenfunctions, epsilon)", "laplace", None,
+                  quadratic_penalty=False, lattice=False,
+                  fields=("M",), validate=_validate_frl, plan_noise=_plan_frl, worst_case=_worst_frl,
+                  color="#8c564b", bound_help="tight: 2 tau sqrt(M)/n (attained). paper: 2 tau M/n.",
+                  sensitivity_norm_label="l1", scale_rule="b = Delta_1 / epsilon on each of the M coefficients"),
+    MeanMechanism("bernstein", "Bernstein polynomial (epsilon)", "laplace", None,
+                  quadratic_penalty=False, lattice=True,
+                  fields=("K", "lo", "hi"), validate=_validate_bernstein, color="#e377c2",
+                  bound_help="One exact bound, (K + 1)(hi - lo)/n: both choices give it.",
+                  bound_names=(("tight", "exact"), ("paper", "exact")), sensitivity_norm_label="l1",
+                  scale_rule="lambda = (K + 1)(hi - lo) / (n epsilon) on each lattice value"),
 )}
 
 

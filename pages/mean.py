@@ -9,29 +9,18 @@ import streamlit as st
 
 from fdp_core.errors import FdpError
 from fdp_core.export import NONPRIVATE_VIEWS
-from fdp_core.mean import (GAUSSIAN_MECHANISMS, ICLP_MECHANISMS, MEAN_MECHANISMS, MECHANISM_LABELS,
-                           PURE_DP_MECHANISMS, MeanSettings, accuracy_sentence, plan_mean_release)
+from fdp_core.mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings, accuracy_sentence, plan_mean_release
 from fdp_core.mechanisms.calibration import CALIBRATIONS
+from fdp_core.registry import MEAN_REGISTRY, mean_mechanism
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.tuning import PSS_MECHANISMS, pss_defaults
 from fdp_ui import compare_plots, plots, sidebar, state
 
 LOG_PSI_RANGE = (-8.0, 3.0)
-COMPARE_COLORS = {"gaussian": "#1f77b4", "iclp-qr": "#ff7f0e", "iclp-ar": "#9467bd", "frl": "#8c564b",
-                  "bernstein": "#e377c2"}
+COMPARE_COLORS = {name: m.color for name, m in MEAN_REGISTRY.items()}
 _DEFAULTS = {"mean_mechanism": "gaussian", "mean_compare": False, "mean_log_psi": -3.0, "mean_M": 20,
              "mean_K": 20, "mean_lo": 0.0, "mean_hi": 1.0, "mean_bound": "tight", "mean_calibration": "analytic",
              "mean_style": "draws", "mean_draws": 20, "mean_compare_draws": 5}
-BOUND_HELP = {
-    "gaussian": "tight: the exact worst case over clipped curves (attained). paper: the closed form of "
-                "Mirshani et al. (2019), never smaller.",
-    "iclp-qr": "tight: Cauchy-Schwarz, attained by a pair of clipped curves. paper: Lin & Reimherr's sum, never "
-               "smaller.",
-    "iclp-ar": "tight = the CS bound (valid, not attained in general). paper = the triangle bound with "
-               "lambda^(-1/2) (the paper prints lambda^(-eta/2), which can under-noise: not offered).",
-    "frl": "tight: 2 tau sqrt(M)/n (attained). paper: 2 tau M/n.",
-    "bernstein": "One exact bound, (K + 1)(hi - lo)/n: both choices give it.",
-}
 
 for key, value in _DEFAULTS.items():
     st.session_state[key] = st.session_state.get(key, value)
@@ -57,18 +46,18 @@ compare = top[1].toggle("compare all mechanisms", key="mean_compare",
                              "expected errors, sensitivities and noise scales.")
 shown = MEAN_MECHANISMS if compare else (mechanism,)
 
-if not compare and mechanism in PURE_DP_MECHANISMS:
+if not compare and not mean_mechanism(mechanism).uses_delta:
     st.text_input("delta", "0", disabled=True, key="mean_delta_pure",
                   help="The sidebar's delta is used by the Gaussian mechanism only.")
     st.caption("delta = 0: pure epsilon-DP, delta does not apply.")
 
 c1, c2, c3, c4 = st.columns(4)
-AR_BOUND_NAMES = {"tight": "CS bound", "paper": "triangle"}
 bound = c1.radio("sensitivity bound", BOUNDS, key="mean_bound", horizontal=True,
-                 format_func=lambda b: AR_BOUND_NAMES[b] if shown == ("iclp-ar",) else b,
-                 help=" ".join(f"{m}: {BOUND_HELP[m]}" for m in shown) if compare else BOUND_HELP[mechanism])
+                 format_func=lambda b: b if compare else mean_mechanism(mechanism).bound_name(b),
+                 help=" ".join(f"{m}: {MEAN_REGISTRY[m].bound_help}" for m in shown) if compare
+                 else mean_mechanism(mechanism).bound_help)
 calibration = c2.radio("calibration (Gaussian)", CALIBRATIONS, key="mean_calibration", horizontal=True,
-                       disabled=not any(m in GAUSSIAN_MECHANISMS for m in shown),
+                       disabled=not any(MEAN_REGISTRY[m].uses_delta for m in shown),
                        help="analytic (Balle & Wang 2018): the smallest valid sigma, any epsilon. classical: "
                             "sigma = Delta sqrt(2 log(2/delta))/epsilon, valid only for epsilon <= 1.")
 if compare:
@@ -79,7 +68,7 @@ else:
                      help="Several independent sanitized releases, or their pointwise 5-95% band.")
     n_draws = c4.slider("sanitized draws", 1, 200, key="mean_draws")
 
-if any(m in ICLP_MECHANISMS for m in shown):
+if any(MEAN_REGISTRY[m].penalty == "psi" for m in shown):
     left, right = st.columns([2, 1])
     log_psi = left.slider("log10 psi (ICLP penalty)", *LOG_PSI_RANGE, step=0.05, key="mean_log_psi",
                           help="Penalty of the ICLP means (the sidebar's phi is the Gaussian mechanism's). Larger "
@@ -98,9 +87,9 @@ if any(m in ICLP_MECHANISMS for m in shown):
         right.caption("Privacy-safe defaults (PSS) are not offered here: their theory covers the quadratic penalty "
                       "(ICLP-QR, Gaussian) only; for ICLP-AR they can make the error grow with epsilon.")
     left.caption(f"psi = {10 ** log_psi:.3g}; eta = {g.eta:g} (sidebar). ICLP-QR needs eta > 1.")
-if "frl" in shown:
+if any("M" in MEAN_REGISTRY[m].fields for m in shown):
     st.number_input("M (FRL: number of eigenfunctions)", min_value=1, max_value=1000, step=1, key="mean_M")
-if "bernstein" in shown:
+if any(MEAN_REGISTRY[m].lattice for m in shown):
     b1, b2, b3 = st.columns(3)
     b1.number_input("K (Bernstein lattice: K + 1 points)", min_value=1, max_value=500, step=1, key="mean_K")
     b2.number_input("lo (public lower bound of curve values)", format="%.4g", key="mean_lo")
@@ -124,20 +113,15 @@ def _privacy_text(plan) -> str:
 def _noise_scale_text(plan) -> str:
     if plan.sigma is not None:
         return f"sigma = {plan.sigma:.4g} (Gaussian, sd sigma sqrt(lambda_l))"
-    if plan.settings.mechanism == "bernstein":
+    if mean_mechanism(plan.settings.mechanism).lattice:
         return f"lambda = {plan.noise_scales[0]:.4g} (Laplace, {plan.noise_scales.size} lattice values)"
     return f"b_1 = {plan.noise_scales.max():.4g} (Laplace, {int(np.sum(plan.noise_scales > 0))} coefficients)"
 
 
-# Plain names in tables; the norms' formulas are in the help texts and docs/METHODS.md.
-SENSITIVITY_NORMS = {"gaussian": "kernel norm", "iclp-qr": "weighted l1", "iclp-ar": "weighted l1", "frl": "l1",
-                     "bernstein": "l1"}
-
-
 def _sensitivity_text(plan) -> str:
-    label = "exact" if plan.settings.mechanism == "bernstein" else \
-        "CS bound" if plan.settings.mechanism == "iclp-ar" and plan.settings.bound == "tight" else plan.settings.bound
-    return f"{plan.sensitivity:.4g} ({SENSITIVITY_NORMS[plan.settings.mechanism]}, {label})"
+    """Plain names in tables; the norms' formulas are in the help texts and docs/METHODS.md."""
+    entry = mean_mechanism(plan.settings.mechanism)
+    return f"{plan.sensitivity:.4g} ({entry.sensitivity_norm_label}, {entry.bound_name(plan.settings.bound)})"
 
 
 if compare:
@@ -208,7 +192,7 @@ if plan.sigma is not None:
     st.caption(f"Expected squared L2 error sigma^2 sum(lambda) = {plan.expected_sq_l2_error:.4g}. L2 radius by a "
                "saddlepoint approximation of the weighted chi-square law; sup radius by 4000 Monte Carlo draws. "
                "Previews: idealised real-arithmetic DP (numpy generator).")
-elif mechanism == "bernstein":
+elif mean_mechanism(mechanism).lattice:
     st.caption(f"Expected squared L2 error 2 lambda^2 S_K = {plan.expected_sq_l2_error:.4g} (closed form, S_K = "
                f"{gq['sum_sq_basis_norms']:.4g}; {gq['expected_sq_l2_error_quadrature']:.4g} on this grid's "
                "quadrature). Radii by 4000 Monte Carlo draws. Previews: idealised real-arithmetic DP.")
@@ -244,12 +228,12 @@ else:
         st.dataframe(pd.DataFrame({"bound": [gq["bound_labels"][b] for b in BOUNDS],
                                    "Delta_1": [gq[f"sensitivity_{b}"] for b in BOUNDS]}),
                      hide_index=True, width="stretch")
-        if mechanism == "bernstein":
+        if mean_mechanism(mechanism).lattice:
             st.caption(f"n = {plan.n} (after {plan.n_dropped} curves dropped); {plan.n_clipped} have values outside "
                        f"[{base.lo:g}, {base.hi:g}] and are clipped; lattice of {base.K + 1} points.")
         else:
             kept = f"{gq['n_active']} of {gq['n_components']} components active (the rest released as exact " \
-                   f"zeros)" if mechanism == "iclp-ar" else f"{plan.synthesis.shape[1]} basis functions"
+                   f"zeros)" if "n_active" in gq else f"{plan.synthesis.shape[1]} basis functions"
             st.caption(f"n = {plan.n} {'persons' if g.person_column else 'curves'} (after {plan.n_dropped} curves "
                        f"dropped), {plan.n_clipped} curves clipped at tau = {plan.tau:.4g}; {kept}.")
     with right:
@@ -261,8 +245,5 @@ else:
                                                       for p in plans.values()],
                                    "E sq. L2 error": [p.expected_sq_l2_error for p in plans.values()]}),
                      hide_index=True, width="stretch")
-        scale_rule = {"iclp-qr": "b_l = Delta_1 sqrt(lambda_l) / epsilon", "iclp-ar": "b_l = Delta_1 sqrt(lambda_l) "
-                      "/ epsilon on active components", "frl": "b = Delta_1 / epsilon on each of the M coefficients",
-                      "bernstein": "lambda = (K + 1)(hi - lo) / (n epsilon) on each lattice value"}[mechanism]
-        st.caption(f"In use: {gq['bound_label']}; {scale_rule}. Laplace scale b: density exp(-|x|/b)/(2b), "
+        st.caption(f"In use: {gq['bound_label']}; {mean_mechanism(mechanism).scale_rule}. Laplace scale b: density exp(-|x|/b)/(2b), "
                    "variance 2 b^2.")
