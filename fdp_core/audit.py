@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
-from .data import FunctionalData
+from .data import FunctionalData, unit_interval
 from .errors import ParameterError
 from .kernels import eigenbasis
 from .mean import MeanSettings, plan_mean_release
@@ -112,10 +112,6 @@ def audit_pair(sample_d: Sampler, sample_d_prime: Sampler, epsilon: float, delta
 
 # --------------------------------------------------------------------------- audit of a configured mean mechanism
 
-def _unit_grid(grid: np.ndarray) -> np.ndarray:
-    return (grid - grid[0]) / (grid[-1] - grid[0])
-
-
 @dataclass(frozen=True)
 class MechanismAudit:
     """Black-box privacy-loss audit of a mean mechanism on a worst-case pair built from public parameters."""
@@ -140,7 +136,7 @@ def _worst_case_pair(settings: MeanSettings, grid: np.ndarray, n: int) -> tuple[
     """
     s = settings.validated()
     grid = np.asarray(grid, dtype=float)
-    unit = _unit_grid(grid)
+    unit = unit_interval(grid)
     weights = np.asarray(FunctionalData(grid, np.zeros((1, grid.size))).weights)
     m = grid.size
     background = np.zeros(m)

@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from .accounting import Ledger, LedgerEntry, approximate_entry, discrete_entry, exponential_entry
-from .data import FunctionalData
+from .data import FunctionalData, unit_interval
 from .errors import FdpError, ParameterError
 from .kernels import eigenbasis
 from .mean import MECHANISM_LABELS, MeanRelease, MeanSettings, plan_mean_release
@@ -362,17 +362,13 @@ def _mean_float_error_bound(plan: MeanRelease) -> np.ndarray:
         return (terms + 4) * _UNIT_ROUNDOFF * max(abs(lo), abs(hi)) / b
     r = np.ones(plan.noise_scales.size)
     if mechanism.quadratic_penalty:
-        lam = eigenbasis(s.kernel, s.rho, _unit(plan.grid_points), plan.weights, nu=s.nu).eigenvalues
+        lam = eigenbasis(s.kernel, s.rho, unit_interval(plan.grid_points), plan.weights, nu=s.nu).eigenvalues
         r = shrinkage(lam, s.eta, getattr(s, mechanism.penalty))
     return (plan.m + terms + 20) * _UNIT_ROUNDOFF * plan.tau * r[active] / b
 
 
 def _missing_policy(fd: FunctionalData) -> str:
     return "interpolate" if fd.report.n_interpolated else "drop"
-
-
-def _unit(grid: np.ndarray) -> np.ndarray:
-    return (grid - grid[0]) / (grid[-1] - grid[0])
 
 
 def prepare_mean_commit(fd: FunctionalData, settings: MeanSettings, *, label: str = "",

@@ -245,15 +245,7 @@ def dask_pca_sums(source, settings, *, released_mean=None, with_report: bool = F
 
 
 def dask_kde_sums(source, settings, feature, **kwargs) -> "stream.StreamedFeatures":
-    from .features import parse_feature_spec
-    from .kde import check_box, check_grid_size
-
-    features = parse_feature_spec(feature) if isinstance(feature, str) else tuple(feature)
-    box = check_box(settings.box)
-    if len(box) != len(features):
-        raise ParameterError(f"a {len(features)}-d feature needs a box with {2 * len(features)} numbers, "
-                             f"got {2 * len(box)}")
-    grid_size = check_grid_size(settings.grid_size, len(box))
+    features, box, grid_size = stream.kde_feature_inputs(settings, feature)
     reader, acc, report, n = _reduce(
         "kde", source, lambda r: stream.KdeAccumulator(settings, box, grid_size, stream.kde_mode(settings)),
         features=features, person_column=getattr(settings, "person_column", None),

@@ -28,7 +28,7 @@ import pandas as pd
 
 from .errors import DataError, ParameterError
 from .kernels import trapezoid_weights
-from .limits import MAX_ABS_VALUE, MAX_GRID_POINTS
+from .limits import MAX_ABS_VALUE, MAX_GRID_POINTS, grid_limit_message
 from .params import check_choice, check_positive
 
 MAX_REGRID_CELLS = 2_000_000  # long format on mixed grids: n_curves x union-grid size (16 MB per copy)
@@ -84,8 +84,7 @@ class FunctionalData:
     # them on every rerun and at n = 10,000 curves each pass over the data costs tens of ms.
     @cached_property
     def unit_grid(self) -> np.ndarray:
-        a, b = self.domain
-        return (self.grid_points - a) / (b - a)
+        return unit_interval(self.grid_points)
 
     @cached_property
     def weights(self) -> np.ndarray:
@@ -115,6 +114,12 @@ class FunctionalData:
         """Sum of the curves clipped at tau (the mean's sufficient statistic, METHODS.md 17)."""
         factor = _clip_factors(self._norms, check_positive("tau", tau))
         return factor @ self.data_matrix
+
+
+def unit_interval(grid) -> np.ndarray:
+    """The grid rescaled to [0, 1]: the domain of every kernel and L2 norm in fdp (METHODS.md 0)."""
+    grid = np.asarray(grid, dtype=float)
+    return (grid - grid[0]) / (grid[-1] - grid[0])
 
 
 # --------------------------------------------------------------------------- clipping
@@ -353,9 +358,7 @@ def _check_grid(grid: np.ndarray, labels: list[str], name: str) -> None:
     if grid.size < 2:
         raise DataError(f"{name}: a curve needs at least 2 grid points, found {grid.size}")
     if grid.size > MAX_GRID_POINTS:
-        raise DataError(f"{name}: the grid has {grid.size} points; the limit is {MAX_GRID_POINTS} (the "
-                        "eigendecomposition grows as m^3): thin the grid, e.g. keep one point "
-                        f"in {-(-grid.size // MAX_GRID_POINTS)}, or average into bins")
+        raise DataError(f"{name}: {grid_limit_message(grid.size)}")
     if not np.all(np.isfinite(grid)):
         raise DataError(f"{name}: grid point headers must be finite numbers")
     if np.any(np.diff(grid) <= 0):

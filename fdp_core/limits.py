@@ -35,8 +35,12 @@ def check_at_most(name: str, value, limit, why: str) -> None:
         raise ParameterError(f"{name} = {value:g} is above the limit of {limit:g} ({why})")
 
 
-def check_grid_points(m: int, what: str = "the grid") -> None:
+def grid_limit_message(m: int) -> str:
+    """Why a grid of m > MAX_GRID_POINTS points is refused, and what to do (loader and kernels alike)."""
+    return (f"the grid has {m} points; the limit is {MAX_GRID_POINTS} (the eigendecomposition grows as m^3): "
+            f"thin the grid, e.g. keep one point in {math.ceil(m / MAX_GRID_POINTS)}, or average into bins")
+
+
+def check_grid_points(m: int) -> None:
     if m > MAX_GRID_POINTS:
-        raise ParameterError(f"{what} has {m} points; the limit is {MAX_GRID_POINTS} (the eigendecomposition "
-                             f"grows as m^3): thin the grid, e.g. keep one point in "
-                             f"{math.ceil(m / MAX_GRID_POINTS)}, or average into bins")
+        raise ParameterError(grid_limit_message(m))

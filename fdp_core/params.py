@@ -6,6 +6,7 @@ import math
 import sys
 
 from .errors import ParameterError
+from .limits import MAX_ABS_VALUE, MAX_TAU
 
 
 def check_finite(name: str, value) -> float:
@@ -52,8 +53,6 @@ def check_positive(name: str, value) -> float:
 
 def check_tau(value) -> float:
     """The public L2 norm bound: > 0 and at most limits.MAX_TAU (its square must stay finite)."""
-    from .limits import MAX_TAU
-
     x = check_positive("tau", value)
     if x > MAX_TAU:
         raise ParameterError(f"tau = {value!r} is above the limit of {MAX_TAU:g}: squared norms and the "
@@ -63,8 +62,6 @@ def check_tau(value) -> float:
 
 def check_bound_value(name: str, value) -> float:
     """A public bound in data units (lo, hi of a value range): finite and at most limits.MAX_ABS_VALUE."""
-    from .limits import MAX_ABS_VALUE
-
     x = check_finite(name, value)
     if abs(x) > MAX_ABS_VALUE:
         raise ParameterError(f"{name} = {value!r} is beyond +-{MAX_ABS_VALUE:g}: squared values would overflow; "

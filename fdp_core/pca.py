@@ -29,7 +29,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .data import DATA_DEPENDENT_TAU, FunctionalData
+from .data import DATA_DEPENDENT_TAU, FunctionalData, unit_interval
 from .errors import DataError, ParameterError
 from .kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
 from .mechanisms.bingham import (sample_bingham_deflation, sample_matrix_bingham_gibbs, sample_vector_bingham,
@@ -217,7 +217,7 @@ def fourier_basis(grid, weights, p: int) -> np.ndarray:
     if p > m - 1:
         raise ParameterError(f"a Fourier basis with p = {p} functions needs at least p + 1 = {p + 1} grid points "
                              f"(the grid has {m}); choose p <= {m - 1}")
-    t = (grid - grid[0]) / (grid[-1] - grid[0])
+    t = unit_interval(grid)
     raw = _raw_fourier(t, p)
     gram = raw.T @ (weights[:, None] * raw)
     cond = np.linalg.cond(gram)

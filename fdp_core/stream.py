@@ -741,8 +741,8 @@ class StreamedFeatures:
     n_outside_box: int  # NON-PRIVATE
 
 
-def stream_kde_sums(source, settings, feature, **options) -> StreamedFeatures:
-    """Density sufficient statistics for a per-curve feature (see the module docstring)."""
+def kde_feature_inputs(settings, feature) -> tuple[tuple, tuple, int]:
+    """(features, box, grid size) of a streamed or Dask density release, checked against each other."""
     from .features import parse_feature_spec
     from .kde import check_box, check_grid_size
 
@@ -751,7 +751,12 @@ def stream_kde_sums(source, settings, feature, **options) -> StreamedFeatures:
     if len(box) != len(features):
         raise ParameterError(f"a {len(features)}-d feature needs a box with {2 * len(features)} numbers, "
                              f"got {2 * len(box)}")
-    grid_size = check_grid_size(settings.grid_size, len(box))
+    return features, box, check_grid_size(settings.grid_size, len(box))
+
+
+def stream_kde_sums(source, settings, feature, **options) -> StreamedFeatures:
+    """Density sufficient statistics for a per-curve feature (see the module docstring)."""
+    features, box, grid_size = kde_feature_inputs(settings, feature)
     person_column = getattr(settings, "person_column", None)
     value_range = getattr(settings, "value_range", None)
     reader = open_source(source, **options)

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import optimize
 
 from .audit import AuditResult, audit_pair
-from .data import FunctionalData
+from .data import FunctionalData, unit_interval
 from .kernels import eigenbasis
 
 NORMS = ("cm", "l1c")
@@ -161,7 +161,7 @@ def audit_covariance_mechanism(settings, grid, n: int, *, n_select: int = 50_000
 
     s = replace(settings.validated(), centring="public")
     grid = np.asarray(grid, dtype=float)
-    unit = (grid - grid[0]) / (grid[-1] - grid[0])
+    unit = unit_interval(grid)
     weights = FunctionalData(grid, np.zeros((1, grid.size))).weights
     basis = eigenbasis(s.kernel, s.rho, unit, weights, nu=s.nu)
     A = covariance_weights(basis.eigenvalues, product_shrinkage(basis.eigenvalues, s.eta, s.phi))
@@ -198,7 +198,7 @@ def regression_worst_pair(settings, grid, n: int, part: str):
     s = settings.validated()
     cs = s.curve_settings()
     grid = np.asarray(grid, dtype=float)
-    unit = (grid - grid[0]) / (grid[-1] - grid[0])
+    unit = unit_interval(grid)
     weights = FunctionalData(grid, np.zeros((1, grid.size))).weights
     basis = eigenbasis(s.kernel, s.rho, unit, weights, nu=s.nu)
     lam = basis.eigenvalues
@@ -253,7 +253,7 @@ def selection_worst_pair(settings, grid, m: int, K: int, rho: float):
     to fold i mod K, so fold 1 is rows 0, K, 2K, ...
     """
     grid = np.asarray(grid, dtype=float)
-    unit = (grid - grid[0]) / (grid[-1] - grid[0])
+    unit = unit_interval(grid)
     weights = FunctionalData(grid, np.zeros((1, grid.size))).weights
     u = eigenbasis(settings.kernel, rho, unit, weights, nu=settings.nu).eigenfunctions[:, 0]
     tau = float(settings.tau) * (1 - 1e-9)

@@ -2,7 +2,6 @@
 simulation, centring by a committed mean, bad input), with the numbers on screen checked
 against fdp_core.pca for the same demo seed and every figure checked by plotly's validator."""
 
-import base64
 import json
 import shlex
 from pathlib import Path
@@ -17,6 +16,7 @@ pca = pytest.importorskip("fdp_core.pca", reason="the private PCA library (fdp_c
 from fdp_core.data import DATA_DEPENDENT_TAU, from_arrays, load_curves  # noqa: E402
 from fdp_ui.plots import ANALYST_LABEL  # noqa: E402
 from fdp_ui.state import EXAMPLE_FILE, Dataset  # noqa: E402
+from plotly_json import plotly_array  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -50,13 +50,6 @@ def _set(at, kind: str, key: str, value) -> AppTest:
 
 def _errors(at) -> str:
     return " | ".join(e.value for e in at.error)
-
-
-def _array(value) -> np.ndarray:
-    """A plotly JSON array: a list, or a base64 typed array {"dtype", "bdata"}."""
-    if isinstance(value, dict):
-        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-    return np.asarray(value, dtype=float)
 
 
 def _charts(at) -> list[dict]:
@@ -101,19 +94,19 @@ def test_default_page_matches_fdp_core_and_labels_the_analyst_view():
 
     components, perturbation, scree = _charts(at)
     traces = {t["name"]: t for t in components["data"]}
-    np.testing.assert_allclose(_array(traces[ANALYST_LABEL]["y"]), first.nonprivate_components[:, 0])
+    np.testing.assert_allclose(plotly_array(traces[ANALYST_LABEL]["y"]), first.nonprivate_components[:, 0])
     # Draw 1 is shown sign-aligned to the non-private component (display only).
-    shown = _array(traces["private draw 1"]["y"])
+    shown = plotly_array(traces["private draw 1"]["y"])
     sign = np.sign(first.coefficients[:, 0] @ first.nonprivate_coefficients[:, 0])
     np.testing.assert_allclose(shown, sign * first.components[:, 0])
     assert shown @ first.nonprivate_components[:, 0] >= 0
     # mean +/- 2 sd x component around the analyst-view sample mean, sd from the library's scree.
-    lines = {t["name"]: _array(t["y"]) for t in perturbation["data"]}
+    lines = {t["name"]: plotly_array(t["y"]) for t in perturbation["data"]}
     mean = EXAMPLE.data_matrix.mean(axis=0)
     np.testing.assert_allclose(lines["sample mean (analyst view: do not publish)"], mean)
     np.testing.assert_allclose(lines["mean + 2 sd x private component"],
                                mean + 2 * first.tau * np.sqrt(first.scree[0]) * shown)
-    np.testing.assert_allclose(_array(scree["data"][0]["y"]), first.explained_variance_ratio[:20])
+    np.testing.assert_allclose(plotly_array(scree["data"][0]["y"]), first.explained_variance_ratio[:20])
     assert "analyst view" in scree["layout"]["title"]["text"]
     assert any(f"Acceptance rate of the rejection sampler (draw 1): **{first.diagnostics['acceptance_rate']:.4g}**"
                in m.value for m in at.markdown)
@@ -167,7 +160,7 @@ def test_gibbs_is_labelled_approximate_with_trace_burn_in_and_thinning():
     trace = charts[3]
     assert "approximate DP" in trace["layout"]["title"]["text"]
     assert trace["layout"]["shapes"][0]["x1"] == 40  # burn-in shaded
-    np.testing.assert_allclose(_array(trace["data"][0]["y"]), expected[0].diagnostics["trace"][:, 0])
+    np.testing.assert_allclose(plotly_array(trace["data"][0]["y"]), expected[0].diagnostics["trace"][:, 0])
     assert any("200 sweeps, burn-in 40, thin 5" in m.value for m in at.markdown)
 
 
@@ -207,7 +200,7 @@ def test_centring_by_a_mean_committed_on_the_release_page():
     _check_numbers(at, expected)
     assert any(f"epsilon {release.entry.epsilon:.4g}" in c.value and "already in the ledger" in c.value
                for c in at.caption)
-    lines = {t["name"]: _array(t["y"]) for t in _charts(at)[1]["data"]}
+    lines = {t["name"]: plotly_array(t["y"]) for t in _charts(at)[1]["data"]}
     np.testing.assert_allclose(lines[f"released mean ({release.id})"], mean)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
@@ -11,15 +10,9 @@ from streamlit.testing.v1 import AppTest
 
 from fdp_core.data import load_curves
 from fdp_ui.state import NO_PERSON, Dataset
+from plotly_json import plotly_array
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-
-
-def _array(value) -> np.ndarray:
-    """A plotly JSON array: a list (None = gap), or a base64 typed array {"dtype", "bdata"}."""
-    if isinstance(value, dict):
-        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"])).astype(float)
-    return np.array([np.nan if v is None else v for v in value], dtype=float)
 
 
 def _data_page(fd, label) -> AppTest:
@@ -61,7 +54,7 @@ def test_berkeley_with_a_declared_range_shows_a_mean_in_centimetres(shared_data)
     at.switch_page("pages/mean.py").run()
     assert not at.exception, at.exception
     figure = json.loads(at.get("plotly_chart")[0].proto.spec)
-    ys = np.concatenate([_array(trace["y"]) for trace in figure["data"] if "y" in trace])
+    ys = np.concatenate([plotly_array(trace["y"]) for trace in figure["data"] if "y" in trace])
     ys = ys[np.isfinite(ys)]
     assert ys.size > 0 and np.median(ys) > 90  # centimetres, not the shrunk-to-0 values of an undeclared range
     metrics = {m.label: m.value for m in at.metric}

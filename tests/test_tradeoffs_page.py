@@ -1,6 +1,5 @@
 """AppTest: the Trade-offs page driven like a user (every parameter, the apply buttons, bad states)."""
 
-import base64
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from fdp_core import utility
 from fdp_core.mean import MECHANISM_LABELS
 from fdp_ui.sidebar import EPSILON_CHOICES
+from plotly_json import plotly_array
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -46,14 +46,7 @@ def _curves_figure(at):
 
 def _line(figure, mechanism_label: str) -> tuple[np.ndarray, np.ndarray]:
     trace = next(t for t in figure.data if t.name == mechanism_label and t.mode == "lines")
-    return _array(trace.x), _array(trace.y)
-
-
-def _array(value) -> np.ndarray:
-    """A plotly array: a list/tuple, or a base64 typed array {"dtype", "bdata"}."""
-    if isinstance(value, dict):
-        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"])).astype(float)
-    return np.asarray(value, dtype=float)
+    return plotly_array(trace.x), plotly_array(trace.y)
 
 
 # Closed-form noise variance decreases with epsilon, delta and n: a sweep plotting anything

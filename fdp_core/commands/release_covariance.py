@@ -9,23 +9,13 @@ from ..covariance import (CENTRINGS, COVARIANCE_MECHANISMS, CovarianceSettings, 
                           plan_covariance_release, release_record)
 from ..errors import ParameterError
 from ..mechanisms.calibration import CALIBRATIONS
+from ..preprocess import parse_value_range
 from ..release import to_json, write_release
 from ..sensitivity import COVARIANCE_GAUSSIAN_BOUNDS
 from ._common import add_bounds_options, add_data_options, add_kernel_options, add_output_options, load_data, rng_from
 
 PATH = ("release", "covariance")
 HELP = "release a differentially private covariance function (second-moment operator in the kernel eigenbasis)"
-
-
-def parse_range(text: str | None) -> tuple[float, float] | None:
-    if text is None:
-        return None
-    parts = [p.strip() for p in str(text).split(",")]
-    try:
-        lo, hi = (float(p) for p in parts)
-    except ValueError:
-        raise ParameterError(f"--value-range must be LO,HI (two numbers), got {text!r}") from None
-    return lo, hi
 
 
 def add_centre_options(parser) -> None:
@@ -63,7 +53,7 @@ def configure(parser) -> None:
 
 
 def settings_from_args(args) -> CovarianceSettings:
-    value_range = parse_range(args.value_range)
+    value_range = None if args.value_range is None else parse_value_range(args.value_range)
     lo, hi = value_range if value_range else (None, None)
     return CovarianceSettings(mechanism=args.mechanism, kernel=args.kernel, rho=args.rho, nu=args.nu, eta=args.eta,
                               phi=args.phi, epsilon=args.epsilon, delta=args.delta, tau=args.tau, bound=args.bound,

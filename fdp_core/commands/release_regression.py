@@ -6,11 +6,12 @@ import numpy as np
 import pandas as pd
 
 from ..mechanisms.calibration import CALIBRATIONS
+from ..preprocess import parse_value_range
 from ..regression import (RegressionSettings, analyst_view, parse_covariates, plan_regression_release,
                           release_record)
 from ..release import to_json, write_release
 from ._common import add_bounds_options, add_data_options, add_kernel_options, add_output_options, load_data, rng_from
-from .release_covariance import add_centre_options, parse_range
+from .release_covariance import add_centre_options
 
 PATH = ("release", "regression")
 HELP = "release differentially private function-on-scalar regression coefficients beta_k(t)"
@@ -39,7 +40,7 @@ def configure(parser) -> None:
 
 
 def settings_from_args(args) -> RegressionSettings:
-    value_range = parse_range(args.value_range)
+    value_range = None if args.value_range is None else parse_value_range(args.value_range)
     lo, hi = value_range if value_range else (None, None)
     return RegressionSettings(covariates=parse_covariates(args.covariates), bound_b=args.bound_b, kernel=args.kernel,
                               rho=args.rho, nu=args.nu, eta=args.eta, phi=args.phi, epsilon=args.epsilon,
