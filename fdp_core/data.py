@@ -19,7 +19,7 @@ import io
 import math
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -812,8 +812,3 @@ def to_wide_csv(fd: FunctionalData) -> str:
     if not fd.metadata.empty:
         frame = pd.concat([fd.metadata.reset_index(drop=True), frame], axis=1)
     return frame.to_csv(index=False)
-
-
-def with_values(fd: FunctionalData, values: np.ndarray) -> FunctionalData:
-    """Same grid and bookkeeping, new values (e.g. after clipping)."""
-    return replace(fd, data_matrix=np.asarray(values, dtype=float))

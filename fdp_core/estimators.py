@@ -18,12 +18,6 @@ def shrinkage(eigenvalues: np.ndarray, eta: float, penalty: float) -> np.ndarray
     return lam_eta / (lam_eta + penalty)
 
 
-def penalised_mean_coefficients(mean_coefficients: np.ndarray, eigenvalues: np.ndarray,
-                                eta: float, penalty: float) -> np.ndarray:
-    """Coefficients s_l xbar_l of the RKHS-penalised mean (quadratic penalty)."""
-    return shrinkage(eigenvalues, eta, penalty) * np.asarray(mean_coefficients, dtype=float)
-
-
 def soft_threshold(values: np.ndarray, threshold: np.ndarray) -> np.ndarray:
     """sign(x) max(|x| - t, 0), elementwise (1-Lipschitz in x: the AR sensitivity rests on it)."""
     values = np.asarray(values, dtype=float)

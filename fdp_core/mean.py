@@ -382,7 +382,3 @@ def accuracy_sentence(plan: MeanRelease) -> str:
                  f"and clipping), so the release is typically {plan.total_error():.3g} away from that average "
                  "(root mean square of both).")
     return text
-
-
-def with_settings(plan_settings: MeanSettings, **changes) -> MeanSettings:
-    return replace(plan_settings, **changes)
