@@ -54,7 +54,7 @@ from .kernels import eigenbasis
 from .mean import MECHANISM_LABELS, MeanRelease, MeanSettings, plan_mean_release
 from .mean import release_record as mean_release_record
 from .estimators import shrinkage
-from .mechanisms import discrete as _discrete
+from .mechanisms.families import GAUSSIAN, LAPLACE, NoiseFamily, noise_family
 from .mechanisms.discrete import DEFAULT_GRANULARITY_EXP, DiscretePlan
 from .mean import analyst_view as mean_analyst_view
 from .registry import mean_mechanism
@@ -135,7 +135,7 @@ class PendingCommit:
 
     kind: str
     mechanism: str
-    family: str  # "gaussian" | "laplace"
+    family: NoiseFamily
     plan: object = field(repr=False)  # MeanRelease, KdeRelease, ...
     noise_plan: DiscretePlan = field(repr=False)
     entry: LedgerEntry = field(repr=False)
@@ -163,17 +163,15 @@ def _granularity_for(error_bound: float, requested: int | None) -> int:
     return k
 
 
-def _discrete_plan(family: str, n: int, scaled_sensitivity: float, k: int) -> DiscretePlan:
-    make = _discrete.discrete_gaussian_plan if family == "gaussian" else _discrete.discrete_laplace_plan
-    return make(n, scaled_sensitivity=scaled_sensitivity, granularity_exp=k)
+def _discrete_plan(family: NoiseFamily, n: int, scaled_sensitivity: float, k: int) -> DiscretePlan:
+    return family.discrete_plan(n, scaled_sensitivity=scaled_sensitivity, granularity_exp=k)
 
 
 def _draw(pending: PendingCommit):
     """The only place noise is drawn for an export: OpenDP, OS entropy, the 2^k grid."""
-    release = (_discrete.discrete_gaussian_release if pending.family == "gaussian"
-               else _discrete.discrete_laplace_release)
-    noisy, record = release(pending.values, pending.scales, scaled_sensitivity=pending.scaled_sensitivity,
-                            granularity_exp=pending.noise_plan.granularity_exp)
+    noisy, record = pending.family.discrete_release(pending.values, pending.scales,
+                                                    scaled_sensitivity=pending.scaled_sensitivity,
+                                                    granularity_exp=pending.noise_plan.granularity_exp)
     # The release recomputes the plan; it must be the one the ledger was checked with.
     if (record.epsilon, record.rho, record.unit_noise_scale) != (pending.noise_plan.epsilon, pending.noise_plan.rho,
                                                                  pending.noise_plan.unit_noise_scale):
@@ -320,9 +318,9 @@ def _common_record(pending: PendingCommit, record, ledger: Ledger, *, label: str
     sampler.pop("unit_values")
     sampler.pop("scales")
     sampler.update(n_noisy_coefficients=int(pending.active.sum()), n_coefficients=int(pending.active.size),
-                   coefficient_noise=pending.family, float_error_bound_unit_scale=pending.float_error_bound,
+                   coefficient_noise=pending.family.name, float_error_bound_unit_scale=pending.float_error_bound,
                    scaled_sensitivity_meaning=(
-                       "mu = Delta / sigma: L2 sensitivity of coefficients / noise sd" if pending.family == "gaussian"
+                       "mu = Delta / sigma: L2 sensitivity of coefficients / noise sd" if pending.family.uses_delta
                        else "epsilon: l1 sensitivity of coefficients / Laplace scales"))
     return _base_record(pending.kind, pending.entry, sampler, ledger, label=label, data_label=data_label,
                         arithmetic="exact discrete sampler on a 2^k grid (OpenDP); the released curve is "
@@ -388,13 +386,13 @@ def prepare_mean_commit(fd: FunctionalData, settings: MeanSettings, *, label: st
                              "nothing to commit; lower psi or raise tau")
     if np.any(plan.estimate_coefficients[~active] != 0):
         raise RuntimeError("a coefficient without noise is not an exact zero: refusing (it would leak the data)")
-    family = "gaussian" if plan.noise == "gaussian" else "laplace"
-    d_in = plan.sensitivity / plan.sigma if family == "gaussian" else s.epsilon
+    family = noise_family(plan.noise)
+    d_in = family.scaled_sensitivity(plan.sensitivity, plan.sigma, s.epsilon)
     bound = float(np.max(_mean_float_error_bound(plan)))
     k = _granularity_for(bound, granularity_exp)
     noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
     g = plan.guarantee
-    entry = discrete_entry(noise_plan, "mean", s.mechanism, delta=s.delta if family == "gaussian" else None,
+    entry = discrete_entry(noise_plan, "mean", s.mechanism, delta=family.delta_or_none(s.delta),
                                     sensitivity=plan.sensitivity, sensitivity_norm=g.get("sensitivity_norm", ""),
                                     label=label or f"mean, {MECHANISM_LABELS[s.mechanism]}")
     return PendingCommit("mean", s.mechanism, family, plan, noise_plan, entry, plan.estimate_coefficients[active],
@@ -519,7 +517,7 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
     if plan.mechanism == "gaussian":
         axes, sds = _hall_transform(plan)
         coefficients = _to_coefficients(axes, plan.density)
-        family, d_in = "gaussian", plan.sensitivity / plan.sigma
+        family, d_in = GAUSSIAN, plan.sensitivity / plan.sigma
         # c = U^T f: f's entries are at most (2 pi h^2)^(-d/2) and carry a relative error of
         # (n + 10) u; the transform adds (N + 10) u; |U| columns have unit norm.
         N = plan.m
@@ -529,7 +527,7 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
     else:
         coefficients = plan.coefficients
         scales = plan.laplace_scales
-        family, d_in = "laplace", settings.epsilon
+        family, d_in = LAPLACE, settings.epsilon
         bump = np.max(np.abs(plan.iclp_axis.bump_coefficients), axis=0)
         r = bump if plan.d == 1 else np.outer(bump, bump)
         G = plan.grids[0].size
@@ -538,7 +536,7 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
     k = _granularity_for(bound, granularity_exp)
     noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
     g = plan.guarantee
-    entry = discrete_entry(noise_plan, "kde", plan.mechanism, delta=settings.delta if family == "gaussian" else None,
+    entry = discrete_entry(noise_plan, "kde", plan.mechanism, delta=family.delta_or_none(settings.delta),
                                     sensitivity=plan.sensitivity, sensitivity_norm=g.get("sensitivity_norm", ""),
                                     label=label or f"density of {features_label(features)}, "
                                                    f"{kde.KDE_MECHANISM_LABELS[plan.mechanism].split(',')[0]}")

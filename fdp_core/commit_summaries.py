@@ -19,6 +19,7 @@ from .accounting import Ledger, discrete_entry
 from .covariance import NOT_PUBLISHABLE, CovarianceRelease, CovarianceSettings, plan_covariance_release
 from .covariance import release_record as covariance_record
 from .data import FunctionalData
+from .mechanisms.families import GAUSSIAN, NoiseFamily, noise_family
 from .commit import (CONFIG_SCHEMA, CommittedRelease, PendingCommit, _UNIT_ROUNDOFF, _budget_config,
                      _common_record, _discrete_plan, _execute, _granularity_for, _missing_policy, looked_at_field)
 from .regression import RegressionSettings, plan_regression_release
@@ -30,13 +31,13 @@ REGRESSION_ACCURACY = ("Expected squared Frobenius error of T1~ {t1:.4g} and sum
                        "{t2:.4g} (closed form, data-free); beta~ = T1~^-1 T2~ is post-processing.")
 
 
-def _pending(kind: str, mechanism: str, family: str, plan, values, scales, d_in: float, bound: float, delta,
+def _pending(kind: str, mechanism: str, family: NoiseFamily, plan, values, scales, d_in: float, bound: float, delta,
              sensitivity: float, norm: str, label: str, granularity_exp: int | None) -> PendingCommit:
     values, scales = np.asarray(values, dtype=float).ravel(), np.asarray(scales, dtype=float).ravel()
     active = scales > 0
     k = _granularity_for(bound, granularity_exp)
     noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
-    entry = discrete_entry(noise_plan, kind, mechanism, delta=delta if family == "gaussian" else None,
+    entry = discrete_entry(noise_plan, kind, mechanism, delta=family.delta_or_none(delta),
                                     sensitivity=sensitivity, sensitivity_norm=norm, label=label)
     return PendingCommit(kind, mechanism, family, plan, noise_plan, entry, values[active], scales[active], active,
                          float(d_in), float(bound))
@@ -64,16 +65,16 @@ def prepare_covariance_commit(fd: FunctionalData, settings: CovarianceSettings, 
     """The covariance part (and the released mean's part) as pending commits; draws nothing."""
     plan = plan_covariance_release(fd, settings)
     s = plan.settings
-    family = plan.noise
+    family = noise_family(plan.noise)
     # |S_jl| <= tau^2 and a sum over n curves and m grid points errs by (m + n + 20) u tau^2 per entry.
     err = (plan.grid_points.size + plan.n + 20) * _UNIT_ROUNDOFF * plan.tau**2
     eps_cov, delta_cov, eps_mean, delta_mean = s.split()
-    d_in = plan.sensitivity / plan.sigma if family == "gaussian" else eps_cov
+    d_in = family.scaled_sensitivity(plan.sensitivity, plan.sigma, eps_cov)
     out = [_pending("covariance", s.mechanism, family, plan, plan.estimate, plan.scales, d_in,
                     float(np.max(err / plan.scales)), delta_cov, plan.sensitivity,
                     plan.guarantee["sensitivity_norm"], label or f"covariance, {s.mechanism}", granularity_exp)]
     if plan.released_mean:
-        d_mean = plan.mean_sensitivity / plan.mean_sigma if family == "gaussian" else eps_mean
+        d_mean = family.scaled_sensitivity(plan.mean_sensitivity, plan.mean_sigma, eps_mean)
         err_mean = (plan.grid_points.size + plan.n + 20) * _UNIT_ROUNDOFF * plan.tau
         out.append(_pending("covariance", f"{s.mechanism} (mean part)", family, plan, plan.mean_estimate,
                             plan.mean_scales, d_mean, float(np.max(err_mean / plan.mean_scales)), delta_mean,
@@ -143,10 +144,10 @@ def prepare_regression_commit(fd: FunctionalData, settings: RegressionSettings, 
     tau = s.curve_settings().tau_value
     err_scale = (plan.grid_points.size + plan.n + 20) * _UNIT_ROUNDOFF
     base = label or f"regression on {', '.join(plan.labels[1:])}"
-    t1 = _pending("regression", "gaussian (T1)", "gaussian", plan, plan.t1, np.full(plan.t1.shape, plan.t1_sigma),
+    t1 = _pending("regression", "gaussian (T1)", GAUSSIAN, plan, plan.t1, np.full(plan.t1.shape, plan.t1_sigma),
                   g["t1"]["gdp_mu"], err_scale * s.bound_b**2 / plan.t1_sigma, g["t1"]["delta"], plan.t1_sensitivity,
                   "Frobenius norm", base + ": T1", granularity_exp)
-    t2 = _pending("regression", "gaussian (T2)", "gaussian", plan, plan.t2, plan.t2_scales, g["t2"]["gdp_mu"],
+    t2 = _pending("regression", "gaussian (T2)", GAUSSIAN, plan, plan.t2, plan.t2_scales, g["t2"]["gdp_mu"],
                   float(np.max(err_scale * s.bound_b * tau / plan.t2_scales)), g["t2"]["delta"], plan.t2_sensitivity,
                   "Cameron-Martin norm (q copies of C)", base + ": T2", granularity_exp)
     return [t1, t2]

@@ -21,13 +21,12 @@ import numpy as np
 from .errors import ParameterError
 from .estimators import shrinkage
 from .limits import MAX_BERNSTEIN_K, check_at_most
+from .mechanisms.families import NoiseFamily, noise_family
 from .mechanisms.frl import frl_mean_noise
 from .mechanisms.gaussian import gaussian_mean_noise
 from .mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
 from .params import check_bound_value, check_count, check_delta, check_eta, check_finite, check_positive
 
-GAUSSIAN_PRIVACY = "(epsilon, delta)-DP"
-PURE_PRIVACY = "epsilon-DP"
 
 
 @dataclass(frozen=True)
@@ -69,13 +68,17 @@ class MeanMechanism:
         return dict(self.bound_names).get(bound, bound)
 
     @property
+    def family(self) -> NoiseFamily:
+        return noise_family(self.noise)
+
+    @property
     def noise_variance_factor(self) -> float:
         """Variance of the noise per unit scale squared: 1 (Gaussian sd) or 2 (Laplace scale b: 2 b^2)."""
-        return 1.0 if self.noise == "gaussian" else 2.0
+        return self.family.variance_factor
 
     @property
     def privacy(self) -> str:
-        return GAUSSIAN_PRIVACY if self.noise == "gaussian" else PURE_PRIVACY
+        return self.family.privacy
 
     @property
     def pss(self) -> bool:
@@ -84,7 +87,7 @@ class MeanMechanism:
 
     @property
     def uses_delta(self) -> bool:
-        return self.noise == "gaussian"
+        return self.family.uses_delta
 
     def expected_sq_l2_error(self, scales: np.ndarray) -> float:
         """Closed form on an orthonormal basis: sigma^2 sum lambda (Gaussian), sum 2 b_l^2 (Laplace)."""
@@ -94,7 +97,7 @@ class MeanMechanism:
     def record_fields(self, settings, plan) -> dict:
         """The publishable fields this mechanism adds to a release record (public inputs only)."""
         out = {"privacy": self.privacy}
-        if self.noise == "gaussian":
+        if self.uses_delta:
             return out
         g = plan.guarantee
         out.update(delta_note="delta does not apply: pure epsilon-DP (delta = 0); settings.delta is ignored",

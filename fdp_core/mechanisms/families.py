@@ -1,0 +1,73 @@
+"""The two noise families every mechanism draws from: Gaussian and Laplace.
+
+A mechanism's noise is a family plus per-coordinate scales (sd for Gaussian, b for
+Laplace). Everything that differs between the two families lives here, once, so callers
+ask the family instead of comparing its name: which privacy type it gives, whether delta
+applies, the variance per unit scale, standard draws for previews, the scaled sensitivity
+the exact discrete sampler needs, and the OpenDP sampler itself (mechanisms/discrete.py).
+
+>>> noise_family("laplace").variance_factor
+2.0
+>>> noise_family("gaussian").delta_or_zero(1e-5), noise_family("laplace").delta_or_zero(1e-5)
+(1e-05, 0.0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ParameterError
+from . import discrete as _discrete
+
+GAUSSIAN_PRIVACY = "(epsilon, delta)-DP"
+PURE_PRIVACY = "epsilon-DP"
+
+
+@dataclass(frozen=True)
+class NoiseFamily:
+    """One noise family: Gaussian ((epsilon, delta)-DP) or Laplace (pure epsilon-DP)."""
+
+    name: str  # "gaussian" | "laplace": also the family name OpenDP's samplers and the records use
+    privacy: str
+    uses_delta: bool
+    variance_factor: float  # Var(noise) / scale^2: 1 for a Gaussian sd, 2 for a Laplace scale b
+    discrete_norm: str  # the vector norm of the exact discrete sampler's sensitivity: "l2" | "l1"
+
+    def standard(self, rng: np.random.Generator, shape) -> np.ndarray:
+        """Unit-scale draws (previews; exports use :meth:`discrete_release`)."""
+        return rng.standard_normal(shape) if self.uses_delta else rng.laplace(0.0, 1.0, shape)
+
+    def delta_or_zero(self, delta: float) -> float:
+        """delta of the guarantee: the setting for Gaussian noise, 0 for pure epsilon-DP."""
+        return float(delta) if self.uses_delta else 0.0
+
+    def delta_or_none(self, delta):
+        """delta for a ledger entry: None when the family is pure epsilon-DP."""
+        return delta if self.uses_delta else None
+
+    def scaled_sensitivity(self, sensitivity: float, sigma: float | None, epsilon: float) -> float:
+        """d_in of the exact discrete sampler: mu = Delta / sigma (Gaussian), epsilon (Laplace calibrated for it)."""
+        return float(sensitivity) / float(sigma) if self.uses_delta else float(epsilon)
+
+    def discrete_plan(self, n_coefficients: int, *, scaled_sensitivity: float, granularity_exp: int):
+        make = _discrete.discrete_gaussian_plan if self.uses_delta else _discrete.discrete_laplace_plan
+        return make(n_coefficients, scaled_sensitivity=scaled_sensitivity, granularity_exp=granularity_exp)
+
+    def discrete_release(self, values, scales, *, scaled_sensitivity: float, granularity_exp: int):
+        release = _discrete.discrete_gaussian_release if self.uses_delta else _discrete.discrete_laplace_release
+        return release(values, scales, scaled_sensitivity=scaled_sensitivity, granularity_exp=granularity_exp)
+
+
+GAUSSIAN = NoiseFamily("gaussian", GAUSSIAN_PRIVACY, True, 1.0, "l2")
+LAPLACE = NoiseFamily("laplace", PURE_PRIVACY, False, 2.0, "l1")
+FAMILIES = {f.name: f for f in (GAUSSIAN, LAPLACE)}
+
+
+def noise_family(name: str) -> NoiseFamily:
+    """The family called ``name`` ("gaussian" or "laplace")."""
+    try:
+        return FAMILIES[name]
+    except (KeyError, TypeError):
+        raise ParameterError(f"noise family must be one of {', '.join(FAMILIES)}; got {name!r}") from None
