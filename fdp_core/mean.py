@@ -27,7 +27,7 @@ from .registry import MEAN_REGISTRY, mean_mechanism
 from .release import randomness_fields
 from .sensitivity import BOUNDS
 
-# Views of the registry (fdp_core/registry.py): names by privacy type, labels.
+# Views of the registry (fdp_core/registry/mean.py): names by privacy type, labels.
 MEAN_MECHANISMS = tuple(MEAN_REGISTRY)
 GAUSSIAN_MECHANISMS = tuple(name for name, m in MEAN_REGISTRY.items() if m.uses_delta)
 PURE_DP_MECHANISMS = tuple(name for name, m in MEAN_REGISTRY.items() if not m.uses_delta)

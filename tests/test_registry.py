@@ -1,4 +1,4 @@
-"""The mean-mechanism registry (fdp_core/registry.py): one entry per mechanism, read by the plumbing."""
+"""The mean-mechanism registry (fdp_core/registry/mean.py): one entry per mechanism, read by the plumbing."""
 
 from __future__ import annotations
 

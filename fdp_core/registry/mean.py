@@ -18,14 +18,14 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import ParameterError
-from .estimators import shrinkage
-from .limits import MAX_BERNSTEIN_K, check_at_most
-from .mechanisms.families import NoiseFamily, noise_family
-from .mechanisms.frl import frl_mean_noise
-from .mechanisms.gaussian import gaussian_mean_noise
-from .mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
-from .params import check_bound_value, check_count, check_delta, check_eta, check_finite, check_positive
+from ..errors import ParameterError
+from ..estimators import shrinkage
+from ..limits import MAX_BERNSTEIN_K, check_at_most
+from ..mechanisms.families import NoiseFamily, noise_family
+from ..mechanisms.frl import frl_mean_noise
+from ..mechanisms.gaussian import gaussian_mean_noise
+from ..mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
+from ..params import check_bound_value, check_count, check_delta, check_eta, check_finite, check_positive
 
 
 
@@ -271,3 +271,5 @@ def mean_mechanism(name: str) -> MeanMechanism:
         return MEAN_REGISTRY[name]
     except (KeyError, TypeError):
         raise ParameterError(f"mechanism must be one of {', '.join(MEAN_REGISTRY)}; got {name!r}") from None
+
+REGISTRY = MEAN_REGISTRY  # the name every kind module exports (registry.entries)

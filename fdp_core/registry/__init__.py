@@ -1,0 +1,42 @@
+"""The mechanism registry: one entry per mechanism, per kind of release.
+
+Each kind has its own module holding its entries (``registry.mean``, ``registry.kde``,
+``registry.pca``, ``registry.covariance``). An entry is everything the plumbing needs to
+know about a mechanism — label, privacy type and noise family, the settings fields it
+reads and their validation, its sensitivity and noise plan, the record fields it adds,
+how the app shows it — so that no module outside this package branches on a mechanism's
+name. Entry modules import only downwards (``fdp_core.mechanisms``, ``sensitivity``,
+``params``, ``estimators``, ``kernels``), never the release modules that read them.
+
+>>> mechanism("mean", "frl").label
+'FRL (first M eigenfunctions, epsilon)'
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from ..errors import ParameterError
+from .mean import MEAN_REGISTRY, MeanMechanism, NoisePlan, mean_mechanism, quadratic_penalty_mechanisms
+
+KINDS = ("mean", "kde", "pca", "covariance")
+
+
+def entries(kind: str) -> dict:
+    """Every entry of one kind of release, by name (the kind's module holds ``REGISTRY``)."""
+    if kind not in KINDS:
+        raise ParameterError(f"release kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    return import_module(f"{__name__}.{kind}").REGISTRY
+
+
+def mechanism(kind: str, name: str):
+    """The entry called ``name`` among the mechanisms of ``kind`` (ParameterError naming the choices)."""
+    table = entries(kind)
+    try:
+        return table[name]
+    except (KeyError, TypeError):
+        raise ParameterError(f"{kind} mechanism must be one of {', '.join(table)}; got {name!r}") from None
+
+
+__all__ = ["KINDS", "MEAN_REGISTRY", "MeanMechanism", "NoisePlan", "entries", "mechanism", "mean_mechanism",
+           "quadratic_penalty_mechanisms"]
