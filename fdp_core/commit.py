@@ -391,9 +391,8 @@ def prepare_mean_commit(fd: FunctionalData, settings: MeanSettings, *, label: st
     bound = float(np.max(_mean_float_error_bound(plan)))
     k = _granularity_for(bound, granularity_exp)
     noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
-    g = plan.guarantee
     entry = discrete_entry(noise_plan, "mean", s.mechanism, delta=family.delta_or_none(s.delta),
-                                    sensitivity=plan.sensitivity, sensitivity_norm=g.get("sensitivity_norm", ""),
+                                    sensitivity=plan.sensitivity, sensitivity_norm=plan.guarantee.sensitivity_norm,
                                     label=label or f"mean, {MECHANISM_LABELS[s.mechanism]}")
     return PendingCommit("mean", s.mechanism, family, plan, noise_plan, entry, plan.estimate_coefficients[active],
                          plan.noise_scales[active], active, float(d_in), bound)

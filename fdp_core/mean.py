@@ -20,6 +20,7 @@ from .errors import ParameterError
 from .estimators import lattice_interpolation_matrix
 from .kernels import KERNEL_NAMES, eigenbasis
 from .mechanisms.bernstein import bernstein_expected_sq_l2_error, bernstein_mean_noise
+from .mechanisms.guarantee import Guarantee
 from .mechanisms.calibration import CALIBRATIONS, gaussian_quantile_radius
 from .params import check_choice, check_epsilon, check_positive, check_tau
 from .preprocess import PublicBounds, bounds_of, data_tau, prepare_curves
@@ -113,7 +114,7 @@ class MeanRelease:
     sensitivity: float
     sigma: float | None
     expected_sq_l2_error: float
-    guarantee: dict
+    guarantee: Guarantee
     data_dependent_flags: tuple = ()
     raw_mean: np.ndarray | None = field(default=None, repr=False)  # NON-PRIVATE: mean of the raw curves
     n_curves: int = 0  # NON-PRIVATE when a person column groups curves (analyst view)
@@ -125,7 +126,7 @@ class MeanRelease:
 
     @property
     def privacy(self) -> str:
-        return self.guarantee["privacy"]
+        return self.guarantee.privacy
 
     @property
     def delta(self) -> float:
@@ -341,7 +342,7 @@ def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = 
         "l2_error_radius_95": plan.l2_error_radius(0.95),
         "data_dependent_flags": list(plan.data_dependent_flags),
         "differentially_private": not plan.data_dependent_flags,
-        "guarantee": plan.guarantee,
+        "guarantee": plan.guarantee.record(),
         **randomness_fields(seed),
         "settings": asdict(s),
     }

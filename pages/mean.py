@@ -194,7 +194,7 @@ if plan.sigma is not None:
                "Previews: idealised real-arithmetic DP (numpy generator).")
 elif mean_mechanism(mechanism).lattice:
     st.caption(f"Expected squared L2 error 2 lambda^2 S_K = {plan.expected_sq_l2_error:.4g} (closed form, S_K = "
-               f"{gq['sum_sq_basis_norms']:.4g}; {gq['expected_sq_l2_error_quadrature']:.4g} on this grid's "
+               f"{gq.details['sum_sq_basis_norms']:.4g}; {gq.details['expected_sq_l2_error_quadrature']:.4g} on this grid's "
                "quadrature). Radii by 4000 Monte Carlo draws. Previews: idealised real-arithmetic DP.")
 else:
     st.caption(f"Expected squared L2 error sum 2 b_l^2 = {plan.expected_sq_l2_error:.4g}. Radii by 4000 Monte Carlo "
@@ -208,32 +208,32 @@ if plan.sigma is not None:
                          "norm in which the Gaussian-process noise's privacy loss is exactly that of a scalar "
                          "Gaussian mechanism (docs/METHODS.md, section 2).")
         st.dataframe(pd.DataFrame({"bound": ["tight (attained)", "paper (Mirshani et al.)"],
-                                   "Delta": [gq["sensitivity_tight"], gq["sensitivity_paper"]]}),
+                                   "Delta": [gq.sensitivity_tight, gq.sensitivity_paper]}),
                      hide_index=True, width="stretch")
         st.caption(f"n = {plan.n} {'persons' if g.person_column else 'curves'} (after {plan.n_dropped} curves "
                    f"dropped), {plan.n_clipped} curves clipped at tau = {plan.tau:.4g}; {plan.synthesis.shape[1]} "
                    "eigenfunctions kept (analyst view).")
     with right:
         st.markdown("**Noise scale sigma: both bounds x both calibrations**")
-        rows = [{"bound": b, **{c: gq["sigma_table"][f"{b}/{c}"] for c in CALIBRATIONS}} for b in BOUNDS]
+        rows = [{"bound": b, **{c: gq.details["sigma_table"][f"{b}/{c}"] for c in CALIBRATIONS}} for b in BOUNDS]
         table = pd.DataFrame(rows)
         st.dataframe(table.style.format(lambda v: "refused (epsilon > 1)" if v is None or v != v else f"{v:.4g}",
                                         subset=list(CALIBRATIONS)), hide_index=True, width="stretch")
         st.caption(f"In use: {bound} / {calibration}, sigma = {plan.sigma:.4g}; privacy curve mu = "
-                   f"{gq['gdp_mu']:.3g}.", help="mu = sensitivity / sigma: the one number of the Gaussian mechanism's privacy curve (Gaussian differential privacy); it composes as sqrt(mu_1^2 + mu_2^2 + ...). Smaller = more private.")
+                   f"{gq.gdp_mu:.3g}.", help="mu = sensitivity / sigma: the one number of the Gaussian mechanism's privacy curve (Gaussian differential privacy); it composes as sqrt(mu_1^2 + mu_2^2 + ...). Smaller = more private.")
 else:
     plans = {b: plan if b == bound else plan_mean_release(ds.fd, replace(base, bound=b)) for b in BOUNDS}
     with left:
-        st.markdown(f"**Sensitivity ({gq['sensitivity_norm']})**")
-        st.dataframe(pd.DataFrame({"bound": [gq["bound_labels"][b] for b in BOUNDS],
-                                   "Delta_1": [gq[f"sensitivity_{b}"] for b in BOUNDS]}),
+        st.markdown(f"**Sensitivity ({gq.sensitivity_norm})**")
+        st.dataframe(pd.DataFrame({"bound": [gq.bound_labels[b] for b in BOUNDS],
+                                   "Delta_1": [gq.sensitivity_for(b) for b in BOUNDS]}),
                      hide_index=True, width="stretch")
         if mean_mechanism(mechanism).lattice:
             st.caption(f"n = {plan.n} (after {plan.n_dropped} curves dropped); {plan.n_clipped} have values outside "
                        f"[{base.lo:g}, {base.hi:g}] and are clipped; lattice of {base.K + 1} points.")
         else:
-            kept = f"{gq['n_active']} of {gq['n_components']} components active (the rest released as exact " \
-                   f"zeros)" if "n_active" in gq else f"{plan.synthesis.shape[1]} basis functions"
+            kept = f"{gq.details['n_active']} of {gq.details['n_components']} components active (the rest released as exact " \
+                   f"zeros)" if "n_active" in gq.details else f"{plan.synthesis.shape[1]} basis functions"
             st.caption(f"n = {plan.n} {'persons' if g.person_column else 'curves'} (after {plan.n_dropped} curves "
                        f"dropped), {plan.n_clipped} curves clipped at tau = {plan.tau:.4g}; {kept}.")
     with right:
@@ -245,5 +245,5 @@ else:
                                                       for p in plans.values()],
                                    "E sq. L2 error": [p.expected_sq_l2_error for p in plans.values()]}),
                      hide_index=True, width="stretch")
-        st.caption(f"In use: {gq['bound_label']}; {mean_mechanism(mechanism).scale_rule}. Laplace scale b: density exp(-|x|/b)/(2b), "
+        st.caption(f"In use: {gq.bound_label}; {mean_mechanism(mechanism).scale_rule}. Laplace scale b: density exp(-|x|/b)/(2b), "
                    "variance 2 b^2.")

@@ -122,7 +122,7 @@ def test_iclp_ar_inactive_components_are_exact_zeros_without_noise(spy):
     fd = load_curves(EXAMPLE)
     release = export.commit_mean(Ledger(5.0, 1e-5), fd, MEAN_CASES["iclp-ar"])
     coefs = release.coefficients
-    n_active = plan_mean_release(fd, MEAN_CASES["iclp-ar"]).guarantee["n_active"]
+    n_active = plan_mean_release(fd, MEAN_CASES["iclp-ar"]).guarantee.details["n_active"]
     assert 0 < n_active < len(coefs)
     assert coefs["noisy"].sum() == n_active and spy[0][1].n_coefficients == n_active
     assert (coefs.loc[~coefs["noisy"], ["noise_scale", "unit_value", "value"]] == 0).all().all()

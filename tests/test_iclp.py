@@ -121,7 +121,7 @@ def test_iclp_qr_tight_bound_attained_and_never_exceeded():
     a = iclp_qr_weights(basis.eigenvalues, shrinkage(basis.eigenvalues, QR.eta, QR.psi))
     worst = basis.synthesize(TAU * a / np.linalg.norm(a))  # Cauchy-Schwarz equality case
     assert _change(QR, others, worst, -worst) == pytest.approx(plan.sensitivity, rel=1e-6)
-    assert plan.guarantee["sensitivity_paper"] >= plan.sensitivity
+    assert plan.guarantee.sensitivity_paper >= plan.sensitivity
     for x in _adversarial_curves(QR, rng):
         assert _change(QR, others, x, -x) <= plan.sensitivity * (1 + 1e-9)
         assert _change(QR, others, x, worst) <= plan.sensitivity * (1 + 1e-9)
@@ -139,7 +139,7 @@ def test_frl_tight_bound_attained_and_never_exceeded():
     direction[:FRL.M] = 1.0 / math.sqrt(FRL.M)
     worst = basis.synthesize(TAU * direction)
     assert _change(FRL, others, worst, -worst) == pytest.approx(plan.sensitivity, rel=1e-6)
-    assert plan.guarantee["sensitivity_paper"] == pytest.approx(2 * TAU * FRL.M / N)
+    assert plan.guarantee.sensitivity_paper == pytest.approx(2 * TAU * FRL.M / N)
     for x in _adversarial_curves(FRL, rng):
         assert _change(FRL, others, x, -x) <= plan.sensitivity * (1 + 1e-9)
     for x, y in _random_pairs(rng, 60):
@@ -169,7 +169,7 @@ def test_iclp_ar_cs_bound_never_exceeded_and_triangle_is_larger():
         others = _others(rng) * rng.uniform(0.1, 1.5)
         plan = plan_mean_release(_fd(np.vstack([others, np.zeros(GRID.size)])), settings)
         g = plan.guarantee
-        assert g["sensitivity_triangle"] >= g["sensitivity_cs"] == plan.sensitivity
+        assert g.details["sensitivity_triangle"] >= g.details["sensitivity_cs"] == plan.sensitivity
         for x in _adversarial_curves(settings, rng):
             assert _change(settings, others, x, -x) <= plan.sensitivity * (1 + 1e-9)
         for x, y in _random_pairs(rng, 40):
@@ -179,7 +179,7 @@ def test_iclp_ar_cs_bound_never_exceeded_and_triangle_is_larger():
 def test_iclp_ar_inactive_components_are_exact_zeros_without_noise():
     rng = np.random.default_rng(14)
     plan = plan_mean_release(_fd(_others(rng)), replace(AR, psi=0.05))
-    j = plan.guarantee["n_active"]
+    j = plan.guarantee.details["n_active"]
     assert 0 < j < plan.synthesis.shape[1]
     lam = eigenbasis(AR.kernel, AR.rho, GRID).eigenvalues
     thresholds = 0.05 / (2 * lam ** (AR.eta / 2))
@@ -192,7 +192,7 @@ def test_iclp_ar_inactive_components_are_exact_zeros_without_noise():
 def test_iclp_ar_with_no_active_component_releases_exact_zeros():
     fd = _fd(np.random.default_rng(15).normal(0.3, 0.2, (N, GRID.size)))
     plan = plan_mean_release(fd, replace(AR, psi=1e3))
-    assert plan.guarantee["n_active"] == 0 and plan.sensitivity == 0.0 and plan.expected_sq_l2_error == 0.0
+    assert plan.guarantee.details["n_active"] == 0 and plan.sensitivity == 0.0 and plan.expected_sq_l2_error == 0.0
     assert np.all(plan.sample(np.random.default_rng(0), 5) == 0.0)
 
 
@@ -376,7 +376,7 @@ def test_audit_pairs_attain_the_sensitivity():
         else:
             change = np.sum(np.abs(diff))
         assert change == pytest.approx(plan.sensitivity, rel=1e-6), name
-    assert _CASES["iclp-ar"][0].guarantee["n_active"] == 1
+    assert _CASES["iclp-ar"][0].guarantee.details["n_active"] == 1
 
 
 @pytest.mark.parametrize("name", ["iclp-qr", "iclp-ar", "frl", "bernstein"])
@@ -484,9 +484,9 @@ def test_tight_is_default_and_paper_bounds_are_larger():
         paper = plan_mean_release(fd, replace(settings, bound="paper"))
         assert settings.bound == "tight"
         assert paper.sensitivity > tight.sensitivity
-        assert paper.guarantee["sensitivity_tight"] == tight.sensitivity
+        assert paper.guarantee.sensitivity_tight == tight.sensitivity
         np.testing.assert_allclose(paper.noise_scales, tight.noise_scales * paper.sensitivity / tight.sensitivity)
-    assert plan_mean_release(fd, AR).guarantee["bound_label"].startswith("CS bound")
+    assert plan_mean_release(fd, AR).guarantee.bound_label.startswith("CS bound")
 
 
 def test_pss_is_never_offered_for_iclp_ar():

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
+from .families import LAPLACE
+from .guarantee import Guarantee
 from ..estimators import bernstein_lattice_means
 from ..sensitivity import bernstein_sensitivity
 
@@ -61,24 +63,17 @@ def bernstein_mean_noise(values, unit_grid, weights, *, K, lo, hi, n, epsilon, l
     scale = sensitivity / epsilon
     scales = np.full(K + 1, scale)
     basis = bernstein_basis(unit_grid, K)
-    guarantee = {
-        "privacy": "epsilon-DP",
-        "epsilon": epsilon,
-        "delta": 0.0,
-        "noise": "iid Laplace of scale lambda = (K + 1)(hi - lo) / (n epsilon) on the K + 1 lattice means",
-        "sensitivity_norm": "l1 norm of the lattice vector (replace-one)",
-        "sensitivity_l1": sensitivity,
-        "sensitivity_tight": sensitivity,
-        "sensitivity_paper": sensitivity,
-        "bound_labels": {"tight": "exact (attained)", "paper": "exact (attained)"},
-        "bound_label": "exact (attained): (K + 1)(hi - lo) / n",
-        "laplace_scales": scales,
-        "K": K,
-        "lo": lo,
-        "hi": hi,
-        "sum_sq_basis_norms": bernstein_sum_sq_norms(K),
-        # On the grid's own quadrature, for comparison with the closed form used as the headline.
-        "expected_sq_l2_error_quadrature": float(2.0 * scale**2 * np.sum((basis**2).T @ weights)),
-        "tau": "not used: the Bernstein mechanism clips curve values to [lo, hi] instead",
-    }
+    guarantee = Guarantee(LAPLACE.privacy, float(epsilon), 0.0, sensitivity,
+                          "l1 norm of the lattice vector (replace-one)", "sensitivity_l1", sensitivity, sensitivity,
+                          bound_label="exact (attained): (K + 1)(hi - lo) / n",
+                          bound_labels={"tight": "exact (attained)", "paper": "exact (attained)"},
+                          noise="iid Laplace of scale lambda = (K + 1)(hi - lo) / (n epsilon) on the K + 1 lattice "
+                                "means",
+                          details={
+                              "laplace_scales": scales, "K": K, "lo": lo, "hi": hi,
+                              "sum_sq_basis_norms": bernstein_sum_sq_norms(K),
+                              # On the grid's own quadrature, beside the closed form used as the headline.
+                              "expected_sq_l2_error_quadrature": float(2.0 * scale**2
+                                                                       * np.sum((basis**2).T @ weights)),
+                              "tau": "not used: the Bernstein mechanism clips curve values to [lo, hi] instead"})
     return coefs, scales, sensitivity, guarantee, n_clipped, basis

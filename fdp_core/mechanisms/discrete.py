@@ -121,45 +121,71 @@ def _check_k(granularity_exp) -> int:
     return k
 
 
+@dataclass(frozen=True)
+class _OpenDpFamily:
+    """How one family's OpenDP measurement is built and read (the only family-specific facts here)."""
+
+    norm: str  # the vector norm of the sensitivity: "l1" (Laplace) or "l2" (Gaussian)
+    measure: str  # OpenDP's output measure
+    reports: str  # the DiscretePlan field holding the reported figure: "epsilon" or "rho"
+
+    def make(self, dp, domain, scale: float, k: int):
+        if self.norm == "l1":
+            return dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=scale, k=k)
+        return dp.m.make_gaussian(domain, dp.l2_distance(T=float), scale=scale, k=k)
+
+    def norm_factor(self, n: int) -> float:
+        """||(1, ..., 1)|| in this norm: how the per-coordinate rounding adds up over n values."""
+        return float(n) if self.norm == "l1" else math.sqrt(n)
+
+    def sensitivity_at_unit(self, reported_at_unit: float) -> float:
+        """The sensitivity a unit-scale measurement's privacy figure corresponds to.
+
+        OpenDP's map is linear in 1/scale for Laplace (eps = d / c) and quadratic for Gaussian
+        (rho = (d / c)^2 / 2)."""
+        return float(reported_at_unit) if self.norm == "l1" else math.sqrt(2.0 * float(reported_at_unit))
+
+    def target(self, d_in: float) -> float:
+        """The privacy figure a release of scaled sensitivity d_in is calibrated to: epsilon = d_in, rho = d_in^2 / 2."""
+        return d_in if self.norm == "l1" else d_in * d_in / 2.0
+
+
+_FAMILIES = {"laplace": _OpenDpFamily("l1", "max_divergence", "epsilon"),
+             "gaussian": _OpenDpFamily("l2", "zero_concentrated_divergence", "rho")}
+
+
 def _measurement(dp, family: str, n: int, scale: float, k: int):
     domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n)
-    if family == "laplace":
-        return dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=scale, k=k)
-    return dp.m.make_gaussian(domain, dp.l2_distance(T=float), scale=scale, k=k)
+    return _FAMILIES[family].make(dp, domain, scale, k)
 
 
 def _plan(family: str, n_coefficients: int, scaled_sensitivity: float, granularity_exp: int):
     dp = _opendp()
+    spec = _FAMILIES[family]
     n = int(n_coefficients)
     if n < 1:
         raise ParameterError(f"need at least one coefficient to release, got {n_coefficients!r}")
     d_in = check_positive("scaled_sensitivity", scaled_sensitivity)
     k = _check_k(granularity_exp)
-    norm_factor = n if family == "laplace" else math.sqrt(n)
+    norm_factor = spec.norm_factor(n)
     float_allowance = norm_factor * 2.0 ** (k + 3)
     d_in_eff = d_in + float_allowance
-    # OpenDP's map is linear in 1/scale (Laplace: eps = d/c) or 1/scale^2 (Gaussian:
-    # rho = (d/c)^2 / 2): read the inflated sensitivity at unit scale, then choose c.
-    at_unit = _measurement(dp, family, n, 1.0, k).map(d_in_eff)
-    if family == "laplace":
-        inflated, target = float(at_unit), d_in
-        c = inflated / d_in * (1.0 + _SCALE_MARGIN)
-    else:
-        inflated, target = math.sqrt(2.0 * float(at_unit)), d_in * d_in / 2.0
-        c = inflated / d_in * (1.0 + _SCALE_MARGIN)
+    # Read the inflated sensitivity at unit scale, then choose the scale c that meets the target.
+    inflated = spec.sensitivity_at_unit(_measurement(dp, family, n, 1.0, k).map(d_in_eff))
+    target = spec.target(d_in)
+    c = inflated / d_in * (1.0 + _SCALE_MARGIN)
     measurement = _measurement(dp, family, n, c, k)
     reported = float(measurement.map(d_in_eff))
     if reported > target:
         raise RuntimeError(f"OpenDP reports {reported!r} > target {target!r} after inflation: a bug in fdp")
     plan = DiscretePlan(
         sampler=(f"opendp.measurements.make_{family} (exact discrete {family.capitalize()} on the 2^k grid, "
-                 f"{'l1' if family == 'laplace' else 'l2'} vector)"),
+                 f"{spec.norm} vector)"),
         opendp_version=opendp_version(), entropy=ENTROPY, granularity_exp=k, granularity=2.0**k,
-        n_coefficients=n, norm="l1" if family == "laplace" else "l2", scaled_sensitivity=d_in,
+        n_coefficients=n, norm=spec.norm, scaled_sensitivity=d_in,
         float_allowance=float_allowance, rounding_inflation=norm_factor * 2.0**k, inflated_sensitivity=inflated,
-        unit_noise_scale=c,
-        privacy_measure="max_divergence" if family == "laplace" else "zero_concentrated_divergence",
-        epsilon=reported if family == "laplace" else None, rho=reported if family == "gaussian" else None)
+        unit_noise_scale=c, privacy_measure=spec.measure,
+        **{"epsilon": None, "rho": None, spec.reports: reported})
     return plan, measurement
 
 

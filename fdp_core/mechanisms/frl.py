@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .families import LAPLACE
+from .guarantee import Guarantee
 from ..estimators import truncated_mean_coefficients
 from ..sensitivity import frl_sensitivity_paper, frl_sensitivity_tight
 
@@ -20,18 +22,9 @@ def frl_mean_noise(mean_coefficients, *, M, tau, n, epsilon, bound):
     sensitivities = {"tight": frl_sensitivity_tight(tau, n, M), "paper": frl_sensitivity_paper(tau, n, M)}
     sensitivity = sensitivities[bound]
     scales = np.full(M, sensitivity / epsilon)
-    guarantee = {
-        "privacy": "epsilon-DP",
-        "epsilon": epsilon,
-        "delta": 0.0,
-        "noise": "iid Laplace of scale Delta_1 / epsilon on each of the first M eigen-coefficients",
-        "sensitivity_norm": "l1 norm of the first M coefficients",
-        "sensitivity_l1": sensitivity,
-        "sensitivity_tight": sensitivities["tight"],
-        "sensitivity_paper": sensitivities["paper"],
-        "bound_labels": FRL_BOUND_LABELS,
-        "bound_label": FRL_BOUND_LABELS[bound],
-        "laplace_scales": scales,
-        "M": M,
-    }
+    guarantee = Guarantee(LAPLACE.privacy, float(epsilon), 0.0, sensitivity, "l1 norm of the first M coefficients",
+                          "sensitivity_l1", sensitivities["tight"], sensitivities["paper"],
+                          bound_label=FRL_BOUND_LABELS[bound], bound_labels=FRL_BOUND_LABELS,
+                          noise="iid Laplace of scale Delta_1 / epsilon on each of the first M eigen-coefficients",
+                          details={"laplace_scales": scales, "M": M})
     return truncated_mean_coefficients(mean_coefficients, M), scales, sensitivity, guarantee

@@ -12,6 +12,8 @@ import numpy as np
 
 from ..estimators import shrinkage
 from ..sensitivity import (BOUNDS, gaussian_mean_sensitivity_paper, gaussian_mean_sensitivity_tight)
+from .families import GAUSSIAN
+from .guarantee import Guarantee
 from .calibration import CALIBRATIONS, gaussian_sigma, gaussian_sigma_both
 
 
@@ -26,13 +28,8 @@ def gaussian_mean_noise(eigenvalues, mean_coefficients, *, eta, phi, tau, n, eps
     sensitivity = sensitivities[bound]
     sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     table = {b: gaussian_sigma_both(sensitivities[b], epsilon, delta) for b in BOUNDS}
-    guarantee = {
-        "privacy": "(epsilon, delta)-DP",
-        "sensitivity_norm": "Cameron-Martin norm of C",
-        "sensitivity_cm": sensitivity,
-        "sensitivity_tight": sensitivities["tight"],
-        "sensitivity_paper": sensitivities["paper"],
-        "sigma_table": {f"{b}/{c}": table[b].get(c) for b in BOUNDS for c in CALIBRATIONS},
-        "gdp_mu": sensitivity / sigma,
-    }
+    guarantee = Guarantee(GAUSSIAN.privacy, float(epsilon), float(delta), sensitivity, "Cameron-Martin norm of C",
+                          "sensitivity_cm", sensitivities["tight"], sensitivities["paper"],
+                          gdp_mu=sensitivity / sigma,
+                          details={"sigma_table": {f"{b}/{c}": table[b].get(c) for b in BOUNDS for c in CALIBRATIONS}})
     return s * mean_coefficients, sigma * np.sqrt(lam), sensitivity, sigma, guarantee

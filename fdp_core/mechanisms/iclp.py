@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .families import LAPLACE
+from .guarantee import Guarantee
 from ..estimators import absolute_penalty_mean_coefficients, absolute_penalty_thresholds, shrinkage
 from ..sensitivity import (iclp_ar_active_count, iclp_ar_sensitivity_cs, iclp_ar_sensitivity_triangle,
                            iclp_qr_sensitivity_paper, iclp_qr_sensitivity_tight)
@@ -36,21 +38,12 @@ def iclp_laplace_scales(sensitivity_l1c: float, eigenvalues: np.ndarray, epsilon
     return sensitivity_l1c * np.sqrt(np.asarray(eigenvalues, dtype=float)) / epsilon
 
 
-def _guarantee(sensitivities: dict, bound: str, labels: dict, scales: np.ndarray, epsilon: float, **extra) -> dict:
-    return {
-        "privacy": "epsilon-DP",
-        "epsilon": epsilon,
-        "delta": 0.0,
-        "noise": ICLP_NOISE,
-        "sensitivity_norm": "l1-C norm: sum_l |h_l| / sqrt(lambda_l)",
-        "sensitivity_l1c": sensitivities[bound],
-        "sensitivity_tight": sensitivities["tight"],
-        "sensitivity_paper": sensitivities["paper"],
-        "bound_labels": labels,
-        "bound_label": labels[bound],
-        "laplace_scales": scales,
-        **extra,
-    }
+def _guarantee(sensitivities: dict, bound: str, labels: dict, scales: np.ndarray, epsilon: float,
+               **extra) -> Guarantee:
+    return Guarantee(LAPLACE.privacy, float(epsilon), 0.0, sensitivities[bound],
+                     "l1-C norm: sum_l |h_l| / sqrt(lambda_l)", "sensitivity_l1c", sensitivities["tight"],
+                     sensitivities["paper"], bound_label=labels[bound], bound_labels=labels, noise=ICLP_NOISE,
+                     details={"laplace_scales": scales, **extra})
 
 
 def iclp_qr_mean_noise(eigenvalues, mean_coefficients, *, eta, psi, tau, n, epsilon, bound):

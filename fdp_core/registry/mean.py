@@ -22,6 +22,7 @@ from ..errors import ParameterError
 from ..estimators import shrinkage
 from ..limits import MAX_BERNSTEIN_K, check_at_most
 from ..mechanisms.families import NoiseFamily, noise_family
+from ..mechanisms.guarantee import Guarantee
 from ..mechanisms.frl import frl_mean_noise
 from ..mechanisms.gaussian import gaussian_mean_noise
 from ..mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
@@ -38,7 +39,7 @@ class NoisePlan:
     n_components: int  # how many eigenfunctions the release uses (synthesis columns)
     sensitivity: float
     sigma: float | None
-    guarantee: dict
+    guarantee: Guarantee
 
 
 @dataclass(frozen=True)
@@ -102,12 +103,12 @@ class MeanMechanism:
         g = plan.guarantee
         out.update(delta_note="delta does not apply: pure epsilon-DP (delta = 0); settings.delta is ignored",
                    laplace_scales=plan.noise_scales, sensitivity_l1=plan.sensitivity,
-                   sensitivity_tight=g["sensitivity_tight"], sensitivity_paper=g["sensitivity_paper"],
-                   bound_label=g["bound_label"])
+                   sensitivity_tight=g.sensitivity_tight, sensitivity_paper=g.sensitivity_paper,
+                   bound_label=g.bound_label)
         if self.penalty == "psi":
             out.update(sensitivity_l1c=plan.sensitivity, psi=settings.psi)
-        if "n_active" in g:
-            out["n_active"] = g["n_active"]
+        if "n_active" in g.details:
+            out["n_active"] = g.details["n_active"]
         if "M" in self.fields:
             out["M"] = int(settings.M)
         if self.lattice:
