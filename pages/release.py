@@ -8,7 +8,8 @@ import streamlit as st
 from fdp_core import export, ledger_store
 from fdp_core.accounting import KINDS
 from fdp_core.errors import FdpError
-from fdp_core.mean import GAUSSIAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
+from fdp_core.mean import MECHANISM_LABELS, MeanSettings
+from fdp_core.registry import mean_mechanism
 from fdp_core.presets import DISCLAIMER, PRESETS
 from fdp_ui import ledger as ledger_ui
 from fdp_ui import sidebar, state
@@ -131,19 +132,17 @@ def _mean_settings() -> MeanSettings:
 
 
 def _mean_summary(s: MeanSettings) -> str:
-    parts = [f"epsilon = {s.epsilon:g}",
-             f"delta = {s.delta:g}" if s.mechanism in GAUSSIAN_MECHANISMS else "delta = 0 (pure)"]
-    if s.mechanism == "bernstein":
-        parts += [f"K = {s.K}", f"values clipped to [{s.lo:g}, {s.hi:g}]"]
+    entry = mean_mechanism(s.mechanism)
+    parts = [f"epsilon = {s.epsilon:g}", f"delta = {s.delta:g}" if entry.uses_delta else "delta = 0 (pure)"]
+    if entry.lattice:
+        lo, hi = s.bernstein_range
+        parts += [f"K = {s.K}", f"values clipped to [{lo:g}, {hi:g}]"]
     else:
         parts += [f"kernel {s.kernel}", f"rho = {s.rho:g}",
                   "tau from the data" if s.tau_from_data else f"tau = {s.tau:g}", f"{s.bound} bound"]
-        if s.mechanism == "gaussian":
-            parts += [f"eta = {s.eta:g}", f"phi = {s.phi:.3g}", f"{s.calibration} calibration"]
-        elif s.mechanism in ("iclp-qr", "iclp-ar"):
-            parts += [f"eta = {s.eta:g}", f"psi = {s.psi:.3g}"]
-        else:
-            parts.append(f"M = {s.M}")
+        # The mechanism's own settings, as its registry entry lists them.
+        parts += [f"{s.calibration} calibration" if name == "calibration" else f"{name} = {getattr(s, name):.3g}"
+                  for name in entry.fields if name != "delta"]
     return ", ".join(parts)
 
 
