@@ -25,7 +25,7 @@ from fdp_core.data import load_curves
 from fdp_core.kernels import _eigenbasis_cached
 from fdp_core.mean import MEAN_MECHANISMS, MeanSettings
 from fdp_core.tuning import pcv_grid
-from fdp_core.utility import SWEEP_PARAMS, default_values, epsilon_for_accuracy, tradeoff_curves
+from fdp_core.sweeps import SWEEP_PARAMS, default_values, epsilon_for_accuracy, tradeoff_curves
 
 
 def main() -> None:
@@ -73,7 +73,7 @@ def main() -> None:
     except ImportError:
         PcaSettings = None
     if PcaSettings is not None:
-        from fdp_core.utility import pca_variance_ratio_curves
+        from fdp_core.sweeps import pca_variance_ratio_curves
 
         pca_settings = PcaSettings(kernel="matern52", rho=0.1, tau=0.6)
         rows.append({"name": "PCA variance ratio, k = 1..3, 10 epsilons x 50 draws", "target_ms": 5000,

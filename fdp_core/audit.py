@@ -183,14 +183,11 @@ def audit_mean_mechanism(settings: MeanSettings, grid, n: int, *, n_select: int 
         raise RuntimeError("noise scales depend on the data: the audit pair is not comparable")
     c, c_prime, b = plan.estimate_coefficients, plan_prime.estimate_coefficients, plan.noise_scales
     active = b > 0
-    gaussian = plan.noise == "gaussian"
-    delta = settings.delta if gaussian else 0.0
+    family = plan.family
+    delta = family.delta_or_zero(settings.delta)
 
     def statistic(y):
-        if gaussian:
-            t = (y[:, active] - (c + c_prime)[active] / 2.0) @ ((c - c_prime)[active] / b[active] ** 2)
-        else:
-            t = (np.abs(y[:, active] - c_prime[active]) - np.abs(y[:, active] - c[active])) @ (1.0 / b[active])
+        t = family.log_likelihood_ratio(y[:, active], c[active], c_prime[active], b[active])
         # Rounded to 1e-9: the Laplace statistic has atoms at +/- epsilon whose last-bit rounding
         # differs between the two centres; an event cut through an atom would audit numpy's
         # floating-point artefacts (Mironov 2012, why exports use the exact sampler), not the calibration.
@@ -205,7 +202,5 @@ def audit_mean_mechanism(settings: MeanSettings, grid, n: int, *, n_select: int 
         return audit_pair(sampler(c, factor), sampler(c_prime, factor), settings.epsilon, delta, n_select=n_select,
                           n_test=n_test, alpha=alpha, seed=seed, chunk=50_000)
 
-    stat = ("likelihood-ratio projection (Gaussian)" if gaussian else
-            "Laplace log-likelihood ratio sum_l (|y_l - c'_l| - |y_l - c_l|) / b_l")
-    return MechanismAudit(settings.mechanism, settings.epsilon, delta, pair, stat, run(1.0), run(control_factor),
-                          control_factor)
+    return MechanismAudit(settings.mechanism, settings.epsilon, delta, pair, family.likelihood_ratio_label,
+                          run(1.0), run(control_factor), control_factor)

@@ -20,8 +20,9 @@ from .errors import ParameterError
 from .estimators import lattice_interpolation_matrix
 from .kernels import KERNEL_NAMES, eigenbasis
 from .mechanisms.bernstein import bernstein_expected_sq_l2_error, bernstein_mean_noise
+from .mechanisms.calibration import CALIBRATIONS
+from .mechanisms.families import NoiseFamily, noise_family
 from .mechanisms.guarantee import Guarantee
-from .mechanisms.calibration import CALIBRATIONS, gaussian_quantile_radius
 from .params import check_choice, check_epsilon, check_positive, check_tau
 from .preprocess import PublicBounds, bounds_of, data_tau, prepare_curves
 from .registry import MEAN_REGISTRY, mean_mechanism
@@ -134,15 +135,16 @@ class MeanRelease:
         return self.settings.delta if mean_mechanism(self.settings.mechanism).uses_delta else 0.0
 
     @property
+    def family(self) -> NoiseFamily:
+        return noise_family(self.noise)
+
+    @property
     def estimate(self) -> np.ndarray:
         """The non-private estimate on the grid (data units). Analyst view: never publish."""
         return self.offset + self.synthesis @ self.estimate_coefficients
 
     def noise_coefficients(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        shape = (size, self.noise_scales.size)
-        if self.noise == "gaussian":
-            return rng.standard_normal(shape) * self.noise_scales
-        return rng.laplace(0.0, 1.0, shape) * self.noise_scales
+        return self.family.standard(rng, (size, self.noise_scales.size)) * self.noise_scales
 
     def sample(self, rng: np.random.Generator, size: int = 1) -> np.ndarray:
         """``size`` independent sanitized means on the grid, shape (size, m)."""
@@ -187,12 +189,15 @@ def _unit_radius(kind, noise, unit_bytes, synthesis_bytes, shape, weights_bytes,
     scales = np.frombuffer(unit_bytes)
     synthesis = np.frombuffer(synthesis_bytes).reshape(shape)
     weights = np.frombuffer(weights_bytes)
-    if kind == "l2" and noise == "gaussian":
+    family = noise_family(noise)
+    if kind == "l2":
         gram = synthesis.T @ (weights[:, None] * synthesis)
-        if np.allclose(gram, np.eye(shape[1]), atol=1e-8):
-            return gaussian_quantile_radius(scales**2, prob)
+        # On an orthonormal basis the L2 norm is that of the coefficients: closed form where the family has one.
+        exact = family.l2_quantile_radius(scales, prob) if np.allclose(gram, np.eye(shape[1]), atol=1e-8) else None
+        if exact is not None:
+            return exact
     rng = np.random.default_rng(12345)
-    coefs = rng.standard_normal((4000, scales.size)) if noise == "gaussian" else rng.laplace(0.0, 1.0, (4000, scales.size))
+    coefs = family.standard(rng, (4000, scales.size))
     draws = (coefs * scales) @ synthesis.T
     sizes = np.sqrt((draws**2) @ weights) if kind == "l2" else np.abs(draws).max(axis=1)
     return float(np.quantile(sizes, prob))
@@ -306,7 +311,8 @@ def _plan_bernstein(sums: MeanSums, s: MeanSettings, common: dict) -> MeanReleas
     coefs, scales, sensitivity, guarantee, _, basis = bernstein_mean_noise(
         None, sums.unit_grid, sums.weights, K=K, lo=lo, hi=hi, n=sums.n, epsilon=s.epsilon,
         lattice_means=sums.total / sums.n, n_clipped=sums.n_clipped)
-    return MeanRelease(synthesis=basis, estimate_coefficients=coefs, noise_scales=scales, noise="laplace",
+    return MeanRelease(synthesis=basis, estimate_coefficients=coefs, noise_scales=scales,
+                       noise=mean_mechanism(s.mechanism).noise,
                        tau=None, sensitivity=sensitivity, sigma=None,
                        expected_sq_l2_error=bernstein_expected_sq_l2_error(K, float(scales[0])),
                        guarantee=guarantee, **common)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .accuracy import penalised_noise_scales
 from .data import clip_to_ball
 from .errors import ParameterError
 from .kernels import eigenbasis
@@ -37,7 +38,6 @@ from .mean import MeanSettings
 from .registry import mean_mechanism, quadratic_penalty_mechanisms
 from .params import check_choice, check_epsilon, check_positive
 from .preprocess import bounds_of, range_clipped_centred
-from .utility import penalised_noise_scales
 
 SELECTION_BOUNDS = ("range", "linear", "general")
 SELECTION_MECHANISMS = quadratic_penalty_mechanisms()  # the PCV score sensitivity needs linear shrinkage

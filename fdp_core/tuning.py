@@ -12,13 +12,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .accuracy import penalised_noise_scales
 from .data import clip_to_ball
 from .errors import ParameterError
 from .kernels import KERNEL_NAMES, eigenbasis, matern_nu
 from .mean import resolve_tau
 from .params import check_choice, check_epsilon
 from .registry import mean_mechanism, quadratic_penalty_mechanisms
-from .utility import penalised_noise_scales
 
 PSS_GAUSSIAN_ETA = 1.5
 
@@ -100,7 +100,7 @@ def pcv_grid(fd, settings, penalties, rhos, *, folds: int = 10, seed: int | None
     the expected squared L2 distance between the sanitized release computed from the
     training folds and the raw mean of the held-out fold: the noise Z is independent of the
     data and has mean zero, so the expectation splits exactly into the estimate's distance
-    plus the noise variance (utility.penalised_noise_scales, at the training-fold size
+    plus the noise variance (accuracy.penalised_noise_scales, at the training-fold size
     n_(-k)). No Monte Carlo. The held-out mean is the raw (unclipped) mean: what the release
     should predict. Split per rho into the kept eigen-directions, where the estimate lives,
     and the held-out mean's residual outside them, which does not depend on the penalty:

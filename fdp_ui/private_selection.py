@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, replace
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -15,8 +16,25 @@ from fdp_core.mean import MeanSettings
 from fdp_core.private_selection import (SELECTION_BOUNDS, commit_selection, pcv_private_scores, score_sensitivity,
                                         selection_entry, selection_folds, selection_probabilities,
                                         selection_tau)
+from fdp_core.registry import mean_mechanism
 
 from . import ledger, sidebar
+
+
+class PenaltySlider(NamedTuple):
+    """Where the app sets a penalty: the session key of its log10 slider, the slider's range and step,
+    and the decimals a chosen value is rounded to."""
+
+    key: str
+    lo: float
+    hi: float
+    step: float
+    digits: int
+
+
+# By settings field (a registry entry's ``penalty``): phi is the sidebar's, psi the Mean page's.
+PENALTY_SLIDERS = {"phi": PenaltySlider("g_log_phi", -8.0, 2.0, 0.1, 1),
+                   "psi": PenaltySlider("mean_log_psi", -8.0, 3.0, 0.05, 2)}
 
 GRID_SIZE = 8
 PENALTIES = np.logspace(-8, 1, GRID_SIZE)
@@ -52,12 +70,10 @@ def _commit(fd, settings, folds, epsilon, bound, mechanism):
     except FdpError as exc:
         st.session_state["sel_message"] = ("error", str(exc))
         return
-    values = {"g_rho": float(selection.chosen_rho)}
-    if mechanism == "gaussian":
-        values["g_log_phi"] = round(float(np.clip(math.log10(selection.chosen_penalty), -8.0, 2.0)), 1)
-    else:
-        st.session_state["mean_log_psi"] = round(float(np.clip(math.log10(selection.chosen_penalty), -8.0, 3.0)), 2)
-    sidebar.apply(values)
+    slider = PENALTY_SLIDERS[mean_mechanism(mechanism).penalty]
+    sidebar.apply({"g_rho": float(selection.chosen_rho),
+                   slider.key: round(float(np.clip(math.log10(selection.chosen_penalty), slider.lo, slider.hi)),
+                                     slider.digits)})
     st.session_state["sel_message"] = ("success", f"selected penalty {selection.chosen_penalty:.3g}, rho "
                                                   f"{selection.chosen_rho:.3g}; charged epsilon {entry.epsilon:g} "
                                                   f"(ledger entry {entry.id}). These values are now public.")

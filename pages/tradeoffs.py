@@ -10,11 +10,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from fdp_core import tuning, utility
+from fdp_core import sweeps, tuning
+from fdp_core.accuracy import ACCURACY_LABELS, ACCURACY_METRICS
 from fdp_core.errors import FdpError
 from fdp_core.mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
 from fdp_core.mechanisms.calibration import CALIBRATIONS
+from fdp_core.registry import mean_mechanism
 from fdp_core.sensitivity import BOUNDS
+from fdp_core.tradeoff_figures import tradeoff_figure, variance_ratio_figure
 from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_ui import private_selection, sidebar, state
 
@@ -23,10 +26,11 @@ from fdp_ui import private_selection, sidebar, state
 SHARED_DEFAULTS = {"mean_log_psi": -3.0, "mean_M": 20, "mean_K": 20, "mean_lo": 0.0, "mean_hi": 1.0,
                    "mean_bound": "tight", "mean_calibration": "analytic"}
 PAGE_DEFAULTS = {"to_param": "epsilon", "to_mc": 500, "to_mechanisms": list(MEAN_MECHANISMS),
-                 "to_pcv_mechanism": "gaussian", "to_pcv_size": 30, "to_pcv_folds": 10,
+                 "to_pcv_mechanism": tuning.PCV_MECHANISMS[0], "to_pcv_size": 30, "to_pcv_folds": 10,
                  "to_metric": "expected_sq_l2", "to_apply_mechanism": MEAN_MECHANISMS[0], "to_pca": False,
                  "to_pca_draws": 50}
-LOG_PHI_RANGE, ETA_RANGE, LOG_PSI_RANGE = (-8.0, 2.0), (1.0, 4.0), (-8.0, 3.0)
+ETA_RANGE = (1.0, 4.0)
+PENALTY_SLIDERS = private_selection.PENALTY_SLIDERS
 PCV_SIZES = {30: "30 x 30", 15: "15 x 15", 8: "8 x 8 (fast)"}
 
 for key, value in {**SHARED_DEFAULTS, **PAGE_DEFAULTS}.items():
@@ -52,7 +56,8 @@ with st.expander("Mechanism options (shared with the Mean page)"):
                      help="tight: the attained (or Cauchy-Schwarz) bound; paper: the published closed form.")
     calibration = c2.radio("calibration (Gaussian)", CALIBRATIONS, key="mean_calibration", horizontal=True,
                            help="classical is valid for epsilon <= 1 only: its curve stops there.")
-    c3.slider("log10 psi (ICLP penalty)", *LOG_PSI_RANGE, step=0.05, key="mean_log_psi")
+    psi_slider = PENALTY_SLIDERS["psi"]
+    c3.slider("log10 psi (ICLP penalty)", psi_slider.lo, psi_slider.hi, step=psi_slider.step, key=psi_slider.key)
     c4, c5, c6, c7 = st.columns(4)
     c4.number_input("M (FRL)", min_value=1, max_value=1000, step=1, key="mean_M")
     c5.number_input("K (Bernstein)", min_value=1, max_value=500, step=1, key="mean_K")
@@ -71,9 +76,9 @@ if g.tau_from_data:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _curves(data_key, settings_key, param, mechanisms, mc_draws, seed, with_truth):
-    return utility.tradeoff_curves(fd, MeanSettings(**dict(settings_key)), param,
-                                   utility.default_values(param, fd.n), mechanisms=mechanisms,
-                                   truth=truth if with_truth else None, mc_draws=mc_draws, seed=seed)
+    return sweeps.tradeoff_curves(fd, MeanSettings(**dict(settings_key)), param, sweeps.default_values(param, fd.n),
+                                  mechanisms=mechanisms, truth=truth if with_truth else None, mc_draws=mc_draws,
+                                  seed=seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -84,14 +89,14 @@ def _pcv(data_key, settings_key, size, folds):
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _epsilon_for(data_key, settings_key, metric, target):
-    return utility.epsilon_for_accuracy(fd, MeanSettings(**dict(settings_key)), metric, target)
+    return sweeps.epsilon_for_accuracy(fd, MeanSettings(**dict(settings_key)), metric, target)
 
 
 # --------------------------------------------------------------------------- error vs one parameter
 
 st.header("Error against one parameter")
 a, b, c = st.columns([1, 2, 1])
-param = a.selectbox("parameter", utility.SWEEP_PARAMS, key="to_param", format_func=utility.PARAM_LABELS.get,
+param = a.selectbox("parameter", sweeps.SWEEP_PARAMS, key="to_param", format_func=sweeps.PARAM_LABELS.get,
                     help="Every other setting stays as in the sidebar. phi/psi sweeps the Gaussian mechanism's phi "
                          "and the ICLP means' psi together; n is the public-n sweep (noise variance times "
                          "(n_data / n)^2; against the truth, random subsets of the data, so it stops at n_data).")
@@ -113,7 +118,7 @@ if not mechanisms:
     st.info("Choose at least one mechanism.")
 else:
     curves = _curves(_data_key(), settings_key, param, tuple(mechanisms), mc_draws, g.seed, bool(show_truth))
-    st.plotly_chart(utility.tradeoff_figure(curves, labels=MECHANISM_LABELS, show_truth=bool(show_truth)),
+    st.plotly_chart(tradeoff_figure(curves, labels=MECHANISM_LABELS, show_truth=bool(show_truth)),
                     width="stretch", key="to_curves")
     st.caption("Lines: closed-form E||release - estimate||^2 (L2 over the domain rescaled to [0, 1]); bands: Monte "
                "Carlo 10-90% of the same quantity; stars: the current setting. "
@@ -128,8 +133,7 @@ else:
         elif curve.notes:
             st.caption(f"{label}: " + "; ".join(curve.notes))
     with st.expander("table"):
-        st.dataframe(utility.curves_table(curves, include_truth=bool(show_truth)), hide_index=True,
-                     width="stretch")
+        st.dataframe(sweeps.curves_table(curves, include_truth=bool(show_truth)), hide_index=True, width="stretch")
 
 # --------------------------------------------------------------------------- PCV vs PSS
 
@@ -142,8 +146,8 @@ size = b.radio("grid", list(PCV_SIZES), key="to_pcv_size", format_func=PCV_SIZES
 max_folds = max(2, min(20, fd.n))
 st.session_state["to_pcv_folds"] = min(int(st.session_state["to_pcv_folds"]), max_folds)  # small data sets
 folds = c.number_input("folds K", min_value=2, max_value=max_folds, step=1, key="to_pcv_folds")
-penalty_name = "phi" if pcv_mechanism == "gaussian" else "psi"
-current_penalty = g.phi if pcv_mechanism == "gaussian" else settings.psi
+penalty_name = mean_mechanism(pcv_mechanism).penalty  # the settings field: phi or psi
+current_penalty = getattr(settings, penalty_name)
 pss = tuning.pss_defaults(g.kernel, g.nu, fd.n, g.epsilon, mechanism=pcv_mechanism)
 
 
@@ -151,23 +155,25 @@ def _snap(value: float, lo: float, hi: float, step: float) -> float:
     return float(np.clip(round(value / step) * step, lo, hi))
 
 
+def _snap_penalty(field: str, penalty: float) -> float:
+    """log10 of ``penalty`` on the steps of the slider of settings field ``field`` (phi or psi)."""
+    slider = PENALTY_SLIDERS[field]
+    return round(_snap(math.log10(penalty), slider.lo, slider.hi, slider.step), slider.digits)
+
+
 def _apply_pcv(mechanism: str, penalty: float, rho: float) -> None:
-    log_pen = math.log10(penalty)
-    if mechanism == "gaussian":
-        sidebar.apply({"g_log_phi": round(_snap(log_pen, *LOG_PHI_RANGE, 0.1), 1), "g_rho": float(rho)})
-    else:
-        sidebar.apply({"g_rho": float(rho)})
-        st.session_state["mean_log_psi"] = round(_snap(log_pen, *LOG_PSI_RANGE, 0.05), 2)
+    field = mean_mechanism(mechanism).penalty
+    sidebar.apply({PENALTY_SLIDERS[field].key: _snap_penalty(field, penalty), "g_rho": float(rho)})
 
 
 def _apply_pss(eta: float, psi: float) -> None:
+    # One PSS penalty for every penalised mean: the sidebar's phi and the Mean page's psi.
     sidebar.apply({"g_eta": round(_snap(eta, *ETA_RANGE, 0.05), 2),
-                   "g_log_phi": round(_snap(math.log10(psi), *LOG_PHI_RANGE, 0.1), 1)})
-    st.session_state["mean_log_psi"] = round(_snap(math.log10(psi), *LOG_PSI_RANGE, 0.05), 2)
+                   **{slider.key: _snap_penalty(field, psi) for field, slider in PENALTY_SLIDERS.items()}})
 
 
 try:
-    pcv = _pcv(_data_key(), tuple(asdict(utility.settings_for(settings, pcv_mechanism)).items()), int(size),
+    pcv = _pcv(_data_key(), tuple(asdict(sweeps.settings_for(settings, pcv_mechanism)).items()), int(size),
                int(folds))
 except FdpError as exc:
     pcv = None
@@ -211,14 +217,13 @@ b.button("apply PSS defaults (privacy-safe)", key="to_apply_pss", on_click=_appl
               "the quadratic-penalty means (Gaussian, ICLP-QR) only: not valid for ICLP-AR.")
 b.caption(f"PSS: eta = {pss[0]:.4g}, penalty = {pss[1]:.3g} (snapped to the sliders' steps). Valid only if n = "
           f"{fd.n} is public.")
-private_selection.render(fd, utility.settings_for(settings, pcv_mechanism), pcv_mechanism, int(folds), _data_key())
+private_selection.render(fd, sweeps.settings_for(settings, pcv_mechanism), pcv_mechanism, int(folds), _data_key())
 
 # --------------------------------------------------------------------------- target accuracy -> epsilon
 
 st.header("Which epsilon reaches a target accuracy?")
 a, b = st.columns(2)
-metric = a.selectbox("accuracy measure", utility.ACCURACY_METRICS, key="to_metric",
-                     format_func=utility.ACCURACY_LABELS.get,
+metric = a.selectbox("accuracy measure", ACCURACY_METRICS, key="to_metric", format_func=ACCURACY_LABELS.get,
                      help="Against the non-private estimate. Pointwise: max over t of the 95% quantile of "
                           "|release(t) - estimate(t)| (Gaussian: 1.96 sd; Laplace noise: the exact quantile of the "
                           "weighted Laplace sum by characteristic-function inversion). L2 radius for Laplace noise: "
@@ -271,14 +276,14 @@ else:
 
     @st.cache_data(show_spinner="Drawing private components...", max_entries=8)
     def _pca_curves(data_key, pca_key, draws, seed):
-        return utility.pca_variance_ratio_curves(fd, PcaSettings(**dict(pca_key)), np.logspace(-2, 2, 10),
-                                                 draws=draws, seed=seed)
+        return sweeps.pca_variance_ratio_curves(fd, PcaSettings(**dict(pca_key)), np.logspace(-2, 2, 10),
+                                                draws=draws, seed=seed)
 
     if show_pca:
         pca_settings = PcaSettings(kernel=g.kernel, rho=g.rho, nu=g.nu, epsilon=g.epsilon, tau=g.tau,
                                    tau_from_data=g.tau_from_data, **g.bounds)
         pca_curves = _pca_curves(_data_key(), tuple(asdict(pca_settings).items()), int(pca_draws), g.seed)
-        st.plotly_chart(utility.variance_ratio_figure(pca_curves, current_epsilon=g.epsilon), width="stretch",
+        st.plotly_chart(variance_ratio_figure(pca_curves, current_epsilon=g.epsilon), width="stretch",
                         key="to_pca_curves")
         for curve in pca_curves:
             if not curve.ok:
@@ -287,4 +292,4 @@ else:
         st.caption(f"Kernel basis of the sidebar's kernel and rho (p = {p_used}), gamma = 1, no centring, rows "
                    "clipped at tau. k = 1: exact vector Bingham; k > 1: sequential deflation, epsilon split equally "
                    f"over the k components. Line: mean over {pca_draws} draws; band: 10-90%. "
-                   f"{utility.PCA_ANALYST_NOTE[:1].upper()}{utility.PCA_ANALYST_NOTE[1:]}.")
+                   f"{sweeps.PCA_ANALYST_NOTE[:1].upper()}{sweeps.PCA_ANALYST_NOTE[1:]}.")

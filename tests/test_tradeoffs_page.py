@@ -7,7 +7,7 @@ import plotly.io as pio
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fdp_core import utility
+from fdp_core import sweeps
 from fdp_core.mean import MECHANISM_LABELS
 from fdp_ui.sidebar import EPSILON_CHOICES
 from plotly_json import plotly_array
@@ -60,9 +60,9 @@ def test_every_parameter_sweep_plots_that_parameter(param):
     at.selectbox(key="to_param").set_value(param).run()
     assert not at.exception, at.exception
     figure = _curves_figure(at)
-    assert utility.PARAM_LABELS[param] in figure.layout.title.text
+    assert sweeps.PARAM_LABELS[param] in figure.layout.title.text
     x, y = _line(figure, MECHANISM_LABELS["gaussian"])
-    expected_x = utility.default_values(param, 60)  # the built-in example has 60 curves
+    expected_x = sweeps.default_values(param, 60)  # the built-in example has 60 curves
     assert x.size >= 5 and np.all(np.diff(x) > 0)
     assert set(np.round(x, 12)) <= set(np.round(expected_x, 12))
     assert np.all(np.isfinite(y)) and np.all(y > 0)
@@ -136,7 +136,7 @@ def test_tiny_upload_runs():
         x, y = _line(_curves_figure(at), MECHANISM_LABELS["gaussian"])
         assert np.all(np.isfinite(y)) and np.all(y > 0)
         if param == "n":  # the public-n sweep of a 3-curve data set: 10 .. 10 n_data persons
-            np.testing.assert_array_equal(x, utility.default_values("n", 3))
+            np.testing.assert_array_equal(x, sweeps.default_values("n", 3))
             assert np.all(np.diff(y) < 0)
 
 

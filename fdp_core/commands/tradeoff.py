@@ -22,7 +22,8 @@ from ..mean import MEAN_MECHANISMS, MECHANISM_LABELS
 from ..mechanisms.calibration import CALIBRATIONS
 from ..release import provenance_stamp, to_json
 from ..sensitivity import BOUNDS
-from ..utility import PARAM_LABELS, SWEEP_PARAMS, curves_table, tradeoff_curves, tradeoff_figure
+from ..sweeps import PARAM_LABELS, SWEEP_PARAMS, curves_table, tradeoff_curves
+from ..tradeoff_figures import tradeoff_figure
 from ._common import add_bounds_options, add_data_options, add_kernel_options, load_data
 from .release_mean import settings_from_args
 

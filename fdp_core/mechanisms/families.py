@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from . import discrete as _discrete
+from .calibration import gaussian_quantile_radius
 
 GAUSSIAN_PRIVACY = "(epsilon, delta)-DP"
 PURE_PRIVACY = "epsilon-DP"
@@ -34,6 +35,7 @@ class NoiseFamily:
     uses_delta: bool
     variance_factor: float  # Var(noise) / scale^2: 1 for a Gaussian sd, 2 for a Laplace scale b
     discrete_norm: str  # the vector norm of the exact discrete sampler's sensitivity: "l2" | "l1"
+    likelihood_ratio_label: str = ""  # what :meth:`log_likelihood_ratio` computes, in words (audit reports)
 
     def standard(self, rng: np.random.Generator, shape) -> np.ndarray:
         """Unit-scale draws (previews; exports use :meth:`discrete_release`)."""
@@ -51,6 +53,22 @@ class NoiseFamily:
         """d_in of the exact discrete sampler: mu = Delta / sigma (Gaussian), epsilon (Laplace calibrated for it)."""
         return float(sensitivity) / float(sigma) if self.uses_delta else float(epsilon)
 
+    def log_likelihood_ratio(self, y: np.ndarray, centre: np.ndarray, centre_prime: np.ndarray,
+                             scales: np.ndarray) -> np.ndarray:
+        """log p(y | centre) - log p(y | centre') for each row of ``y``, independent noise of ``scales``.
+
+        The most powerful statistic between two neighbouring outputs (Neyman-Pearson): the
+        black-box audit (fdp_core/audit.py) thresholds it.
+        """
+        if self.uses_delta:
+            return (y - (centre + centre_prime) / 2.0) @ ((centre - centre_prime) / scales**2)
+        return (np.abs(y - centre_prime) - np.abs(y - centre)) @ (1.0 / scales)
+
+    def l2_quantile_radius(self, scales: np.ndarray, prob: float) -> float | None:
+        """r with P(||noise||_2 <= r) = prob for independent coordinates of ``scales``, in closed form
+        (Gaussian: a weighted chi-square), or None where there is none (Laplace: Monte Carlo instead)."""
+        return gaussian_quantile_radius(np.asarray(scales) ** 2, prob) if self.uses_delta else None
+
     def discrete_plan(self, n_coefficients: int, *, scaled_sensitivity: float, granularity_exp: int):
         make = _discrete.discrete_gaussian_plan if self.uses_delta else _discrete.discrete_laplace_plan
         return make(n_coefficients, scaled_sensitivity=scaled_sensitivity, granularity_exp=granularity_exp)
@@ -60,8 +78,10 @@ class NoiseFamily:
         return release(values, scales, scaled_sensitivity=scaled_sensitivity, granularity_exp=granularity_exp)
 
 
-GAUSSIAN = NoiseFamily("gaussian", GAUSSIAN_PRIVACY, True, 1.0, "l2")
-LAPLACE = NoiseFamily("laplace", PURE_PRIVACY, False, 2.0, "l1")
+GAUSSIAN = NoiseFamily("gaussian", GAUSSIAN_PRIVACY, True, 1.0, "l2",
+                       likelihood_ratio_label="likelihood-ratio projection (Gaussian)")
+LAPLACE = NoiseFamily("laplace", PURE_PRIVACY, False, 2.0, "l1",
+                      likelihood_ratio_label="Laplace log-likelihood ratio sum_l (|y_l - c'_l| - |y_l - c_l|) / b_l")
 FAMILIES = {f.name: f for f in (GAUSSIAN, LAPLACE)}
 
 

@@ -27,6 +27,8 @@ from ..mechanisms.frl import frl_mean_noise
 from ..mechanisms.gaussian import gaussian_mean_noise
 from ..mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
 from ..params import check_bound_value, check_count, check_delta, check_eta, check_finite, check_positive
+from ..sensitivity import (gaussian_mean_sensitivity_paper, gaussian_mean_sensitivity_tight,
+                           iclp_qr_sensitivity_paper, iclp_qr_sensitivity_tight)
 
 
 
@@ -58,6 +60,10 @@ class MeanMechanism:
     # worst_case(settings, eigenvalues, tau, n) -> (direction, background coefficients, description): the
     # neighbouring pair the black-box audit uses (fdp_core/audit.py); None for the lattice mechanism.
     worst_case: Callable | None = None
+    # shrinkage_sensitivity(bound, eigenvalues, shrink, tau, n, eta, penalty) -> Delta of the linear-shrinkage
+    # mean shrink * xbar: the quadratic-penalty mechanisms' own bound, for closed forms that skip re-planning
+    # (accuracy.penalised_noise_scales: sweeps, PCV, private selection); None for the other mechanisms.
+    shrinkage_sensitivity: Callable | None = None
     # How the app shows it (plain words; the formulas are in docs/METHODS.md).
     color: str = "#1f77b4"
     bound_help: str = ""  # what "tight" and "paper" mean for this mechanism
@@ -183,6 +189,20 @@ def _plan_frl(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
     return NoisePlan(estimate, scales, M, sensitivity, None, guarantee)
 
 
+# --------------------------------------------------------------------------- linear-shrinkage sensitivities
+
+def _gaussian_shrinkage_sensitivity(bound, lam, shrink, tau, n, eta, penalty) -> float:
+    if bound == "tight":
+        return gaussian_mean_sensitivity_tight(lam, shrink, tau, n)
+    return gaussian_mean_sensitivity_paper(tau, n, eta, penalty)
+
+
+def _iclp_qr_shrinkage_sensitivity(bound, lam, shrink, tau, n, eta, penalty) -> float:
+    if bound == "tight":
+        return iclp_qr_sensitivity_tight(lam, shrink, tau, n)
+    return iclp_qr_sensitivity_paper(lam, shrink, tau, n)
+
+
 # --------------------------------------------------------------------------- worst-case pairs (audits)
 
 def _worst_gaussian(s, lam, tau, n):
@@ -227,14 +247,15 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
     MeanMechanism("gaussian", "Gaussian process (epsilon, delta)", "gaussian", "phi",
                   quadratic_penalty=True, lattice=False,
                   fields=("eta", "phi", "delta", "calibration"), validate=_validate_gaussian,
-                  plan_noise=_plan_gaussian, worst_case=_worst_gaussian, color="#1f77b4",
+                  plan_noise=_plan_gaussian, worst_case=_worst_gaussian,
+                  shrinkage_sensitivity=_gaussian_shrinkage_sensitivity, color="#1f77b4",
                   bound_help="tight: the exact worst case over clipped curves (attained). paper: the closed form "
                              "of Mirshani et al. (2019), never smaller.",
                   sensitivity_norm_label="kernel norm", scale_rule="sd sigma sqrt(lambda_l) per coefficient"),
     MeanMechanism("iclp-qr", "ICLP-QR (quadratic penalty, epsilon)", "laplace", "psi",
                   quadratic_penalty=True, lattice=False,
                   fields=("eta", "psi"), validate=_validate_iclp_qr, plan_noise=_iclp_planner(iclp_qr_mean_noise),
-                  worst_case=_worst_iclp_qr, color="#ff7f0e",
+                  worst_case=_worst_iclp_qr, shrinkage_sensitivity=_iclp_qr_shrinkage_sensitivity, color="#ff7f0e",
                   bound_help="tight: Cauchy-Schwarz, attained by a pair of clipped curves. paper: Lin & Reimherr's "
                              "sum, never smaller.",
                   sensitivity_norm_label="weighted l1", scale_rule="b_l = Delta_1 sqrt(lambda_l) / epsilon"),

@@ -1,10 +1,9 @@
-"""Utility of the mean releases: closed-form errors, Monte Carlo bands, trade-off sweeps
-and the inverse question "which epsilon reaches this accuracy?" (METHODS.md sections 2, 3, 7).
+"""Trade-off sweeps of the mean releases: error along one parameter, Monte Carlo bands, the
+inverse question "which epsilon reaches this accuracy?" and the PCA variance ratio against
+epsilon (METHODS.md sections 2, 3, 5, 7).
 
-Every mean mechanism releases sum_l (c_l + z_l b_l) with independent noise z_l of scale
-``noise_scales[l]`` (a :class:`~fdp_core.mean.MeanRelease`), so its error against the
-non-private estimate depends on the data only through n and the grid. The sweeps exploit
-three structural facts instead of re-planning every point:
+The error of one plan is in accuracy.py; the sweeps exploit three structural facts instead
+of re-planning every point:
 
 * pure epsilon-DP mechanisms (Laplace noise) have every scale proportional to 1/epsilon,
   so E||release - estimate||^2 scales as epsilon^-2 and delta plays no role;
@@ -16,7 +15,8 @@ three structural facts instead of re-planning every point:
 Smoothing parameters (phi/psi, eta, rho) change the estimator and the sensitivity, so those
 sweeps plan each value (the eigenbasis is cached per rho, so only the first sweep over rho
 pays the O(m^3) eigendecompositions); the Gaussian mechanism and ICLP-QR have a vectorised
-closed form for phi/psi and eta, checked against a full plan at run time.
+closed form for phi/psi and eta, checked against a full plan at run time. A mechanism whose
+registry entry does not read a parameter gets a flat curve, checked the same way.
 
 Monte Carlo bands use common random numbers: one array of standard noise per mechanism,
 rescaled for every swept value, so the bands are smooth in the parameter. They are
@@ -25,31 +25,30 @@ exploration aids (numpy generator: idealised real-arithmetic DP), never releases
 Errors against the truth (simulated data with a known mean mu) are
 ||mu_hat - mu||^2 + E||release - mu_hat||^2 for the data at hand: the noise is independent
 of the data, so the cross term has mean zero. These numbers look at the data (the estimate
-and the truth): they are an analyst view, not DP.
+and the truth): they are an analyst view, not DP. The figures are in tradeoff_figures.py.
+
+>>> with_parameter(MeanSettings(), "phi", 0.5).psi  # one penalty sweep covers phi and psi
+0.5
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 import numpy as np
-from scipy import optimize, special
 
-from .limits import MAX_MC_DRAWS, check_at_most
-from .data import FunctionalData
+from .accuracy import (ACCURACY_METRICS, CLOSED_FORM_MECHANISMS, accuracy_metric, has_orthonormal_basis,
+                       noise_scale_factor, noise_sq_norms, penalised_noise_scales, sq_l2_distance, standard_noise)
+from .data import DATA_DEPENDENT_TAU, FunctionalData, data_derived_tau
 from .errors import FdpError, ParameterError
-from .kernels import eigenbasis
-from .mean import MEAN_MECHANISMS, MeanRelease, MeanSettings, plan_mean_release, resolve_tau
-from .preprocess import prepare_curves
 from .estimators import shrinkage
-from .mechanisms.calibration import gaussian_sigma
-from .mechanisms.iclp import iclp_ar_mean_noise
-from .sensitivity import (gaussian_mean_sensitivity_paper, gaussian_mean_sensitivity_tight,
-                          iclp_qr_sensitivity_paper, iclp_qr_sensitivity_tight)
-from .registry import MEAN_REGISTRY, mean_mechanism, quadratic_penalty_mechanisms
+from .kernels import eigenbasis
+from .limits import MAX_MC_DRAWS, check_at_most
+from .mean import MEAN_MECHANISMS, MeanRelease, MeanSettings, plan_mean_release, resolve_tau
 from .params import check_choice
+from .preprocess import prepare_curves
+from .registry import MEAN_REGISTRY, mean_mechanism
 from .threads import small_problem
 
 SWEEP_PARAMS = ("epsilon", "delta", "phi", "rho", "eta", "n")
@@ -61,22 +60,13 @@ PARAM_LABELS = {
     "eta": "eta (smoothness exponent)",
     "n": "n (number of curves, public)",
 }
-LOG_SCALE_PARAMS = ("epsilon", "delta", "phi", "rho", "n")
-ACCURACY_METRICS = ("expected_sq_l2", "l2_radius_95", "pointwise_95")
-ACCURACY_LABELS = {
-    "expected_sq_l2": "expected squared L2 error",
-    "l2_radius_95": "L2 radius holding with 95% probability",
-    "pointwise_95": "pointwise 95% half-width (max over t)",
-}
 EPSILON_SEARCH_RANGE = (1e-3, 1e3)
 
-# Quadratic-penalty mechanisms with a vectorised noise closed form (also used by PCV), the
-# eigenbasis mechanisms whose smoothing sweeps skip re-planning, and the parameters each
-# baseline ignores (FRL: fixed M, no penalty; Bernstein: no kernel, no penalty). Each claim
-# is checked against a full plan at run time and in the tests.
-CLOSED_FORM_MECHANISMS = quadratic_penalty_mechanisms()
+# The settings fields holding a smoothing penalty (phi of the Gaussian mechanism, psi of the
+# ICLP means): the "phi" sweep sets them all. The eigenbasis mechanisms with a penalty have
+# a smoothing sweep that skips re-planning (checked against a full plan at run time).
+PENALTY_FIELDS = tuple(dict.fromkeys(m.penalty for m in MEAN_REGISTRY.values() if m.penalty is not None))
 _FAST_SMOOTHING_MECHANISMS = tuple(name for name, m in MEAN_REGISTRY.items() if m.penalty is not None)
-_IGNORED = {"frl": ("phi", "eta"), "bernstein": ("phi", "eta", "rho")}
 
 
 # --------------------------------------------------------------------------- settings helpers
@@ -89,18 +79,33 @@ def settings_for(settings: MeanSettings, mechanism: str) -> MeanSettings:
 def with_parameter(settings: MeanSettings, param: str, value: float) -> MeanSettings:
     """Settings with one swept parameter changed.
 
-    "phi" sets both penalties (phi of the Gaussian mechanism, psi of the ICLP means), so one
-    sweep covers every penalised mechanism; the others ignore it.
+    "phi" sets every penalty field (phi of the Gaussian mechanism, psi of the ICLP means), so
+    one sweep covers every penalised mechanism; the others ignore it.
     """
     check_choice("parameter", param, SWEEP_PARAMS[:-1])
     if param == "phi":
-        return replace(settings, phi=float(value), psi=float(value))
+        return replace(settings, **{field: float(value) for field in PENALTY_FIELDS})
     return replace(settings, **{param: float(value)})
 
 
 def penalty_field(mechanism: str) -> str:
     """The settings field holding a mechanism's penalty: psi for the ICLP means, phi otherwise."""
     return mean_mechanism(mechanism).penalty or "phi"
+
+
+def ignores(mechanism: str, param: str) -> bool:
+    """Whether a mechanism's release does not depend on the smoothing parameter ``param`` by
+    construction (read off its registry entry; the sweep checks it against a plan at run time).
+
+    Only a kernel eigenbasis mechanism uses rho (not the lattice one), only a penalised one the
+    penalty, and eta only where the entry lists it among the fields it reads.
+    """
+    entry = mean_mechanism(mechanism)
+    if param == "rho":
+        return entry.lattice
+    if param == "phi":
+        return entry.penalty is None
+    return param not in entry.fields
 
 
 def current_value(settings: MeanSettings, param: str, n: int) -> float:
@@ -137,128 +142,6 @@ def _check_values(param: str, values) -> np.ndarray:
     if param == "n" and (np.any(values < 1) or np.any(values != np.round(values))):
         raise ParameterError("n values must be whole numbers >= 1")
     return values
-
-
-# --------------------------------------------------------------------------- noise of one plan
-
-def _orthonormal(plan: MeanRelease) -> bool:
-    gram = plan.synthesis.T @ (plan.weights[:, None] * plan.synthesis)
-    return bool(np.allclose(gram, np.eye(gram.shape[0]), atol=1e-8))
-
-
-def standard_noise(plan: MeanRelease, rng: np.random.Generator, size: int, length: int | None = None) -> np.ndarray:
-    """(size, length) draws of the plan's noise family at unit scale (its own sampler)."""
-    length = plan.noise_scales.size if length is None else length
-    return replace(plan, noise_scales=np.ones(length)).noise_coefficients(rng, size)
-
-
-def noise_sq_norms(plan: MeanRelease, standard: np.ndarray, orthonormal: bool | None = None) -> np.ndarray:
-    """||release - estimate||^2 (weighted L2) for each row of unit-scale noise ``standard``."""
-    coefs = standard[:, :plan.noise_scales.size] * plan.noise_scales
-    if orthonormal if orthonormal is not None else _orthonormal(plan):
-        return np.sum(coefs**2, axis=1)
-    gram = plan.synthesis.T @ (plan.weights[:, None] * plan.synthesis)
-    return np.einsum("dl,lk,dk->d", coefs, gram, coefs)
-
-
-def sq_l2_distance(values: np.ndarray, target: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Weighted squared L2 distance of each row of ``values`` to ``target``."""
-    return ((np.asarray(values) - np.asarray(target)) ** 2) @ np.asarray(weights)
-
-
-def noise_scale_factor(plan: MeanRelease, epsilon: float, delta: float | None = None) -> float:
-    """Ratio of every noise scale at (epsilon, delta) to the plan's, the sensitivity fixed.
-
-    Laplace noise: epsilon_plan / epsilon. Gaussian: sigma(Delta, epsilon, delta) / sigma_plan
-    with the plan's own calibration (raises ParameterError where it is invalid, e.g. the
-    classical calibration for epsilon > 1).
-    """
-    s = plan.settings
-    if plan.noise == "gaussian":
-        delta = s.delta if delta is None else delta
-        return gaussian_sigma(plan.sensitivity, epsilon, delta, s.calibration) / plan.sigma
-    if epsilon <= 0 or not math.isfinite(epsilon):
-        raise ParameterError(f"epsilon must be > 0, got {epsilon!r}")
-    return s.epsilon / epsilon
-
-
-def _pointwise_sd(plan: MeanRelease) -> np.ndarray:
-    """Pointwise noise coefficients a_tl = b_l(t) * scale_l on the grid, shape (m, L)."""
-    return plan.synthesis * plan.noise_scales[None, :]
-
-
-def laplace_sum_abs_quantile(coefficients: np.ndarray, prob: float = 0.95, *, tolerance: float = 1e-7) -> np.ndarray:
-    """q with P(|sum_l a_l L_l| <= q) >= prob for each row a of ``coefficients``; L_l iid Laplace(0, 1).
-
-    Exact up to numerical integration: the Gil-Pelaez inversion of the characteristic
-    function phi(u) = prod_l 1 / (1 + a_l^2 u^2) of the symmetric sum X,
-
-        P(|X| <= h) = (2/pi) int_0^inf sin(u h) phi(u) / u du,
-
-    integrated by Gauss-Legendre panels on [0, U]. U is chosen so that the neglected tail is
-    below ``tolerance`` / 10 (phi(u) <= prod_{l<=k} 1/(a_l u)^2 for the k largest |a_l|, any
-    k, bounds it analytically), and the equation is solved for prob + 2 ``tolerance``, so the
-    returned q errs on the large (conservative) side by about 1e-6 relative. Checked against
-    the closed forms for one and two Laplace terms and against Monte Carlo in the tests.
-    """
-    A = np.abs(np.atleast_2d(np.asarray(coefficients, dtype=float)))
-    if not 0 < prob <= 0.999:
-        # The root is bracketed in [0, 10] standard deviations: P(|X| > 10 sd) <= exp(-10 sqrt 2).
-        raise ParameterError(f"prob must be in (0, 0.999], got {prob!r}")
-    gl_nodes, gl_weights = np.polynomial.legendre.leggauss(12)
-    out = np.zeros(A.shape[0])
-    for i, row in enumerate(A):
-        a = np.sort(row[row > 0])[::-1]
-        if a.size == 0:
-            continue
-        sd = math.sqrt(2.0 * float(np.sum(a**2)))
-        a = a / sd  # unit variance: every quantile is now in [0, 10]
-        a = a[a > 1e-9 * a[0]]
-        k = np.arange(1, min(a.size, 12) + 1)
-        log_prod = np.cumsum(np.log(a[: k.size] ** 2))
-        # (2/pi) / (2 k U^(2k) prod a^2) <= tail_tol  <=>  U >= ((1/pi) / (k prod a^2 tail_tol))^(1/(2k))
-        tail_tol = tolerance / 10.0
-        log_u = (-math.log(math.pi) - np.log(k) - log_prod - math.log(tail_tol)) / (2.0 * k)
-        upper = float(np.exp(log_u.min()))
-        # Panels of width <= 0.5: sin(u h) with h <= 10 and phi (features on scales >= 1/a_max
-        # >= sqrt 2) are smooth on each panel, and 12-point Gauss-Legendre is exact to degree 23.
-        n_panels = max(int(math.ceil(upper / 0.5)), 8)
-        edges = np.linspace(0.0, upper, n_panels + 1)
-        half = np.diff(edges) / 2.0
-        u = ((edges[:-1] + half)[:, None] + half[:, None] * gl_nodes[None, :]).ravel()
-        w = (half[:, None] * gl_weights[None, :]).ravel()
-        log_phi = -np.log1p(np.multiply.outer(u**2, a**2)).sum(axis=1)
-        kernel = (2.0 / math.pi) * w * np.exp(log_phi) / u
-        goal = prob + 2.0 * tolerance
-
-        def excess(h: float) -> float:
-            return float(np.dot(kernel, np.sin(u * h))) - goal
-
-        out[i] = sd * optimize.brentq(excess, 1e-9, 10.0, xtol=1e-10, rtol=1e-12)
-    return out
-
-
-def pointwise_halfwidth(plan: MeanRelease, prob: float = 0.95) -> float:
-    """max over t of the pointwise prob-quantile of |release(t) - estimate(t)|.
-
-    Gaussian noise: z_((1+prob)/2) times the largest pointwise sd (exact). Laplace noise:
-    the exact quantile of the weighted Laplace sum at every grid point
-    (:func:`laplace_sum_abs_quantile`).
-    """
-    a = _pointwise_sd(plan)
-    if plan.noise == "gaussian":
-        return float(special.ndtri(0.5 + prob / 2.0) * np.sqrt(np.max(np.sum(a**2, axis=1))))
-    return float(np.max(laplace_sum_abs_quantile(a, prob)))
-
-
-def accuracy_metric(plan: MeanRelease, metric: str) -> float:
-    """One accuracy number of a planned release (see ACCURACY_METRICS)."""
-    check_choice("metric", metric, ACCURACY_METRICS)
-    if metric == "expected_sq_l2":
-        return float(plan.expected_sq_l2_error)
-    if metric == "l2_radius_95":
-        return float(plan.l2_error_radius(0.95))
-    return pointwise_halfwidth(plan, 0.95)
 
 
 # --------------------------------------------------------------------------- trade-off sweeps
@@ -345,7 +228,7 @@ def _scaled_sweep(fd, settings, mechanism, param, values, *, truth, mc_draws, le
         if param == "n":
             bias = _subsample_bias(fd, ref.settings, values, truth, n_subsamples, rng)
         vs_truth = bias + expected
-    if ref.noise != "gaussian" and param == "delta":
+    if not ref.family.uses_delta and param == "delta":
         notes.append("pure epsilon-DP mechanism: delta does not apply (delta = 0)")
     base_ok = ref.settings == s
     return TradeoffCurve(
@@ -376,48 +259,15 @@ def _subsample_bias(fd, settings, values, truth, n_subsamples, rng) -> np.ndarra
     return bias
 
 
-@lru_cache(maxsize=256)
-def _unit_sigma(epsilon: float, delta: float, calibration: str) -> float:
-    """sigma at sensitivity 1 (both calibrations are linear in Delta)."""
-    return gaussian_sigma(1.0, epsilon, delta, calibration)
-
-
-def penalised_noise_scales(settings: MeanSettings, eigenvalues, eta, penalty, tau: float, n: int) -> np.ndarray:
-    """Noise scales (V, L) of the quadratic-penalty mechanisms for V (eta, penalty) pairs.
-
-    Gaussian: sd sigma sqrt(lambda_l) with sigma = Delta c(epsilon, delta), c the scale-free
-    calibration (METHODS.md 2). ICLP-QR: Laplace scale Delta_1 sqrt(lambda_l) / epsilon
-    (METHODS.md 3). The sensitivities are the functions of fdp_core.sensitivity that the
-    mechanisms themselves use; only the loop over V is saved. Invalid pairs must be
-    screened by the caller (MeanSettings.validated).
-    """
-    lam = np.asarray(eigenvalues, dtype=float)
-    eta = np.atleast_1d(np.asarray(eta, dtype=float))
-    penalty = np.broadcast_to(np.asarray(penalty, dtype=float), eta.shape)
-    mech, bound = settings.mechanism, settings.bound
-    check_choice("mechanism", mech, CLOSED_FORM_MECHANISMS)
-    unit_sigma = (_unit_sigma(settings.epsilon, settings.delta, settings.calibration)
-                  if mech == "gaussian" else 1.0 / settings.epsilon)
-    sensitivity = np.empty(eta.size)
-    for i in range(eta.size):
-        s = shrinkage(lam, eta[i], penalty[i])
-        if mech == "gaussian":
-            sensitivity[i] = (gaussian_mean_sensitivity_tight(lam, s, tau, n) if bound == "tight"
-                              else gaussian_mean_sensitivity_paper(tau, n, eta[i], penalty[i]))
-        else:
-            sensitivity[i] = (iclp_qr_sensitivity_tight(lam, s, tau, n) if bound == "tight"
-                              else iclp_qr_sensitivity_paper(lam, s, tau, n))
-    return (sensitivity * unit_sigma)[:, None] * np.sqrt(lam)[None, :]
-
-
-def _noise_one(s: MeanSettings, lam: np.ndarray, xbar: np.ndarray, tau: float, n: int):
-    """(estimate coefficients, noise scales) of one eigenbasis mechanism without re-planning."""
+def _noise_one(s: MeanSettings, basis, xbar: np.ndarray, tau: float, n: int):
+    """(estimate coefficients, noise scales) of one eigenbasis mechanism without re-planning:
+    the vectorised closed form where there is one, else the entry's own noise plan."""
+    lam = basis.eigenvalues
     if s.mechanism in CLOSED_FORM_MECHANISMS:
-        return shrinkage(lam, s.eta, getattr(s, penalty_field(s.mechanism))) * xbar, \
-            penalised_noise_scales(s, lam, s.eta, getattr(s, penalty_field(s.mechanism)), tau, n)[0]
-    coefs, scales, _, _ = iclp_ar_mean_noise(lam, xbar, eta=s.eta, psi=s.psi, tau=tau, n=n,
-                                             epsilon=s.epsilon, bound=s.bound)
-    return coefs, scales
+        penalty = getattr(s, penalty_field(s.mechanism))
+        return shrinkage(lam, s.eta, penalty) * xbar, penalised_noise_scales(s, lam, s.eta, penalty, tau, n)[0]
+    plan = mean_mechanism(s.mechanism).plan_noise(s, lam, basis.n_components, xbar, tau, n)
+    return plan.estimate_coefficients, plan.noise_scales
 
 
 def _fast_smoothing(fd, s, param, values, want_estimates: bool):
@@ -440,7 +290,7 @@ def _fast_smoothing(fd, s, param, values, want_estimates: bool):
         try:
             sv.validated()
             basis = eigenbasis(sv.kernel, sv.rho, grid, weights, nu=sv.nu)
-            coefs, scales = _noise_one(sv, basis.eigenvalues, basis.coefficients(clipped_mean), tau, n_persons)
+            coefs, scales = _noise_one(sv, basis, basis.coefficients(clipped_mean), tau, n_persons)
             rows.append((sv, basis, coefs, scales))
         except FdpError as exc:
             rows.append(None)
@@ -459,8 +309,7 @@ def _fast_smoothing(fd, s, param, values, want_estimates: bool):
     for i, r in enumerate(rows):
         if r is not None:
             scales[i, : r[3].size] = r[3]
-    variance = 1.0 if plan.noise == "gaussian" else 2.0  # Laplace(b) has variance 2 b^2
-    expected = np.where(ok, variance * np.sum(scales**2, axis=1), np.nan)
+    expected = np.where(ok, plan.family.variance_factor * np.sum(scales**2, axis=1), np.nan)
     estimates = None
     if want_estimates:
         estimates = np.full((values.size, fd.m), np.nan)
@@ -496,7 +345,7 @@ def _smoothing_sweep(fd, settings, mechanism, param, values, *, truth, mc_draws,
     s = settings_for(settings, mechanism)
     base, base_error = _plan_or_error(fd, s)
     quantiles = bias = None
-    flat = _flat_check(fd, s, base, param, values) if param in _IGNORED.get(mechanism, ()) else None
+    flat = _flat_check(fd, s, base, param, values) if ignores(mechanism, param) else None
     if flat is not None:
         ok, notes = flat
         expected = np.where(ok, base.expected_sq_l2_error, np.nan)
@@ -529,7 +378,7 @@ def _smoothing_sweep(fd, settings, mechanism, param, values, *, truth, mc_draws,
         expected = np.array([np.nan if p is None else p.expected_sq_l2_error for p in plans])
         if mc_draws:
             z = standard_noise(valid[0], rng, mc_draws, max(p.noise_scales.size for p in valid))
-            orthonormal = _orthonormal(valid[0])
+            orthonormal = has_orthonormal_basis(valid[0])
             quantiles = np.full((len(levels), values.size), np.nan)
             for i, p in enumerate(plans):
                 if p is not None:
@@ -649,7 +498,8 @@ def epsilon_for_accuracy(fd: FunctionalData, settings: MeanSettings, metric: str
             continue
         base = accuracy_metric(ref, metric)
         upper = hi
-        if ref.noise == "gaussian" and ref.settings.calibration == "classical":
+        gaussian_calibration = ref.family.uses_delta  # sigma = Delta c(epsilon, delta): no closed-form inverse
+        if gaussian_calibration and ref.settings.calibration == "classical":
             upper = min(hi, 1.0)  # the classical calibration is valid for epsilon <= 1 only
 
         def value_at(eps: float) -> float:
@@ -668,7 +518,7 @@ def epsilon_for_accuracy(fd: FunctionalData, settings: MeanSettings, metric: str
             results.append(EpsilonForAccuracy(mech, metric, target, lo, value_at(lo),
                                               f"already met at the smallest epsilon searched ({lo:g})"))
             continue
-        if ref.noise == "gaussian":
+        if gaussian_calibration:
             a, b = math.log(lo), math.log(upper)
             while b - a > 1e-10:
                 mid = 0.5 * (a + b)
@@ -723,10 +573,7 @@ def pca_variance_ratio_curves(fd: FunctionalData, settings, epsilons, *, ks=(1, 
     private_pca; the approximate Gibbs sampler is not used). A k that cannot run comes back
     with ``invalid`` set. The ratio uses the raw data: see PCA_ANALYST_NOTE.
     """
-    from dataclasses import replace as _replace
-
     from . import pca
-    from .data import DATA_DEPENDENT_TAU, data_derived_tau
     from .mechanisms.bingham import sample_bingham_deflation, sample_vector_bingham
 
     epsilons = np.asarray(epsilons, dtype=float).ravel()
@@ -740,7 +587,7 @@ def pca_variance_ratio_curves(fd: FunctionalData, settings, epsilons, *, ks=(1, 
     rng = np.random.default_rng(seed)
     curves = []
     for k in ks:
-        s = _replace(settings, k=int(k), sampler=None, epsilon_split=None)
+        s = replace(settings, k=int(k), sampler=None, epsilon_split=None)
         nan = np.full(epsilons.size, np.nan)
         try:
             s.validated()
@@ -761,7 +608,7 @@ def pca_variance_ratio_curves(fd: FunctionalData, settings, epsilons, *, ks=(1, 
             best = float(np.sum(np.linalg.eigvalsh(gram)[::-1][:k]))
         ratios = np.empty((int(draws), epsilons.size))
         for e, eps in enumerate(epsilons.tolist()):
-            se = _replace(s, epsilon=eps)
+            se = replace(s, epsilon=eps)
             mats = [pca.exponential_mechanism_matrix(X, ej, s.gamma, basis.prior_variances)
                     for ej in se.component_epsilons()]
             if k == 1:
@@ -774,96 +621,3 @@ def pca_variance_ratio_curves(fd: FunctionalData, settings, epsilons, *, ks=(1, 
                                          np.quantile(ratios, levels, axis=0), int(draws), s.sampler_name,
                                          basis.p, flags))
     return curves
-
-
-def variance_ratio_figure(curves: list[VarianceRatioCurve], *, current_epsilon: float | None = None):
-    """Mean variance ratio per k with its Monte Carlo band, log epsilon axis."""
-    import plotly.graph_objects as go
-
-    fig = go.Figure()
-    for i, c in enumerate(curves):
-        if not c.ok:
-            continue
-        color = MECHANISM_COLORS[i % len(MECHANISM_COLORS)]
-        x = c.epsilons
-        if len(c.quantile_levels) >= 2:
-            fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), mode="lines",
-                                     y=np.concatenate([c.quantiles[-1], c.quantiles[0][::-1]]), fill="toself",
-                                     fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
-                                     showlegend=False, legendgroup=str(c.k)))
-        fig.add_trace(go.Scatter(x=x, y=c.mean, mode="lines+markers", name=f"k = {c.k} ({c.sampler})",
-                                 legendgroup=str(c.k), line=dict(color=color, width=2.5)))
-    if current_epsilon is not None:
-        fig.add_vline(x=current_epsilon, line=dict(color="grey", dash="dot"),
-                      annotation_text=f"current epsilon = {current_epsilon:g}",
-                      annotation_position="bottom right")
-    fig.update_layout(title="Private PCA: variance ratio against epsilon (Monte Carlo over the exact samplers)",
-                      xaxis_title="epsilon (total for the k components)", yaxis_title="variance ratio (1 = best)",
-                      height=460, margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", y=-0.2))
-    fig.update_xaxes(type="log", exponentformat="power")
-    fig.update_yaxes(range=[0, 1.02])
-    return fig
-
-
-# --------------------------------------------------------------------------- figure (CLI report and app)
-
-MECHANISM_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf")
-
-
-def _rgba(hex_color: str, alpha: float) -> str:
-    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha})"
-
-
-def _positive(values: np.ndarray) -> np.ndarray:
-    return np.where(np.asarray(values) > 0, values, np.nan)
-
-
-def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, show_truth: bool = True,
-                    labels: dict | None = None):
-    """Plotly figure: one closed-form line per mechanism, its Monte Carlo band (first to last
-    quantile level), dashed error-vs-truth lines when present, and the current setting marked
-    on every curve. Log axes where the parameter acts on a log scale; the error is always on
-    a log axis (it spans orders of magnitude along an epsilon sweep)."""
-    import plotly.graph_objects as go
-
-    labels = labels or {}
-    fig = go.Figure()
-    param = curves[0].param if curves else "epsilon"
-    for k, c in enumerate(curves):
-        if not c.ok:
-            continue
-        color = MECHANISM_COLORS[k % len(MECHANISM_COLORS)]
-        name = labels.get(c.mechanism, c.mechanism)
-        x = c.values
-        if c.mc_quantiles is not None and len(c.quantile_levels) >= 2:
-            lo, hi = c.mc_quantiles[0], c.mc_quantiles[-1]
-            keep = np.isfinite(lo) & np.isfinite(hi)
-            band = (f"{name}: Monte Carlo {round(100 * c.quantile_levels[0])}-"
-                    f"{round(100 * c.quantile_levels[-1])}%")
-            fig.add_trace(go.Scatter(x=np.concatenate([x[keep], x[keep][::-1]]), mode="lines",
-                                     y=np.concatenate([hi[keep], lo[keep][::-1]]), fill="toself",
-                                     fillcolor=_rgba(color, 0.15), line=dict(width=0), name=band,
-                                     legendgroup=c.mechanism, hoverinfo="skip", showlegend=False))
-        # A log axis cannot show 0 (e.g. ICLP-AR with every component thresholded away: no noise).
-        hover = f"{name}<br>{param} = %{{x:.4g}}<br>E error = %{{y:.4g}}<extra></extra>"
-        fig.add_trace(go.Scatter(x=x, y=_positive(c.expected_sq_l2_error), mode="lines", name=f"{name}",
-                                 legendgroup=c.mechanism, line=dict(color=color, width=2.5), hovertemplate=hover))
-        if show_truth and c.error_vs_truth is not None:
-            fig.add_trace(go.Scatter(x=x, y=_positive(c.error_vs_truth), mode="lines", name=f"{name}: vs truth",
-                                     legendgroup=c.mechanism, line=dict(color=color, width=1.5, dash="dash")))
-        if c.current is not None and c.current_error is not None:
-            fig.add_trace(go.Scatter(x=[c.current], y=[c.current_error], mode="markers", legendgroup=c.mechanism,
-                                     marker=dict(symbol="star", size=13, color=color,
-                                                 line=dict(width=1, color="black")),
-                                     name=f"{name}: current setting", showlegend=False,
-                                     hovertemplate=f"{name}: current {param} = %{{x:.4g}}<br>"
-                                                   "E error = %{y:.4g}<extra></extra>"))
-    fig.update_layout(title=title or f"Expected squared L2 error vs {PARAM_LABELS.get(param, param)}",
-                      xaxis_title=PARAM_LABELS.get(param, param),
-                      yaxis_title="E ||release - estimate||^2 (L2 over [0, 1])",
-                      height=560, margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0))
-    fig.update_xaxes(type="log" if param in LOG_SCALE_PARAMS else "linear", exponentformat="power")
-    fig.update_yaxes(type="log", exponentformat="power")
-    return fig
