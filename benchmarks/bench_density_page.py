@@ -37,6 +37,7 @@ def _page(dataset, d: int, mechanism: str):
     at.session_state["dataset"] = dataset
     at.run()
     at.switch_page("pages/density.py")
+    at.run()  # the page first sets itself up for this data set (it empties the box for new curves)
     ss = at.session_state
     ss["density_source"] = "curves"
     ss["density_mechanism"] = mechanism
@@ -80,14 +81,15 @@ def draws_rerun_ms(dataset) -> dict:
 def first_visit_ms(dataset) -> dict:
     import streamlit as st
 
-    from fdp_core import kde
+    from fdp_core import sensitivity
     from fdp_core.kernels import _eigenbasis_cached
+    from fdp_core.mechanisms import hall_kde, iclp_kde
 
     def cold():
         st.cache_data.clear()
         st.cache_resource.clear()
-        for cache in (kde._rbf_gram_eigh_cached, kde._iclp_axis_cached, kde._iclp_unit_sensitivity_cached,
-                      _eigenbasis_cached):
+        for cache in (hall_kde._rbf_gram_eigh_cached, iclp_kde._iclp_axis_cached,
+                      sensitivity._iclp_unit_sensitivity_cached, _eigenbasis_cached):
             cache.cache_clear()
         _page(dataset, 1, "both")
 

@@ -18,7 +18,10 @@ from _util import report, timed  # first: sets the BLAS thread variables before 
 import numpy as np  # noqa: E402
 
 from fdp_core import kde
+from fdp_core import sensitivity
 from fdp_core.kernels import _eigenbasis_cached
+from fdp_core.mechanisms import hall_kde, iclp_kde
+from fdp_core.simulate import hall_mixture_points, mixture_2d_points
 
 
 def _rerun(points, settings):
@@ -39,8 +42,8 @@ def _uncached(fn, *caches):
 def main() -> None:
     rows = []
     rng = np.random.default_rng(0)
-    pts1 = kde.hall_mixture_points(10_000, seed=1)
-    pts2 = kde.mixture_2d_points(10_000, seed=2)
+    pts1 = hall_mixture_points(10_000, seed=1)
+    pts2 = mixture_2d_points(10_000, seed=2)
     box1, box2 = ((0.0, 1.0),), ((0.0, 1.0), (0.0, 1.0))
     hall1 = kde.KdeSettings("gaussian", box1, epsilon=1.0, delta=1e-5, bandwidth=0.05, grid_size=512)
     iclp1 = kde.KdeSettings("iclp", box1, epsilon=1.0, grid_size=512, kernel="matern32", rho=0.1, eta=1.5)
@@ -58,13 +61,13 @@ def main() -> None:
 
     small = rng.uniform(0, 1, 50)
     rows.append({"name": "uncached: Hall Gram eigh, G=512", "target_ms": 1000,
-                 **timed(_uncached(_rerun(small, hall1), kde._rbf_gram_eigh_cached), repeats=3)})
+                 **timed(_uncached(_rerun(small, hall1), hall_kde._rbf_gram_eigh_cached), repeats=3)})
     rows.append({"name": "uncached: ICLP eigenbasis + exact Delta_1, G=512", "target_ms": 1500,
-                 **timed(_uncached(_rerun(small, iclp1), kde._iclp_axis_cached, kde._iclp_unit_sensitivity_cached,
-                                   _eigenbasis_cached), repeats=3)})
+                 **timed(_uncached(_rerun(small, iclp1), iclp_kde._iclp_axis_cached,
+                                   sensitivity._iclp_unit_sensitivity_cached, _eigenbasis_cached), repeats=3)})
     rows.append({"name": "uncached: ICLP 2-d exact Delta_1 (branch and bound), 64x64", "target_ms": 2000,
-                 **timed(_uncached(_rerun(small[:, None].repeat(2, 1), iclp2), kde._iclp_unit_sensitivity_cached),
-                         repeats=3)})
+                 **timed(_uncached(_rerun(small[:, None].repeat(2, 1), iclp2),
+                                   sensitivity._iclp_unit_sensitivity_cached), repeats=3)})
     report("kde", rows)
 
 

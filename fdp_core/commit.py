@@ -48,16 +48,18 @@ import numpy as np
 import pandas as pd
 
 from .accounting import Ledger, LedgerEntry, approximate_entry, discrete_entry, exponential_entry
+from .box import check_box
 from .data import FunctionalData, unit_interval
 from .errors import FdpError, ParameterError
 from .kernels import eigenbasis
 from .mean import MECHANISM_LABELS, MeanRelease, MeanSettings, plan_mean_release
 from .mean import release_record as mean_release_record
 from .estimators import shrinkage
-from .mechanisms.families import GAUSSIAN, LAPLACE, NoiseFamily, noise_family
+from .mechanisms.families import NoiseFamily, noise_family
 from .mechanisms.discrete import DEFAULT_GRANULARITY_EXP, DiscretePlan
 from .mean import analyst_view as mean_analyst_view
 from .registry import mean_mechanism
+from .registry.kde import kde_mechanism
 from .release import library_versions, provenance_stamp
 
 CONFIG_SCHEMA = "fdp.replay/1"
@@ -475,35 +477,15 @@ def _kde_module():
     return kde
 
 
-def _hall_transform(release):
-    """Orthogonal eigenvectors per axis and noise sds: noise = U diag(sd) z exactly as in kde._hall_noise."""
-    kde = _kde_module()
-    pairs = [kde.rbf_gram_eigh(g, release.bandwidth) for g in release.grids]
-    lam = pairs[0][0] if len(pairs) == 1 else np.outer(pairs[0][0], pairs[1][0])
-    return tuple(U for _, U in pairs), release.sigma * np.sqrt(kde.floored_eigenvalues(lam))
-
-
-def _to_coefficients(axes, values):
-    if len(axes) == 1:
-        return axes[0].T @ values
-    return axes[0].T @ values @ axes[1]
-
-
-def _from_coefficients(axes, coefficients):
-    if len(axes) == 1:
-        return axes[0] @ coefficients
-    return axes[0] @ coefficients @ axes[1].T
-
-
 def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str = "",
                        granularity_exp: int | None = None) -> PendingCommit:
     """Plan a density commit (a per-curve feature or column, :mod:`fdp_core.features`); draws nothing.
 
-    Hall (Gaussian): the grid noise sigma G = U diag(sigma sqrt(lambda~)) z, so the release is
-    the coefficient vector c = U^T f plus independent Gaussian noise of sd sigma sqrt(lambda~_j);
-    its whitened shift is the Mahalanobis norm of the grid difference, at most the RKHS
-    sensitivity, so the scaled sensitivity is mu = Delta / sigma. ICLP: the eigen-coefficients
-    (unit coordinates) with Laplace scales b_l, scaled sensitivity epsilon.
+    The mechanism's registry entry (fdp_core/registry/kde.py) gives the coefficients to release
+    and their independent noise scales (Hall: c = U^T f in the Gram matrix's eigenbasis, sd
+    sigma sqrt(lambda~_j); ICLP: the unit-coordinate eigen-coefficients, Laplace scales b_l) and
+    the float-error bound; the noise family gives the scaled sensitivity (mu = Delta / sigma
+    for Gaussian noise, epsilon for Laplace noise calibrated for it).
     """
     from .features import features_label, person_features
 
@@ -512,39 +494,27 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
                           value_range=settings.value_range)
     points, features = obs.points, obs.features
     plan = kde.plan_kde_release(points, settings)
-    n = plan.n
-    if plan.mechanism == "gaussian":
-        axes, sds = _hall_transform(plan)
-        coefficients = _to_coefficients(axes, plan.density)
-        family, d_in = GAUSSIAN, plan.sensitivity / plan.sigma
-        # c = U^T f: f's entries are at most (2 pi h^2)^(-d/2) and carry a relative error of
-        # (n + 10) u; the transform adds (N + 10) u; |U| columns have unit norm.
-        N = plan.m
-        fmax = (2.0 * math.pi * plan.bandwidth**2) ** (-plan.d / 2.0)
-        bound = 4.0 * math.sqrt(N) * fmax * _UNIT_ROUNDOFF * (N + n + 20) / float(np.min(sds))
-        scales = sds
-    else:
-        coefficients = plan.coefficients
-        scales = plan.laplace_scales
-        family, d_in = LAPLACE, settings.epsilon
-        bump = np.max(np.abs(plan.iclp_axis.bump_coefficients), axis=0)
-        r = bump if plan.d == 1 else np.outer(bump, bump)
-        G = plan.grids[0].size
-        bound = float(np.max((G * plan.d + n + 20) * _UNIT_ROUNDOFF * r / scales))
-    active = np.ones(np.size(coefficients), dtype=bool)
-    k = _granularity_for(bound, granularity_exp)
+    mechanism = kde_mechanism(plan.mechanism)
+    family = mechanism.family
+    pieces = mechanism.commit_pieces(plan)
+    d_in = family.scaled_sensitivity(plan.sensitivity, plan.sigma, settings.epsilon)
+    active = np.ones(np.size(pieces.coefficients), dtype=bool)
+    k = _granularity_for(pieces.float_error_bound, granularity_exp)
     noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
     g = plan.guarantee
     entry = discrete_entry(noise_plan, "kde", plan.mechanism, delta=family.delta_or_none(settings.delta),
                                     sensitivity=plan.sensitivity, sensitivity_norm=g.get("sensitivity_norm", ""),
                                     label=label or f"density of {features_label(features)}, "
-                                                   f"{kde.KDE_MECHANISM_LABELS[plan.mechanism].split(',')[0]}")
+                                                   f"{mechanism.label.split(',')[0]}")
     return PendingCommit("kde", plan.mechanism, family, plan, noise_plan, entry,
-                         np.asarray(coefficients, dtype=float).ravel(), np.asarray(scales, dtype=float).ravel(),
-                         active, float(d_in), bound,
+                         np.asarray(pieces.coefficients, dtype=float).ravel(),
+                         np.asarray(pieces.scales, dtype=float).ravel(), active, float(d_in),
+                         pieces.float_error_bound,
                          context={"feature": features_label(features), "settings": settings, "points": points,
                                   "n_dropped": fd.report.n_dropped, "missing": _missing_policy(fd),
-                                  "n_curves": obs.n_curves, "n_outside_box": obs.n_outside_box})
+                                  "n_curves": obs.n_curves, "n_outside_box": obs.n_outside_box,
+                                  "coefficient_shape": np.shape(pieces.scales),
+                                  "post_processing": mechanism.post_processing})
 
 
 def kde_tradeoff(points, settings, n_points: int = 15) -> dict:
@@ -563,7 +533,7 @@ def kde_tradeoff(points, settings, n_points: int = 15) -> dict:
     return {"parameter": "epsilon", "epsilon": eps, "expected_sq_l2_error": err,
             "chosen_epsilon": float(settings.epsilon), "chosen_error": chosen.expected_sq_l2_error,
             "metric": "expected squared L2 distance to the non-private density (closed form, box coordinates)",
-            "fixed": ({"delta": settings.delta} if settings.mechanism == "gaussian" else {})}
+            "fixed": ({"delta": settings.delta} if kde_mechanism(settings.mechanism).uses_delta else {})}
 
 
 def _kde_radii(plan, factor: float) -> tuple[float, float]:
@@ -582,14 +552,8 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
     pending = pending or prepare_kde_commit(fd, feature, settings, label=label, granularity_exp=granularity_exp)
     full, noise, ledger = _execute(ledger, pending)
     plan = pending.plan
-    if plan.mechanism == "gaussian":
-        axes, _ = _hall_transform(plan)
-        values = _from_coefficients(axes, full.reshape(plan.grid_shape))
-    else:
-        phi = plan.iclp_axis.basis.eigenfunctions
-        volume = float(np.prod(kde.box_widths(plan.box)))
-        coefs = full.reshape(plan.laplace_scales.shape)
-        values = (coefs @ phi.T if plan.d == 1 else phi @ coefs @ phi.T) / volume
+    shape = pending.context["coefficient_shape"]
+    values = plan.noise_law.synthesize(full.reshape(shape))
     c = noise.unit_noise_scale
     l2, sup = _kde_radii(plan, c)
     settings = pending.context["settings"]
@@ -600,19 +564,15 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
                   sup_error_radius_95=sup, accuracy=_accuracy_sentence(l2, sup, "the non-private density"))
     record["data"].update(n=plan.n, feature=pending.context["feature"])
     record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
-    record["noise_sampler"]["post_processing"] = (
-        "density = U c~ (U: eigenvectors of the Gaussian Gram matrix on the grid; U1 C~ U2^T in 2-d)"
-        if plan.mechanism == "gaussian" else
-        "density = sum_l value_l phi_l(x) / box volume (unit-coordinate eigenfunctions)")
+    record["noise_sampler"]["post_processing"] = pending.context["post_processing"]
     table = kde.release_table(plan, values)
     if plan.d == 1:
         index = {"index": np.arange(1, full.size + 1)}
     else:
-        i1, i2 = np.unravel_index(np.arange(full.size), plan.grid_shape if plan.mechanism == "gaussian"
-                                  else plan.laplace_scales.shape)
+        i1, i2 = np.unravel_index(np.arange(full.size), shape)
         index = {"index_1": i1 + 1, "index_2": i2 + 1}
     settings_dict = asdict(settings)
-    settings_dict["box"] = [list(b) for b in kde.check_box(settings.box)]
+    settings_dict["box"] = [list(b) for b in check_box(settings.box)]
     config = {"schema": CONFIG_SCHEMA, "kind": "kde", "settings": settings_dict,
               "data": {"missing": pending.context["missing"], "feature": pending.context["feature"],
                        "label": data_label, "n": plan.n},

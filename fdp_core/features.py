@@ -248,7 +248,7 @@ def person_features(data, spec, box, *, person_column: str | None = None, value_
     when one is declared), clipped to ``box``, averaged per person of ``person_column``."""
     from dataclasses import replace as _replace
 
-    from .kde import clip_to_box
+    from .box import clip_to_box
     from .preprocess import clip_values, person_average, person_codes
 
     features = parse_feature_spec(spec) if isinstance(spec, str) else tuple(spec)

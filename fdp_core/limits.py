@@ -12,7 +12,7 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 | Gibbs sweeps | 200,000 | about 20 s compiled; the chain keeps (sweeps x k) traces |
 | Monte Carlo draws (trade-off bands) | 20,000 | draws x coefficients x sweep points floats in memory |
 | Bernstein lattice size K | 1,000 | basis is m x (K + 1) binomial terms: 1 s at K = 1,000, 59 s at 100,000 |
-| KDE evaluation grid | see kde.MAX_GRID_SIZE | 2,000 points in 1-d, 128 x 128 in 2-d |
+| KDE evaluation grid | see box.MAX_GRID_SIZE | 2,000 points in 1-d, 128 x 128 in 2-d |
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from typing import Mapping
 import yaml
 
 from .accounting import KINDS, Ledger
+from .box import check_box
 from .data import MISSING_POLICIES, FunctionalData, load_curves
 from .errors import ParameterError
 from .mean import MeanSettings
@@ -100,7 +101,7 @@ def _settings_object(kind: str, settings: dict):
     except TypeError as exc:
         raise ParameterError(f"config: bad settings for a {kind} release ({_one_line(exc)})") from None
     if kind == "kde":
-        return replace(obj, box=_kde_module().check_box(obj.box))
+        return replace(obj, box=check_box(obj.box))
     if kind == "pca":
         if obj.epsilon_split is not None:
             if not isinstance(obj.epsilon_split, (list, tuple)):

@@ -1,18 +1,23 @@
-"""Sensitivity bounds, tight and paper versions (METHODS.md sections 2-3).
+"""Sensitivity bounds, tight and paper versions (METHODS.md sections 2-4, 13-14).
 
 Neighbouring data sets replace one curve; after clipping, the coefficient difference d of
-the replaced curve satisfies ||d||_2 <= 2 tau (Bessel), and the mean moves by d / n.
+the replaced curve satisfies ||d||_2 <= 2 tau (Bessel), and the mean moves by d / n. The
+densities' bounds (end of the module) replace one observation inside the public box.
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
+from scipy.spatial.distance import cdist
 
-from .params import check_positive, check_tau
+from .box import box_diameter, check_box
+from .params import check_choice, check_positive, check_tau
 
 BOUNDS = ("tight", "paper")
+KDE_BOUNDS = ("exact", "paper")
 
 
 def gaussian_mean_sensitivity_tight(eigenvalues: np.ndarray, shrink: np.ndarray, tau: float, n: int) -> float:
@@ -209,3 +214,140 @@ def regression_t2_sensitivity_cm(eigenvalues: np.ndarray, shrink: np.ndarray, bo
     """
     ratio = np.asarray(shrink, dtype=float) ** 2 / np.asarray(eigenvalues, dtype=float)
     return 2.0 * check_positive("B", bound_b) * check_positive("tau", tau) * math.sqrt(float(ratio.max())) / n
+
+
+# --------------------------------------------------------------------------- densities (METHODS.md 4)
+#
+# Neighbouring data sets replace one observation; every observation lies in the public box
+# (clipped), and for ICLP-KDE on a grid node (snapped). "exact" bounds are attained.
+
+def hall_sensitivities(n: int, bandwidth: float, box) -> dict:
+    """RKHS sensitivity of the Gaussian KDE: {"exact": box-exact (attained), "paper": sqrt 2 bound}.
+
+    ||f_D - f_D'||_H = (2 pi h^2)^(-d/2)/n * ||k(., x) - k(., x')||_H and
+    ||k(., x) - k(., x')||_H^2 = k(x, x) + k(x', x') - 2 k(x, x') = 2 (1 - exp(-||x - x'||^2/(2h^2))),
+    increasing in ||x - x'||, so the maximum over the box is at distance D (its diameter).
+    """
+    h = check_positive("bandwidth", bandwidth)
+    box = check_box(box)
+    d = len(box)
+    scale = 1.0 / (n * (2.0 * math.pi * h * h) ** (d / 2.0))
+    D = box_diameter(box)
+    return {"exact": scale * math.sqrt(-2.0 * math.expm1(-D * D / (2.0 * h * h))),
+            "paper": scale * math.sqrt(2.0)}
+
+
+def _l1_diameter(A: np.ndarray, chunk: int = 256) -> tuple[float, tuple[int, int]]:
+    """max_{j, k} ||A_j - A_k||_1 over rows (exact, blockwise cdist), with an attaining pair."""
+    best, pair = -1.0, (0, 0)
+    for start in range(0, A.shape[0], chunk):
+        D = cdist(A[start:start + chunk], A, "cityblock")
+        i = int(np.argmax(D))
+        r, k = divmod(i, A.shape[0])
+        if D.flat[i] > best:
+            best, pair = float(D.flat[i]), (start + r, k)
+    return best, pair
+
+
+def _l1_diameter_kron(A: np.ndarray, B: np.ndarray) -> tuple[float, tuple]:
+    """max over node pairs ((p, q), (p', q')) of ||A_p kron B_q - A_p' kron B_q'||_1, exactly.
+
+    Brute force costs G^6 for a G x G grid. Branch and bound instead: three upper bounds
+    from 1-d quantities (triangle inequality on the splits
+    a b - a'b' = (a - a') b + a' (b - b') = (a - a') b' + a (b - b')
+               = [(a - a') (b + b') + (a + a') (b - b')] / 2 and ||u kron v||_1 = ||u||_1 ||v||_1)
+    discard every pair that cannot beat the best exact value found so far; the survivors,
+    in decreasing order of their bound, are evaluated exactly until the next bound is no
+    larger than the best value. The result is the exact maximum (tested against brute force).
+    """
+    nA, nB = np.abs(A).sum(axis=1), np.abs(B).sum(axis=1)
+    DA, SA = cdist(A, A, "cityblock"), cdist(A, -A, "cityblock")
+    DB, SB = cdist(B, B, "cityblock"), cdist(B, -B, "cityblock")
+    GA, GB = A.shape[0], B.shape[0]
+
+    def bounds(p: int) -> np.ndarray:
+        # Upper bounds for the pairs ((p, q), (p', q')) with p' >= p (the rest by symmetry),
+        # as an array indexed [q, p' - p, q'].
+        d, s, a = DA[p, p:][None, :, None], SA[p, p:][None, :, None], nA[p:][None, :, None]
+        ub = d * nB[:, None, None] + a * DB[:, None, :]
+        np.minimum(ub, d * nB[None, None, :] + nA[p] * DB[:, None, :], out=ub)
+        np.minimum(ub, 0.5 * (d * SB[:, None, :] + s * DB[:, None, :]), out=ub)
+        return ub
+
+    def exact(p, q, pp, qq) -> np.ndarray:
+        # a kron b - a' kron b' as one batched rank-2 product [a, -a'] [b; b'].
+        out = np.empty(len(p))
+        for start in range(0, len(p), 256):
+            sl = slice(start, start + 256)
+            X = np.matmul(np.stack([A[p[sl]], -A[pp[sl]]], axis=2), np.stack([B[q[sl]], B[qq[sl]]], axis=1))
+            np.abs(X, out=X)
+            out[sl] = X.sum(axis=(1, 2))
+        return out
+
+    def unpack(p, flat):
+        q, rest = np.divmod(flat, (GA - p) * GB)
+        dp, qq = np.divmod(rest, GB)
+        return p, q, p + dp, qq
+
+    best, pair = -1.0, None
+    surv_ub, surv_p, surv_flat = [], [], []
+    for p0 in range(GA):
+        ub = bounds(p0).ravel()
+        # Raise the lower bound with this block's most promising pairs, then keep only the
+        # pairs that could still beat it.
+        top = np.array([int(np.argmax(ub))])
+        p, q, pp, qq = unpack(np.full(top.size, p0), top)
+        values = exact(p, q, pp, qq)
+        i = int(np.argmax(values))
+        if values[i] > best:
+            best, pair = float(values[i]), ((p0, int(q[i])), (int(pp[i]), int(qq[i])))
+        hit = np.flatnonzero(ub > best)
+        surv_ub.append(ub[hit])
+        surv_p.append(np.full(hit.size, p0))
+        surv_flat.append(hit)
+    surv_ub, surv_p, surv_flat = np.concatenate(surv_ub), np.concatenate(surv_p), np.concatenate(surv_flat)
+    alive = surv_ub > best
+    surv_ub, surv_p, surv_flat = surv_ub[alive], surv_p[alive], surv_flat[alive]
+    order = np.argsort(surv_ub)[::-1]
+    for start in range(0, order.size, 1024):
+        block = order[start:start + 1024]
+        if surv_ub[block[0]] <= best:
+            break
+        p, q, pp, qq = unpack(surv_p[block], surv_flat[block])
+        values = exact(p, q, pp, qq)
+        i = int(np.argmax(values))
+        if values[i] > best:
+            best, pair = float(values[i]), ((int(p[i]), int(q[i])), (int(pp[i]), int(qq[i])))
+    return best, pair
+
+
+@lru_cache(maxsize=32)
+def _iclp_unit_sensitivity_cached(axis, d: int, bound: str) -> tuple[float, tuple | None]:
+    # Keyed by the axis object itself: IclpAxis hashes by identity and is cached per public
+    # setting (mechanisms/iclp_kde.py), so one setting computes its maximum once.
+    vec = axis.sensitivity_vectors
+    single = np.abs(vec).sum(axis=1)
+    if bound == "paper":
+        return 2.0 * float(single.max()) ** d, None
+    if d == 1:
+        value, (j, k) = _l1_diameter(vec)
+        return value, ((j,), (k,))
+    return _l1_diameter_kron(vec, vec)
+
+
+def iclp_sensitivity(n: int, axis, *, d: int = 1, bound: str = "exact") -> tuple[float, tuple | None]:
+    """Delta_1 of ICLP-KDE in unit coordinates and the attaining node pair (exact bound).
+
+    ``axis`` is the :class:`fdp_core.mechanisms.iclp_kde.IclpAxis` of the setting; its
+    ``sensitivity_vectors[j, l]`` = lambda_l^(eta - 1/2) phi_l(u_j) / c(u_j). Replacing x by x'
+    moves coefficient l by lambda_l^eta (phi_l(x)/c(x) - phi_l(x')/c(x')) / n, so in
+    ||h||_{1,C} = sum_l |h_l| / sqrt(lambda_l) the move is
+    (1/n) sum_l lambda_l^(eta - 1/2) |phi_l(x)/c(x) - phi_l(x')/c(x')|; observations sit on
+    grid nodes (snapped), so the maximum over node pairs is exact and attained. The
+    triangle ("paper") bound doubles the largest single-node norm. In 2-d the vectors are
+    Kronecker products of the 1-d ones; the pair maximum is found by branch and bound.
+    The pair is returned as node indices per axis, e.g. ((j,), (k,)) or ((p, q), (p', q')).
+    """
+    check_choice("bound", bound, KDE_BOUNDS)
+    value, pair = _iclp_unit_sensitivity_cached(axis, int(d), bound)
+    return value / n, pair

@@ -7,6 +7,7 @@ app can build its menu without knowing each design.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -197,3 +198,42 @@ def simulate(key: str, **params) -> FunctionalData:
         value = params.get(spec.name, spec.default)
         kwargs[spec.name] = int(value) if spec.integer else float(value)
     return design.make(**kwargs)
+
+
+# --------------------------------------------------------------------------- density examples (METHODS.md 4)
+
+# Hall, Rinaldo & Wasserman (2013)'s KDE example and the settings of their paper: the
+# Gaussian-process mechanism with their sqrt 2 bound and the classical calibration.
+HALL_EXAMPLE = {"n": 100, "centers": (0.3, 0.7), "sd": 0.1, "bandwidth": 0.1, "epsilon": 1.0, "delta": 0.1,
+                "grid_size": 1000, "box": ((0.0, 1.0),), "mechanism": "gaussian", "bound": "paper",
+                "calibration": "classical"}
+
+
+def hall_mixture_points(n: int = 100, *, centers=(0.3, 0.7), sd: float = 0.1, seed: int = 0) -> np.ndarray:
+    """Hall et al.'s KDE example: an equal mixture of N(0.3, sd^2) and N(0.7, sd^2), shape (n,).
+
+    Use with :data:`HALL_EXAMPLE` (h = 0.1, epsilon = 1, delta = 0.1, 1000-point grid on [0, 1]).
+    """
+    rng = np.random.default_rng(seed)
+    component = rng.integers(0, len(centers), int(n))
+    return np.asarray(centers, dtype=float)[component] + sd * rng.standard_normal(int(n))
+
+
+def mixture_2d_points(n: int = 500, *, seed: int = 0) -> np.ndarray:
+    """2-d example on [0, 1]^2: 0.6 N((0.3, 0.3), 0.1^2 I) + 0.4 N((0.7, 0.65), diag(0.12^2, 0.08^2)), (n, 2)."""
+    rng = np.random.default_rng(seed)
+    first = rng.random(int(n)) < 0.6
+    means = np.where(first[:, None], [0.3, 0.3], [0.7, 0.65])
+    sds = np.where(first[:, None], [0.1, 0.1], [0.12, 0.08])
+    return means + sds * rng.standard_normal((int(n), 2))
+
+
+def mixture_density(x, *, centers=(0.3, 0.7), sd: float = 0.1) -> np.ndarray:
+    """True density of :func:`hall_mixture_points` (for error-vs-truth curves).
+
+    >>> round(float(mixture_density(0.3)), 4)
+    1.9954
+    """
+    x = np.asarray(x, dtype=float)
+    z = (x[..., None] - np.asarray(centers)) / sd
+    return np.exp(-0.5 * z**2).mean(axis=-1) / (sd * math.sqrt(2.0 * math.pi))

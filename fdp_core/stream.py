@@ -574,7 +574,7 @@ class KdeAccumulator:
             self.total = np.zeros((self.grid_size,) * d)
 
     def clip(self, points: np.ndarray) -> tuple[np.ndarray, int]:
-        from .kde import check_points
+        from .box import check_points
 
         x = check_points(points, len(self.box))
         lo = np.array([b[0] for b in self.box])
@@ -595,12 +595,13 @@ class KdeAccumulator:
         self._add(x)
 
     def _add(self, x: np.ndarray) -> None:
-        from . import kde
+        from .box import kde_grids, node_counts, snap_to_grid
+        from .mechanisms.hall_kde import hall_bump_sums
 
         if self.mode == "counts":
-            self.total += kde.node_counts(kde.snap_to_grid(x, self.box, self.grid_size), self.grid_size)
+            self.total += node_counts(snap_to_grid(x, self.box, self.grid_size), self.grid_size)
         elif self.mode == "bumps":
-            self.total += kde.hall_bump_sums(x, kde.kde_grids(self.box, self.grid_size), float(self.settings.bandwidth))
+            self.total += hall_bump_sums(x, kde_grids(self.box, self.grid_size), float(self.settings.bandwidth))
         else:
             self.points.append(x)
 
@@ -616,7 +617,7 @@ class KdeAccumulator:
     def sums(self):
         """KdeSums of the person-level observations (already inside the box: n_clipped_box = 0,
         as for the in-memory path, which clips before planning; the count is in ``n_clipped``)."""
-        from .kde import KdeSums
+        from .box import KdeSums
 
         if self.n_rows and self.n_clipped == self.n_rows:
             limits = " x ".join(f"[{a:g}, {b:g}]" for a, b in self.box)
@@ -644,11 +645,10 @@ class KdeAccumulator:
 
 
 def kde_mode(settings) -> str:
-    if settings.mechanism == "iclp":
-        return "counts"
-    if settings.bandwidth is not None and not settings.data_dependent_bandwidth:
-        return "bumps"
-    return "points"
+    """The sufficient statistic a chunk adds: the mechanism's registry entry decides (fdp_core/registry/kde.py)."""
+    from .registry.kde import kde_mechanism
+
+    return kde_mechanism(settings.mechanism).stream_mode(settings)
 
 
 def kde_features(chunk_fd: FunctionalData, features, value_range):
@@ -744,7 +744,7 @@ class StreamedFeatures:
 def kde_feature_inputs(settings, feature) -> tuple[tuple, tuple, int]:
     """(features, box, grid size) of a streamed or Dask density release, checked against each other."""
     from .features import parse_feature_spec
-    from .kde import check_box, check_grid_size
+    from .box import check_box, check_grid_size
 
     features = parse_feature_spec(feature) if isinstance(feature, str) else tuple(feature)
     box = check_box(settings.box)

@@ -12,7 +12,6 @@ from plotly.subplots import make_subplots
 from . import plots
 
 TRUTH_COLOR = "#2ca02c"
-DENSITY_COLORS = {"gaussian": plots.PRIVATE_COLOR, "iclp": "#ff7f0e"}
 HEATMAP_SCALE = "Viridis"
 
 

@@ -14,30 +14,41 @@ import pandas as pd
 import streamlit as st
 
 from fdp_core import kde
+from fdp_core.box import DEFAULT_GRID_SIZE, check_box
 from fdp_core.errors import FdpError
 from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.features import extract_features, parse_feature, person_features
 from fdp_core.mechanisms.calibration import CALIBRATIONS
+from fdp_core.registry.kde import REGISTRY as KDE_REGISTRY
+from fdp_core.registry.kde import kde_mechanism
+from fdp_core.sensitivity import KDE_BOUNDS
+from fdp_core.simulate import HALL_EXAMPLE, hall_mixture_points, mixture_2d_points, mixture_density
 from fdp_ui import density_defaults, kde_plots, plots, sidebar, state
 
 SOURCES = {"curves": "features of the current curves",
            "hall": "built-in: two-bump mixture (Hall et al. 2013), 1-d",
            "mixture2d": "built-in: 2-d Gaussian mixture"}
-# What each built-in example starts from. Hall et al. use h = 0.1: the data-free default rule
-# (h = 0.4 at n = 100) oversmooths the two bumps into one. The 2-d mixture's components have
-# standard deviations 0.08-0.12, so h = 0.05 keeps them apart.
+# What each built-in example starts from, how it draws its observations and, when known, its
+# true density. Hall et al. use h = 0.1: the data-free default rule (h = 0.4 at n = 100)
+# oversmooths the two bumps into one. The 2-d mixture's components have standard deviations
+# 0.08-0.12, so h = 0.05 keeps them apart.
 EXAMPLES = {
-    "hall": {"box": kde.HALL_EXAMPLE["box"], "bandwidth": kde.HALL_EXAMPLE["bandwidth"],
-             "grid": kde.HALL_EXAMPLE["grid_size"], "n": kde.HALL_EXAMPLE["n"]},
-    "mixture2d": {"box": ((0.0, 1.0), (0.0, 1.0)), "bandwidth": 0.05, "grid": 64, "n": 500},
+    "hall": {"box": HALL_EXAMPLE["box"], "bandwidth": HALL_EXAMPLE["bandwidth"], "grid": HALL_EXAMPLE["grid_size"],
+             "n": HALL_EXAMPLE["n"], "axes": ("x",), "literature": True,
+             "points": lambda n, seed: hall_mixture_points(n, centers=HALL_EXAMPLE["centers"], sd=HALL_EXAMPLE["sd"],
+                                                           seed=seed),
+             "truth": lambda grid: mixture_density(grid, centers=HALL_EXAMPLE["centers"], sd=HALL_EXAMPLE["sd"]),
+             "caption": "Equal mixture of N(0.3, 0.1^2) and N(0.7, 0.1^2) on [0, 1] (Hall, Rinaldo & Wasserman "
+                        "2013)."},
+    "mixture2d": {"box": ((0.0, 1.0), (0.0, 1.0)), "bandwidth": 0.05, "grid": 64, "n": 500, "axes": ("x1", "x2"),
+                  "literature": False, "points": lambda n, seed: mixture_2d_points(n, seed=seed), "truth": None,
+                  "caption": "0.6 N((0.3, 0.3), 0.1^2 I) + 0.4 N((0.7, 0.65), diag(0.12^2, 0.08^2)) on [0, 1]^2."},
 }
 FEATURE_KINDS = {"value": "value at t0", "mean": "average over [u, v]", "l2norm": "L2 norm",
                  "max": "maximum", "column": "metadata column"}
-MECHANISMS = {"gaussian": "Hall GP-KDE, (epsilon, delta)-DP", "iclp": "ICLP-KDE, pure epsilon-DP",
-              "both": "compare both"}
-SHORT = {"gaussian": "Hall GP-KDE", "iclp": "ICLP-KDE"}
-BOUND_NAMES = {"gaussian": {"exact": "exact (box diameter, attained)", "paper": "paper (Hall et al., sqrt 2)"},
-               "iclp": {"exact": "exact (grid-node pairs, attained)", "paper": "cheaper (triangle bound)"}}
+# The mechanisms and how each is shown come from the registry (fdp_core/registry/kde.py).
+MECHANISMS = {**{name: m.menu for name, m in KDE_REGISTRY.items()},
+              "both": "compare both" if len(KDE_REGISTRY) == 2 else "compare all"}
 GRID_SLIDERS = {1: ("density_grid_1d", 16, 1000, 8), 2: ("density_grid_2d", 8, 96, 4)}
 MAX_DRAWS_1D, MAX_PANELS_2D = 30, 3
 # Monte Carlo draws behind the 95% radii: a 64 x 64 noise field costs 16x a 512-point curve.
@@ -60,12 +71,8 @@ HELP = {
     "silverman": "Silverman's rule reads the data: convenient for teaching, but the release is then NOT "
                  "differentially private.",
     "grid": "Points per axis of the public evaluation grid.",
-    "hall_bound": "exact: the largest RKHS distance of two observations in the box (opposite corners, "
-                  "attained). paper: Hall et al.'s sqrt 2 bound, never smaller.",
     "calibration": "analytic (Balle & Wang 2018): the smallest valid sigma. classical: sigma = Delta "
                    "sqrt(2 log(2/delta))/epsilon, valid only for epsilon <= 1.",
-    "iclp_bound": "exact: the largest ||.||_{1,C} distance of two grid nodes' bumps (attained). cheaper: twice "
-                  "the largest single bump (triangle inequality), never smaller.",
     "literature": "Hall et al.'s setting: epsilon = 1, delta = 0.1, h = 0.1, a 1000-point grid on [0, 1], "
                   "their sqrt 2 bound with classical calibration. Sets the sidebar's epsilon and delta.",
 }
@@ -92,7 +99,7 @@ def _apply_source_defaults() -> None:
     ss["density_h_silverman"] = False
     if example is None:
         ss["density_h_rule"] = True
-        ss["density_grid_1d"], ss["density_grid_2d"] = kde.DEFAULT_GRID_SIZE[1], kde.DEFAULT_GRID_SIZE[2]
+        ss["density_grid_1d"], ss["density_grid_2d"] = DEFAULT_GRID_SIZE[1], DEFAULT_GRID_SIZE[2]
         return
     ss["density_h_rule"] = False
     ss["density_bandwidth"] = example["bandwidth"]
@@ -100,12 +107,13 @@ def _apply_source_defaults() -> None:
 
 
 def _apply_literature() -> None:
-    sidebar.apply({"g_epsilon": kde.HALL_EXAMPLE["epsilon"], "g_delta": kde.HALL_EXAMPLE["delta"]})
+    ex = HALL_EXAMPLE
+    sidebar.apply({"g_epsilon": ex["epsilon"], "g_delta": ex["delta"]})
     ss = st.session_state
-    ss["density_lo1"], ss["density_hi1"] = kde.HALL_EXAMPLE["box"][0]
-    ss.update(density_h_rule=False, density_h_silverman=False, density_bandwidth=kde.HALL_EXAMPLE["bandwidth"],
-              density_grid_1d=kde.HALL_EXAMPLE["grid_size"], density_hall_bound="paper",
-              density_calibration="classical", density_mechanism="gaussian")
+    ss["density_lo1"], ss["density_hi1"] = ex["box"][0]
+    ss.update(density_h_rule=False, density_h_silverman=False, density_bandwidth=ex["bandwidth"],
+              density_grid_1d=ex["grid_size"], density_calibration=ex["calibration"], density_mechanism=ex["mechanism"])
+    ss[f"density_{kde_mechanism(ex['mechanism']).page_key}_bound"] = ex["bound"]
 
 
 def _suggest_box(points: np.ndarray) -> None:
@@ -127,14 +135,16 @@ def _page_defaults() -> dict:
     numeric = _numeric_columns()
     columns = [str(c) for c in fd.metadata.columns]
     column = numeric[0] if numeric else (columns[0] if columns else None)
+    defaults = kde.KdeSettings()
     return {"density_dim": "1-d", "density_kind_1": "value", "density_kind_2": "value",
             "density_t0_1": a + 0.25 * (b - a), "density_t0_2": a + 0.75 * (b - a),
             "density_u_1": a, "density_v_1": b, "density_u_2": a, "density_v_2": a + 0.5 * (b - a),
             "density_col_1": column, "density_col_2": column,
             "density_box_flag": False, "density_h_rule": True, "density_bandwidth": 0.1, "density_h_silverman": False,
-            "density_grid_1d": kde.DEFAULT_GRID_SIZE[1], "density_grid_2d": kde.DEFAULT_GRID_SIZE[2],
-            "density_mechanism": "gaussian", "density_hall_bound": "exact", "density_calibration": "analytic",
-            "density_iclp_bound": "exact", "density_style": "draws", "density_draws": 10,
+            "density_grid_1d": DEFAULT_GRID_SIZE[1], "density_grid_2d": DEFAULT_GRID_SIZE[2],
+            "density_mechanism": defaults.mechanism, "density_calibration": defaults.calibration,
+            **{f"density_{m.page_key}_bound": defaults.bound for m in KDE_REGISTRY.values()},
+            "density_style": "draws", "density_draws": 10,
             "density_view": "heatmaps", "density_panels": 2, "density_seed": 0,
             "density_n_hall": EXAMPLES["hall"]["n"], "density_n_mixture2d": EXAMPLES["mixture2d"]["n"],
             **{key: None for pair in _box_keys(2) for key in pair}}
@@ -158,9 +168,7 @@ st.session_state["density_source"] = st.session_state["density_source"]
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _example_points(source: str, n: int, seed: int) -> np.ndarray:
-    if source == "hall":
-        return kde.hall_mixture_points(n, centers=kde.HALL_EXAMPLE["centers"], sd=kde.HALL_EXAMPLE["sd"], seed=seed)
-    return kde.mixture_2d_points(n, seed=seed)
+    return EXAMPLES[source]["points"](n, seed)
 
 
 @st.cache_resource(show_spinner="Computing the estimate and the sensitivity...", max_entries=32)
@@ -171,7 +179,7 @@ def _plan(points_key: str, settings_items: tuple, _points: np.ndarray) -> kde.Kd
 
 
 def _noise_scale(release: kde.KdeRelease) -> float:
-    return release.sigma if release.mechanism == "gaussian" else float(release.laplace_scales.max())
+    return kde_mechanism(release.mechanism).noise_scale(release)
 
 
 def _noise_shape(release: kde.KdeRelease) -> tuple:
@@ -180,10 +188,7 @@ def _noise_shape(release: kde.KdeRelease) -> tuple:
     Hall: sigma G with G fixed by the grid and h. ICLP: Laplace scales Delta_1 sqrt(lambda_l) /
     epsilon, the lambda_l fixed by the kernel and the grid, divided by the box volume.
     """
-    if release.mechanism == "gaussian":
-        return ("gaussian", release.box, release.grid_shape, release.bandwidth)
-    gq = release.guarantee
-    return ("iclp", release.box, release.grid_shape, gq["kernel"], gq["rho"], gq["nu"])
+    return kde_mechanism(release.mechanism).noise_shape(release)
 
 
 @st.cache_data(show_spinner="Computing the 95% error radii (Monte Carlo, once per noise shape)...", max_entries=64)
@@ -247,15 +252,14 @@ def _points_from_curves() -> tuple[np.ndarray, tuple[str, ...], str]:
 
 
 def _points_from_example(source: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    example = EXAMPLES[source]
     c1, c2, c3 = st.columns([1, 1, 2])
     n = int(c1.number_input("n (observations)", min_value=2, max_value=200_000, step=50, key=f"density_n_{source}"))
     seed = int(c2.number_input("data seed", min_value=0, step=1, key="density_seed"))
-    if source == "hall":
+    if example["literature"]:
         c3.button("literature settings", key="density_literature", on_click=_apply_literature, help=HELP["literature"])
-        c3.caption("Equal mixture of N(0.3, 0.1^2) and N(0.7, 0.1^2) on [0, 1] (Hall, Rinaldo & Wasserman 2013).")
-        return _example_points(source, n, seed), ("x",)
-    c3.caption("0.6 N((0.3, 0.3), 0.1^2 I) + 0.4 N((0.7, 0.65), diag(0.12^2, 0.08^2)) on [0, 1]^2.")
-    return _example_points(source, n, seed), ("x1", "x2")
+    c3.caption(example["caption"])
+    return _example_points(source, n, seed), example["axes"]
 
 
 # --------------------------------------------------------------------------- observations
@@ -295,7 +299,7 @@ if any(v is None for pair in raw_box for v in pair):
             "the measurement range). The suggest button fills in the data's range, which is not DP.")
     st.stop()
 try:
-    box = kde.check_box(raw_box, d)
+    box = check_box(raw_box, d)
 except FdpError as exc:
     st.error(f"Cannot use this box: {exc}")
     st.stop()
@@ -315,14 +319,21 @@ if source == "curves" and (g.person_column or g.value_range):
                    f"{n} observations: each person's features, clipped to the box, averaged.")
 
 mechanism = st.session_state["density_mechanism"]
-shown = ("gaussian", "iclp") if mechanism == "both" else (mechanism,)
+shown = tuple(KDE_REGISTRY) if mechanism == "both" else (mechanism,)
+
+
+def _reads(name: str) -> bool:
+    """Whether a shown mechanism reads this KdeSettings field (else its widget is disabled)."""
+    return any(name in kde_mechanism(m).fields for m in shown)
+
+
 c1, c2, c3, c4 = st.columns(4)
 h_rule = c1.checkbox("default bandwidth rule", key="density_h_rule", help=HELP["h_rule"],
-                     disabled="gaussian" not in shown)
+                     disabled=not _reads("bandwidth"))
 silverman = c3.checkbox("Silverman h from the data (not DP)", key="density_h_silverman",
-                        help=HELP["silverman"], disabled="gaussian" not in shown)
+                        help=HELP["silverman"], disabled=not _reads("data_dependent_bandwidth"))
 bandwidth_input = c2.number_input("bandwidth h", format="%.4g", step=0.01, key="density_bandwidth",
-                                  help=HELP["bandwidth"], disabled=h_rule or silverman or "gaussian" not in shown)
+                                  help=HELP["bandwidth"], disabled=h_rule or silverman or not _reads("bandwidth"))
 default_h = density_defaults.suggested_bandwidth(box, n)
 c1.caption(f"rule: h = {default_h:.4g} (Silverman's rule for values spread over the box; data-free)")
 grid_key, grid_min, grid_max, grid_step = GRID_SLIDERS[d]
@@ -333,23 +344,34 @@ bandwidth = None if silverman else (default_h if h_rule else bandwidth_input)
 # --------------------------------------------------------------------------- mechanism
 
 st.markdown("**Mechanism**")
-m1, m2, m3, m4 = st.columns([2, 1, 1, 1])
-mechanism = m1.radio("mechanism", tuple(MECHANISMS), key="density_mechanism", format_func=MECHANISMS.get,
-                     horizontal=True, label_visibility="collapsed")
-hall_bound = m2.radio("Hall bound", kde.KDE_BOUNDS, key="density_hall_bound", horizontal=True,
-                      help=HELP["hall_bound"], disabled="gaussian" not in shown)
-calibration = m3.radio("calibration", CALIBRATIONS, key="density_calibration", horizontal=True,
-                       help=HELP["calibration"], disabled="gaussian" not in shown)
-iclp_bound = m4.radio("ICLP bound", kde.KDE_BOUNDS, key="density_iclp_bound", horizontal=True,
-                      format_func={"exact": "exact", "paper": "cheaper"}.get, help=HELP["iclp_bound"],
-                      disabled="iclp" not in shown)
-if "iclp" in shown:
-    nu_text = f", nu = {g.nu:g}" if g.nu is not None else ""
-    product = (" In 2-d the noise kernel is the product of two 1-d kernels; for Matern and exponential kernels "
-               "that is not the isotropic kernel of the ICLP paper." if d == 2 and g.kernel != "gaussian" else "")
-    st.caption(f"ICLP-KDE uses the sidebar's kernel ({g.kernel}, rho = {g.rho:g}{nu_text}) on the box rescaled to "
-               f"[0, 1] per axis, and the estimation kernel K^eta with eta = {g.eta:g} (must be > 1). Observations "
-               f"are snapped to the nearest grid node; delta = 0.{product}")
+# One bound selector per mechanism, the calibration next to the first mechanism that reads it.
+controls = iter(st.columns([2] + [1] * (len(KDE_REGISTRY) + 1)))
+mechanism = next(controls).radio("mechanism", tuple(MECHANISMS), key="density_mechanism", format_func=MECHANISMS.get,
+                                 horizontal=True, label_visibility="collapsed")
+bounds, calibration = {}, None
+for name, entry in KDE_REGISTRY.items():
+    bounds[name] = next(controls).radio(entry.bound_control, KDE_BOUNDS, key=f"density_{entry.page_key}_bound",
+                                        horizontal=True, format_func=entry.bound_choices.get, help=entry.bound_help,
+                                        disabled=name not in shown)
+    if calibration is None and "calibration" in entry.fields:
+        calibration = next(controls).radio("calibration", CALIBRATIONS, key="density_calibration", horizontal=True,
+                                           help=HELP["calibration"], disabled=not _reads("calibration"))
+
+
+def _settings(mech: str, bound: str | None = None) -> tuple:
+    """The settings of one mechanism as hashable items: the page's values of the fields it reads."""
+    values = {"delta": g.delta, "bandwidth": None if bandwidth is None else float(bandwidth),
+              "data_dependent_bandwidth": bool(silverman), "calibration": calibration, "kernel": g.kernel,
+              "rho": g.rho, "nu": g.nu, "eta": g.eta}
+    settings = kde.KdeSettings(mechanism=mech, box=box, epsilon=g.epsilon, grid_size=int(grid_size),
+                               bound=bound or bounds[mech], **{f: values[f] for f in kde_mechanism(mech).fields})
+    return tuple(asdict(settings).items())
+
+
+for mech in shown:
+    caption = kde_mechanism(mech).settings_caption(kde.KdeSettings(**dict(_settings(mech))), d)
+    if caption:
+        st.caption(caption)
 
 v1, v2 = st.columns(2)
 if d == 1:
@@ -362,26 +384,14 @@ else:
     n_panels = v2.slider("sanitized draws shown", 1, MAX_PANELS_2D, key="density_panels")
 
 
-def _settings(mech: str, bound: str | None = None) -> tuple:
-    common = dict(mechanism=mech, box=box, epsilon=g.epsilon, grid_size=int(grid_size))
-    if mech == "gaussian":
-        settings = kde.KdeSettings(**common, delta=g.delta, bandwidth=None if bandwidth is None else float(bandwidth),
-                                   data_dependent_bandwidth=bool(silverman), bound=bound or hall_bound,
-                                   calibration=calibration)
-    else:
-        settings = kde.KdeSettings(**common, bound=bound or iclp_bound, kernel=g.kernel, rho=g.rho, nu=g.nu,
-                                   eta=g.eta)
-    return tuple(asdict(settings).items())
-
-
 releases = {}
 for mech in shown:
     try:
         releases[mech] = _plan(points_key, _settings(mech), points)
     except FdpError as exc:
-        hint = (" Raise eta in the sidebar (Smoothing): ICLP-KDE needs eta > 1." if mech == "iclp" and g.eta <= 1
-                else "")
-        st.error(f"{SHORT[mech]}: cannot compute this density: {str(exc).rstrip('.')}.{hint}")
+        entry = kde_mechanism(mech)
+        hint = entry.error_hint(kde.KdeSettings(**dict(_settings(mech))))
+        st.error(f"{entry.short}: cannot compute this density: {str(exc).rstrip('.')}.{hint}")
 if not releases:
     st.stop()
 
@@ -403,21 +413,23 @@ clip_text = (f"n = {first.n} observations; {first.n_clipped_box} ({share:.0%}) l
 # --------------------------------------------------------------------------- figures
 
 def _privacy_text(release) -> str:
-    gq = release.guarantee
-    return (f"epsilon = {gq['epsilon']:g}, delta = {gq['delta']:g}" if release.mechanism == "gaussian"
-            else f"epsilon = {gq['epsilon']:g}, delta = 0")
+    gq = release.guarantee  # delta is 0 in a pure epsilon-DP guarantee
+    return f"epsilon = {gq['epsilon']:g}, delta = {gq['delta']:g}"
 
 
 def _title(release) -> str:
     h = f", h = {release.bandwidth:.3g}" if release.bandwidth is not None else ""
-    return f"{SHORT[release.mechanism]}, {_privacy_text(release)}{h}"
+    return f"{kde_mechanism(release.mechanism).short}, {_privacy_text(release)}{h}"
 
 
-salt = {"gaussian": 21, "iclp": 22}
+def _rng(mech: str):
+    return g.rng(kde_mechanism(mech).preview_salt)
+
+
 if d == 1:
-    truth = (kde.mixture_density(first.grid, centers=kde.HALL_EXAMPLE["centers"], sd=kde.HALL_EXAMPLE["sd"])
-             if source == "hall" else None)
-    draws = {m: r.sample(g.rng(salt[m]), max(n_draws, 200) if style == "band" else n_draws)
+    example = EXAMPLES.get(source)
+    truth = example["truth"](first.grid) if example is not None and example["truth"] is not None else None
+    draws = {m: r.sample(_rng(m), max(n_draws, 200) if style == "band" else n_draws)
              for m, r in releases.items()}
     y_range = kde_plots.common_range(*draws.values(), *(r.density for r in releases.values()),
                                      *([truth] if truth is not None else [])) if len(releases) > 1 else None
@@ -425,11 +437,11 @@ if d == 1:
     for column, (mech, release) in zip(columns, releases.items()):
         fig = kde_plots.density_figure(release.grid, draws[mech], release.density, title=_title(release),
                                        x_title=axis_labels[0], style=style, truth=truth,
-                                       color=kde_plots.DENSITY_COLORS[mech], y_range=y_range)
+                                       color=kde_mechanism(mech).color, y_range=y_range)
         column.plotly_chart(fig, width="stretch", key=f"density_figure_{mech}")
 else:
     for mech, release in releases.items():
-        sanitized = release.sample(g.rng(salt[mech]), n_panels)
+        sanitized = release.sample(_rng(mech), n_panels)
         panels = [(plots.ANALYST_LABEL.replace(" (", "<br>("), release.density)]
         panels += [(f"sanitized draw {i + 1}", values) for i, values in enumerate(sanitized)]
         st.markdown(f"**{_title(release)}**")
@@ -444,8 +456,8 @@ radii = {m: _radii(r) for m, r in releases.items()}
 units = "box units" if source != "curves" else "the feature's units"
 for mech, release in releases.items():
     l2, sup = radii[mech]
-    st.success(f"**{SHORT[mech]}**: with 95% probability the sanitized density is within **{l2:.4g}** of the "
-               f"non-private estimate in L2(T) ({units}); the largest pointwise deviation stays below **{sup:.4g}** "
+    st.success(f"**{kde_mechanism(mech).short}**: with 95% probability the sanitized density is within **{l2:.4g}** "
+               f"of the non-private estimate in L2(T) ({units}); the largest pointwise deviation stays below **{sup:.4g}** "
                f"with 95% probability. Expected squared L2 error: {release.expected_sq_l2_error:.4g}.")
 st.caption(f"Expected squared L2 error in closed form (Hall: sigma^2 times the trace of the noise covariance under "
            f"the grid quadrature; ICLP: sum 2 b_l^2 over the box volume). Radii: fdp_core's Monte Carlo "
@@ -465,31 +477,19 @@ def _sensitivity_table(release) -> None:
     gq = release.guarantee
     mech = release.mechanism
     st.markdown(f"**Sensitivity** ({gq['sensitivity_norm']})")
-    _show_table([{"bound": BOUND_NAMES[mech][b], "sensitivity": gq[f"sensitivity_{b}"],
-                  "in use": "yes" if b == gq["sensitivity_bound"] else ""} for b in kde.KDE_BOUNDS],
+    _show_table([{"bound": kde_mechanism(mech).bound_names[b], "sensitivity": gq[f"sensitivity_{b}"],
+                  "in use": "yes" if b == gq["sensitivity_bound"] else ""} for b in KDE_BOUNDS],
                 key=f"density_sensitivity_{mech}")
     st.caption(f"In use: {gq['sensitivity_bound_label']}.")
 
 
 def _noise_table(release) -> None:
-    gq = release.guarantee
-    if release.mechanism == "gaussian":
-        st.markdown("**Noise scale sigma: both bounds x both calibrations**")
-        sigmas = gq["sigma_table"]
-        _show_table([{"bound": b, **{c: "refused (epsilon > 1)" if sigmas[f"{b}/{c}"] is None else sigmas[f"{b}/{c}"]
-                                     for c in CALIBRATIONS}} for b in kde.KDE_BOUNDS], key="density_sigma_table")
-        st.caption(f"In use: {gq['sensitivity_bound']} / {gq['calibration']}, sigma = {release.sigma:.4g}, "
-                   f"privacy curve mu = {gq['gdp_mu']:.3g}; h = {release.bandwidth:.4g}, box diameter D = "
-                   f"{gq['box_diameter']:.4g}. Noise: {gq['noise']}.", help="mu = sensitivity / sigma: the one number of the Gaussian mechanism's privacy curve (Gaussian differential privacy); it composes as sqrt(mu_1^2 + mu_2^2 + ...). Smaller = more private.")
-        return
-    plans = {b: release if b == gq["sensitivity_bound"] else _plan(points_key, _settings("iclp", b), points)
-             for b in kde.KDE_BOUNDS}
-    st.markdown("**Laplace noise scales: both bounds**")
-    _show_table([{"bound": BOUND_NAMES["iclp"][b], "largest b_l": float(p.laplace_scales.max()),
-                  "smallest b_l": float(p.laplace_scales.min()), "expected sq. L2 error": p.expected_sq_l2_error}
-                 for b, p in plans.items()], key="density_laplace_table")
-    st.caption(f"{gq['laplace_scale_formula']}; {gq['n_components']} coefficients, in unit coordinates "
-               f"(density divided by the box volume {gq['box_volume']:.4g}). Laplace scale b: variance 2 b^2.")
+    mech = release.mechanism
+    entry = kde_mechanism(mech)
+    table = entry.noise_table(release, lambda bound: _plan(points_key, _settings(mech, bound), points))
+    st.markdown(table.title)
+    _show_table(table.rows, key=f"density_noise_{entry.page_key}")
+    st.caption(table.caption, help=table.help)
 
 
 def _guarantee(release) -> None:
@@ -514,15 +514,15 @@ def _details(release) -> None:
 
 
 if len(releases) > 1:
-    rows = [{"mechanism": SHORT[m], "privacy": _privacy_text(r), "sensitivity in use": r.sensitivity,
-             "noise scale": (f"sigma = {r.sigma:.4g}" if m == "gaussian"
-                             else f"Laplace b_1 = {r.laplace_scales.max():.4g}"),
+    rows = [{"mechanism": kde_mechanism(m).short, "privacy": _privacy_text(r), "sensitivity in use": r.sensitivity,
+             "noise scale": kde_mechanism(m).noise_scale_text(r),
              "expected sq. L2 error": r.expected_sq_l2_error, "95% L2 radius": radii[m][0],
              "95% sup radius": radii[m][1]} for m, r in releases.items()]
     _show_table(rows, key="density_compare_table")
     st.caption("The two estimators differ (Gaussian bumps of width h vs the K^eta bumps of ICLP), so compare the "
                "pictures as well as the numbers: each error is against the mechanism's own non-private estimate.")
-    for tab, (mech, release) in zip(st.tabs([f"{SHORT[m]} details" for m in releases]), releases.items()):
+    for tab, (mech, release) in zip(st.tabs([f"{kde_mechanism(m).short} details" for m in releases]),
+                                    releases.items()):
         with tab:
             _details(release)
 else:

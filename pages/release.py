@@ -147,11 +147,14 @@ def _mean_summary(s: MeanSettings) -> str:
 
 
 def _kde_settings():
-    from fdp_core.kde import KdeSettings, parse_box
+    from fdp_core.box import parse_box
+    from fdp_core.kde import KdeSettings
+    from fdp_core.registry.kde import kde_mechanism
 
     bandwidth = float(ss["rel_kde_bandwidth"])
+    reads_bandwidth = "bandwidth" in kde_mechanism(ss["rel_kde_mechanism"]).fields
     return KdeSettings(mechanism=ss["rel_kde_mechanism"], box=parse_box(ss["rel_kde_box"]), epsilon=g.epsilon,
-                       delta=g.delta, bandwidth=None if bandwidth <= 0 or ss["rel_kde_mechanism"] != "gaussian"
+                       delta=g.delta, bandwidth=None if bandwidth <= 0 or not reads_bandwidth
                        else bandwidth, kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, **g.bounds)
 
 
@@ -238,6 +241,7 @@ try:
         inputs = (settings, label)
     elif kind == "kde":
         from fdp_core.kde import KDE_MECHANISM_LABELS, KDE_MECHANISMS
+        from fdp_core.registry.kde import kde_mechanism
 
         c1, c2, c3, c4 = st.columns(4)
         c1.selectbox("density mechanism", KDE_MECHANISMS, key="rel_kde_mechanism",
@@ -247,7 +251,7 @@ try:
         c3.text_input("public box", key="rel_kde_box",
                       help="LO,HI (1-d) or LO1,HI1,LO2,HI2 (2-d): chosen from domain knowledge, not from the data.")
         c4.number_input("bandwidth h (0 = default rule)", min_value=0.0, format="%.4g", key="rel_kde_bandwidth",
-                        disabled=ss["rel_kde_mechanism"] != "gaussian")
+                        disabled="bandwidth" not in kde_mechanism(ss["rel_kde_mechanism"]).fields)
         settings = _kde_settings()
         pending = export.prepare_kde_commit(ds.fd, ss["rel_kde_feature"], settings, label=label)
         inputs = (ss["rel_kde_feature"], settings, label)

@@ -10,14 +10,24 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fdp_core import kde
 from fdp_core.data import from_arrays, load_curves
 from fdp_core.features import extract_features
+from fdp_core.kde import KdeSettings, plan_kde_release
+from fdp_core.sensitivity import KDE_BOUNDS
+from fdp_core.simulate import hall_mixture_points
 from fdp_ui import density_defaults
 from fdp_ui.state import EXAMPLE_FILE, Dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
+
+
+def hall_kde(points, box, **options):
+    return plan_kde_release(points, KdeSettings(mechanism="gaussian", box=box, **options))
+
+
+def iclp_kde(points, box, **options):
+    return plan_kde_release(points, KdeSettings(mechanism="iclp", box=box, **options))
 
 
 def _page(dataset: Dataset | None = None) -> AppTest:
@@ -115,8 +125,8 @@ def test_literature_settings_reproduce_the_library_release():
     assert at.session_state["g_epsilon"] == 1.0 and at.session_state["g_delta"] == 0.1
     assert at.radio(key="density_hall_bound").value == "paper"
     assert at.radio(key="density_calibration").value == "classical"
-    points = kde.hall_mixture_points(100, seed=0)
-    release = kde.hall_kde(points, ((0.0, 1.0),), epsilon=1.0, delta=0.1, bandwidth=0.1, grid_size=1000,
+    points = hall_mixture_points(100, seed=0)
+    release = hall_kde(points, ((0.0, 1.0),), epsilon=1.0, delta=0.1, bandwidth=0.1, grid_size=1000,
                            bound="paper", calibration="classical")
     assert any(f"sigma = {release.sigma:.4g}" in c.value for c in at.caption)
     (sentence,) = _successes(at)
@@ -133,10 +143,10 @@ def test_epsilon_change_rescales_the_radii_exactly():
     _set(at, "slider", "density_grid_1d", 128)
     _set(at, "radio", "density_mechanism", "both")
     _set(at, "select_slider", "g_epsilon", 0.32)
-    points = kde.hall_mixture_points(100, seed=0)
+    points = hall_mixture_points(100, seed=0)
     box = ((0.0, 1.0),)
-    releases = [kde.hall_kde(points, box, epsilon=0.32, delta=1e-5, bandwidth=0.1, grid_size=128),
-                kde.iclp_kde(points, box, epsilon=0.32, kernel="matern52", rho=0.1, eta=1.5, grid_size=128)]
+    releases = [hall_kde(points, box, epsilon=0.32, delta=1e-5, bandwidth=0.1, grid_size=128),
+                iclp_kde(points, box, epsilon=0.32, kernel="matern52", rho=0.1, eta=1.5, grid_size=128)]
     sentences = _successes(at)
     assert len(sentences) == 2
     for sentence, release in zip(sentences, releases):
@@ -200,7 +210,7 @@ def test_every_functional_matches_the_library(kind):
     # The page's data-free rule (fdp_ui.density_defaults): Silverman's rule for values spread over the box.
     h = density_defaults.suggested_bandwidth(((0.0, 2.0),), len(points))
     assert h == pytest.approx(1.06 * 2.0 / 12 ** 0.5 * len(points) ** -0.2)
-    release = kde.hall_kde(points, ((0.0, 2.0),), epsilon=1.0, delta=1e-5, bandwidth=h, grid_size=64)
+    release = hall_kde(points, ((0.0, 2.0),), epsilon=1.0, delta=1e-5, bandwidth=h, grid_size=64)
     (sentence,) = _successes(at)
     assert _expected_error(sentence) == pytest.approx(release.expected_sq_l2_error, rel=1e-3)
     assert any(f"h = {release.bandwidth:.4g}" in c.value for c in at.caption)  # default rule, shown
@@ -280,7 +290,7 @@ def test_curves_2d_features():
     assert fig["data"][0]["type"] == "heatmap"
     points, _ = extract_features(load_curves(EXAMPLE_FILE), "value:0.25,max")
     box = ((0.0, 2.0), (0.0, 3.0))
-    release = kde.hall_kde(points, box, epsilon=1.0, delta=1e-5, grid_size=16,
+    release = hall_kde(points, box, epsilon=1.0, delta=1e-5, grid_size=16,
                            bandwidth=density_defaults.suggested_bandwidth(box, len(points)))
     assert _expected_error(_successes(at)[0]) == pytest.approx(release.expected_sq_l2_error, rel=1e-3)
 
@@ -292,10 +302,10 @@ def test_iclp_bounds_and_laplace_table():
     _set(at, "slider", "density_grid_1d", 96)
     _set(at, "radio", "density_mechanism", "iclp")
     assert any("pure epsilon-DP" in i.value for i in at.info)
-    points = kde.hall_mixture_points(100, seed=0)
+    points = hall_mixture_points(100, seed=0)
     expected = {}
-    for bound in kde.KDE_BOUNDS:
-        release = kde.iclp_kde(points, ((0.0, 1.0),), epsilon=1.0, kernel="matern52", rho=0.1, eta=1.5,
+    for bound in KDE_BOUNDS:
+        release = iclp_kde(points, ((0.0, 1.0),), epsilon=1.0, kernel="matern52", rho=0.1, eta=1.5,
                                grid_size=96, bound=bound)
         expected[bound] = release.expected_sq_l2_error
     assert _expected_error(_successes(at)[0]) == pytest.approx(expected["exact"], rel=1e-3)
@@ -309,12 +319,12 @@ def test_hall_bound_calibration_bandwidth_and_band():
     at = _page()
     _set(at, "slider", "density_grid_1d", 64)
     _set(at, "number_input", "density_bandwidth", 0.5)  # wide: the exact bound is visibly below sqrt 2
-    points = kde.hall_mixture_points(100, seed=0)
-    for bound in kde.KDE_BOUNDS:
+    points = hall_mixture_points(100, seed=0)
+    for bound in KDE_BOUNDS:
         _set(at, "radio", "density_hall_bound", bound)
         for calibration in ("analytic", "classical"):
             _set(at, "radio", "density_calibration", calibration)
-            release = kde.hall_kde(points, ((0.0, 1.0),), epsilon=1.0, delta=1e-5, bandwidth=0.5, grid_size=64,
+            release = hall_kde(points, ((0.0, 1.0),), epsilon=1.0, delta=1e-5, bandwidth=0.5, grid_size=64,
                                    bound=bound, calibration=calibration)
             assert any(f"sigma = {release.sigma:.4g}" in c.value for c in at.caption), (bound, calibration)
     _set(at, "radio", "density_style", "band")

@@ -186,17 +186,17 @@ def test_hall_commit_adds_exactly_the_plans_noise_law_in_its_coefficient_frame(b
     settings = KdeSettings(mechanism="gaussian", box=box, epsilon=1.0, delta=1e-5, grid_size=grid_size)
     release = export.commit_kde(Ledger(5.0, 1e-5), fd, feature, settings)
     plan = plan_kde_release(extract_features(fd, feature)[0], settings)
-    axes, sds = commit._hall_transform(plan)
+    noise = plan.noise_law
+    axes, sds = noise.axes_vectors, noise.scales
     # Independent N(0, sd_j^2) coefficients in the orthogonal frame U = the plan's noise covariance.
     U = axes[0] if len(axes) == 1 else np.kron(axes[0], axes[1])
-    np.testing.assert_allclose((U * sds.ravel() ** 2) @ U.T, plan._noise.covariance(), rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose((U * sds.ravel() ** 2) @ U.T, noise.covariance(), rtol=1e-9, atol=1e-15)
     # The exported density maps back to exactly the sampler's unit values, and the coefficients
     # without noise to the non-private density (the transform is the identity on the signal).
     values = release.table["density"].to_numpy().reshape(plan.grid_shape)
-    unit = (commit._to_coefficients(axes, values) / sds).ravel()
+    unit = (noise.to_coefficients(values) / sds).ravel()
     np.testing.assert_allclose(unit, spy[0][1].unit_values, rtol=0, atol=1e-6 * np.abs(unit).max())
-    np.testing.assert_allclose(commit._from_coefficients(axes, commit._to_coefficients(axes, plan.density)),
-                               plan.density, atol=1e-12)
+    np.testing.assert_allclose(noise.synthesize(noise.to_coefficients(plan.density)), plan.density, atol=1e-12)
 
 
 # --------------------------------------------------------------------------- nothing private leaves

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -17,14 +18,33 @@ import pytest
 from scipy import stats
 from scipy.spatial.distance import cdist
 
-from fdp_core import kde
 from fdp_core.audit import audit_pair
+from fdp_core.box import (DATA_DEPENDENT_BANDWIDTH, box_widths, check_box, clip_to_box, default_bandwidth, kde_grids,
+                          parse_box, silverman_bandwidth)
 from fdp_core.data import from_arrays, load_curves
 from fdp_core.errors import DataError, ParameterError
 from fdp_core.features import (Feature, average_weights, extract_features, feature_values, parse_feature,
                                parse_feature_spec)
+from fdp_core.kde import (KDE_MECHANISM_LABELS, KDE_MECHANISMS, KdeSettings, analyst_view, plan_kde_release,
+                          release_record, release_table)
 from fdp_core.kernels import kernel_matrix, trapezoid_weights
 from fdp_core.mechanisms.calibration import analytic_sigma, classical_sigma
+from fdp_core.mechanisms.hall_kde import rbf_gram_eigh
+from fdp_core.mechanisms.iclp_kde import iclp_axis
+from fdp_core.registry.kde import REGISTRY as KDE_REGISTRY
+from fdp_core.sensitivity import hall_sensitivities, iclp_sensitivity
+from fdp_core.simulate import HALL_EXAMPLE, hall_mixture_points, mixture_2d_points
+from fdp_core.stream import kde_mode
+
+
+def hall_kde(points, box, **options):
+    """Hall's Gaussian-process KDE, planned as the app and the CLI plan it (registry entry "gaussian")."""
+    return plan_kde_release(points, KdeSettings(mechanism="gaussian", box=box, **options))
+
+
+def iclp_kde(points, box, **options):
+    """ICLP-KDE, planned as the app and the CLI plan it (registry entry "iclp")."""
+    return plan_kde_release(points, KdeSettings(mechanism="iclp", box=box, **options))
 
 
 # --------------------------------------------------------------------------- features
@@ -114,64 +134,64 @@ def test_features_on_real_dti_data(shared_data):
 # --------------------------------------------------------------------------- boxes, clipping, bandwidth
 
 def test_box_parsing_and_errors():
-    assert kde.parse_box("0,1") == ((0.0, 1.0),)
-    assert kde.parse_box("-1,2,0,5") == ((-1.0, 2.0), (0.0, 5.0))
-    assert kde.check_box(((0, 1), (2, 3))) == ((0.0, 1.0), (2.0, 3.0))
+    assert parse_box("0,1") == ((0.0, 1.0),)
+    assert parse_box("-1,2,0,5") == ((-1.0, 2.0), (0.0, 5.0))
+    assert check_box(((0, 1), (2, 3))) == ((0.0, 1.0), (2.0, 3.0))
     for bad, message in [("1,0", "lo < hi"), ("0,1,2", "2 numbers"), ("a,b", "comma-separated"),
                          ("0,inf", "finite")]:
         with pytest.raises(ParameterError, match=message):
-            kde.parse_box(bad)
+            parse_box(bad)
 
 
 def test_clip_to_box_counts_and_refuses_all_outside():
-    clip = kde.clip_to_box([-0.5, 0.2, 0.7, 1.3, 1.0], (0, 1))
+    clip = clip_to_box([-0.5, 0.2, 0.7, 1.3, 1.0], (0, 1))
     np.testing.assert_array_equal(clip.points[:, 0], [0.0, 0.2, 0.7, 1.0, 1.0])
     assert clip.n_clipped == 2
-    clip2 = kde.clip_to_box([[0.5, 2.0], [0.5, 0.5], [-1, -1]], (0, 1, 0, 1))
+    clip2 = clip_to_box([[0.5, 2.0], [0.5, 0.5], [-1, -1]], (0, 1, 0, 1))
     assert clip2.n_clipped == 2
     with pytest.raises(DataError, match="all 3 observations lie outside the box"):
-        kde.clip_to_box([2.0, 3.0, 4.0], (0, 1))
+        clip_to_box([2.0, 3.0, 4.0], (0, 1))
     with pytest.raises(DataError, match="NaN or infinite"):
-        kde.clip_to_box([0.1, np.nan], (0, 1))
+        clip_to_box([0.1, np.nan], (0, 1))
     with pytest.raises(DataError, match="2-d"):
-        kde.hall_kde(np.zeros((4, 2)), (0, 1), epsilon=1, delta=0.1)
+        hall_kde(np.zeros((4, 2)), (0, 1), epsilon=1, delta=0.1)
 
 
 def test_bandwidth_rules_and_flags():
-    assert kde.default_bandwidth((0, 2), 100) == pytest.approx(2 * 100 ** (-0.2))
-    assert kde.default_bandwidth((0, 1, 0, 4), 64) == pytest.approx(2 * 64 ** (-1 / 6))
-    pts = kde.hall_mixture_points(200, seed=3)
-    release = kde.hall_kde(pts, (0, 1), epsilon=1, delta=0.1, grid_size=64)
+    assert default_bandwidth((0, 2), 100) == pytest.approx(2 * 100 ** (-0.2))
+    assert default_bandwidth((0, 1, 0, 4), 64) == pytest.approx(2 * 64 ** (-1 / 6))
+    pts = hall_mixture_points(200, seed=3)
+    release = hall_kde(pts, (0, 1), epsilon=1, delta=0.1, grid_size=64)
     assert release.bandwidth == pytest.approx(200 ** (-0.2)) and release.data_dependent_flags == ()
-    flagged = kde.hall_kde(pts, (0, 1), epsilon=1, delta=0.1, grid_size=64, data_dependent_bandwidth=True)
-    assert flagged.bandwidth == pytest.approx(kde.silverman_bandwidth(pts))
-    assert flagged.data_dependent_flags == (kde.DATA_DEPENDENT_BANDWIDTH,)
+    flagged = hall_kde(pts, (0, 1), epsilon=1, delta=0.1, grid_size=64, data_dependent_bandwidth=True)
+    assert flagged.bandwidth == pytest.approx(silverman_bandwidth(pts))
+    assert flagged.data_dependent_flags == (DATA_DEPENDENT_BANDWIDTH,)
     assert flagged.guarantee["differentially_private"] is False
-    record = kde.release_record(flagged)
-    assert record["data_dependent_flags"] == [kde.DATA_DEPENDENT_BANDWIDTH] and not record["differentially_private"]
+    record = release_record(flagged)
+    assert record["data_dependent_flags"] == [DATA_DEPENDENT_BANDWIDTH] and not record["differentially_private"]
     for h in (0.0, -0.1, float("nan")):
         with pytest.raises(ParameterError, match="bandwidth"):
-            kde.hall_kde(pts, (0, 1), epsilon=1, delta=0.1, bandwidth=h, grid_size=32)
+            hall_kde(pts, (0, 1), epsilon=1, delta=0.1, bandwidth=h, grid_size=32)
     with pytest.raises(ParameterError, match="not both"):
-        kde.hall_kde(pts, (0, 1), epsilon=1, delta=0.1, bandwidth=0.1, data_dependent_bandwidth=True)
+        hall_kde(pts, (0, 1), epsilon=1, delta=0.1, bandwidth=0.1, data_dependent_bandwidth=True)
     with pytest.raises(ParameterError, match="rho and eta"):
-        kde.plan_kde_release(pts, kde.KdeSettings(mechanism="iclp", bandwidth=0.1))
+        plan_kde_release(pts, KdeSettings(mechanism="iclp", bandwidth=0.1))
     for bad in dict(grid_size=2), dict(grid_size=10.5), dict(epsilon=0), dict(delta=0), dict(bound="tight"):
         with pytest.raises(ParameterError):
-            kde.hall_kde(pts, (0, 1), **{"epsilon": 1, "delta": 0.1, "bandwidth": 0.1, **bad})
+            hall_kde(pts, (0, 1), **{"epsilon": 1, "delta": 0.1, "bandwidth": 0.1, **bad})
     with pytest.raises(ParameterError, match="eta must be > 1"):
-        kde.iclp_kde(pts, (0, 1), epsilon=1, eta=1.0, grid_size=16)
+        iclp_kde(pts, (0, 1), epsilon=1, eta=1.0, grid_size=16)
 
 
 # --------------------------------------------------------------------------- Hall et al.
 
 def test_hall_estimate_matches_the_gaussian_kde_formula():
-    pts1 = kde.hall_mixture_points(50, seed=1)
-    r1 = kde.hall_kde(pts1, (0, 1), epsilon=1, delta=0.1, bandwidth=0.07, grid_size=40)
+    pts1 = hall_mixture_points(50, seed=1)
+    r1 = hall_kde(pts1, (0, 1), epsilon=1, delta=0.1, bandwidth=0.07, grid_size=40)
     direct = stats.norm.pdf(r1.grid[:, None], loc=np.clip(pts1, 0, 1)[None, :], scale=0.07).mean(axis=1)
     np.testing.assert_allclose(r1.density, direct, rtol=1e-12)
-    pts2 = kde.mixture_2d_points(60, seed=2)
-    r2 = kde.hall_kde(pts2, (0, 1, -0.5, 1.5), epsilon=1, delta=0.1, bandwidth=0.15, grid_size=12)
+    pts2 = mixture_2d_points(60, seed=2)
+    r2 = hall_kde(pts2, (0, 1, -0.5, 1.5), epsilon=1, delta=0.1, bandwidth=0.15, grid_size=12)
     x1, x2 = np.meshgrid(*r2.grids, indexing="ij")
     c = np.clip(pts2, [0, -0.5], [1, 1.5])
     sq = (x1[..., None] - c[:, 0]) ** 2 + (x2[..., None] - c[:, 1]) ** 2
@@ -185,10 +205,10 @@ def _rkhs_distance(x, y, h):
 
 @pytest.mark.parametrize("box, h", [((0.0, 0.3), 0.1), ((0.0, 1.0, 0.0, 0.5), 0.4)])
 def test_hall_box_exact_sensitivity_is_attained_by_opposite_corners(box, h):
-    box = kde.check_box(box)
+    box = check_box(box)
     d, n = len(box), 7
     scale = 1.0 / (n * (2 * np.pi * h * h) ** (d / 2))
-    sens = kde.hall_sensitivities(n, h, box)
+    sens = hall_sensitivities(n, h, box)
     lo, hi = np.array([b[0] for b in box]), np.array([b[1] for b in box])
     assert sens["exact"] == pytest.approx(scale * _rkhs_distance(lo, hi, h), rel=1e-12)
     assert sens["paper"] == pytest.approx(scale * math.sqrt(2), rel=1e-12) and sens["paper"] > sens["exact"]
@@ -199,28 +219,28 @@ def test_hall_box_exact_sensitivity_is_attained_by_opposite_corners(box, h):
     # On the grid: the Mahalanobis norm of f_D - f_D' under the claimed (floored) covariance
     # is at most Delta and, with the corners on the grid, equal to it (relative 1e-6).
     others = rng.uniform(lo, hi, (n - 1, d))
-    rD = kde.hall_kde(np.vstack([lo, others]), box, epsilon=1, delta=0.1, bandwidth=h, grid_size=9)
-    rDp = kde.hall_kde(np.vstack([hi, others]), box, epsilon=1, delta=0.1, bandwidth=h, grid_size=9)
+    rD = hall_kde(np.vstack([lo, others]), box, epsilon=1, delta=0.1, bandwidth=h, grid_size=9)
+    rDp = hall_kde(np.vstack([hi, others]), box, epsilon=1, delta=0.1, bandwidth=h, grid_size=9)
     v = (rD.density - rDp.density).ravel()
     gram = rD._noise.covariance() / rD.sigma**2
     assert math.sqrt(v @ np.linalg.solve(gram, v)) == pytest.approx(rD.sensitivity, rel=1e-6)
 
 
 def test_hall_paper_example_numbers():
-    ex = kde.HALL_EXAMPLE
-    pts = kde.hall_mixture_points(ex["n"])
+    ex = HALL_EXAMPLE
+    pts = hall_mixture_points(ex["n"])
     assert pts.shape == (100,)
-    r = kde.hall_kde(pts, ex["box"], epsilon=ex["epsilon"], delta=ex["delta"], bandwidth=ex["bandwidth"],
+    r = hall_kde(pts, ex["box"], epsilon=ex["epsilon"], delta=ex["delta"], bandwidth=ex["bandwidth"],
                      grid_size=ex["grid_size"])
     paper = math.sqrt(2) / (100 * math.sqrt(2 * math.pi) * 0.1)
     assert r.guarantee["sensitivity_paper"] == pytest.approx(paper, rel=1e-12)
     assert r.sigma == pytest.approx(analytic_sigma(r.sensitivity, 1.0, 0.1))
-    classical = kde.hall_kde(pts, ex["box"], epsilon=1, delta=0.1, bandwidth=0.1, grid_size=1000,
+    classical = hall_kde(pts, ex["box"], epsilon=1, delta=0.1, bandwidth=0.1, grid_size=1000,
                              calibration="classical", bound="paper")
     assert classical.sigma == pytest.approx(classical_sigma(paper, 1.0, 0.1)) and classical.sigma > r.sigma
     assert r.density.shape == (1000,) and abs(np.sum(r.density * r.weights) - 1) < 0.02
     with pytest.raises(ParameterError, match="epsilon <= 1"):
-        kde.hall_kde(pts, (0, 1), epsilon=2, delta=0.1, bandwidth=0.1, grid_size=50, calibration="classical")
+        hall_kde(pts, (0, 1), epsilon=2, delta=0.1, bandwidth=0.1, grid_size=50, calibration="classical")
 
 
 def _direct_rbf_gram(grids, h):
@@ -230,8 +250,8 @@ def _direct_rbf_gram(grids, h):
 
 @pytest.mark.parametrize("box, grid_size, h", [((0, 1), 30, 0.15), ((0, 1, 0, 2), 6, 0.5)])
 def test_hall_noise_is_the_claimed_gaussian_process(box, grid_size, h):
-    box = kde.check_box(box)
-    r = kde.hall_kde(np.full((1, len(box)), 0.5), box, epsilon=1, delta=0.1, bandwidth=h, grid_size=grid_size)
+    box = check_box(box)
+    r = hall_kde(np.full((1, len(box)), 0.5), box, epsilon=1, delta=0.1, bandwidth=h, grid_size=grid_size)
     gram = _direct_rbf_gram(r.grids, h)
     # Claimed covariance = sigma^2 (Gram + floor): never smaller, never far off.
     claimed = r._noise.covariance() / r.sigma**2
@@ -251,10 +271,10 @@ def test_hall_noise_is_the_claimed_gaussian_process(box, grid_size, h):
 
 
 def test_hall_kronecker_gram_matches_direct_decomposition():
-    grids = kde.kde_grids(kde.check_box((0, 1, 0, 0.5)), 7)
+    grids = kde_grids(check_box((0, 1, 0, 0.5)), 7)
     h = 0.3
     direct = _direct_rbf_gram(grids, h)
-    (l1, U1), (l2, U2) = kde.rbf_gram_eigh(grids[0], h), kde.rbf_gram_eigh(grids[1], h)
+    (l1, U1), (l2, U2) = rbf_gram_eigh(grids[0], h), rbf_gram_eigh(grids[1], h)
     np.testing.assert_allclose(np.kron(U1 * l1, U2 * l2) @ np.kron(U1, U2).T, direct, atol=1e-12)
     np.testing.assert_allclose(np.sort(np.outer(l1, l2).ravel()), np.sort(np.linalg.eigvalsh(direct)), atol=1e-12)
 
@@ -269,7 +289,7 @@ def test_hall_black_box_audit_with_negative_control():
     # direction (the likelihood-ratio statistic of the claimed mechanism).
     others = np.array([0.3, 0.5, 0.6])
     make = dict(box=(0, 1), epsilon=1.0, delta=0.1, bandwidth=0.2, grid_size=12)
-    rD, rDp = kde.hall_kde(np.r_[0.0, others], **make), kde.hall_kde(np.r_[1.0, others], **make)
+    rD, rDp = hall_kde(np.r_[0.0, others], **make), hall_kde(np.r_[1.0, others], **make)
     v = rD.density - rDp.density
     gram = rD._noise.covariance() / rD.sigma**2
     direction = np.linalg.solve(gram, v)
@@ -294,7 +314,7 @@ def _single_point_coefficients(kernel, rho, eta, G, d):
         pts = np.stack(np.meshgrid(nodes, nodes, indexing="ij"), axis=-1).reshape(-1, 2)
     rows = []
     for x in pts:
-        r = kde.iclp_kde(x[None, :], ((0, 1),) * d, epsilon=1.0, kernel=kernel, rho=rho, eta=eta, grid_size=G)
+        r = iclp_kde(x[None, :], ((0, 1),) * d, epsilon=1.0, kernel=kernel, rho=rho, eta=eta, grid_size=G)
         lam = r.iclp_axis.basis.eigenvalues
         lam_full = lam if d == 1 else np.outer(lam, lam)
         rows.append((r.coefficients / np.sqrt(lam_full)).ravel())
@@ -309,13 +329,13 @@ def test_iclp_exact_sensitivity_is_the_attained_node_pair_maximum(kernel, rho, e
     coefs, sensitivity, _ = _single_point_coefficients(kernel, rho, eta, G, d)
     brute = cdist(coefs, coefs, "cityblock").max()
     assert sensitivity == pytest.approx(brute, rel=1e-9)
-    paper, _ = kde.iclp_sensitivity(1, kernel=kernel, rho=rho, eta=eta, grid_size=G, d=d, bound="paper")
+    paper, _ = iclp_sensitivity(1, iclp_axis(kernel, rho, eta, G), d=d, bound="paper")
     assert paper == pytest.approx(2 * np.abs(coefs).sum(axis=1).max(), rel=1e-9) and paper >= sensitivity
     # The reported pair attains it, with n = 5 and a shared remainder of the data set.
-    value, pair = kde.iclp_sensitivity(5, kernel=kernel, rho=rho, eta=eta, grid_size=G, d=d)
+    value, pair = iclp_sensitivity(5, iclp_axis(kernel, rho, eta, G), d=d)
     nodes = np.linspace(0, 1, G)
     rest = np.random.default_rng(1).uniform(0, 1, (4, d))
-    runs = [kde.iclp_kde(np.vstack([nodes[list(node)], rest]), ((0, 1),) * d, epsilon=1.0, kernel=kernel, rho=rho,
+    runs = [iclp_kde(np.vstack([nodes[list(node)], rest]), ((0, 1),) * d, epsilon=1.0, kernel=kernel, rho=rho,
                          eta=eta, grid_size=G) for node in pair]
     lam = runs[0].iclp_axis.basis.eigenvalues
     lam_full = lam if d == 1 else np.outer(lam, lam)
@@ -328,21 +348,21 @@ def test_iclp_random_pairs_never_exceed_the_sensitivity():
     for d, G in ((1, 50), (2, 12)):
         box = ((-1.0, 3.0),) * d
         base = rng.uniform(-1, 3, (9, d))
-        ref = kde.iclp_kde(base, box, epsilon=1.0, kernel="matern32", rho=0.15, eta=1.5, grid_size=G)
+        ref = iclp_kde(base, box, epsilon=1.0, kernel="matern32", rho=0.15, eta=1.5, grid_size=G)
         lam = ref.iclp_axis.basis.eigenvalues
         lam_full = lam if d == 1 else np.outer(lam, lam)
         worst = 0.0
         for _ in range(60):
             other = base.copy()
             other[0] = rng.uniform(-2, 4, d)  # may leave the box: clipping keeps it a neighbour
-            r = kde.iclp_kde(other, box, epsilon=1.0, kernel="matern32", rho=0.15, eta=1.5, grid_size=G)
+            r = iclp_kde(other, box, epsilon=1.0, kernel="matern32", rho=0.15, eta=1.5, grid_size=G)
             worst = max(worst, np.sum(np.abs(r.coefficients - ref.coefficients) / np.sqrt(lam_full)))
         assert 0 < worst <= ref.sensitivity * (1 + 1e-12)
 
 
 def test_iclp_kronecker_eigenpairs_match_direct_decomposition():
     G, rho, eta = 8, 0.3, 1.5
-    r = kde.iclp_kde(np.array([[0.2, 0.7]]), (0, 1, 0, 1), epsilon=1.0, kernel="matern52", rho=rho, eta=eta,
+    r = iclp_kde(np.array([[0.2, 0.7]]), (0, 1, 0, 1), epsilon=1.0, kernel="matern52", rho=rho, eta=eta,
                      grid_size=G)
     u = np.linspace(0, 1, G)
     K1 = kernel_matrix("matern52", u, u, rho)
@@ -360,7 +380,7 @@ def test_iclp_kronecker_eigenpairs_match_direct_decomposition():
 
 
 def test_iclp_laplace_noise_conformance_and_expected_error():
-    r = kde.iclp_kde(kde.hall_mixture_points(80), (-0.5, 1.5), epsilon=0.5, kernel="matern32", rho=0.2, eta=2.0,
+    r = iclp_kde(hall_mixture_points(80), (-0.5, 1.5), epsilon=0.5, kernel="matern32", rho=0.2, eta=2.0,
                      grid_size=24)
     draws = r.noise(np.random.default_rng(3), 20000)
     z = r.unit_coefficients(draws) / r.laplace_scales
@@ -379,11 +399,11 @@ def test_iclp_black_box_audit_with_negative_controls():
     # A setting where one coefficient carries almost all of the worst pair's privacy loss,
     # so the likelihood-ratio statistic has power against 0.9x noise and the sqrt 2 mistake.
     kernel, rho, eta, G = "gaussian", 0.3, 3.0, 10
-    _, pair = kde.iclp_sensitivity(1, kernel=kernel, rho=rho, eta=eta, grid_size=G)
+    _, pair = iclp_sensitivity(1, iclp_axis(kernel, rho, eta, G))
     nodes, others = np.linspace(0, 1, G), np.array([0.25, 0.5, 0.55])
     make = dict(box=(0, 1), epsilon=1.0, kernel=kernel, rho=rho, eta=eta, grid_size=G)
-    rD = kde.iclp_kde(np.r_[nodes[pair[0][0]], others], **make)
-    rDp = kde.iclp_kde(np.r_[nodes[pair[1][0]], others], **make)
+    rD = iclp_kde(np.r_[nodes[pair[0][0]], others], **make)
+    rDp = iclp_kde(np.r_[nodes[pair[1][0]], others], **make)
     b, mu, mup = rD.laplace_scales, rD.coefficients, rDp.coefficients
     assert np.sum(np.abs(mu - mup) / b) == pytest.approx(1.0, rel=1e-9)  # the pair uses the full epsilon
 
@@ -399,20 +419,20 @@ def test_iclp_black_box_audit_with_negative_controls():
 
 
 def test_two_dimensional_paths_run_with_correct_shapes():
-    pts = kde.mixture_2d_points(300)
+    pts = mixture_2d_points(300)
     box = (0.1, 0.9, 0.1, 0.9)
-    hall = kde.hall_kde(pts, box, epsilon=1, delta=1e-3, bandwidth=0.3, grid_size=20)
-    iclp = kde.iclp_kde(pts, box, epsilon=1, kernel="matern32", rho=0.1, eta=1.5, grid_size=20)
+    hall = hall_kde(pts, box, epsilon=1, delta=1e-3, bandwidth=0.3, grid_size=20)
+    iclp = iclp_kde(pts, box, epsilon=1, kernel="matern32", rho=0.1, eta=1.5, grid_size=20)
     for r in (hall, iclp):
         assert r.d == 2 and r.grid_shape == (20, 20) and r.density.shape == (20, 20) and r.m == 400
         assert r.sample(np.random.default_rng(0), 3).shape == (3, 20, 20)
-        table = kde.release_table(r, r.sample(np.random.default_rng(1), 1)[0])
+        table = release_table(r, r.sample(np.random.default_rng(1), 1)[0])
         assert list(table.columns) == ["x1", "x2", "density"] and len(table) == 400
         assert r.guarantee["n"] == 300 and r.n_clipped_box > 0 and "n_clipped_box" not in r.guarantee
     assert iclp.laplace_scales.shape == (20, 20) and iclp.guarantee["kernel_form"] == "product of 1-d kernels"
     assert hall.guarantee["sensitivity_exact"] < hall.guarantee["sensitivity_paper"]
     # A rectangular box: Hall's density integrates to ~1 when the bandwidth is small.
-    small = kde.hall_kde(np.array([[1.0, 3.0], [1.5, 2.0]]), (0, 2, 1, 5), epsilon=1, delta=0.1, bandwidth=0.1,
+    small = hall_kde(np.array([[1.0, 3.0], [1.5, 2.0]]), (0, 2, 1, 5), epsilon=1, delta=0.1, bandwidth=0.1,
                          grid_size=81)
     assert np.sum(small.density * small.weights) == pytest.approx(1.0, abs=1e-3)
     # Expected error closed forms against Monte Carlo in 2-d.
@@ -424,14 +444,14 @@ def test_two_dimensional_paths_run_with_correct_shapes():
 
 
 def test_release_record_never_contains_data_or_estimate():
-    pts = kde.hall_mixture_points(50, seed=9)
-    r = kde.iclp_kde(pts, (0, 1), epsilon=1, grid_size=32)
-    record = kde.release_record(r, feature="column:x", n_dropped=2, seed=5)
+    pts = hall_mixture_points(50, seed=9)
+    r = iclp_kde(pts, (0, 1), epsilon=1, grid_size=32)
+    record = release_record(r, feature="column:x", n_dropped=2, seed=5)
     for key in ("mechanism", "epsilon", "delta", "tau", "bound", "calibration", "n", "m", "n_policy",
                 "unit_of_privacy", "sensitivity", "sigma", "laplace_scales", "expected_sq_l2_error",
                 "data_dependent_flags", "bandwidth", "box", "grid_size", "feature"):
         assert key in record
-    view = kde.analyst_view(r, n_dropped=2)  # data-derived counts: analyst view only
+    view = analyst_view(r, n_dropped=2)  # data-derived counts: analyst view only
     for key in ("n_dropped", "n_clipped"):
         assert key not in record and key in view
     assert view["n_dropped"] == 2 and view["n_clipped"] == r.n_clipped_box
@@ -439,6 +459,96 @@ def test_release_record_never_contains_data_or_estimate():
     text = json.dumps({k: (list(v) if isinstance(v, np.ndarray) else v) for k, v in record.items()})
     for secret in list(pts[:5]) + list(r.density[:5]):
         assert repr(float(secret)) not in text
+
+
+# --------------------------------------------------------------------------- the registry
+
+def test_the_cli_contract_keeps_the_density_mechanism_names():
+    assert KDE_MECHANISMS == tuple(KDE_REGISTRY) == ("gaussian", "iclp")
+    assert KDE_MECHANISM_LABELS == {name: m.label for name, m in KDE_REGISTRY.items()}
+    with pytest.raises(ParameterError, match="mechanism must be one of gaussian, iclp; got 'laplace'"):
+        plan_kde_release(hall_mixture_points(20), KdeSettings(mechanism="laplace"))
+
+
+@pytest.mark.parametrize("name, options", [("gaussian", dict(delta=0.1, bandwidth=0.1)), ("iclp", dict(eta=2.0))])
+def test_every_density_entry_is_what_the_plumbing_reads(name, options):
+    entry = KDE_REGISTRY[name]
+    settings = KdeSettings(mechanism=name, box=((0.0, 1.0),), grid_size=32, bound="paper", **options)
+    release = plan_kde_release(hall_mixture_points(60, seed=2), settings)
+    g = release.guarantee
+    assert (g["mechanism"], g["mechanism_label"], g["privacy"]) == (name, entry.label, entry.privacy)
+    assert g["sensitivity_bound_label"] == entry.bound_labels["paper"] and g["delta"] == (0.1 if entry.uses_delta
+                                                                                        else 0.0)
+    assert kde_mode(settings) == entry.stream_mode(settings)
+    # The commit's pieces: coefficients whose synthesis is the estimate, with the noise law's own scales.
+    pieces = entry.commit_pieces(release)
+    np.testing.assert_allclose(release.noise_law.synthesize(pieces.coefficients), release.density, atol=1e-10)
+    np.testing.assert_array_equal(pieces.scales, release.noise_law.scales)
+    assert pieces.coefficients.shape == pieces.scales.shape and pieces.float_error_bound > 0
+    if not entry.uses_delta:  # Laplace coefficients on an orthonormal basis: sum 2 b_l^2 over the box volume
+        volume = float(np.prod(box_widths(release.box)))
+        assert release.expected_sq_l2_error == pytest.approx(
+            entry.family.variance_factor * np.sum(pieces.scales**2) / volume, rel=1e-12)
+    assert entry.noise_scale(release) > 0 and entry.noise_shape(release)[0] == name
+
+
+def test_iclp_refusals_live_in_its_registry_entry(monkeypatch):
+    entry = KDE_REGISTRY["iclp"]
+    with pytest.raises(ParameterError, match=r"eta must be > 1, got 1.0"):
+        entry.validate(KdeSettings(mechanism="iclp", eta=1.0))
+    with pytest.raises(ParameterError, match="rho and eta"):
+        entry.validate(KdeSettings(mechanism="iclp", bandwidth=0.1))
+    entry.validate(KdeSettings(mechanism="iclp", eta=1.01))
+    assert "Raise eta" in entry.error_hint(KdeSettings(eta=1.0)) and not entry.error_hint(KdeSettings(eta=1.5))
+    # The planner asks the entry, before any data is read (the observations here are invalid).
+    with pytest.raises(ParameterError, match=r"eta must be > 1, got 1.0"):
+        plan_kde_release(np.zeros((3, 5)), KdeSettings(mechanism="iclp", eta=1.0))
+
+    def refuse(settings):
+        raise ParameterError("refused by the registry entry")
+
+    monkeypatch.setitem(KDE_REGISTRY, "iclp", replace(entry, validate=refuse))
+    with pytest.raises(ParameterError, match="refused by the registry entry"):
+        plan_kde_release(hall_mixture_points(20), KdeSettings(mechanism="iclp"))
+
+
+@pytest.mark.parametrize("original, options", [("gaussian", dict(delta=1e-5, bandwidth=0.2)), ("iclp", {})])
+def test_a_new_density_entry_is_planned_streamed_and_committed_without_plumbing(original, options, monkeypatch,
+                                                                                tmp_path):
+    """An entry added to the registry alone (a copy of an existing one under a new name) goes
+    through the planner, the streaming engine and the exact discrete commit unchanged."""
+    from fdp_core import export
+    from fdp_core.accounting import Ledger
+    from fdp_core.stream import stream_kde_sums
+
+    copy = replace(KDE_REGISTRY[original], name=f"{original}-copy", label="a copy, for the test")
+    monkeypatch.setitem(KDE_REGISTRY, copy.name, copy)
+    settings = KdeSettings(mechanism=copy.name, box=((-3.0, 3.0),), epsilon=1.0, grid_size=24, **options)
+    reference = replace(settings, mechanism=original)
+    fd = _curves(np.linspace(0, 1, 11), n=40, seed=4)
+    points = extract_features(fd, "value:0.5")[0]
+    plan, expected = plan_kde_release(points, settings), plan_kde_release(points, reference)
+    assert plan.mechanism == copy.name and plan.guarantee["mechanism_label"] == "a copy, for the test"
+    np.testing.assert_array_equal(plan.density, expected.density)
+    assert plan.sensitivity == expected.sensitivity and plan.expected_sq_l2_error == expected.expected_sq_l2_error
+
+    path = tmp_path / "curves.csv"
+    frame = pd.DataFrame(fd.data_matrix, columns=[f"{t:g}" for t in fd.grid_points])
+    frame.to_csv(path, index=False)
+    streamed = stream_kde_sums(path, settings, "value:0.5", chunk_rows=7)
+    # The chunks add the copy's own sufficient statistic (node counts or bump sums, never the points).
+    assert kde_mode(settings) == KDE_REGISTRY[original].stream_mode(reference) != "points"
+    assert streamed.sums.points is None
+    np.testing.assert_allclose(plan_kde_release(streamed.sums, settings).density, plan.density, rtol=1e-10,
+                               atol=1e-14)
+
+    ledger = Ledger(5.0, 1e-4)
+    pending = export.prepare_kde_commit(fd, "value:0.5", settings)
+    assert pending.mechanism == copy.name and pending.entry.mechanism == copy.name
+    np.testing.assert_array_equal(pending.scales, export.prepare_kde_commit(fd, "value:0.5", reference).scales)
+    committed = export.commit_kde(ledger, fd, "value:0.5", settings, pending=pending)
+    assert committed.record["mechanism"] == copy.name and len(committed.table) == 24
+    assert committed.record["noise_sampler"]["post_processing"] == copy.post_processing
 
 
 # --------------------------------------------------------------------------- CLI

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from ..box import parse_box
 from ..features import features_label, person_features
-from ..kde import (KDE_BOUNDS, KDE_MECHANISMS, KdeSettings, analyst_view, parse_box, plan_kde_release, release_record,
-                   release_table)
+from ..kde import KDE_MECHANISMS, KdeSettings, analyst_view, plan_kde_release, release_record, release_table
 from ..mechanisms.calibration import CALIBRATIONS
 from ..preprocess import parse_value_range
 from ..release import write_release
+from ..sensitivity import KDE_BOUNDS
 from ._common import (add_data_options, add_engine_options, add_kernel_options, add_output_options, engine_of,
                       load_data, rng_from, stream_options)
 

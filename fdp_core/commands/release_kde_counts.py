@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from ..box import parse_box
 from ..counts import load_counts
-from ..kde import KDE_BOUNDS, KDE_MECHANISMS, KdeSettings, parse_box, plan_kde_release, release_record, release_table
+from ..kde import KDE_MECHANISMS, KdeSettings, plan_kde_release, release_record, release_table
 from ..mechanisms.calibration import CALIBRATIONS
 from ..release import write_release
+from ..sensitivity import KDE_BOUNDS
 from ._common import add_kernel_options, add_output_options, rng_from
 
 PATH = ("release", "kde-counts")

@@ -56,6 +56,8 @@ from ..errors import ParameterError
 from ..params import check_positive
 
 DEFAULT_GRANULARITY_EXP = -30
+# IEEE double rounding: |fl(x) - x| <= u |x|. The callers' float-error bounds on y are in units of it.
+UNIT_ROUNDOFF = 2.0**-53
 _MIN_K, _MAX_K = -60, 0
 # Relative margin on the unit noise scale so that OpenDP's outward-rounded privacy map
 # lands at or below the target, never a few ulps above it.
