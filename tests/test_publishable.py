@@ -26,7 +26,7 @@ from fdp_core.accounting import Ledger
 from fdp_core.cli import main
 from fdp_core.data import load_curves
 from fdp_core.kde import KdeSettings
-from fdp_core.mean import MeanSettings
+from fdp_core.mean import MEAN_MECHANISMS, MeanSettings
 from fdp_core.pca import PcaSettings
 
 GRID = np.linspace(0.0, 1.0, 15)
@@ -156,11 +156,11 @@ def _check_pair(tmp_path, args_for, neighbour, analyst_key="n_clipped"):
 
 # --------------------------------------------------------------------------- CLI release
 
-@pytest.mark.parametrize("mechanism", list(MEAN_EXTRA))
+@pytest.mark.parametrize("mechanism", MEAN_MECHANISMS)  # every registry entry, new ones included
 @pytest.mark.parametrize("neighbour", ["clipped", "dropped"])
 def test_cli_mean_publishable_files_do_not_depend_on_one_person(mechanism, neighbour, pair, tmp_path):
     def args_for(which):
-        return ["release", "mean", "--data", str(pair[which]), "--mechanism", mechanism, *MEAN_EXTRA[mechanism],
+        return ["release", "mean", "--data", str(pair[which]), "--mechanism", mechanism, *MEAN_EXTRA.get(mechanism, []),
                 "--kernel", "matern52", "--rho", "0.2", "--epsilon", "1", "--value-range", "0,1",
                 "--person-column", "subject", "--n-public", str(pair["n_persons"]), "--seed", "7",
                 *([] if mechanism == "bernstein" else ["--tau", "0.3"])]
@@ -233,7 +233,7 @@ def _compare_commits(kind, pair, settings, neighbour, feature=None, key="n_clipp
 BOUNDS = dict(value_range=(0.0, 1.0), person_column="subject")
 
 
-@pytest.mark.parametrize("mechanism", list(MEAN_EXTRA))
+@pytest.mark.parametrize("mechanism", MEAN_MECHANISMS)  # every registry entry, new ones included
 @pytest.mark.parametrize("neighbour", ["clipped", "dropped"])
 def test_committed_mean_bundle_does_not_depend_on_one_person(mechanism, neighbour, pair):
     settings = MeanSettings(mechanism=mechanism, kernel="matern52", rho=0.2, epsilon=1.0, psi=0.02, M=5, K=6,
