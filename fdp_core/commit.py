@@ -47,7 +47,7 @@ from importlib import metadata as _metadata
 import numpy as np
 import pandas as pd
 
-from .accounting import Ledger, LedgerEntry, approximate_entry, discrete_entry, exponential_entry
+from .accounting import Ledger, LedgerEntry, discrete_entry
 from .box import check_box
 from .data import FunctionalData, unit_interval
 from .errors import FdpError, ParameterError
@@ -60,6 +60,7 @@ from .mechanisms.discrete import DEFAULT_GRANULARITY_EXP, DiscretePlan
 from .mean import analyst_view as mean_analyst_view
 from .registry import mean_mechanism
 from .registry.kde import kde_mechanism
+from .registry.pca import pca_sampler
 from .release import library_versions, provenance_stamp
 
 CONFIG_SCHEMA = "fdp.replay/1"
@@ -609,19 +610,17 @@ def _pca_module():
 def pca_ledger_entry(settings, *, label: str = "") -> LedgerEntry:
     """The cost of a PCA commit, known from the settings alone (nothing is drawn).
 
-    Exact and deflation samplers: the exponential mechanism, pure epsilon with rho =
-    epsilon^2 / 8 (for deflation one entry with the total epsilon = sum eps_j: conservative).
-    Gibbs: an approximate entry (nominal epsilon, not a DP claim; the filter still charges it).
+    The sampler's registry entry (fdp_core/registry/pca.py) builds it. Exact and deflation
+    samplers: the exponential mechanism, pure epsilon with rho = epsilon^2 / 8 (for deflation one
+    entry with the total epsilon = sum eps_j: conservative). Gibbs: an approximate entry (nominal
+    epsilon, not a DP claim; the filter still charges it).
     """
-    pca = _pca_module()
     s = settings.validated()
-    sampler = s.sampler_name
-    noise = {"sampler": f"Bingham: {pca.SAMPLER_LABELS[sampler]}", "hardening": PCA_HARDENING,
+    sampler = pca_sampler(s.sampler_name)
+    noise = {"sampler": f"Bingham: {sampler.label}", "hardening": PCA_HARDENING,
              "gamma": float(s.gamma), "epsilon_per_component": list(s.component_epsilons()), "k": int(s.k)}
-    label = label or f"{s.k} principal component(s), {sampler} sampler"
-    if sampler == "gibbs":
-        return approximate_entry("pca", "exponential (Gibbs)", epsilon=s.epsilon, noise=noise, label=label)
-    return exponential_entry("pca", "exponential", epsilon=s.epsilon, sensitivity=1.0, noise=noise, label=label)
+    label = label or f"{s.k} principal component(s), {sampler.name} sampler"
+    return sampler.ledger_entry("pca", sampler.ledger_mechanism, epsilon=s.epsilon, noise=noise, label=label)
 
 
 def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_label: str = "",
@@ -651,8 +650,8 @@ def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_la
     record.update(_base_record("pca", entry, sampler, ledger, label=entry.label, data_label=data_label,
                                arithmetic="floating point (numpy); " + PCA_HARDENING, on_grid=PCA_ON_GRID,
                                randomness=RANDOMNESS_PCA))
-    record.update(hardening_note=PCA_HARDENING + ("; Gibbs sampling (MCMC) is approximate: the nominal epsilon is "
-                                                  "not a differential-privacy claim" if entry.approximate else ""),
+    caveat = pca_sampler(settings.sampler_name).caveat
+    record.update(hardening_note=PCA_HARDENING + (f"; {caveat}" if caveat else ""),
                   accuracy=PCA_ACCURACY, released_mean_id=released_mean_id)
     record["data"].update(n=result.n, m=result.m)
     record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)

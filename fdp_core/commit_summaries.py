@@ -19,7 +19,7 @@ from .accounting import Ledger, discrete_entry
 from .covariance import NOT_PUBLISHABLE, CovarianceRelease, CovarianceSettings, plan_covariance_release
 from .covariance import release_record as covariance_record
 from .data import FunctionalData
-from .mechanisms.families import GAUSSIAN, NoiseFamily, noise_family
+from .mechanisms.families import GAUSSIAN, NoiseFamily
 from .commit import (CONFIG_SCHEMA, CommittedRelease, PendingCommit, _UNIT_ROUNDOFF, _budget_config,
                      _common_record, _discrete_plan, _execute, _granularity_for, _missing_policy, looked_at_field)
 from .regression import RegressionSettings, plan_regression_release
@@ -65,7 +65,7 @@ def prepare_covariance_commit(fd: FunctionalData, settings: CovarianceSettings, 
     """The covariance part (and the released mean's part) as pending commits; draws nothing."""
     plan = plan_covariance_release(fd, settings)
     s = plan.settings
-    family = noise_family(plan.noise)
+    family = plan.family
     # |S_jl| <= tau^2 and a sum over n curves and m grid points errs by (m + n + 20) u tau^2 per entry.
     err = (plan.grid_points.size + plan.n + 20) * _UNIT_ROUNDOFF * plan.tau**2
     eps_cov, delta_cov, eps_mean, delta_mean = s.split()

@@ -24,23 +24,19 @@ from .data import FunctionalData, clip_to_ball
 from .errors import DataError, ParameterError
 from .estimators import shrinkage
 from .kernels import KERNEL_NAMES, eigenbasis
-from .mechanisms.calibration import CALIBRATIONS, gaussian_sigma
-from .mechanisms.gaussian import gaussian_mean_noise
-from .mechanisms.iclp import iclp_qr_mean_noise
-from .params import check_choice, check_delta, check_epsilon, check_eta, check_finite, check_positive
+from .mechanisms.families import NoiseFamily, noise_family
+from .params import check_choice, check_epsilon, check_eta, check_finite, check_positive
 from .limits import MAX_ABS_VALUE, MAX_TAU, check_at_most
 from .preprocess import PublicBounds, person_codes, person_row_weights
+from .registry.covariance import REGISTRY as MECHANISM_REGISTRY
+from .registry.covariance import covariance_mechanism
+from .release import randomness_fields
+from .sensitivity import covariance_weights
 
 # The release is an m x m surface (release.csv has m^2 rows) and the noise L x L entries.
 MAX_COVARIANCE_GRID = 1_000
-from .release import randomness_fields
-from .sensitivity import (COVARIANCE_GAUSSIAN_BOUND_LABELS, COVARIANCE_GAUSSIAN_BOUNDS,
-                          covariance_gaussian_sensitivity_kyfan, covariance_gaussian_sensitivity_sqrt2,
-                          covariance_l1c_sensitivity, covariance_weights)
-
-COVARIANCE_MECHANISMS = ("gaussian", "iclp")
+COVARIANCE_MECHANISMS = tuple(MECHANISM_REGISTRY)  # the CLI's --mechanism choices (fdp_core/registry/covariance.py)
 CENTRINGS = ("public", "released-mean")
-ICLP_BOUND_LABEL = "(tau^2/n) min(2 r(A), sqrt(2) ||A||_F) (valid bound, not attained in general)"
 NOT_PUBLISHABLE = "analyst view: computed from the raw data without noise; do not publish"
 
 
@@ -75,17 +71,14 @@ class CovarianceSettings:
     n_public: int | None = None
 
     def validated(self) -> "CovarianceSettings":
-        check_choice("mechanism", self.mechanism, COVARIANCE_MECHANISMS)
+        mechanism = covariance_mechanism(self.mechanism)  # its own fields: fdp_core/registry/covariance.py
         check_choice("kernel", self.kernel, KERNEL_NAMES)
         check_positive("rho", self.rho)
         check_positive("phi", self.phi)
         check_eta(self.eta)
         check_epsilon(self.epsilon)
         check_choice("centring", self.centring, CENTRINGS)
-        if self.mechanism == "gaussian":
-            check_delta(self.delta)
-            check_choice("bound", self.bound, COVARIANCE_GAUSSIAN_BOUNDS)
-            check_choice("calibration", self.calibration, CALIBRATIONS)
+        mechanism.validate(self)
         if self.centring == "released-mean":
             g = check_finite("gamma", self.gamma)
             if not 0 < g < 1:
@@ -126,7 +119,7 @@ class CovarianceSettings:
 
     def split(self) -> tuple[float, float, float, float]:
         """(epsilon, delta) of the covariance part and of the mean part (0, 0 without a released mean)."""
-        eps, delta = float(self.epsilon), float(self.delta) if self.mechanism == "gaussian" else 0.0
+        eps, delta = float(self.epsilon), covariance_mechanism(self.mechanism).family.delta_or_zero(self.delta)
         if self.centring != "released-mean":
             return eps, delta, 0.0, 0.0
         g = float(self.gamma)
@@ -211,10 +204,12 @@ class CovarianceRelease:
     def released_mean(self) -> bool:
         return self.mean_estimate is not None
 
+    @property
+    def family(self) -> NoiseFamily:
+        return noise_family(self.noise)
+
     def _draw(self, scales: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
-        shape = (size,) + scales.shape
-        base = rng.standard_normal(shape) if self.noise == "gaussian" else rng.laplace(0.0, 1.0, shape)
-        return base * scales
+        return self.family.standard(rng, (size,) + scales.shape) * scales
 
     def sample_raw(self, rng: np.random.Generator, size: int = 1) -> np.ndarray:
         """The mechanism's own output before post-processing: (size, L, L), not symmetrised."""
@@ -240,7 +235,7 @@ class CovarianceRelease:
         Entry (j, l), j != l, becomes (E_jl + E_lj)/2 with variance v_jl / 2; the diagonal keeps v_jj,
         where v = sd^2 (Gaussian) or 2 b^2 (Laplace). So the error is (sum_jl v_jl + sum_j v_jj) / 2.
         """
-        v = self.scales**2 * (1.0 if self.noise == "gaussian" else 2.0)
+        v = self.scales**2 * self.family.variance_factor
         return float((v.sum() + np.trace(v)) / 2.0)
 
     def nonprivate_covariance(self) -> np.ndarray:
@@ -270,43 +265,24 @@ def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) ->
     A = covariance_weights(lam, shrink)
     eps_cov, delta_cov, eps_mean, delta_mean = s.split()
     root = np.sqrt(np.outer(lam, lam))
-    l1c = covariance_l1c_sensitivity(A, tau, n)
+    mechanism = covariance_mechanism(s.mechanism)
+    noise = mechanism.plan_noise(s, A, root, tau, n, eps_cov, delta_cov)
     guarantee = {"epsilon_covariance": eps_cov, "delta_covariance": delta_cov, "n_components": int(lam.size),
-                 "noise_on": "all L x L entries, then symmetrised (post-processing)"}
-    if s.mechanism == "gaussian":
-        sens = {"kyfan": covariance_gaussian_sensitivity_kyfan(A, tau, n),
-                "sqrt2": covariance_gaussian_sensitivity_sqrt2(A, tau, n)}
-        sensitivity = sens[s.bound]
-        sigma = gaussian_sigma(sensitivity, eps_cov, delta_cov, s.calibration)
-        scales, noise = sigma * root, "gaussian"
-        guarantee.update(privacy="(epsilon, delta)-DP", sensitivity_norm="Cameron-Martin norm of C (x) C",
-                         sensitivity_cm=sensitivity, sensitivity_kyfan=sens["kyfan"], sensitivity_sqrt2=sens["sqrt2"],
-                         bound_label=COVARIANCE_GAUSSIAN_BOUND_LABELS[s.bound], sigma=sigma,
-                         gdp_mu=sensitivity / sigma)
-    else:
-        sensitivity, sigma = l1c["bound"], None
-        scales, noise = sensitivity * root / eps_cov, "laplace"
-        guarantee.update(privacy="epsilon-DP", sensitivity_norm="l1-C norm: sum_jl |H_jl| / sqrt(lambda_j lambda_l)",
-                         sensitivity_l1c=sensitivity, sensitivity_perron=l1c["perron"],
-                         sensitivity_frobenius=l1c["frobenius"], bound_label=ICLP_BOUND_LABEL)
+                 "noise_on": "all L x L entries, then symmetrised (post-processing)", **noise.guarantee}
     mean_estimate = mean_scales = mean_sens = mean_sigma = None
     if s.centring == "released-mean":
         xbar = w @ x / n  # (1/n) sum_p (person's average coefficient vector)
-        if s.mechanism == "gaussian":
-            mean_estimate, mean_scales, mean_sens, mean_sigma, g = gaussian_mean_noise(
-                lam, xbar, eta=s.eta, phi=s.phi, tau=tau, n=n, epsilon=eps_mean, delta=delta_mean, bound="tight",
-                calibration=s.calibration)
-        else:
-            mean_estimate, mean_scales, mean_sens, g = iclp_qr_mean_noise(
-                lam, xbar, eta=s.eta, psi=s.phi, tau=tau, n=n, epsilon=eps_mean, bound="tight")
+        mean_estimate, mean_scales, mean_sens, mean_sigma = mechanism.plan_mean(s, lam, xbar, tau, n, eps_mean,
+                                                                                delta_mean)
         guarantee.update(epsilon_mean=eps_mean, delta_mean=delta_mean, mean_sensitivity=mean_sens,
                          mean_sigma=mean_sigma,
                          composition=f"mean ({s.gamma:g} of the budget) + covariance ({1 - s.gamma:g}): the ledger "
                                      "charges both")
     return CovarianceRelease(settings=s, grid_points=fd.grid_points, weights=fd.weights, eigenvalues=lam,
-                             eigenfunctions=basis.eigenfunctions, estimate=estimate, scales=scales, noise=noise,
-                             mean_estimate=mean_estimate, mean_scales=mean_scales, n=n, n_clipped=n_clipped, tau=tau,
-                             sensitivity=sensitivity, sigma=sigma, mean_sensitivity=mean_sens, mean_sigma=mean_sigma,
+                             eigenfunctions=basis.eigenfunctions, estimate=estimate, scales=noise.scales,
+                             noise=mechanism.noise, mean_estimate=mean_estimate, mean_scales=mean_scales, n=n,
+                             n_clipped=n_clipped, tau=tau, sensitivity=noise.sensitivity, sigma=noise.sigma,
+                             mean_sensitivity=mean_sens, mean_sigma=mean_sigma,
                              guarantee=guarantee, coefficients=x)
 
 
@@ -374,7 +350,7 @@ def release_record(plan: CovarianceRelease, *, seed: int | None = None) -> dict:
         "mechanism": s.mechanism,
         "privacy": g["privacy"],
         "epsilon": s.epsilon,
-        "delta": s.delta if s.mechanism == "gaussian" else 0.0,
+        "delta": s.delta if plan.family.uses_delta else 0.0,
         "centring": s.centring,
         "centre": s.centre_value,
         "value_range": None if s.lo is None else [float(s.lo), float(s.hi)],

@@ -41,6 +41,19 @@ def check_count(name: str, value, minimum: int = 1) -> int:
     return int(x)
 
 
+def check_integer(name: str, value, minimum: int) -> int:
+    """A whole number >= minimum, with messages that say "integer" (PCA's k, p, Gibbs sweeps)."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be an integer, got {value!r}") from None
+    if not math.isfinite(x) or x != int(x):
+        raise ParameterError(f"{name} must be an integer, got {value!r}")
+    if x < minimum:
+        raise ParameterError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(x)
+
+
 def check_positive(name: str, value) -> float:
     """Return ``value`` as a float, or raise if it is not a finite number > 0."""
     x = check_finite(name, value)

@@ -32,24 +32,19 @@ import numpy as np
 from .data import DATA_DEPENDENT_TAU, FunctionalData, unit_interval
 from .errors import DataError, ParameterError
 from .kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
-from .mechanisms.bingham import (sample_bingham_deflation, sample_matrix_bingham_gibbs, sample_vector_bingham,
-                                 single_blas_thread)
-from .limits import MAX_GIBBS_SWEEPS, check_at_most
-from .params import check_choice, check_epsilon, check_nonnegative, check_positive, check_tau
+from .mechanisms.bingham import exponential_mechanism_from_gram, single_blas_thread
+from .params import check_choice, check_epsilon, check_integer, check_nonnegative, check_positive, check_tau
 from .preprocess import PublicBounds, bounds_of, clip_values, person_codes, person_row_weights
+from .registry.pca import REGISTRY as SAMPLER_REGISTRY
+from .registry.pca import default_sampler, pca_sampler, samplers_reading
 from .release import randomness_fields
 
 PCA_BASES = ("kernel", "fourier")
-PCA_SAMPLERS = ("exact", "deflation", "gibbs")
+PCA_SAMPLERS = tuple(SAMPLER_REGISTRY)  # the CLI's --sampler choices (fdp_core/registry/pca.py)
 PCA_CENTRING = ("none", "released-mean", "sample-mean", "public")  # public: c = (lo + hi)/2 or the reference
 MAX_COMPONENTS = 5
 TRACE_FRACTION = 0.99  # kernel basis: smallest p whose eigenvalues explain this share of the trace
 FOURIER_DEFAULT_P = 40
-SAMPLER_LABELS = {
-    "exact": "exact vector Bingham (k = 1, ACG rejection sampling)",
-    "deflation": "sequential deflation (exact per component; budget split across components)",
-    "gibbs": "matrix Bingham by Gibbs sampling (approximate: MCMC)",
-}
 NOT_PRIVATE = ("nonprivate_components", "nonprivate_coefficients", "scree", "explained_variance_ratio",
                "variance_ratio", "subspace_distance")
 SAMPLE_MEAN_CENTRING = ("centred by the raw sample mean: the release is not differentially private "
@@ -59,18 +54,6 @@ FLOATING_POINT_NOTE = ("the Bingham sampler uses floating-point arithmetic (nump
 
 
 # --------------------------------------------------------------------------- validation helpers
-
-def _integer(name: str, value, minimum: int) -> int:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be an integer, got {value!r}") from None
-    if not math.isfinite(x) or x != int(x):
-        raise ParameterError(f"{name} must be an integer, got {value!r}")
-    if x < minimum:
-        raise ParameterError(f"{name} must be >= {minimum}, got {value!r}")
-    return int(x)
-
 
 def check_gamma(value) -> float:
     """Strength gamma >= 0 of the base measure (0 = uniform on the Stiefel manifold)."""
@@ -118,34 +101,28 @@ class PcaSettings:
 
     @property
     def sampler_name(self) -> str:
-        return self.sampler if self.sampler is not None else ("exact" if self.k == 1 else "deflation")
+        return self.sampler if self.sampler is not None else default_sampler(self.k)
 
     def validated(self) -> "PcaSettings":
         """Check every field (the data-dependent checks k < p and n >= k come later)."""
-        k = _integer("k (number of components)", self.k, 1)
+        k = check_integer("k (number of components)", self.k, 1)
         if k > MAX_COMPONENTS:
             raise ParameterError(f"k (number of components) must be between 1 and {MAX_COMPONENTS}, got {k}")
         check_choice("basis", self.basis, PCA_BASES)
         if self.p is not None:
-            _integer("p (basis dimension)", self.p, 2)
+            check_integer("p (basis dimension)", self.p, 2)
         if self.basis == "kernel":
             check_choice("kernel", self.kernel, KERNEL_NAMES)
             check_positive("rho", self.rho)
         eps = check_epsilon(self.epsilon)
         check_gamma(self.gamma)
-        sampler = check_choice("sampler", self.sampler_name, PCA_SAMPLERS)
-        if sampler == "exact" and k > 1:
-            raise ParameterError(f"the exact sampler draws one component (k = 1); for k = {k} use sampler "
-                                 "'deflation' (exact per component, the budget split across components) or "
-                                 "'gibbs' (matrix Bingham, approximate)")
-        if self.epsilon_split is not None:
-            if sampler != "deflation":
-                raise ParameterError("epsilon_split applies only to the deflation sampler")
-            split = [check_positive("epsilon_split entry", e) for e in self.epsilon_split]
-            if len(split) != k:
-                raise ParameterError(f"epsilon_split needs one epsilon per component: k = {k}, got {len(split)}")
-            if not math.isclose(sum(split), eps, rel_tol=1e-9, abs_tol=0.0):
-                raise ParameterError(f"epsilon_split must add up to epsilon = {eps:g}, got sum {sum(split):g}")
+        sampler = pca_sampler(self.sampler_name)  # its own fields: fdp_core/registry/pca.py
+        if not sampler.draws(k):
+            raise ParameterError(sampler.max_k_message.format(k=k))
+        if self.epsilon_split is not None and not sampler.splits_epsilon:
+            raise ParameterError(f"epsilon_split applies only to the {', '.join(samplers_reading('epsilon_split'))} "
+                                 "sampler")
+        sampler.validate(self, k, eps)
         bounds = self.bounds
         if not self.tau_from_data:
             if self.tau is None and bounds.value_range is None:
@@ -157,22 +134,11 @@ class PcaSettings:
         if self.centring == "public" and bounds.value_range is None:
             raise ParameterError("centring 'public' centres at (lo + hi)/2 or a reference curve: declare a public "
                                  "value range (--value-range)")
-        if sampler == "gibbs":
-            sweeps = _integer("gibbs_sweeps", self.gibbs_sweeps, 1)
-            check_at_most("gibbs_sweeps", sweeps, MAX_GIBBS_SWEEPS, "run time and the stored chain trace")
-            if self.gibbs_burn_in is not None and not 0 <= _integer("gibbs_burn_in", self.gibbs_burn_in, 0) < sweeps:
-                raise ParameterError(f"gibbs_burn_in must be in [0, gibbs_sweeps = {sweeps}), got {self.gibbs_burn_in}")
-            if self.gibbs_thin is not None:
-                _integer("gibbs_thin", self.gibbs_thin, 1)
         return self
 
     def component_epsilons(self) -> tuple:
         """eps_1..eps_k actually spent per component (deflation) or (epsilon,) otherwise."""
-        if self.sampler_name != "deflation":
-            return (float(self.epsilon),)
-        if self.epsilon_split is not None:
-            return tuple(float(e) for e in self.epsilon_split)
-        return (float(self.epsilon) / self.k,) * self.k
+        return pca_sampler(self.sampler_name).component_epsilons(self)
 
 
 # --------------------------------------------------------------------------- bases
@@ -212,7 +178,7 @@ def fourier_basis(grid, weights, p: int) -> np.ndarray:
     """
     grid = np.asarray(grid, dtype=float)
     weights = np.asarray(weights, dtype=float)
-    p = _integer("p (basis dimension)", p, 1)
+    p = check_integer("p (basis dimension)", p, 1)
     m = grid.size
     if p > m - 1:
         raise ParameterError(f"a Fourier basis with p = {p} functions needs at least p + 1 = {p + 1} grid points "
@@ -301,31 +267,11 @@ def exponential_mechanism_matrix(X: np.ndarray, epsilon: float, gamma: float, pr
     return exponential_mechanism_from_gram(X.T @ X, epsilon, gamma, prior_variances)
 
 
-def exponential_mechanism_from_gram(gram: np.ndarray, epsilon: float, gamma: float, prior_variances) -> np.ndarray:
-    """A = (eps/2) G - (gamma/2) diag(1/c) with G = sum_p M_p, each M_p PSD with trace <= 1
-    (a person's average of x x^T over rows in the unit ball): replacing one person moves
-    tr(V^T G V) by at most 1, so the exponential mechanism keeps sensitivity 1."""
-    c = np.asarray(prior_variances, dtype=float)
-    return (epsilon / 2.0) * np.asarray(gram, dtype=float) - np.diag((gamma / 2.0) / c)
-
-
 def _canonical_signs(V: np.ndarray) -> np.ndarray:
     """Flip columns so each one's largest-magnitude entry is positive (data-free convention)."""
     idx = np.argmax(np.abs(V), axis=0)
     signs = np.sign(V[idx, np.arange(V.shape[1])])
     return V * np.where(signs == 0, 1.0, signs)
-
-
-def _order_subspace(V: np.ndarray, cinv: np.ndarray) -> np.ndarray:
-    """Rotate an orthonormal frame to the principal axes of V^T Cinv V, smoothest first.
-
-    The matrix Bingham density depends on V only through V V^T, so the Gibbs chain's
-    columns are an arbitrary frame of the private subspace. Ordering them by the public
-    base term (smallest V^T Cinv V first = smoothest) is post-processing with public
-    information only; ordering by the data would not be.
-    """
-    _, R = np.linalg.eigh(V.T @ (cinv[:, None] * V))
-    return V @ R
 
 
 # --------------------------------------------------------------------------- the release
@@ -378,22 +324,20 @@ class PrivatePCAResult:
 
 
 def _guarantee(settings: PcaSettings, basis: PcaBasis) -> dict:
-    sampler = settings.sampler_name
+    sampler = pca_sampler(settings.sampler_name)
     eps = float(settings.epsilon)
     per_component = settings.component_epsilons()
-    approximate = sampler == "gibbs"
     base = ("kernel eigenvalues" if basis.name == "kernel" else "j^-3 (Fourier)")
     g = {
         "mechanism": "exponential",
-        "privacy": ("approximate: matrix Bingham by Gibbs sampling (MCMC); epsilon is nominal, not a DP claim"
-                    if approximate else "epsilon-DP"),
+        "privacy": sampler.privacy,
         "epsilon": eps,
         "delta": 0.0,
         "epsilon_per_component": list(per_component),
         "gamma": float(settings.gamma),
-        "sampler": sampler,
-        "sampler_label": SAMPLER_LABELS[sampler],
-        "approximate": approximate,
+        "sampler": sampler.name,
+        "sampler_label": sampler.label,
+        "approximate": sampler.approximate,
         "zcdp_rho": eps**2 / 8.0,
         "utility": "||X V||_F^2 = sum_i ||V^T x_i||^2, rows x_i clipped to the unit ball",
         "sensitivity": 1.0,
@@ -401,11 +345,7 @@ def _guarantee(settings: PcaSettings, basis: PcaBasis) -> dict:
         "base_measure": f"exp(-(gamma/2) tr(V^T Cinv V)), Cinv = diag(1/c_j), c_j = {base}",
         "floating_point": FLOATING_POINT_NOTE,
     }
-    if sampler == "deflation":
-        g["composition"] = ("k exponential mechanisms in sequence (v_j on the complement of v_1..v_(j-1) with "
-                            "eps_j): epsilon = sum eps_j")
-        # zCDP composes additively; eps^2/8 (what a ledger charges) is the conservative bound.
-        g["zcdp_rho_sum_components"] = float(sum(e**2 for e in per_component) / 8.0)
+    g.update(sampler.guarantee_fields(per_component))
     return g
 
 
@@ -543,32 +483,9 @@ def _release_from_sums(sums: PcaSums, settings: PcaSettings, rng) -> PrivatePCAR
     k = int(settings.k)
     basis, gram, n, tau, n_clipped = sums.basis, sums.gram, sums.n, sums.tau, sums.n_clipped
     flags = list(sums.data_dependent_flags)
-    cinv = 1.0 / basis.prior_variances
-    gamma = float(settings.gamma)
-    sampler = settings.sampler_name
-
-    if sampler == "exact":
-        draw = sample_vector_bingham(exponential_mechanism_from_gram(gram, settings.epsilon, gamma,
-                                                                     basis.prior_variances), 1, rng)
-        V = draw.samples[0][:, None]
-        diagnostics = {"sampler": sampler, "acceptance_rate": draw.acceptance_rate, "n_proposed": draw.n_proposed,
-                       "acg_b": draw.b}
-    elif sampler == "deflation":
-        matrices = [exponential_mechanism_from_gram(gram, e, gamma, basis.prior_variances)
-                    for e in settings.component_epsilons()]
-        draw = sample_bingham_deflation(matrices, rng, 1)
-        V = draw.samples[0]
-        diagnostics = {"sampler": sampler, "acceptance_rate": float(np.mean(draw.acceptance_rates)),
-                       "acceptance_rates": draw.acceptance_rates.tolist()}
-    else:
-        chain = sample_matrix_bingham_gibbs(exponential_mechanism_from_gram(gram, settings.epsilon, gamma,
-                                                                            basis.prior_variances),
-                                            k, rng, n_sweeps=settings.gibbs_sweeps, burn_in=settings.gibbs_burn_in,
-                                            thin=settings.gibbs_thin)
-        V = _order_subspace(chain.sample, cinv)
-        diagnostics = {"sampler": sampler, "acceptance_rate": chain.acceptance_rate, "n_sweeps": chain.n_sweeps,
-                       "burn_in": chain.burn_in, "thin": chain.thin, "trace": chain.trace,
-                       "n_spectral_solves": chain.n_spectral_solves}
+    sampler = pca_sampler(settings.sampler_name)
+    V, diagnostics = sampler.draw(settings, gram, basis.prior_variances, rng)
+    diagnostics = {"sampler": sampler.name, **diagnostics}
     V = _canonical_signs(V)
 
     # Analyst view (NOT PRIVATE): the non-private FPCA of the same clipped, person-averaged matrix.
@@ -627,9 +544,7 @@ def release_record(result: PrivatePCAResult, *, seed: int | None = None) -> dict
         **randomness_fields(seed),
         "settings": asdict(s),
     }
-    if s.sampler_name == "gibbs":
-        # Public: fixed by the settings before sampling (the chain's own statistics are not).
-        record["gibbs"] = {key: result.diagnostics[key] for key in ("n_sweeps", "burn_in", "thin")}
+    record.update(pca_sampler(s.sampler_name).record_fields(result.diagnostics))
     return record
 
 
@@ -675,8 +590,8 @@ def simulate_fpca_awan(n: int = 100, seed: int = 0, *, m: int = 100, n_terms: in
 
     Returns (grid, values (n, m), flags).
     """
-    n = _integer("n", n, 1)
-    m = _integer("m", m, 3)
+    n = check_integer("n", n, 1)
+    m = check_integer("m", m, 3)
     rng = np.random.default_rng(seed)
     grid = np.linspace(0.0, 1.0, m)
     u = _raw_fourier(grid, n_terms)

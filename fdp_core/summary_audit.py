@@ -17,6 +17,8 @@ from scipy import optimize
 from .audit import AuditResult, audit_pair
 from .data import FunctionalData, unit_interval
 from .kernels import eigenbasis
+from .mechanisms.families import GAUSSIAN, LAPLACE, NoiseFamily
+from .registry.covariance import covariance_mechanism
 
 NORMS = ("cm", "l1c")
 
@@ -114,25 +116,32 @@ class SummaryAudit:
     control_factor: float
 
 
-def audit_coefficient_noise(c: np.ndarray, c_prime: np.ndarray, scales: np.ndarray, noise: str, epsilon: float,
-                            delta: float, *, factor: float = 1.0, n_select: int, n_test: int, alpha: float,
-                            seed: int) -> AuditResult:
-    """Audit independent coefficient noise (centres c vs c', the given scales) by the likelihood-ratio
-    statistic of the pair; ``factor`` scales the noise (the control)."""
+def _gaussian_statistic(y, c, c_prime, b):
+    return (y - (c + c_prime) / 2.0) @ ((c - c_prime) / b**2)
+
+
+def _laplace_statistic(y, c, c_prime, b):
+    # Rounded as in export.audit_mean_mechanism: atoms at +/- epsilon must not be cut by float noise.
+    return np.round((np.abs(y - c_prime) - np.abs(y - c)) @ (1.0 / b), 9)
+
+
+# The pair's log-likelihood ratio under each noise family (the Gaussian one up to a constant factor).
+LIKELIHOOD_RATIO_STATISTICS = {GAUSSIAN.name: _gaussian_statistic, LAPLACE.name: _laplace_statistic}
+
+
+def audit_coefficient_noise(c: np.ndarray, c_prime: np.ndarray, scales: np.ndarray, family: NoiseFamily,
+                            epsilon: float, delta: float, *, factor: float = 1.0, n_select: int, n_test: int,
+                            alpha: float, seed: int) -> AuditResult:
+    """Audit independent coefficient noise of ``family`` (centres c vs c', the given scales) by the
+    likelihood-ratio statistic of the pair; ``factor`` scales the noise (the control)."""
     c, c_prime, b = (np.asarray(a, dtype=float).ravel() for a in (c, c_prime, scales))
     active = b > 0
     c, c_prime, b = c[active], c_prime[active], b[active]
-
-    def statistic(y):
-        if noise == "gaussian":
-            return (y - (c + c_prime) / 2.0) @ ((c - c_prime) / b**2)
-        # Rounded as in export.audit_mean_mechanism: atoms at +/- epsilon must not be cut by float noise.
-        return np.round((np.abs(y - c_prime) - np.abs(y - c)) @ (1.0 / b), 9)
+    statistic = LIKELIHOOD_RATIO_STATISTICS[family.name]
 
     def sampler(centre):
         def draw(rng, size):
-            base = rng.standard_normal((size, b.size)) if noise == "gaussian" else rng.laplace(0, 1, (size, b.size))
-            return statistic(centre + factor * b * base)
+            return statistic(centre + factor * b * family.standard(rng, (size, b.size)), c, c_prime, b)
         return draw
 
     chunk = max(1000, min(50_000, 5_000_000 // max(b.size, 1)))
@@ -166,7 +175,8 @@ def audit_covariance_mechanism(settings, grid, n: int, *, n_select: int = 50_000
     basis = eigenbasis(s.kernel, s.rho, unit, weights, nu=s.nu)
     A = covariance_weights(basis.eigenvalues, product_shrinkage(basis.eigenvalues, s.eta, s.phi))
     tau = s.tau_value * (1 - 1e-9)  # inside the ball: clipping must not touch the pair
-    norm = "cm" if s.mechanism == "gaussian" else "l1c"
+    mechanism = covariance_mechanism(s.mechanism)
+    norm = mechanism.sensitivity_norm
     # Structured candidates only: a pair whose shift sits on few entries makes the likelihood-ratio
     # statistic heavy-tailed enough for a finite sample to see the privacy loss (a refined, spread-out
     # pair attains a little more in norm but spreads the loss over L^2 entries).
@@ -175,9 +185,9 @@ def audit_covariance_mechanism(settings, grid, n: int, *, n_select: int = 50_000
     plan, plan_prime = plan_covariance_release(d, s), plan_covariance_release(d_prime, s)
     if not np.allclose(plan.scales, plan_prime.scales, rtol=1e-12, atol=0):
         raise RuntimeError("noise scales depend on the data: the audit pair is not comparable")
-    delta = s.delta if s.mechanism == "gaussian" else 0.0
+    delta = s.delta if mechanism.family.uses_delta else 0.0
     common = dict(n_select=n_select, n_test=n_test, alpha=alpha, seed=seed)
-    run = [audit_coefficient_noise(plan.estimate, plan_prime.estimate, plan.scales, plan.noise, s.epsilon, delta,
+    run = [audit_coefficient_noise(plan.estimate, plan_prime.estimate, plan.scales, plan.family, s.epsilon, delta,
                                    factor=f, **common) for f in (1.0, control_factor)]
     return SummaryAudit("covariance", s.mechanism, s.epsilon, delta, label, value / n / plan.sensitivity, run[0], run[1],
                         control_factor)
@@ -238,7 +248,7 @@ def audit_regression_mechanism(settings, grid, n: int, part: str, *, n_select: i
         c, c_prime, scales = plan.t2, plan_prime.t2, plan.t2_scales
         shift = np.sqrt(np.sum((plan.t2 - plan_prime.t2) ** 2 / plan.eigenvalues))
     common = dict(n_select=n_select, n_test=n_test, alpha=alpha, seed=seed)
-    run = [audit_coefficient_noise(c, c_prime, scales, "gaussian", g["epsilon"], g["delta"], factor=f, **common)
+    run = [audit_coefficient_noise(c, c_prime, scales, GAUSSIAN, g["epsilon"], g["delta"], factor=f, **common)
            for f in (1.0, control_factor)]
     sens = plan.t1_sensitivity if part == "t1" else plan.t2_sensitivity
     return SummaryAudit(f"regression {part}", "gaussian", g["epsilon"], g["delta"], f"worst-case {part} pair",

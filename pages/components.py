@@ -21,6 +21,7 @@ from fdp_core.errors import FdpError
 from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.pca import (AWAN_RESCALING_FLAG, FLOATING_POINT_NOTE, MAX_COMPONENTS, TRACE_FRACTION, PcaSettings,
                           pca_basis, private_pca, release_record, simulate_fpca_awan)
+from fdp_core.registry.pca import page_choices, pca_sampler, sampler_for
 from fdp_ui import ledger as ledger_ui
 from fdp_ui import centring_hint, pca_plots, sidebar, state
 
@@ -33,7 +34,7 @@ CENTRING = {"none": "none (not recommended: components follow the mean)",
             "released-mean": "the mean released on the Mean page (committed)",
             "sample-mean": "sample mean (NOT DP: teaching only)",
             "public": "centre of the declared public range (free: a public input)"}
-MAX_DRAWS, GIBBS_MAX_DRAWS = 10, 3
+MAX_DRAWS = 10  # a sampler may allow fewer (its max_preview_draws)
 DRAW_SALT = 40  # preview draw i uses the sidebar's generator with salt DRAW_SALT + i
 _DEFAULTS = {"pca_source": "current", "pca_awan_n": 500, "pca_awan_seed": 0, "pca_k": 1, "pca_basis": "kernel",
              "pca_gamma": 1.0, "pca_sampler": "exact", "pca_split": "equal",
@@ -171,13 +172,14 @@ gamma = c4.number_input("gamma (base-measure strength)", step=0.5, format="%.4g"
 c4.caption("gamma = 0: uniform base measure; 1: default; epsilon: the literature's form.")
 
 s1, s2, s3, s4 = st.columns(4)
-sampler_choice = s1.radio("sampler", ("exact", "gibbs"), key="pca_sampler", help=HELP["sampler"],
-                          format_func=lambda s: ("Gibbs: matrix Bingham (approximate DP)" if s == "gibbs" else
-                                                 "exact: vector Bingham (k = 1)" if k == 1 else
-                                                 "exact: sequential deflation"))
-sampler = "gibbs" if sampler_choice == "gibbs" else ("exact" if k == 1 else "deflation")
-epsilon_split, burn_in, thin = None, None, None
-if sampler == "deflation":
+# Each choice means a sampler once k is known (exact: the vector Bingham for k = 1, deflation above).
+sampler_choice = s1.radio("sampler", page_choices(), key="pca_sampler", help=HELP["sampler"],
+                          format_func=lambda c: pca_sampler(sampler_for(c, k)).page_label)
+entry = pca_sampler(sampler_for(sampler_choice, k))
+sampler = entry.name
+epsilon_split, burn_in, thin, sweeps = None, None, None, PcaSettings.gibbs_sweeps
+# The controls of the settings fields the sampler reads (fdp_core/registry/pca.py).
+if "epsilon_split" in entry.fields:
     split = s2.radio("epsilon split", ("equal", "custom"), key="pca_split", horizontal=True, help=HELP["split"])
     if split == "custom":
         weight_columns = s3.columns(k)
@@ -185,7 +187,7 @@ if sampler == "deflation":
                    for j, col in enumerate(weight_columns, start=1)]
         total_weight = sum(weights)
         epsilon_split = tuple(g.epsilon * w / total_weight if total_weight != 0 else 0.0 for w in weights)
-elif sampler == "gibbs":
+if "gibbs_sweeps" in entry.fields:
     sweeps = int(s2.slider("Gibbs sweeps", 100, 20_000, step=100, key="pca_sweeps", help=HELP["sweeps"]))
     burn_pct = s3.slider("burn-in (% of sweeps)", 0, 90, step=5, key="pca_burn_pct", help=HELP["burn"])
     thin_input = int(s4.number_input("thin (0 = auto)", min_value=0, max_value=10_000, step=1, key="pca_thin",
@@ -218,22 +220,22 @@ if centring == "released-mean":
         r2.page_link("pages/release.py", label="go to Release & audit", icon=":material/verified_user:")
         st.stop()
 n_draws = int(r3.slider("private draws", 1, MAX_DRAWS, key="pca_draws", help=HELP["draws"]))
-if sampler == "gibbs" and n_draws > GIBBS_MAX_DRAWS:
-    r3.caption(f"Gibbs: {GIBBS_MAX_DRAWS} draws at most (each is a full chain).")
-    n_draws = GIBBS_MAX_DRAWS
+if entry.max_preview_draws is not None and n_draws > entry.max_preview_draws:
+    r3.caption(entry.max_preview_draws_note.format(n=entry.max_preview_draws))
+    n_draws = entry.max_preview_draws
 
 # --------------------------------------------------------------------------- the release
 
 settings = PcaSettings(k=k, basis=basis, p=p_input, kernel=g.kernel, rho=g.rho, nu=g.nu, epsilon=g.epsilon,
                        gamma=gamma, sampler=sampler, epsilon_split=epsilon_split, tau=g.tau,
                        tau_from_data=g.tau_from_data, centring=centring,
-                       gibbs_sweeps=int(ss["pca_sweeps"]) if sampler == "gibbs" else PcaSettings.gibbs_sweeps,
+                       gibbs_sweeps=sweeps,
                        gibbs_burn_in=burn_in, gibbs_thin=thin,
                        **(g.bounds if source == "current" else {}))
 mean_values = None if mean_release is None else mean_release.table["value"].to_numpy()
 mean_key = "none" if mean_release is None else mean_release.id
 try:
-    with st.spinner("Running the Gibbs chain(s)..." if sampler == "gibbs" else "Drawing private components..."):
+    with st.spinner(entry.spinner):
         results = [_draw(fd, settings, mean_values, mean_key, upstream_flags, data_key, DRAW_SALT + i)
                    for i in range(n_draws)]
 except FdpError as exc:
@@ -249,7 +251,7 @@ for flag in first.data_dependent_flags:
 gq = first.guarantee
 split_text = ", ".join(f"eps_{j} = {e:.4g}" for j, e in enumerate(gq["epsilon_per_component"], start=1))
 statement = (f"epsilon = {gq['epsilon']:g}"
-             + (f" split as {split_text} (sequential composition)" if sampler == "deflation" else "")
+             + (f" split as {split_text} (sequential composition)" if entry.splits_epsilon else "")
              + f"; gamma = {gq['gamma']:g}; k = {first.k}, p = {first.p}, tau = {first.tau:.4g}; sensitivity of "
              f"the utility ||XV||_F^2: {gq['sensitivity']:g}. Each draw is its own release.")
 if gq["approximate"]:
@@ -268,7 +270,7 @@ if mean_release is not None:
                f"epsilon {g.epsilon:g}: by basic composition the pair costs epsilon {e.epsilon + g.epsilon:.4g}, "
                f"delta {e.delta:.3g}. The released mean's noise stays in the centred curves: with a noisy mean the "
                "leading component can follow that noise (compare the scree).")
-if sampler == "deflation":
+if entry.splits_epsilon:
     st.dataframe(pd.DataFrame([{f"eps_{j}": e for j, e in enumerate(gq["epsilon_per_component"], start=1)}]),
                  hide_index=True, key="pca_split_table",
                  column_config={f"eps_{j}": st.column_config.NumberColumn(format="%.4g") for j in range(1, k + 1)})
@@ -284,10 +286,7 @@ st.plotly_chart(pca_plots.components_figure(fd.grid_points, aligned, first.nonpr
                                             approximate=gq["approximate"]), width="stretch", key="pca_components")
 st.caption("Private draws are sign-aligned to the non-private components for display only (v and -v are the same "
            "direction; the released components keep the library's convention: largest coefficient positive). "
-           f"{n_draws} independent draw(s) at the same settings."
-           + (" Gibbs: the columns are a frame of the private subspace ordered by smoothness (public "
-              "post-processing), not by variance: compare the subspaces (subspace distance below), not column "
-              "by column." if sampler == "gibbs" else ""))
+           f"{n_draws} independent draw(s) at the same settings." + entry.components_note)
 
 if mean_release is not None:
     centre, centre_label = mean_values, f"released mean ({mean_release.id})"
@@ -327,25 +326,14 @@ with right:
 
 # --------------------------------------------------------------------------- sampler diagnostics
 
-st.subheader("Sampler diagnostics" + (" (approximate DP)" if sampler == "gibbs" else ""))
+st.subheader("Sampler diagnostics" + (" (approximate DP)" if entry.approximate else ""))
 diag = first.diagnostics
-if sampler == "exact":
-    st.markdown(f"Acceptance rate of the rejection sampler (draw 1): **{diag['acceptance_rate']:.4g}** "
-                f"({diag['n_proposed']} proposals; envelope b = {diag['acg_b']:.4g}).")
-    st.caption(f"Exact: every accepted proposal is a draw from the mechanism. Worst case about sqrt(2/(e p)) = "
-               f"{np.sqrt(2 / (np.e * first.p)):.3g} at p = {first.p}.")
-elif sampler == "deflation":
-    rates = ", ".join(f"v_{j}: {a:.4g}" for j, a in enumerate(diag["acceptance_rates"], start=1))
-    st.markdown(f"Acceptance rate per component (draw 1): {rates}; mean **{diag['acceptance_rate']:.4g}**.")
-    st.caption("Each component is drawn exactly on the orthogonal complement of the previous ones.")
-else:
+if "trace" in diag:  # a Markov chain: its trace, burn-in shaded
     st.plotly_chart(pca_plots.gibbs_trace_figure(diag["trace"], diag["burn_in"], diag["thin"]), width="stretch",
                     key="pca_trace")
-    st.markdown(f"Draw 1: {diag['n_sweeps']} sweeps, burn-in {diag['burn_in']}, thin {diag['thin']}; acceptance "
-                f"rate of the exact inner sampler **{diag['acceptance_rate']:.4g}**; {diag['n_spectral_solves']} "
-                "conditionals needed a full eigendecomposition.")
-    st.caption("A flat trace after the burn-in suggests the chain has settled, but no finite chain is exactly at "
-               "its target: the release (the final state) is approximate DP.")
+diagnostics_text, diagnostics_note = entry.describe_diagnostics(diag, first.p)
+st.markdown(diagnostics_text)
+st.caption(diagnostics_note)
 st.caption("Diagnostics depend on the data (through X'X): analyst view, never exported.")
 
 with st.expander("release record (plain data, from fdp_core.pca.release_record)"):

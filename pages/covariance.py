@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 from fdp_core.covariance import (CENTRINGS, COVARIANCE_MECHANISMS, CovarianceSettings, eigenfunctions_of,
                                  exponential_mechanism_components, plan_covariance_release, variance_ratio)
 from fdp_core.errors import FdpError
+from fdp_core.registry.covariance import covariance_mechanism
 from fdp_core.regression import RegressionSettings, bands, plan_regression_release
 from fdp_core.sensitivity import COVARIANCE_GAUSSIAN_BOUNDS
 from fdp_core.export import NONPRIVATE_VIEWS
@@ -35,10 +36,10 @@ st.caption("Curves are centred at a public value c and clipped to the sidebar's 
 st.header("Covariance function")
 c1, c2, c3, c4 = st.columns(4)
 mechanism = c1.selectbox("mechanism", COVARIANCE_MECHANISMS, key="cov_mechanism",
-                         format_func={"gaussian": "Gaussian (tensor GP), (epsilon, delta)",
-                                      "iclp": "ICLP (tensor Laplace), epsilon"}.get)
+                         format_func=lambda name: covariance_mechanism(name).label)
+entry = covariance_mechanism(mechanism)
 bound = c2.radio("Gaussian bound", COVARIANCE_GAUSSIAN_BOUNDS, key="cov_bound", horizontal=True,
-                 disabled=mechanism != "gaussian",
+                 disabled="bound" not in entry.fields,
                  help="kyfan: tau^2 sqrt(c1 + c2)/n (tighter, default). sqrt2: sqrt(2) tau^2 max A/n.")
 centring = c3.radio("centring", CENTRINGS, key="cov_centring", horizontal=True,
                     help="public: second moment about c. released-mean: also release the mean (share gamma of the "
@@ -73,7 +74,7 @@ nonprivate = plan.nonprivate_covariance()
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("sensitivity", f"{plan.sensitivity:.4g}",
           help=plan.guarantee["sensitivity_norm"] + "; " + plan.guarantee["bound_label"])
-m2.metric("sigma" if mechanism == "gaussian" else "Laplace scale / sqrt(lambda_j lambda_l)",
+m2.metric(entry.scale_label,
           f"{plan.sigma:.4g}" if plan.sigma else f"{plan.sensitivity / settings.split()[0]:.4g}")
 m3.metric("expected squared HS error", f"{plan.expected_sq_hs_error:.4g}")
 m4.metric("components L", str(plan.n_components))

@@ -160,9 +160,12 @@ def _kde_settings():
 
 def _pca_settings():
     from fdp_core.pca import PcaSettings
+    from fdp_core.registry.pca import pca_sampler, sampler_for
 
     k = int(ss["rel_pca_k"])
-    sampler = ss["rel_pca_sampler"] if k > 1 else ("gibbs" if ss["rel_pca_sampler"] == "gibbs" else "exact")
+    sampler = ss["rel_pca_sampler"]
+    if k == 1:  # one component: the choice's sampler for k = 1 (an exact choice means the exact sampler)
+        sampler = sampler_for(pca_sampler(sampler).choice, k)
     return PcaSettings(k=k, basis=ss["rel_pca_basis"], kernel=g.kernel, rho=g.rho, nu=g.nu, epsilon=g.epsilon,
                        gamma=float(ss["rel_pca_gamma"]), sampler=sampler, tau=g.tau, tau_from_data=g.tau_from_data,
                        centring="released-mean" if ss["rel_pca_mean"] != "none" else
@@ -256,7 +259,8 @@ try:
         pending = export.prepare_kde_commit(ds.fd, ss["rel_kde_feature"], settings, label=label)
         inputs = (ss["rel_kde_feature"], settings, label)
     else:
-        from fdp_core.pca import PCA_BASES, PCA_SAMPLERS, SAMPLER_LABELS
+        from fdp_core.pca import PCA_BASES, PCA_SAMPLERS
+        from fdp_core.registry.pca import pca_sampler
 
         means = {r.id: r.label for r in ledger_ui.releases() if r.kind == "mean"}
         if ss.get("rel_pca_mean", "none") not in means:
@@ -264,7 +268,7 @@ try:
         c1, c2, c3, c4 = st.columns(4)
         c1.number_input("components k", min_value=1, max_value=5, step=1, key="rel_pca_k")
         c2.selectbox("basis", PCA_BASES, key="rel_pca_basis")
-        c3.selectbox("sampler", PCA_SAMPLERS, key="rel_pca_sampler", format_func=SAMPLER_LABELS.get,
+        c3.selectbox("sampler", PCA_SAMPLERS, key="rel_pca_sampler", format_func=lambda s: pca_sampler(s).label,
                      help="k = 1 always uses the exact sampler unless Gibbs is chosen.")
         c4.number_input("gamma (base-measure strength)", min_value=0.0, step=0.5, key="rel_pca_gamma")
         c5, c6 = st.columns(2)
@@ -272,13 +276,13 @@ try:
                      format_func=lambda i: "none" if i == "none" else f"by the committed mean {means[i]} ({i})",
                      help="Centre by a mean released earlier (its budget is already counted), or not at all.")
         c6.number_input("Gibbs sweeps", min_value=100, max_value=200_000, step=1000, key="rel_pca_sweeps",
-                        disabled=ss["rel_pca_sampler"] != "gibbs")
+                        disabled="gibbs_sweeps" not in pca_sampler(ss["rel_pca_sampler"]).fields)
         settings = _pca_settings()
         pending = None
         entry = export.pca_ledger_entry(settings, label=label)
         flags = (f"{export.PCA_HARDENING}: the release is idealised real-arithmetic DP",)
         if entry.approximate:
-            flags += ("Gibbs sampling is approximate: the nominal epsilon is not a DP claim",)
+            flags += (pca_sampler(settings.sampler_name).caveat,)
         sampler_note = (f"Sampler: {entry.noise['sampler']}; fresh OS entropy; {export.PCA_HARDENING.lower()}. "
                         f"Data-dependent diagnostics (acceptance rate, variance ratio) are never exported.")
         inputs = (settings, label, ss["rel_pca_mean"])

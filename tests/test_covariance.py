@@ -218,6 +218,15 @@ def test_settings_refusals():
     with pytest.raises(ParameterError, match="not both"):
         CovarianceSettings(centre=0.0, lo=0, hi=1).validated()
     assert CovarianceSettings(lo=0.0, hi=1.0).validated().tau_value == 0.5
+    with pytest.raises(ParameterError, match="^mechanism must be one of gaussian, iclp; got 'laplace'$"):
+        CovarianceSettings(mechanism="laplace", centre=0.0, tau=1.0).validated()
+    with pytest.raises(ParameterError, match="delta must be in"):
+        CovarianceSettings(centre=0.0, tau=1.0, delta=0.0).validated()
+    with pytest.raises(ParameterError, match="bound must be one of kyfan, sqrt2"):
+        CovarianceSettings(centre=0.0, tau=1.0, bound="paper").validated()
+    # ICLP reads neither delta nor the Gaussian bound: pure epsilon-DP, its record says delta = 0.
+    iclp = CovarianceSettings(mechanism="iclp", centre=0.0, tau=1.0, delta=0.0, bound="paper").validated()
+    assert iclp.split() == (1.0, 0.0, 0.0, 0.0)
 
 
 def test_cli_writes_publishable_and_analyst_files_separately(tmp_path):

@@ -281,7 +281,11 @@ def test_data_dependent_choices_are_flagged(awan):
     (dict(k=2, sampler="exact"), "deflation"),
     (dict(k=2, sampler="deflation", epsilon=1.0, epsilon_split=(0.3, 0.3)), "add up to epsilon"),
     (dict(k=2, sampler="deflation", epsilon_split=(0.5,)), "one epsilon per component"),
-    (dict(sampler="mcmc"), "sampler must be one of"),
+    (dict(sampler="mcmc"), "sampler must be one of exact, deflation, gibbs; got 'mcmc'"),
+    (dict(k=2, sampler="gibbs", epsilon_split=(0.5, 0.5)), "epsilon_split applies only to the deflation sampler"),
+    (dict(k=2, sampler="gibbs", gibbs_sweeps=0), "gibbs_sweeps must be >= 1"),
+    (dict(k=2, sampler="gibbs", gibbs_sweeps=100, gibbs_burn_in=100), r"gibbs_burn_in must be in \[0, gibbs_sweeps"),
+    (dict(k=2, sampler="gibbs", gibbs_thin=0.5), "gibbs_thin must be an integer"),
     (dict(basis="wavelet"), "basis must be one of"),
     (dict(centring="released-mean"), "released mean curve"),
     (dict(basis="kernel", kernel="gaussian", rho=0.01, p=500), "numerically non-zero"),
@@ -290,6 +294,19 @@ def test_bad_settings_are_refused_with_specific_messages(awan, settings, match):
     fd, _ = awan
     with pytest.raises(ParameterError, match=match):
         private_pca(fd, PcaSettings(**{"basis": "fourier", **settings}), 0)
+
+
+def test_the_exact_samplers_refusal_of_k_above_one_is_word_for_word():
+    with pytest.raises(ParameterError) as info:
+        PcaSettings(k=3, sampler="exact").validated()
+    assert str(info.value) == ("the exact sampler draws one component (k = 1); for k = 3 use sampler 'deflation' "
+                               "(exact per component, the budget split across components) or 'gibbs' (matrix "
+                               "Bingham, approximate)")
+
+
+def test_fields_of_other_samplers_are_ignored():
+    """Chain settings do not concern the exact samplers: a bad one is not refused there."""
+    assert PcaSettings(k=2, gibbs_sweeps=0, gibbs_thin=0).validated().sampler_name == "deflation"
 
 
 def test_fewer_curves_than_components_is_a_data_error():

@@ -18,6 +18,10 @@ uniform measure:
   sampler. The chain's output is only approximately distributed as the target, so a
   release made with it is approximate DP.
 
+The matrix A of private PCA's exponential mechanism (:func:`exponential_mechanism_from_gram`)
+and the public ordering of a Gibbs frame (:func:`order_subspace`) live here too: the sampler
+entries of ``fdp_core/registry/pca.py`` build their draws from this module alone.
+
 The ACG rejection step, in the form used throughout
 ----------------------------------------------------
 Let A be q x q symmetric and s > lambda_max(A). Propose y ~ N(0, (s I - A)^-1) and
@@ -577,3 +581,28 @@ def _gibbs_chain(a, U, Z, rng, n_sweeps, burn_in, thin) -> GibbsDraws:
     return GibbsDraws(sample=U @ Z, samples=kept, trace=trace, acceptance_rate=accepted / proposed,
                       n_sweeps=n_sweeps, burn_in=burn_in, thin=thin,
                       n_spectral_solves=tracker.spectral_solves)
+
+
+# ---------------------------------------------------------------------------------------
+# The exponential mechanism's matrix, and the frame of a matrix Bingham draw
+# ---------------------------------------------------------------------------------------
+
+
+def exponential_mechanism_from_gram(gram: np.ndarray, epsilon: float, gamma: float, prior_variances) -> np.ndarray:
+    """A = (eps/2) G - (gamma/2) diag(1/c) with G = sum_p M_p, each M_p PSD with trace <= 1
+    (a person's average of x x^T over rows in the unit ball): replacing one person moves
+    tr(V^T G V) by at most 1, so the exponential mechanism keeps sensitivity 1."""
+    c = np.asarray(prior_variances, dtype=float)
+    return (epsilon / 2.0) * np.asarray(gram, dtype=float) - np.diag((gamma / 2.0) / c)
+
+
+def order_subspace(V: np.ndarray, cinv: np.ndarray) -> np.ndarray:
+    """Rotate an orthonormal frame to the principal axes of V^T Cinv V, smoothest first.
+
+    The matrix Bingham density depends on V only through V V^T, so the Gibbs chain's
+    columns are an arbitrary frame of the private subspace. Ordering them by the public
+    base term (smallest V^T Cinv V first = smoothest) is post-processing with public
+    information only; ordering by the data would not be.
+    """
+    _, R = np.linalg.eigh(V.T @ (cinv[:, None] * V))
+    return V @ R
