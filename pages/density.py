@@ -47,8 +47,9 @@ EXAMPLES = {
 FEATURE_KINDS = {"value": "value at t0", "mean": "average over [u, v]", "l2norm": "L2 norm",
                  "max": "maximum", "column": "metadata column"}
 # The mechanisms and how each is shown come from the registry (fdp_core/registry/kde.py).
+COMPARE_ALL = "both"  # the menu choice that shows every mechanism side by side (not a mechanism)
 MECHANISMS = {**{name: m.menu for name, m in KDE_REGISTRY.items()},
-              "both": "compare both" if len(KDE_REGISTRY) == 2 else "compare all"}
+              COMPARE_ALL: "compare both" if len(KDE_REGISTRY) == 2 else "compare all"}
 GRID_SLIDERS = {1: ("density_grid_1d", 16, 1000, 8), 2: ("density_grid_2d", 8, 96, 4)}
 MAX_DRAWS_1D, MAX_PANELS_2D = 30, 3
 # Monte Carlo draws behind the 95% radii: a 64 x 64 noise field costs 16x a 512-point curve.
@@ -319,7 +320,7 @@ if source == "curves" and (g.person_column or g.value_range):
                    f"{n} observations: each person's features, clipped to the box, averaged.")
 
 mechanism = st.session_state["density_mechanism"]
-shown = tuple(KDE_REGISTRY) if mechanism == "both" else (mechanism,)
+shown = tuple(KDE_REGISTRY) if mechanism == COMPARE_ALL else (mechanism,)
 
 
 def _reads(name: str) -> bool:
@@ -377,7 +378,7 @@ v1, v2 = st.columns(2)
 if d == 1:
     style = v1.radio("show", ("draws", "band"), key="density_style", horizontal=True,
                      help="Several independent sanitized densities, or their pointwise 5-95% band (200 draws).")
-    n_draws = v2.slider("sanitized draws" + (" per mechanism" if mechanism == "both" else ""), 1, MAX_DRAWS_1D,
+    n_draws = v2.slider("sanitized draws" + (" per mechanism" if mechanism == COMPARE_ALL else ""), 1, MAX_DRAWS_1D,
                         key="density_draws", disabled=style == "band")
 else:
     surface = v1.radio("view", ("heatmaps", "surfaces"), key="density_view", horizontal=True) == "surfaces"
