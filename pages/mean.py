@@ -147,9 +147,9 @@ if compare:
                                           for v in table["expected squared L2 error"]]
     st.table(table.set_index("mechanism").fillna("-"))
     st.caption("Expected squared L2 error of the release against each mechanism's own non-private estimate, in "
-               "closed form: sigma^2 sum(lambda_l) (Gaussian), sum 2 b_l^2 (ICLP, FRL), 2 lambda^2 S_K "
-               "(Bernstein, S_K = sum_v ||b_v||^2). The estimators differ (smoothing, truncation, clipping), so "
-               "compare the pictures against the truth as well. Previews: idealised real-arithmetic DP.")
+               "closed form: " + "; ".join(f"{m.error_rule} ({m.label.split(' (')[0]})" for m in MEAN_REGISTRY.values())
+               + ". The estimators differ (smoothing, truncation, clipping), so compare the pictures against the "
+               "truth as well. Previews: idealised real-arithmetic DP.")
     if g.tau_from_data:
         st.error("tau was read off the data: the tau-based releases above are NOT differentially private.")
     st.stop()
@@ -188,27 +188,21 @@ with st.container(border=True, key="mean_accuracy"):
         accuracy_sentence(plan) + (" The bias is larger than the noise: smoothing or clipping, not privacy, "
                                    "dominates the error." if bias > math.sqrt(plan.expected_sq_l2_error) else ""))
 gq = plan.guarantee
-if plan.sigma is not None:
-    st.caption(f"Expected squared L2 error sigma^2 sum(lambda) = {plan.expected_sq_l2_error:.4g}. L2 radius by a "
-               "saddlepoint approximation of the weighted chi-square law; sup radius by 4000 Monte Carlo draws. "
-               "Previews: idealised real-arithmetic DP (numpy generator).")
-elif mean_mechanism(mechanism).lattice:
-    st.caption(f"Expected squared L2 error 2 lambda^2 S_K = {plan.expected_sq_l2_error:.4g} (closed form, S_K = "
-               f"{gq.details['sum_sq_basis_norms']:.4g}; {gq.details['expected_sq_l2_error_quadrature']:.4g} on this grid's "
-               "quadrature). Radii by 4000 Monte Carlo draws. Previews: idealised real-arithmetic DP.")
-else:
-    st.caption(f"Expected squared L2 error sum 2 b_l^2 = {plan.expected_sq_l2_error:.4g}. Radii by 4000 Monte Carlo "
-               "draws. Previews: idealised real-arithmetic DP (numpy generator).")
+entry = mean_mechanism(mechanism)
+quadrature = (f" ({gq.details['expected_sq_l2_error_quadrature']:.4g} on this grid's quadrature)"
+              if "expected_sq_l2_error_quadrature" in gq.details else "")
+radii = ("L2 radius by a saddlepoint approximation of the weighted chi-square law; sup radius by 4000 Monte Carlo "
+         "draws." if plan.family.uses_delta else "Radii by 4000 Monte Carlo draws.")
+st.caption(f"Expected squared L2 error {entry.error_rule} = {plan.expected_sq_l2_error:.4g}{quadrature}. {radii} "
+           "Previews: idealised real-arithmetic DP (numpy generator).")
 
 left, right = st.columns(2)
 if plan.sigma is not None:
     with left:
         st.markdown("**Sensitivity**: how far one person can move the estimate",
-                    help="Measured in the Cameron-Martin norm of the kernel C, ||h||^2 = sum_l h_l^2 / lambda_l: the "
-                         "norm in which the Gaussian-process noise's privacy loss is exactly that of a scalar "
-                         "Gaussian mechanism (docs/METHODS.md, section 2).")
-        st.dataframe(pd.DataFrame({"bound": ["tight (attained)", "paper (Mirshani et al.)"],
-                                   "Delta": [gq.sensitivity_tight, gq.sensitivity_paper]}),
+                    help=entry.sensitivity_help or f"Measured in the {gq.sensitivity_norm}.")
+        st.dataframe(pd.DataFrame({"bound": [entry.bound_name(b) for b in BOUNDS],
+                                   "Delta": [gq.sensitivity_for(b) for b in BOUNDS]}),
                      hide_index=True, width="stretch")
         st.caption(f"n = {plan.n} {'persons' if g.person_column else 'curves'} (after {plan.n_dropped} curves "
                    f"dropped), {plan.n_clipped} curves clipped at tau = {plan.tau:.4g}; {plan.synthesis.shape[1]} "

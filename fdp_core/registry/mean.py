@@ -70,6 +70,8 @@ class MeanMechanism:
     bound_names: tuple = (("tight", "tight"), ("paper", "paper"))  # (bound, name shown)
     sensitivity_norm_label: str = ""
     scale_rule: str = ""  # how the noise scale follows from the sensitivity
+    error_rule: str = ""  # the closed form of the expected squared L2 error
+    sensitivity_help: str = ""  # what the sensitivity's norm measures
 
     def bound_name(self, bound: str) -> str:
         return dict(self.bound_names).get(bound, bound)
@@ -251,14 +253,20 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                   shrinkage_sensitivity=_gaussian_shrinkage_sensitivity, color="#1f77b4",
                   bound_help="tight: the exact worst case over clipped curves (attained). paper: the closed form "
                              "of Mirshani et al. (2019), never smaller.",
-                  sensitivity_norm_label="kernel norm", scale_rule="sd sigma sqrt(lambda_l) per coefficient"),
+                  bound_names=(("tight", "tight (attained)"), ("paper", "paper (Mirshani et al.)")),
+                  sensitivity_norm_label="kernel norm", scale_rule="sd sigma sqrt(lambda_l) per coefficient",
+                  error_rule="sigma^2 sum(lambda_l)",
+                  sensitivity_help="Measured in the Cameron-Martin norm of the kernel C, ||h||^2 = sum_l h_l^2 / "
+                                   "lambda_l: the norm in which the Gaussian-process noise's privacy loss is exactly "
+                                   "that of a scalar Gaussian mechanism (docs/METHODS.md, section 2)."),
     MeanMechanism("iclp-qr", "ICLP-QR (quadratic penalty, epsilon)", "laplace", "psi",
                   quadratic_penalty=True, lattice=False,
                   fields=("eta", "psi"), validate=_validate_iclp_qr, plan_noise=_iclp_planner(iclp_qr_mean_noise),
                   worst_case=_worst_iclp_qr, shrinkage_sensitivity=_iclp_qr_shrinkage_sensitivity, color="#ff7f0e",
                   bound_help="tight: Cauchy-Schwarz, attained by a pair of clipped curves. paper: Lin & Reimherr's "
                              "sum, never smaller.",
-                  sensitivity_norm_label="weighted l1", scale_rule="b_l = Delta_1 sqrt(lambda_l) / epsilon"),
+                  sensitivity_norm_label="weighted l1", scale_rule="b_l = Delta_1 sqrt(lambda_l) / epsilon",
+                  error_rule="sum 2 b_l^2"),
     MeanMechanism("iclp-ar", "ICLP-AR (absolute penalty, epsilon)", "laplace", "psi",
                   quadratic_penalty=False, lattice=False,
                   fields=("eta", "psi"), validate=_validate_iclp_ar, plan_noise=_iclp_planner(iclp_ar_mean_noise),
@@ -267,18 +275,20 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                              "with lambda^(-1/2) (the paper prints lambda^(-eta/2), which can under-noise: not "
                              "offered).",
                   bound_names=(("tight", "CS bound"), ("paper", "triangle")), sensitivity_norm_label="weighted l1",
-                  scale_rule="b_l = Delta_1 sqrt(lambda_l) / epsilon on active components"),
+                  scale_rule="b_l = Delta_1 sqrt(lambda_l) / epsilon on active components", error_rule="sum 2 b_l^2"),
     MeanMechanism("frl", "FRL (first M eigenfunctions, epsilon)", "laplace", None,
                   quadratic_penalty=False, lattice=False,
                   fields=("M",), validate=_validate_frl, plan_noise=_plan_frl, worst_case=_worst_frl,
                   color="#8c564b", bound_help="tight: 2 tau sqrt(M)/n (attained). paper: 2 tau M/n.",
-                  sensitivity_norm_label="l1", scale_rule="b = Delta_1 / epsilon on each of the M coefficients"),
+                  sensitivity_norm_label="l1", scale_rule="b = Delta_1 / epsilon on each of the M coefficients",
+                  error_rule="sum 2 b_l^2"),
     MeanMechanism("bernstein", "Bernstein polynomial (epsilon)", "laplace", None,
                   quadratic_penalty=False, lattice=True,
                   fields=("K", "lo", "hi"), validate=_validate_bernstein, color="#e377c2",
                   bound_help="One exact bound, (K + 1)(hi - lo)/n: both choices give it.",
                   bound_names=(("tight", "exact"), ("paper", "exact")), sensitivity_norm_label="l1",
-                  scale_rule="lambda = (K + 1)(hi - lo) / (n epsilon) on each lattice value"),
+                  scale_rule="lambda = (K + 1)(hi - lo) / (n epsilon) on each lattice value",
+                  error_rule="2 lambda^2 S_K (S_K = sum_v ||b_v||^2)"),
 )}
 
 
