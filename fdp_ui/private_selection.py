@@ -16,7 +16,7 @@ from fdp_core.private_selection import (SELECTION_BOUNDS, commit_selection, pcv_
                                         selection_entry, selection_folds, selection_probabilities,
                                         selection_tau)
 
-from . import ledger, sidebar
+from . import ledger, mean_controls, sidebar
 
 GRID_SIZE = 8
 PENALTIES = np.logspace(-8, 1, GRID_SIZE)
@@ -56,7 +56,7 @@ def _commit(fd, settings, folds, epsilon, bound, mechanism):
     if mechanism == "gaussian":
         values["g_log_phi"] = round(float(np.clip(math.log10(selection.chosen_penalty), -8.0, 2.0)), 1)
     else:
-        st.session_state["mean_log_psi"] = round(float(np.clip(math.log10(selection.chosen_penalty), -8.0, 3.0)), 2)
+        st.session_state[mean_controls.KEYS["psi"]] = round(float(np.clip(math.log10(selection.chosen_penalty), -8.0, 3.0)), 2)
     sidebar.apply(values)
     st.session_state["sel_message"] = ("success", f"selected penalty {selection.chosen_penalty:.3g}, rho "
                                                   f"{selection.chosen_rho:.3g}; charged epsilon {entry.epsilon:g} "
