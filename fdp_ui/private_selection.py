@@ -56,7 +56,8 @@ def _commit(fd, settings, folds, epsilon, bound, mechanism):
     if mechanism == "gaussian":
         values["g_log_phi"] = round(float(np.clip(math.log10(selection.chosen_penalty), -8.0, 2.0)), 1)
     else:
-        st.session_state[mean_controls.KEYS["psi"]] = round(float(np.clip(math.log10(selection.chosen_penalty), -8.0, 3.0)), 2)
+        log_psi = float(np.clip(math.log10(selection.chosen_penalty), -8.0, 3.0))
+        st.session_state[mean_controls.KEYS["psi"]] = round(log_psi, 2)
     sidebar.apply(values)
     st.session_state["sel_message"] = ("success", f"selected penalty {selection.chosen_penalty:.3g}, rho "
                                                   f"{selection.chosen_rho:.3g}; charged epsilon {entry.epsilon:g} "
