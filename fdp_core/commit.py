@@ -62,6 +62,7 @@ from .registry import mean_mechanism
 from .registry.kde import kde_mechanism
 from .registry.pca import pca_sampler
 from .release import library_versions, provenance_stamp
+from .settings_fields import config_of
 
 CONFIG_SCHEMA = "fdp.replay/1"
 # Covariance and regression commits live in commit_summaries.py (exact discrete noise, same path).
@@ -461,7 +462,7 @@ def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: st
     table = pd.DataFrame({"t": plan.grid_points, "value": values})
     index = {"index": np.arange(1, full.size + 1)} if not mean_mechanism(plan.settings.mechanism).lattice else \
         {"lattice_point": np.arange(full.size) / (full.size - 1)}
-    config = {"schema": CONFIG_SCHEMA, "kind": "mean", "settings": asdict(plan.settings),
+    config = {"schema": CONFIG_SCHEMA, "kind": "mean", "settings": config_of(plan.settings),
               "data": {"missing": _missing_policy(fd), "label": data_label, "n": plan.n, "m": plan.m},
               "export": {"granularity_exp": pending.noise_plan.granularity_exp},
               "budget": _budget_config(ledger), "replays": pending.entry.id}
@@ -572,9 +573,8 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
     else:
         i1, i2 = np.unravel_index(np.arange(full.size), shape)
         index = {"index_1": i1 + 1, "index_2": i2 + 1}
-    settings_dict = asdict(settings)
-    settings_dict["box"] = [list(b) for b in check_box(settings.box)]
-    config = {"schema": CONFIG_SCHEMA, "kind": "kde", "settings": settings_dict,
+    config = {"schema": CONFIG_SCHEMA, "kind": "kde",
+              "settings": config_of(replace(settings, box=check_box(settings.box))),
               "data": {"missing": pending.context["missing"], "feature": pending.context["feature"],
                        "label": data_label, "n": plan.n},
               "export": {"granularity_exp": pending.noise_plan.granularity_exp},
@@ -659,10 +659,7 @@ def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_la
     table = pd.DataFrame({"t": result.grid_points, **columns})
     coefficients = pd.DataFrame({"basis_index": np.arange(1, result.p + 1),
                                  **{f"V_{j + 1}": result.coefficients[:, j] for j in range(result.k)}})
-    settings_dict = asdict(settings)
-    if settings_dict.get("epsilon_split") is not None:
-        settings_dict["epsilon_split"] = list(settings_dict["epsilon_split"])
-    config = {"schema": CONFIG_SCHEMA, "kind": "pca", "settings": settings_dict,
+    config = {"schema": CONFIG_SCHEMA, "kind": "pca", "settings": config_of(settings),
               "data": {"missing": _missing_policy(fd), "label": data_label, "n": result.n, "m": result.m},
               "export": {}, "budget": _budget_config(ledger), "replays": entry.id}
     analyst = pca.analyst_view(result, n_dropped=fd.report.n_dropped)

@@ -10,8 +10,6 @@ ledger entries; both are checked together before any noise is drawn, so a refusa
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import numpy as np
 import pandas as pd
 
@@ -24,6 +22,7 @@ from .commit import (CONFIG_SCHEMA, CommittedRelease, PendingCommit, _UNIT_ROUND
                      _common_record, _discrete_plan, _execute, _granularity_for, _missing_policy, looked_at_field)
 from .regression import RegressionSettings, plan_regression_release
 from .regression import release_record as regression_record
+from .settings_fields import config_of
 
 COVARIANCE_ACCURACY = ("Expected squared Hilbert-Schmidt distance of the second-moment part to the non-private "
                        "shrunk estimate (closed form, data-free): {error:.4g}.")
@@ -124,7 +123,7 @@ def commit_covariance(ledger, fd: FunctionalData, settings: CovarianceSettings, 
                                               "noisy": pendings[1].active, "noise_scale": plan.mean_scales,
                                               "unit_value": draws[1][1].unit_values, "value": mean})],
                          ignore_index=True)
-    config = {"schema": CONFIG_SCHEMA, "kind": "covariance", "settings": asdict(plan.settings),
+    config = {"schema": CONFIG_SCHEMA, "kind": "covariance", "settings": config_of(plan.settings),
               "data": {"missing": _missing_policy(fd), "label": data_label, "n": plan.n, "m": int(t.size)},
               "export": {"granularity_exp": pendings[0].noise_plan.granularity_exp},
               "budget": _budget_config(ledger), "replays": pendings[0].entry.id}
@@ -186,9 +185,7 @@ def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, 
         pd.DataFrame({"part": "T2", "row": i2 + 1, "column": j2 + 1, "noisy": True,
                       "noise_scale": plan.t2_scales.ravel(), "unit_value": draws[1][1].unit_values,
                       "value": draws[1][0]})], ignore_index=True)
-    settings_dict = asdict(plan.settings)
-    settings_dict["covariates"] = list(plan.settings.covariates)
-    config = {"schema": CONFIG_SCHEMA, "kind": "regression", "settings": settings_dict,
+    config = {"schema": CONFIG_SCHEMA, "kind": "regression", "settings": config_of(plan.settings),
               "data": {"missing": _missing_policy(fd), "label": data_label, "n": plan.n,
                        "m": int(plan.grid_points.size)},
               "export": {"granularity_exp": pendings[0].noise_plan.granularity_exp},
@@ -201,15 +198,6 @@ def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, 
                "n_clipped_covariates": plan.n_clipped_covariates,
                "ols": {lab: ols[k] for k, lab in enumerate(plan.labels)}}
     return CommittedRelease("regression", pendings[1].entry, record, table, coef, config, {}, accuracy, analyst)
-
-
-def settings_from_config(kind: str, settings: dict):
-    """Settings object of a covariance/regression replay config (validated)."""
-    if kind == "covariance":
-        return CovarianceSettings(**settings).validated()
-    values = dict(settings)
-    values["covariates"] = tuple(values.get("covariates") or ())
-    return RegressionSettings(**values).validated()
 
 
 def replay_summary(kind: str, ledger: Ledger, fd: FunctionalData, settings, *, label: str, data_label: str,

@@ -31,7 +31,9 @@ from .preprocess import PublicBounds, person_codes, person_row_weights
 from .registry.covariance import REGISTRY as MECHANISM_REGISTRY
 from .registry.covariance import covariance_mechanism
 from .release import randomness_fields
-from .sensitivity import covariance_weights
+from .sensitivity import COVARIANCE_GAUSSIAN_BOUNDS, covariance_weights
+from .settings_fields import (CALIBRATION, CENTRE, CENTRE_RANGE, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU,
+                              PERSON_COLUMN, RHO, option)
 
 # The release is an m x m surface (release.csv has m^2 rows) and the noise L x L entries.
 MAX_COVARIANCE_GRID = 1_000
@@ -51,24 +53,29 @@ class CovarianceSettings:
     a share ``gamma`` of epsilon (and delta) and subtracts mu~ mu~^T.
     """
 
-    mechanism: str = "gaussian"
-    kernel: str = "matern52"
-    rho: float = 0.1
-    nu: float | None = None
-    eta: float = 1.5
-    phi: float = 1e-3
-    epsilon: float = 1.0
-    delta: float = 1e-5
-    tau: float | None = None
-    bound: str = "kyfan"
-    calibration: str = "analytic"
-    centre: float | None = None
-    lo: float | None = None
+    mechanism: str = option("gaussian", choices=COVARIANCE_MECHANISMS,
+                            help="gaussian: tensor GP noise, (epsilon, delta)-DP; iclp: tensor Laplace, pure "
+                                 "epsilon-DP")
+    kernel: str = option("matern52", KERNEL, required=True)
+    rho: float = option(0.1, RHO, required=True)
+    nu: float | None = option(None, NU)
+    eta: float = option(1.5, ETA)
+    phi: float = option(1e-3, help="penalty phi > 0 of the shrinkage s_jl")
+    epsilon: float = option(1.0, EPSILON, required=True)
+    delta: float = option(1e-5, DELTA)
+    tau: float | None = option(None, help="public L2 bound of the centred curves (required with --centre)")
+    bound: str = option("kyfan", choices=COVARIANCE_GAUSSIAN_BOUNDS,
+                        help="Gaussian sensitivity: kyfan (tighter, default) or sqrt2")
+    calibration: str = option("analytic", CALIBRATION)
+    centre: float | None = option(None, CENTRE)
+    lo: float | None = option(None, CENTRE_RANGE)  # --value-range LO,HI sets lo and hi
     hi: float | None = None
-    centring: str = "public"
-    gamma: float = 0.2
-    person_column: str | None = None
-    n_public: int | None = None
+    centring: str = option("public", choices=CENTRINGS,
+                           help="public: second moment about the centre; released-mean: also release the mean with a "
+                                "share --gamma of the budget and subtract its outer product")
+    gamma: float = option(0.2, help="share of the budget for the released mean")
+    person_column: str | None = option(None, PERSON_COLUMN)
+    n_public: int | None = option(None, N_PUBLIC)
 
     def validated(self) -> "CovarianceSettings":
         mechanism = covariance_mechanism(self.mechanism)  # its own fields: fdp_core/registry/covariance.py

@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .box import Box, box_widths
+from .box import Box, box_widths, parse_box
 from .errors import ParameterError
 from .mechanisms.iclp_kde import IclpAxis
 from .mechanisms.kde_plan import KdeNoisePlan
 from .registry.kde import REGISTRY, KdeMechanism, kde_mechanism
 from .release import randomness_fields
+from .sensitivity import KDE_BOUNDS
+from .settings_fields import CALIBRATION, DELTA, EPSILON, ETA, KERNEL, NU, PERSON_COLUMN, RHO, VALUE_RANGE, option
 
 # Views of the registry (fdp_core/registry/kde.py): the CLI's --mechanism choices and labels.
 KDE_MECHANISMS = tuple(REGISTRY)
@@ -158,23 +160,36 @@ def _release(entry: KdeMechanism, plan: KdeNoisePlan) -> KdeRelease:
 class KdeSettings:
     """Every public choice behind a density release (all of it goes into the provenance)."""
 
-    mechanism: str = "gaussian"
-    box: tuple = ((0.0, 1.0),)
-    epsilon: float = 1.0
-    delta: float = 1e-5  # Gaussian mechanism only
-    bandwidth: float | None = None  # Gaussian mechanism only; None = data-free default rule
-    data_dependent_bandwidth: bool = False
-    grid_size: int | None = None
-    bound: str = "exact"
-    calibration: str = "analytic"  # Gaussian mechanism only
-    kernel: str = "matern32"  # ICLP only
-    rho: float = 0.1
-    nu: float | None = None
-    eta: float = 1.5
+    mechanism: str = option("gaussian", choices=KDE_MECHANISMS,
+                            help="gaussian: Hall et al. GP noise, (epsilon, delta)-DP; iclp: ICLP-KDE, pure epsilon-DP")
+    box: tuple = option(((0.0, 1.0),), parse=parse_box, required=True,
+                        help="public box LO,HI (1-d) or LO1,HI1,LO2,HI2 (2-d); observations are clipped to it. Write "
+                             "--box=-1,2 when LO is negative")
+    epsilon: float = option(1.0, EPSILON, required=True)
+    delta: float = option(1e-5, DELTA)  # Gaussian mechanism only
+    # Gaussian mechanism only; None = data-free default rule
+    bandwidth: float | None = option(None, group="bandwidth",
+                                     help="Gaussian bandwidth h > 0 in feature units (default: box width * "
+                                          "n^(-1/(4+d)))")
+    data_dependent_bandwidth: bool = option(False, flag="--bandwidth-from-data", group="bandwidth",
+                                            help="Silverman's rule (data-dependent: the release is then NOT "
+                                                 "differentially private)")
+    grid_size: int | None = option(None, help="grid points per axis (default 512 in 1-d, 64 in 2-d)")
+    bound: str = option("exact", choices=KDE_BOUNDS, help="sensitivity bound: exact (attained) or paper")
+    calibration: str = option("analytic", CALIBRATION)  # Gaussian mechanism only
+    kernel: str = option("matern32", KERNEL)  # ICLP only
+    rho: float = option(0.1, RHO)
+    nu: float | None = option(None, NU)
+    eta: float = option(1.5, ETA, help="ICLP estimation kernel power eta > 1")
     # Public inputs of the per-record transform (METHODS.md 11-12): applied by the caller when it
     # turns curves into observations (features.person_features); plan_kde_release takes points.
-    person_column: str | None = None
-    value_range: tuple | None = None
+    person_column: str | None = option(None, PERSON_COLUMN,
+                                       help="metadata column identifying the person behind each curve: one "
+                                            "observation per person (the average of their curves' features, each "
+                                            "clipped to the box first)")
+    value_range: tuple | None = option(None, VALUE_RANGE,
+                                       help="public range of the curve values: curves are clipped pointwise to it "
+                                            "before their features are computed")
 
 
 def plan_kde_release(points, settings: KdeSettings) -> KdeRelease:

@@ -28,6 +28,8 @@ from .preprocess import PublicBounds, bounds_of, data_tau, prepare_curves
 from .registry import MEAN_REGISTRY, mean_mechanism
 from .release import randomness_fields
 from .sensitivity import BOUNDS
+from .settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, REFERENCE, RHO,
+                              TAU, TAU_FROM_DATA, VALUE_RANGE, Control, log10_control, option)
 
 # Views of the registry (fdp_core/registry/mean.py): names by privacy type, labels.
 MEAN_MECHANISMS = tuple(MEAN_REGISTRY)
@@ -41,28 +43,35 @@ MECHANISM_LABELS = {name: m.label for name, m in MEAN_REGISTRY.items()}
 class MeanSettings:
     """Every public choice behind a mean release (all of it goes into the provenance)."""
 
-    mechanism: str = "gaussian"
-    kernel: str = "matern52"
-    rho: float = 0.1
-    nu: float | None = None
-    eta: float = 1.5
-    phi: float = 1e-3
-    epsilon: float = 1.0
-    delta: float = 1e-5
-    tau: float | None = 1.0
-    tau_from_data: bool = False
-    bound: str = "tight"
-    calibration: str = "analytic"
-    psi: float = 1e-3  # ICLP penalty
-    M: int = 20  # FRL truncation
-    K: int = 20  # Bernstein lattice size (K + 1 points)
-    lo: float | None = None  # Bernstein: public range of the curve values (default: value_range)
-    hi: float | None = None
+    mechanism: str = option("gaussian", choices=MEAN_MECHANISMS, control=Control("mean_mechanism"),
+                            help="gaussian: (epsilon, delta)-DP; iclp-qr, iclp-ar, frl, bernstein: pure epsilon-DP "
+                                 "(delta ignored)")
+    kernel: str = option("matern52", KERNEL, required=True)
+    rho: float = option(0.1, RHO, required=True)
+    nu: float | None = option(None, NU)
+    eta: float = option(1.5, ETA)
+    phi: float = option(1e-3, help="penalty phi > 0 (Gaussian mechanism)")
+    epsilon: float = option(1.0, EPSILON, required=True)
+    delta: float = option(1e-5, DELTA)
+    tau: float | None = option(1.0, TAU)  # the command line's default is None: the value range or the data decide
+    tau_from_data: bool = option(False, TAU_FROM_DATA)
+    bound: str = option("tight", choices=BOUNDS, control=Control("mean_bound"),
+                        help="sensitivity bound: tight (attained or Cauchy-Schwarz) or paper (published closed form)")
+    calibration: str = option("analytic", CALIBRATION, control=Control("mean_calibration"))
+    psi: float = option(1e-3, help="penalty psi > 0 (iclp-qr, iclp-ar)",  # ICLP penalty
+                        control=log10_control("mean_log_psi"))
+    M: int = option(20, help="number of eigenfunctions M >= 1 (frl)", control=Control("mean_M"))  # FRL truncation
+    K: int = option(20, help="Bernstein lattice size K >= 1 (K + 1 points)", control=Control("mean_K"))
+    # Bernstein: public range of the curve values (default: value_range); the page starts from [0, 1].
+    lo: float | None = option(None, help="public lower bound of every curve value (required for bernstein)",
+                              control=Control("mean_lo", default=0.0))
+    hi: float | None = option(None, help="public upper bound of every curve value (required for bernstein)",
+                              control=Control("mean_hi", default=1.0))
     # Public inputs of the per-record transform (fdp_core.preprocess, METHODS.md 11-12).
-    value_range: tuple | None = None  # (lo, hi) in data units: clip pointwise, centre at (lo + hi)/2
-    reference: tuple | None = None  # public reference curve ((t, value), ...) replacing the centre
-    person_column: str | None = None  # metadata column grouping curves by person
-    n_public: int | None = None  # declared number of persons (None: the persons in the data, declared public)
+    value_range: tuple | None = option(None, VALUE_RANGE)  # (lo, hi): clip pointwise, centre at (lo + hi)/2
+    reference: tuple | None = option(None, REFERENCE)  # public reference curve ((t, value), ...) replacing the centre
+    person_column: str | None = option(None, PERSON_COLUMN)  # metadata column grouping curves by person
+    n_public: int | None = option(None, N_PUBLIC)  # declared persons (None: those in the data, declared public)
 
     @property
     def bounds(self) -> PublicBounds:

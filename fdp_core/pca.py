@@ -38,6 +38,8 @@ from .preprocess import PublicBounds, bounds_of, clip_values, person_codes, pers
 from .registry.pca import REGISTRY as SAMPLER_REGISTRY
 from .registry.pca import default_sampler, pca_sampler, samplers_reading
 from .release import randomness_fields
+from .settings_fields import (EPSILON, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, REFERENCE, RHO, TAU, TAU_FROM_DATA,
+                              VALUE_RANGE, number_list, option)
 
 PCA_BASES = ("kernel", "fourier")
 PCA_SAMPLERS = tuple(SAMPLER_REGISTRY)  # the CLI's --sampler choices (fdp_core/registry/pca.py)
@@ -73,27 +75,44 @@ class PcaSettings:
     eps_1..eps_k, which must add up to epsilon; the default is an equal split.
     """
 
-    k: int = 1
-    basis: str = "kernel"
-    p: int | None = None
-    kernel: str = "matern52"
-    rho: float = 0.1
-    nu: float | None = None
-    epsilon: float = 1.0
-    gamma: float = 1.0
-    sampler: str | None = None
-    epsilon_split: tuple | None = None
-    tau: float | None = 1.0
-    tau_from_data: bool = False
-    centring: str = "none"
-    gibbs_sweeps: int = 20_000
-    gibbs_burn_in: int | None = None
-    gibbs_thin: int | None = None
+    k: int = option(1, help="number of components, 1..5")
+    basis: str = option("kernel", choices=PCA_BASES,
+                        help="kernel eigenfunctions (default) or a Fourier basis, both orthonormal in the weighted L2 "
+                             "inner product of the grid")
+    p: int | None = option(None, help="basis dimension p > k (default: 99%% of the kernel trace; Fourier "
+                                      "min(40, (m-1)//2))")
+    kernel: str = option("matern52", KERNEL)
+    rho: float = option(0.1, RHO)
+    nu: float | None = option(None, NU)
+    epsilon: float = option(1.0, EPSILON, required=True)
+    gamma: float = option(1.0, help="strength gamma >= 0 of the public base measure exp(-(gamma/2) tr(V^T C^-1 V)); "
+                                    "0 = uniform")
+    sampler: str | None = option(None, choices=PCA_SAMPLERS,
+                                 help="exact (k = 1 only), deflation (exact per component, default for k > 1) or "
+                                      "gibbs (matrix Bingham, approximate: not a DP claim)")
+    epsilon_split: tuple | None = option(None, parse=number_list("--epsilon-split"),
+                                         help="deflation: per-component epsilons, comma separated, adding up to "
+                                              "--epsilon (default: equal split)")
+    tau: float | None = option(1.0, TAU, help="public L2 norm bound; coefficient rows (after centring) are clipped "
+                                              "to it. Required without --value-range, which implies (HI - LO)/2")
+    tau_from_data: bool = option(False, TAU_FROM_DATA,
+                                 help="use the largest centred coefficient row norm (data-dependent: the release is "
+                                      "then NOT differentially private)")
+    # The command line derives the default (public with a value range, else none) and spells a
+    # released mean with --released-mean FILE.
+    centring: str = option("none", choices=("none", "public"), cli_default=None,
+                           implied=lambda s: "public" if s.value_range is not None else "none",
+                           spelled=(("released-mean", "--released-mean RELEASED_MEAN_CSV"),),
+                           help="public: centre at (LO + HI)/2 or the --reference curve (no privacy cost; the default "
+                                "with --value-range); none: no centring (the default otherwise)")
+    gibbs_sweeps: int = option(20_000, help="sweeps of the Gibbs chain (--sampler gibbs)")
+    gibbs_burn_in: int | None = option(None, help="Gibbs sweeps discarded before states are kept")
+    gibbs_thin: int | None = option(None, help="keep every thin-th Gibbs state after the burn-in")
     # Public inputs of the per-record transform (fdp_core.preprocess, METHODS.md 11-12).
-    value_range: tuple | None = None
-    reference: tuple | None = None
-    person_column: str | None = None
-    n_public: int | None = None
+    value_range: tuple | None = option(None, VALUE_RANGE)
+    reference: tuple | None = option(None, REFERENCE)
+    person_column: str | None = option(None, PERSON_COLUMN)
+    n_public: int | None = option(None, N_PUBLIC)
 
     @property
     def bounds(self) -> PublicBounds:

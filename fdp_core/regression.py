@@ -29,6 +29,8 @@ from .mechanisms.calibration import CALIBRATIONS, gaussian_sigma
 from .limits import MAX_TAU, check_at_most
 from .params import check_choice, check_delta, check_epsilon, check_eta, check_finite, check_positive
 from .release import randomness_fields
+from .settings_fields import (CALIBRATION, CENTRE, CENTRE_RANGE, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU,
+                              PERSON_COLUMN, RHO, option)
 from .sensitivity import regression_t1_sensitivity_frobenius, regression_t2_sensitivity_cm
 
 NOT_PUBLISHABLE = "analyst view: computed from the raw data without noise; do not publish"
@@ -45,24 +47,27 @@ def parse_covariates(text) -> tuple[str, ...]:
 class RegressionSettings:
     """Public choices of a regression release (curves: as for the covariance, METHODS 12-13)."""
 
-    covariates: tuple = ()
-    bound_b: float = 2.0
-    kernel: str = "matern52"
-    rho: float = 0.1
-    nu: float | None = None
-    eta: float = 1.5
-    phi: float = 1e-3
-    epsilon: float = 1.0
-    delta: float = 1e-5
-    tau: float | None = None
-    calibration: str = "analytic"
-    centre: float | None = None
-    lo: float | None = None
+    covariates: tuple = option((), parse=parse_covariates, required=True,
+                               help="metadata columns: NAME (numeric) or NAME=LEVEL (indicator of a text level), "
+                                    "joined by ',' (e.g. case,sex=male); an intercept is always included")
+    bound_b: float = option(2.0, flag="--B", required=True,
+                            help="public bound B > 1 on ||X_i|| (intercept 1 kept; others clipped to sqrt(B^2 - 1))")
+    kernel: str = option("matern52", KERNEL, required=True)
+    rho: float = option(0.1, RHO, required=True)
+    nu: float | None = option(None, NU)
+    eta: float = option(1.5, ETA)
+    phi: float = option(1e-3, help="penalty phi > 0 (shrinkage of T2's columns)")
+    epsilon: float = option(1.0, EPSILON, required=True)
+    delta: float = option(1e-5, DELTA, help="delta in (0, 1)")
+    tau: float | None = option(None, help="public L2 bound of the centred curves (required with --centre)")
+    calibration: str = option("analytic", CALIBRATION)
+    centre: float | None = option(None, CENTRE)
+    lo: float | None = option(None, CENTRE_RANGE)  # --value-range LO,HI sets lo and hi
     hi: float | None = None
-    gamma: float = 0.3
-    kappa: float = 0.05
-    person_column: str | None = None
-    n_public: int | None = None
+    gamma: float = option(0.3, help="share of the budget for T1 (the rest: T2)")
+    kappa: float = option(0.05, help="public eigenvalue floor of T1~ before inverting")
+    person_column: str | None = option(None, PERSON_COLUMN)
+    n_public: int | None = option(None, N_PUBLIC)
 
     def validated(self) -> "RegressionSettings":
         parse_covariates(self.covariates)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
@@ -13,15 +14,19 @@ from .accounting import KINDS, Ledger
 from .box import check_box
 from .data import MISSING_POLICIES, FunctionalData, load_curves
 from .errors import ParameterError
-from .mean import MeanSettings
 from .mechanisms.discrete import DEFAULT_GRANULARITY_EXP
-from .commit import (CONFIG_SCHEMA, SUMMARY_COMMIT_KINDS, CommittedRelease, _kde_module, _pca_module, commit_kde,
+from .settings_fields import settings_from_config
+from .commit import (CONFIG_SCHEMA, SUMMARY_COMMIT_KINDS, CommittedRelease, commit_kde,
                      commit_mean, commit_pca)
 
 # --------------------------------------------------------------------------- replay
 
-# Kinds a commit (and so a replay) supports.
+# Kinds a commit (and so a replay) supports, and the settings class of each (module, name),
+# imported when a config of that kind is read.
 COMMIT_KINDS = KINDS + SUMMARY_COMMIT_KINDS
+SETTINGS_CLASSES = {"mean": ("mean", "MeanSettings"), "kde": ("kde", "KdeSettings"), "pca": ("pca", "PcaSettings"),
+                    "covariance": ("covariance", "CovarianceSettings"),
+                    "regression": ("regression", "RegressionSettings")}
 _CONFIG_KEYS = {"schema", "kind", "settings", "data", "export", "budget", "replays"}
 
 
@@ -79,38 +84,18 @@ def parse_config(source) -> dict:
 
 
 def _settings_object(kind: str, settings: dict):
-    if kind in SUMMARY_COMMIT_KINDS:
-        from .commit_summaries import settings_from_config
-
-        try:
-            return settings_from_config(kind, settings)
-        except TypeError as exc:
-            raise ParameterError(f"config: bad settings for a {kind} release ({_one_line(exc)})") from None
-    if kind == "mean":
-        cls = MeanSettings
-    else:
-        cls = _kde_module().KdeSettings if kind == "kde" else _pca_module().PcaSettings
-    settings = dict(settings)
-    # YAML gives lists; the settings are frozen (hashable) dataclasses: back to tuples.
-    if isinstance(settings.get("value_range"), list):
-        settings["value_range"] = tuple(settings["value_range"])
-    if isinstance(settings.get("reference"), list):
-        settings["reference"] = tuple(tuple(p) if isinstance(p, list) else p for p in settings["reference"])
+    module, name = SETTINGS_CLASSES[kind]
+    cls = getattr(importlib.import_module(f"{__package__}.{module}"), name)
     try:
-        obj = cls(**settings)
-    except TypeError as exc:
+        obj = settings_from_config(cls, settings)
+    except ParameterError as exc:
         raise ParameterError(f"config: bad settings for a {kind} release ({_one_line(exc)})") from None
     if kind == "kde":
         return replace(obj, box=check_box(obj.box))
-    if kind == "pca":
-        if obj.epsilon_split is not None:
-            if not isinstance(obj.epsilon_split, (list, tuple)):
-                raise ParameterError("config: settings.epsilon_split must be a list of numbers")
-            obj = replace(obj, epsilon_split=tuple(obj.epsilon_split))
-        if obj.centring == "released-mean":
-            raise ParameterError("config: a PCA centred by a released mean cannot be replayed from a file (the "
-                                 "released mean is not part of the data); replay the mean and commit the PCA in "
-                                 "the app")
+    if kind == "pca" and obj.centring == "released-mean":
+        raise ParameterError("config: a PCA centred by a released mean cannot be replayed from a file (the "
+                             "released mean is not part of the data); replay the mean and commit the PCA in "
+                             "the app")
     return obj.validated()
 
 

@@ -18,7 +18,7 @@ from fdp_core.private_selection import (SELECTION_BOUNDS, commit_selection, pcv_
                                         selection_tau)
 from fdp_core.registry import mean_mechanism
 
-from . import ledger, sidebar
+from . import ledger, mean_controls, sidebar
 
 
 class PenaltySlider(NamedTuple):
@@ -34,7 +34,7 @@ class PenaltySlider(NamedTuple):
 
 # By settings field (a registry entry's ``penalty``): phi is the sidebar's, psi the Mean page's.
 PENALTY_SLIDERS = {"phi": PenaltySlider("g_log_phi", -8.0, 2.0, 0.1, 1),
-                   "psi": PenaltySlider("mean_log_psi", -8.0, 3.0, 0.05, 2)}
+                   "psi": PenaltySlider(mean_controls.KEYS["psi"], -8.0, 3.0, 0.05, 2)}
 
 GRID_SIZE = 8
 PENALTIES = np.logspace(-8, 1, GRID_SIZE)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -39,6 +40,10 @@ HELP = {
     "tutorial": "Show step-by-step explanations next to the controls (for classrooms and first-time users).",
 }
 
+# The global settings that are fields of the release settings (same names in every kind).
+SETTINGS_FIELDS = ("kernel", "rho", "nu", "eta", "phi", "epsilon", "delta", "tau", "tau_from_data", "value_range",
+                   "person_column")
+
 
 @dataclass(frozen=True)
 class GlobalSettings:
@@ -61,6 +66,11 @@ class GlobalSettings:
     def bounds(self) -> dict:
         """value_range / person_column fields for MeanSettings, PcaSettings and KdeSettings."""
         return {"value_range": self.value_range, "person_column": self.person_column}
+
+    def fields_of(self, cls) -> dict:
+        """The sidebar's values of the settings fields ``cls`` has (kernel, rho, ..., value range)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return {name: getattr(self, name) for name in SETTINGS_FIELDS if name in names}
 
     def rng(self, salt: int = 0) -> np.random.Generator:
         """Preview randomness: reproducible under a demo seed, fresh otherwise."""

@@ -22,6 +22,7 @@ from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.pca import (AWAN_RESCALING_FLAG, FLOATING_POINT_NOTE, MAX_COMPONENTS, TRACE_FRACTION, PcaSettings,
                           pca_basis, private_pca, release_record, simulate_fpca_awan)
 from fdp_core.registry.pca import page_choices, pca_sampler, sampler_for
+from fdp_core.settings_fields import command_line
 from fdp_ui import ledger as ledger_ui
 from fdp_ui import centring_hint, pca_plots, sidebar, state
 
@@ -345,17 +346,7 @@ if source == "current":
             st.caption("The command line does not centre by the raw sample mean (not DP): choose none or a released "
                        "mean.")
         else:
-            parts = [f"python -m fdp_core release pca --data FILE --k {k} --basis {basis}", f"--epsilon {g.epsilon!r}",
-                     f"--gamma {float(gamma)!r}", f"--sampler {sampler}",
-                     "--tau-from-data" if g.tau_from_data else f"--tau {g.tau!r}"]
-            parts += [f"--p {p_input}"] if basis == "fourier" else [f"--kernel {g.kernel}", f"--rho {g.rho!r}"]
-            parts += [f"--nu {g.nu!r}"] if basis == "kernel" and g.nu is not None else []
-            parts += [f"--epsilon-split {','.join(repr(e) for e in epsilon_split)}"] if epsilon_split else []
-            if sampler == "gibbs":
-                parts += [f"--gibbs-sweeps {settings.gibbs_sweeps}", f"--gibbs-burn-in {burn_in}"]
-                parts += [f"--gibbs-thin {thin}"] if thin else []
-            parts += ["--released-mean RELEASED_MEAN_CSV"] if mean_release is not None else []
-            st.code(" ".join(parts + ["--out OUT_DIR"]), language="bash")
+            st.code(command_line("release pca", settings, inputs=(("--data", "FILE"),)), language="bash")
             st.caption("FILE is the data file; RELEASED_MEAN_CSV the committed mean's release.csv. The command line "
                        "draws its own randomness (fresh, or from --seed).")
 st.page_link("pages/release.py", label="commit private components on the Release & audit page",

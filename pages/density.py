@@ -7,7 +7,7 @@ sanitized densities against the analyst-view KDE, 2-d heatmaps or surfaces.
 """
 
 import hashlib
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,7 @@ from fdp_core.registry.kde import REGISTRY as KDE_REGISTRY
 from fdp_core.registry.kde import kde_mechanism
 from fdp_core.sensitivity import KDE_BOUNDS
 from fdp_core.simulate import HALL_EXAMPLE, hall_mixture_points, mixture_2d_points, mixture_density
+from fdp_core.settings_fields import command_line
 from fdp_ui import density_defaults, kde_plots, plots, sidebar, state
 
 SOURCES = {"curves": "features of the current curves",
@@ -531,17 +532,11 @@ else:
 
 if spec is not None:
     with st.expander("same release from the command line"):
-        for mech, release in releases.items():
-            settings = dict(_settings(mech))
-            parts = [f"python -m fdp_core release kde --data FILE --feature '{spec}' --mechanism {mech}",
-                     f"--epsilon {g.epsilon:g}", f"--box={','.join(f'{v!r}' for pair in box for v in pair)}",
-                     f"--grid-size {grid_size}", f"--bound {settings['bound']}"]
-            if mech == "gaussian":
-                parts += [f"--delta {g.delta:g}", f"--calibration {calibration}"]
-                parts += (["--bandwidth-from-data"] if silverman else
-                          [] if bandwidth is None else [f"--bandwidth {float(bandwidth)!r}"])
-            else:
-                parts += [f"--kernel {g.kernel}", f"--rho {g.rho!r}", f"--eta {g.eta!r}"]
-                parts += [f"--nu {g.nu!r}"] if g.nu is not None else []
-            st.code(" ".join(parts + ["--out OUT_DIR"]), language="bash")
+        for mech in releases:
+            # The page turns curves into observations itself; the command line does it from the
+            # person column and the value range, so they go on it.
+            settings = replace(kde.KdeSettings(**dict(_settings(mech))), person_column=g.person_column,
+                               value_range=g.value_range)
+            st.code(command_line("release kde", settings, inputs=(("--data", "FILE"), ("--feature", spec))),
+                    language="bash")
         st.caption("FILE is the uploaded file; the CLI draws its own noise (fresh, or from --seed).")

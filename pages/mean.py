@@ -9,19 +9,20 @@ import streamlit as st
 
 from fdp_core.errors import FdpError
 from fdp_core.export import NONPRIVATE_VIEWS
-from fdp_core.mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings, accuracy_sentence, plan_mean_release
+from fdp_core.mean import MEAN_MECHANISMS, MECHANISM_LABELS, accuracy_sentence, plan_mean_release
 from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.registry import MEAN_REGISTRY, mean_mechanism
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.tuning import PSS_MECHANISMS, pss_defaults
-from fdp_ui import compare_plots, plots, sidebar, state
+from fdp_ui import compare_plots, mean_controls, plots, sidebar, state
+from fdp_ui.mean_controls import KEYS
 
 LOG_PSI_RANGE = (-8.0, 3.0)
 COMPARE_COLORS = {name: m.color for name, m in MEAN_REGISTRY.items()}
-_DEFAULTS = {"mean_mechanism": "gaussian", "mean_compare": False, "mean_log_psi": -3.0, "mean_M": 20,
-             "mean_K": 20, "mean_lo": 0.0, "mean_hi": 1.0, "mean_bound": "tight", "mean_calibration": "analytic",
-             "mean_style": "draws", "mean_draws": 20, "mean_compare_draws": 5}
+# This page's own controls; the settings' controls (mechanism, bound, ...) are in mean_controls.
+_DEFAULTS = {"mean_compare": False, "mean_style": "draws", "mean_draws": 20, "mean_compare_draws": 5}
 
+mean_controls.keep()
 for key, value in _DEFAULTS.items():
     st.session_state[key] = st.session_state.get(key, value)
 
@@ -32,11 +33,11 @@ g = sidebar.render()
 
 def _apply_pss(eta: float, psi: float) -> None:
     sidebar.apply({"g_eta": eta})
-    st.session_state["mean_log_psi"] = float(np.clip(math.log10(psi), *LOG_PSI_RANGE))
+    st.session_state[KEYS["psi"]] = float(np.clip(math.log10(psi), *LOG_PSI_RANGE))
 
 
 top = st.columns([2, 1])
-mechanism = top[0].selectbox("mechanism", MEAN_MECHANISMS, key="mean_mechanism", format_func=MECHANISM_LABELS.get,
+mechanism = top[0].selectbox("mechanism", MEAN_MECHANISMS, key=KEYS["mechanism"], format_func=MECHANISM_LABELS.get,
                              disabled=st.session_state["mean_compare"],
                              help="Gaussian process: (epsilon, delta)-DP. ICLP-QR/AR, FRL, Bernstein: pure "
                                   "epsilon-DP with Laplace-type noise (Lin & Reimherr; Alda & Rubinstein). In "
@@ -52,11 +53,11 @@ if not compare and not mean_mechanism(mechanism).uses_delta:
     st.caption("delta = 0: pure epsilon-DP, delta does not apply.")
 
 c1, c2, c3, c4 = st.columns(4)
-bound = c1.radio("sensitivity bound", BOUNDS, key="mean_bound", horizontal=True,
+bound = c1.radio("sensitivity bound", BOUNDS, key=KEYS["bound"], horizontal=True,
                  format_func=lambda b: b if compare else mean_mechanism(mechanism).bound_name(b),
                  help=" ".join(f"{m}: {MEAN_REGISTRY[m].bound_help}" for m in shown) if compare
                  else mean_mechanism(mechanism).bound_help)
-calibration = c2.radio("calibration (Gaussian)", CALIBRATIONS, key="mean_calibration", horizontal=True,
+calibration = c2.radio("calibration (Gaussian)", CALIBRATIONS, key=KEYS["calibration"], horizontal=True,
                        disabled=not any(MEAN_REGISTRY[m].uses_delta for m in shown),
                        help="analytic (Balle & Wang 2018): the smallest valid sigma, any epsilon. classical: "
                             "sigma = Delta sqrt(2 log(2/delta))/epsilon, valid only for epsilon <= 1.")
@@ -70,7 +71,7 @@ else:
 
 if any(MEAN_REGISTRY[m].penalty == "psi" for m in shown):
     left, right = st.columns([2, 1])
-    log_psi = left.slider("log10 psi (ICLP penalty)", *LOG_PSI_RANGE, step=0.05, key="mean_log_psi",
+    log_psi = left.slider("log10 psi (ICLP penalty)", *LOG_PSI_RANGE, step=0.05, key=KEYS["psi"],
                           help="Penalty of the ICLP means (the sidebar's phi is the Gaussian mechanism's). Larger "
                                "psi = smoother estimate, smaller sensitivity, more bias.")
     if not compare and mechanism in PSS_MECHANISMS:
@@ -88,20 +89,16 @@ if any(MEAN_REGISTRY[m].penalty == "psi" for m in shown):
                       "(ICLP-QR, Gaussian) only; for ICLP-AR they can make the error grow with epsilon.")
     left.caption(f"psi = {10 ** log_psi:.3g}; eta = {g.eta:g} (sidebar). ICLP-QR needs eta > 1.")
 if any("M" in MEAN_REGISTRY[m].fields for m in shown):
-    st.number_input("M (FRL: number of eigenfunctions)", min_value=1, max_value=1000, step=1, key="mean_M")
+    st.number_input("M (FRL: number of eigenfunctions)", min_value=1, max_value=1000, step=1, key=KEYS["M"])
 if any(MEAN_REGISTRY[m].lattice for m in shown):
     b1, b2, b3 = st.columns(3)
-    b1.number_input("K (Bernstein lattice: K + 1 points)", min_value=1, max_value=500, step=1, key="mean_K")
-    b2.number_input("lo (public lower bound of curve values)", format="%.4g", key="mean_lo")
-    b3.number_input("hi (public upper bound of curve values)", format="%.4g", key="mean_hi")
+    b1.number_input("K (Bernstein lattice: K + 1 points)", min_value=1, max_value=500, step=1, key=KEYS["K"])
+    b2.number_input("lo (public lower bound of curve values)", format="%.4g", key=KEYS["lo"])
+    b3.number_input("hi (public upper bound of curve values)", format="%.4g", key=KEYS["hi"])
     st.caption("Bernstein clips every curve value to [lo, hi] (choose the range from domain knowledge, not from "
                "the data) and ignores tau.")
 
-base = MeanSettings(mechanism=mechanism, kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, phi=g.phi,
-                    epsilon=g.epsilon, delta=g.delta, tau=g.tau, tau_from_data=g.tau_from_data, bound=bound,
-                    calibration=calibration, psi=float(10 ** st.session_state["mean_log_psi"]),
-                    M=int(st.session_state["mean_M"]), K=int(st.session_state["mean_K"]),
-                    lo=float(st.session_state["mean_lo"]), hi=float(st.session_state["mean_hi"]), **g.bounds)
+base = mean_controls.settings(g)
 truth = ds.true_mean(ds.fd.grid_points) if ds.true_mean is not None else None
 
 

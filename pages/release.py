@@ -12,7 +12,7 @@ from fdp_core.mean import MECHANISM_LABELS, MeanSettings
 from fdp_core.registry import mean_mechanism
 from fdp_core.presets import DISCLAIMER, PRESETS
 from fdp_ui import ledger as ledger_ui
-from fdp_ui import sidebar, state
+from fdp_ui import mean_controls, sidebar, state
 
 COMMIT_MESSAGE_KEY = "rel_commit_message"
 RANGE_REQUIRED = ("Declare a public value range first (Data page: the lowest and highest possible curve values, "
@@ -20,21 +20,15 @@ RANGE_REQUIRED = ("Declare a public value range first (Data page: the lowest and
                   "and centring would have to come from the data.")
 EXPORT_CACHE_KEY = "rel_export_cache"
 AUDIT_KEY = "rel_audit_result"
-# What the Mean page stores (its widget keys) and its defaults: the release commits the mean
-# exactly as previewed there, with the global settings of the sidebar.
-MEAN_PAGE_DEFAULTS = {"mean_mechanism": "gaussian", "mean_bound": "tight", "mean_calibration": "analytic",
-                      "mean_log_psi": -3.0, "mean_M": 20, "mean_K": 20, "mean_lo": 0.0, "mean_hi": 1.0}
 KDE_DEFAULTS = {"rel_kde_mechanism": "gaussian", "rel_kde_feature": "l2norm", "rel_kde_box": "0,2",
                 "rel_kde_bandwidth": 0.0}
 PCA_DEFAULTS = {"rel_pca_k": 1, "rel_pca_basis": "kernel", "rel_pca_sampler": "deflation", "rel_pca_gamma": 1.0,
                 "rel_pca_mean": "none", "rel_pca_sweeps": 2000}
 
 ss = st.session_state
-# Keep the Mean page's choices alive while this page is open (Streamlit drops the state of
-# widgets not drawn in a run unless the value is re-assigned), so a commit uses them.
-for key in MEAN_PAGE_DEFAULTS:
-    if key in ss:
-        ss[key] = ss[key]
+# The release commits the mean exactly as previewed on the Mean page (its controls, kept alive
+# while this page is open) with the global settings of the sidebar.
+mean_controls.keep()
 led = ledger_ui.get()
 # Budget widgets always show the ledger in force: the stored budget (fixed), else the draft,
 # which the widgets' callback keeps equal to them (a data set switched to one without a
@@ -122,15 +116,6 @@ st.caption(ledger_ui.meter_text(led))
 
 
 # --------------------------------------------------------------------------- 2. commit
-def _mean_settings() -> MeanSettings:
-    values = {key: ss.get(key, default) for key, default in MEAN_PAGE_DEFAULTS.items()}
-    return MeanSettings(mechanism=values["mean_mechanism"], kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta,
-                        phi=g.phi, epsilon=g.epsilon, delta=g.delta, tau=g.tau, tau_from_data=g.tau_from_data,
-                        bound=values["mean_bound"], calibration=values["mean_calibration"],
-                        psi=float(10 ** values["mean_log_psi"]), M=int(values["mean_M"]), K=int(values["mean_K"]),
-                        lo=float(values["mean_lo"]), hi=float(values["mean_hi"]), **g.bounds)
-
-
 def _mean_summary(s: MeanSettings) -> str:
     entry = mean_mechanism(s.mechanism)
     parts = [f"epsilon = {s.epsilon:g}", f"delta = {s.delta:g}" if entry.uses_delta else "delta = 0 (pure)"]
@@ -235,7 +220,7 @@ label = st.text_input("label (optional)", key="rel_label", placeholder="e.g. mea
 entry, inputs, flags, sampler_note = None, None, (), ""
 try:
     if kind == "mean":
-        settings = _mean_settings()
+        settings = mean_controls.settings(g)
         st.markdown(f"**{MECHANISM_LABELS[settings.mechanism]}** with the Mean page's settings: "
                     + _mean_summary(settings) + ".")
         st.page_link("pages/mean.py", label="change the mechanism and its options on the Mean page",
@@ -425,7 +410,7 @@ runs = st.select_slider("test runs per data set and direction", (100_000, 200_00
                         value=200_000, key="rel_audit_runs", format_func=lambda v: f"{v:,}")
 if st.button("Run the audit", key="rel_audit"):
     try:
-        settings = _mean_settings()
+        settings = mean_controls.settings(g)
         with st.spinner("auditing..."):
             n_audit = export.prepare_mean_commit(ds.fd, settings).plan.n if settings.value_range is not None \
                 or settings.person_column else ds.fd.n
@@ -457,5 +442,5 @@ if AUDIT_KEY in ss:
                        f"larger than about {3 / math.sqrt(runs):.1g} in probability, and a 10% under-noising at this "
                        "epsilon and delta is smaller. Try more runs; the library's test suite runs the controls where "
                        "they are flagged.")
-        if audited_settings != _mean_settings():
+        if audited_settings != mean_controls.settings(g):
             st.caption("Settings changed since this audit: run it again for the current mechanism.")

@@ -19,12 +19,9 @@ from fdp_core.registry import mean_mechanism
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.tradeoff_figures import tradeoff_figure, variance_ratio_figure
 from fdp_core.export import NONPRIVATE_VIEWS
-from fdp_ui import private_selection, sidebar, state
+from fdp_ui import mean_controls, private_selection, sidebar, state
+from fdp_ui.mean_controls import KEYS
 
-# Mechanism options are shared with the Mean page (same session-state keys and defaults), so
-# "the current setting" marked here is the one the Mean page releases.
-SHARED_DEFAULTS = {"mean_log_psi": -3.0, "mean_M": 20, "mean_K": 20, "mean_lo": 0.0, "mean_hi": 1.0,
-                   "mean_bound": "tight", "mean_calibration": "analytic"}
 PAGE_DEFAULTS = {"to_param": "epsilon", "to_mc": 500, "to_mechanisms": list(MEAN_MECHANISMS),
                  "to_pcv_mechanism": tuning.PCV_MECHANISMS[0], "to_pcv_size": 30, "to_pcv_folds": 10,
                  "to_metric": "expected_sq_l2", "to_apply_mechanism": MEAN_MECHANISMS[0], "to_pca": False,
@@ -33,7 +30,10 @@ ETA_RANGE = (1.0, 4.0)
 PENALTY_SLIDERS = private_selection.PENALTY_SLIDERS
 PCV_SIZES = {30: "30 x 30", 15: "15 x 15", 8: "8 x 8 (fast)"}
 
-for key, value in {**SHARED_DEFAULTS, **PAGE_DEFAULTS}.items():
+# Mechanism options are shared with the Mean page (mean_controls: same keys and defaults), so
+# "the current setting" marked here is the one the Mean page releases.
+mean_controls.keep()
+for key, value in PAGE_DEFAULTS.items():
     st.session_state[key] = st.session_state.get(key, value)
 
 st.title("Trade-offs")
@@ -52,23 +52,19 @@ def _data_key() -> str:
 
 with st.expander("Mechanism options (shared with the Mean page)"):
     c1, c2, c3 = st.columns(3)
-    bound = c1.radio("sensitivity bound", BOUNDS, key="mean_bound", horizontal=True,
-                     help="tight: the attained (or Cauchy-Schwarz) bound; paper: the published closed form.")
-    calibration = c2.radio("calibration (Gaussian)", CALIBRATIONS, key="mean_calibration", horizontal=True,
-                           help="classical is valid for epsilon <= 1 only: its curve stops there.")
+    c1.radio("sensitivity bound", BOUNDS, key=KEYS["bound"], horizontal=True,
+             help="tight: the attained (or Cauchy-Schwarz) bound; paper: the published closed form.")
+    c2.radio("calibration (Gaussian)", CALIBRATIONS, key=KEYS["calibration"], horizontal=True,
+             help="classical is valid for epsilon <= 1 only: its curve stops there.")
     psi_slider = PENALTY_SLIDERS["psi"]
     c3.slider("log10 psi (ICLP penalty)", psi_slider.lo, psi_slider.hi, step=psi_slider.step, key=psi_slider.key)
     c4, c5, c6, c7 = st.columns(4)
-    c4.number_input("M (FRL)", min_value=1, max_value=1000, step=1, key="mean_M")
-    c5.number_input("K (Bernstein)", min_value=1, max_value=500, step=1, key="mean_K")
-    c6.number_input("lo (Bernstein, public)", format="%.4g", key="mean_lo")
-    c7.number_input("hi (Bernstein, public)", format="%.4g", key="mean_hi")
+    c4.number_input("M (FRL)", min_value=1, max_value=1000, step=1, key=KEYS["M"])
+    c5.number_input("K (Bernstein)", min_value=1, max_value=500, step=1, key=KEYS["K"])
+    c6.number_input("lo (Bernstein, public)", format="%.4g", key=KEYS["lo"])
+    c7.number_input("hi (Bernstein, public)", format="%.4g", key=KEYS["hi"])
 
-settings = MeanSettings(kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, phi=g.phi, epsilon=g.epsilon,
-                        delta=g.delta, tau=g.tau, tau_from_data=g.tau_from_data, bound=bound,
-                        calibration=calibration, psi=float(10 ** st.session_state["mean_log_psi"]),
-                        M=int(st.session_state["mean_M"]), K=int(st.session_state["mean_K"]),
-                        lo=float(st.session_state["mean_lo"]), hi=float(st.session_state["mean_hi"]), **g.bounds)
+settings = mean_controls.settings(g)
 settings_key = tuple(asdict(settings).items())
 if g.tau_from_data:
     st.error("tau was read off the data: none of the settings below gives a differentially private release.")

@@ -261,11 +261,12 @@ def test_fresh_randomness_draws_anew_on_every_rerun():
 
 def _command_settings(at):
     from fdp_core.cli import build_parser
-    from fdp_core.commands.release_pca import settings_from_args
+    from fdp_core.commands.release_pca import centring_of
+    from fdp_core.settings_fields import settings_from_args
 
     command = next(c.value for c in at.code if c.value.startswith("python -m fdp_core release pca"))
-    argv = shlex.split(command)[3:]
-    return settings_from_args(build_parser().parse_args(argv))
+    args = build_parser().parse_args(shlex.split(command)[3:])
+    return settings_from_args(pca.PcaSettings, args, centring=centring_of(args))
 
 
 def test_command_line_expander_gives_the_settings_of_the_page():

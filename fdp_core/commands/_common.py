@@ -8,8 +8,6 @@ import numpy as np
 
 from ..data import MISSING_POLICIES, load_curves
 from ..errors import ParameterError
-from ..kernels import KERNEL_NAMES
-from ..preprocess import load_reference, parse_value_range
 
 
 def add_data_options(parser: argparse.ArgumentParser) -> None:
@@ -54,45 +52,6 @@ def engine_of(args) -> str:
 
 def stream_options(args) -> dict:
     return dict(load_options(args), chunk_rows=args.chunk_rows)
-
-
-def add_bounds_options(parser: argparse.ArgumentParser, *, range_and_reference: bool = True,
-                       n_public: bool = True) -> None:
-    """Public inputs of the per-record transform (METHODS.md 11-12): unit of privacy, value range."""
-    parser.add_argument("--person-column", default=None, metavar="NAME",
-                        help="metadata column identifying the person behind each curve: a person's curves are "
-                             "clipped and averaged into one, so the guarantee protects persons and n = number of "
-                             "persons (default: every curve is a different person)")
-    if range_and_reference:
-        parser.add_argument("--value-range", default=None, metavar="LO,HI",
-                            help="public range of every curve value in data units, declared without looking at the "
-                                 "data (e.g. 0,1 for a fraction, 60,200 for heights in cm): values are clipped to it, "
-                                 "curves centred at (LO + HI)/2 (added back after the noise) and tau defaults to "
-                                 "(HI - LO)/2. Write --value-range=-5,40 when LO is negative")
-        parser.add_argument("--reference", default=None, metavar="PATH",
-                            help="public reference curve (CSV with columns t,value) to centre at instead of "
-                                 "(LO + HI)/2; needs --value-range")
-    if n_public:
-        parser.add_argument("--n-public", type=int, default=None, metavar="N",
-                            help="declared public number of persons (default: the number of persons with a usable "
-                                 "curve, declared public); persons without a usable curve count at the centre")
-
-
-def bounds_from_args(args) -> dict:
-    """value_range / reference / person_column / n_public settings fields from parsed options."""
-    text = getattr(args, "value_range", None)
-    ref = getattr(args, "reference", None)
-    return {"value_range": None if text is None else parse_value_range(text),
-            "reference": None if ref is None else load_reference(ref),
-            "person_column": getattr(args, "person_column", None),
-            "n_public": getattr(args, "n_public", None)}
-
-
-def add_kernel_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
-    parser.add_argument("--kernel", choices=KERNEL_NAMES, required=required, default=None if required else "matern52")
-    parser.add_argument("--rho", type=float, required=required, default=None if required else 0.1,
-                        help="kernel range rho > 0 (grid rescaled to [0, 1])")
-    parser.add_argument("--nu", type=float, default=None, help="smoothness for --kernel matern")
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

@@ -1,15 +1,18 @@
 """Shared pieces of the ``ledger`` commands and of ``replay``: which ledger, which budget.
 
-Not a command itself (no PATH): ``ledger_init``, ``ledger_show`` and ``replay`` use it.
+Not a command itself (no PATH): ``ledger_init``, ``ledger_show``, ``replay`` and ``select`` use it.
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from ..fingerprint import unit_of_privacy
 from ..ledger_store import DEFAULT_BUDGET, ENV_VAR, StoredBudget, default_path, open_budget
+from ..settings_fields import PERSON_COLUMN, add_option
+from ._common import add_data_options
 
 LEDGER_HELP = (f"ledger database URL: sqlite:///relative.sqlite3, sqlite:////absolute.sqlite3, a file path, or "
                f"postgresql://USER@HOST:PORT/DB (default: ${ENV_VAR}, else {default_path()})")
@@ -19,10 +22,15 @@ def add_ledger_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ledger", default=None, metavar="URL", help=LEDGER_HELP)
 
 
-def add_unit_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--person-column", default=None, metavar="NAME",
-                        help="metadata column identifying the person behind each curve (part of the data set's "
-                             "identity: the same curves under another unit of privacy have another budget)")
+def add_budget_options(parser: argparse.ArgumentParser) -> None:
+    """Which budget: the ledger, the data set (its curves and unit of privacy) and the budget's name."""
+    add_ledger_option(parser)
+    add_data_options(parser)
+    # The settings' --person-column: the same curves under another unit of privacy are another data set.
+    add_option(parser, "person_column", replace(
+        PERSON_COLUMN, help="metadata column identifying the person behind each curve (part of the data set's "
+                            "identity: the same curves under another unit of privacy have another budget)"))
+    parser.add_argument("--name", default=DEFAULT_BUDGET, help="budget name (default: %(default)s)")
 
 
 def budget_of(args, fd, *, name: str | None = None, settings=None) -> StoredBudget:

@@ -9,21 +9,18 @@ from __future__ import annotations
 
 from ..accounting import FILTERS, KINDS
 from ..errors import ParameterError
-from ..ledger_store import DEFAULT_BUDGET, BudgetSpec
-from ._common import add_data_options, load_data
-from .ledger import add_ledger_option, add_unit_option, budget_of
+from ..ledger_store import BudgetSpec
+from ._common import load_data
+from .ledger import add_budget_options, budget_of
 
 PATH = ("ledger", "init")
 HELP = "create a data set's privacy budget in the persistent ledger (once; never raised or reset)"
 
 
 def configure(parser) -> None:
-    add_ledger_option(parser)
-    add_data_options(parser)
-    add_unit_option(parser)
+    add_budget_options(parser)
     parser.add_argument("--epsilon", type=float, required=True, help="total epsilon of the budget (> 0)")
     parser.add_argument("--delta", type=float, required=True, help="total delta of the budget, in [0, 1)")
-    parser.add_argument("--name", default=DEFAULT_BUDGET, help="budget name (default: %(default)s)")
     parser.add_argument("--filter", choices=FILTERS, default="basic",
                         help="privacy filter: basic (sums of epsilon and delta, default) or zcdp (sum of rho)")
     parser.add_argument("--split", default=None, metavar="KIND=W,...",

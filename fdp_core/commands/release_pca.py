@@ -6,57 +6,22 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, ParameterError
-from ..pca import PCA_BASES, PCA_SAMPLERS, PcaSettings, analyst_view, private_pca, release_record
+from ..pca import PcaSettings, analyst_view, private_pca, release_record
 from ..release import write_release
-from ._common import (add_bounds_options, add_data_options, add_engine_options, add_kernel_options,
-                      add_output_options, bounds_from_args, engine_of, load_data, rng_from, stream_options)
+from ..settings_fields import add_options, settings_from_args
+from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
+                      stream_options)
 
 PATH = ("release", "pca")
 HELP = "release private functional principal components (exponential mechanism, epsilon-DP)"
 
 
-def _float_list(text: str) -> tuple:
-    try:
-        return tuple(float(x) for x in text.split(","))
-    except ValueError:
-        raise ParameterError(f"--epsilon-split must be a comma list of numbers, got {text!r}") from None
-
-
 def configure(parser) -> None:
     add_data_options(parser)
-    parser.add_argument("--k", type=int, default=1, help="number of components, 1..5")
-    parser.add_argument("--basis", choices=PCA_BASES, default="kernel",
-                        help="kernel eigenfunctions (default) or a Fourier basis, both orthonormal in the "
-                             "weighted L2 inner product of the grid")
-    parser.add_argument("--p", type=int, default=None,
-                        help="basis dimension p > k (default: 99%% of the kernel trace; Fourier min(40, (m-1)//2))")
-    add_kernel_options(parser, required=False)
-    parser.add_argument("--gamma", type=float, default=1.0,
-                        help="strength gamma >= 0 of the public base measure exp(-(gamma/2) tr(V^T C^-1 V)); "
-                             "0 = uniform")
-    parser.add_argument("--sampler", choices=PCA_SAMPLERS, default=None,
-                        help="exact (k = 1 only), deflation (exact per component, default for k > 1) or gibbs "
-                             "(matrix Bingham, approximate: not a DP claim)")
-    parser.add_argument("--epsilon", type=float, required=True)
-    parser.add_argument("--epsilon-split", type=_float_list, default=None,
-                        help="deflation: per-component epsilons, comma separated, adding up to --epsilon "
-                             "(default: equal split)")
-    add_bounds_options(parser)
-    tau = parser.add_mutually_exclusive_group()
-    tau.add_argument("--tau", type=float, help="public L2 norm bound; coefficient rows (after centring) are clipped "
-                                               "to it. Required without --value-range, which implies (HI - LO)/2")
-    tau.add_argument("--tau-from-data", action="store_true",
-                     help="use the largest centred coefficient row norm (data-dependent: the release is then NOT "
-                          "differentially private)")
-    parser.add_argument("--centring", choices=("none", "public"), default=None,
-                        help="public: centre at (LO + HI)/2 or the --reference curve (no privacy cost; the default "
-                             "with --value-range); none: no centring (the default otherwise)")
+    add_options(parser, PcaSettings)
     parser.add_argument("--released-mean", default=None,
                         help="centre the curves by a released mean: a release.csv written by 'release mean' "
                              "(its budget counts separately); default: no centring")
-    parser.add_argument("--gibbs-sweeps", type=int, default=20_000)
-    parser.add_argument("--gibbs-burn-in", type=int, default=None)
-    parser.add_argument("--gibbs-thin", type=int, default=None)
     add_engine_options(parser)
     add_output_options(parser)
 
@@ -72,15 +37,8 @@ def _released_mean(path: str, grid: np.ndarray) -> np.ndarray:
     return table["value"].to_numpy(float)
 
 
-def settings_from_args(args) -> PcaSettings:
-    return PcaSettings(k=args.k, basis=args.basis, p=args.p, kernel=args.kernel, rho=args.rho, nu=args.nu,
-                       epsilon=args.epsilon, gamma=args.gamma, sampler=args.sampler, epsilon_split=args.epsilon_split,
-                       tau=args.tau, tau_from_data=args.tau_from_data, centring=_centring(args),
-                       gibbs_sweeps=args.gibbs_sweeps, gibbs_burn_in=args.gibbs_burn_in, gibbs_thin=args.gibbs_thin,
-                       **bounds_from_args(args))
-
-
-def _centring(args) -> str:
+def centring_of(args) -> str:
+    """PcaSettings.centring from --centring and --released-mean (the default follows --value-range)."""
     if args.released_mean:
         if args.centring == "public":
             raise ParameterError("--centring public and --released-mean are two different centres: choose one")
@@ -91,7 +49,7 @@ def _centring(args) -> str:
 
 
 def run(args) -> int:
-    settings = settings_from_args(args).validated()
+    settings = settings_from_args(PcaSettings, args, centring=centring_of(args)).validated()
     engine = engine_of(args)
     if engine == "local":
         fd = load_data(args)

@@ -13,11 +13,11 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..mean import MeanSettings
-from ..preprocess import parse_value_range
 from ..private_selection import (SELECTION_BOUNDS, SELECTION_MECHANISMS, commit_selection, select_parameters,
                                  selection_entry)
 from ..release import to_json
-from ._common import add_data_options, add_kernel_options, load_data
+from ..settings_fields import add_options, settings_from_args
+from ._common import add_data_options, load_data
 from .ledger import add_ledger_option, budget_of
 
 PATH = ("select",)
@@ -34,17 +34,19 @@ def _numbers(text: str, flag: str) -> np.ndarray:
     return values
 
 
+# The mean settings the selection reads (rho, phi and psi come from the grids).
+FIELDS = ("mechanism", "kernel", "rho", "nu", "eta", "epsilon", "delta", "tau", "value_range")
+
+
 def configure(parser) -> None:
     add_data_options(parser)
-    parser.add_argument("--mechanism", choices=SELECTION_MECHANISMS, default="gaussian",
-                        help="the mean release the parameters are chosen for (its noise variance enters the score)")
-    add_kernel_options(parser, required=False)
-    parser.add_argument("--eta", type=float, default=1.5)
-    parser.add_argument("--epsilon", type=float, required=True, help="epsilon of the mean release to be tuned")
-    parser.add_argument("--delta", type=float, default=1e-5, help="delta of the mean release (gaussian)")
-    parser.add_argument("--tau", type=float, default=None, help="public L2 bound (default: from --value-range)")
-    parser.add_argument("--value-range", default=None, metavar="LO,HI",
-                        help="public range of the curve values: clip and centre as the mean release does")
+    add_options(parser, MeanSettings, fields=FIELDS, required=("epsilon",), overrides={
+        "mechanism": {"choices": SELECTION_MECHANISMS,
+                      "help": "the mean release the parameters are chosen for (its noise variance enters the score)"},
+        "epsilon": {"help": "epsilon of the mean release to be tuned"},
+        "delta": {"help": "delta of the mean release (gaussian)"},
+        "tau": {"help": "public L2 bound (default: from --value-range)"},
+        "value_range": {"help": "public range of the curve values: clip and centre as the mean release does"}})
     parser.add_argument("--penalties", required=True, help="public grid of phi (gaussian) or psi (iclp-qr), e.g. "
                                                            "1e-6,1e-4,1e-2,1")
     parser.add_argument("--rhos", required=True, help="public grid of rho, e.g. 0.05,0.1,0.2")
@@ -61,10 +63,8 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     penalties, rhos = _numbers(args.penalties, "--penalties"), _numbers(args.rhos, "--rhos")
-    value_range = None if args.value_range is None else parse_value_range(args.value_range)
-    settings = MeanSettings(mechanism=args.mechanism, kernel=args.kernel, rho=float(rhos[0]), nu=args.nu,
-                            eta=args.eta, phi=float(penalties[0]), psi=float(penalties[0]), epsilon=args.epsilon,
-                            delta=args.delta, tau=args.tau, value_range=value_range)
+    settings = settings_from_args(MeanSettings, args, fields=FIELDS, rho=float(rhos[0]), phi=float(penalties[0]),
+                                  psi=float(penalties[0]))
     fd = load_data(args)
     common = dict(epsilon=args.select_epsilon, folds=args.folds, bound=args.bound)
     if args.no_ledger:

@@ -11,21 +11,18 @@ noise variance at n curves is the current one times (n_data / n)^2 (tau and the 
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import plotly.io as pio
 
 from ..errors import ParameterError
 from ..limits import MAX_MC_DRAWS, check_at_most
-from ..mean import MEAN_MECHANISMS, MECHANISM_LABELS
-from ..mechanisms.calibration import CALIBRATIONS
+from ..mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
 from ..release import provenance_stamp, to_json
-from ..sensitivity import BOUNDS
+from ..settings_fields import add_options, options_of, settings_from_args
 from ..sweeps import PARAM_LABELS, SWEEP_PARAMS, curves_table, tradeoff_curves
 from ..tradeoff_figures import tradeoff_figure
-from ._common import add_bounds_options, add_data_options, add_kernel_options, load_data
-from .release_mean import settings_from_args
+from ._common import add_data_options, load_data
 
 PATH = ("tradeoff",)
 HELP = "expected error of every mean mechanism along a sweep of one parameter (CSV + offline HTML)"
@@ -38,24 +35,10 @@ def configure(parser) -> None:
                         help="values of the parameter, space- or comma-separated (e.g. 0.1 0.3 1 or 0.1,0.3,1)")
     parser.add_argument("--mechanism", nargs="+", default=["all"], choices=MEAN_MECHANISMS + ("all",),
                         help="one or more mechanisms, or 'all' (default)")
-    add_kernel_options(parser, required=False)
-    parser.add_argument("--eta", type=float, default=1.5, help="smoothness exponent eta >= 1")
-    parser.add_argument("--phi", type=float, default=1e-3, help="penalty phi > 0 (Gaussian mechanism)")
-    parser.add_argument("--psi", type=float, default=1e-3, help="penalty psi > 0 (iclp-qr, iclp-ar)")
-    parser.add_argument("--M", type=int, default=20, help="number of eigenfunctions M >= 1 (frl)")
-    parser.add_argument("--K", type=int, default=20, help="Bernstein lattice size K >= 1 (K + 1 points)")
-    parser.add_argument("--lo", type=float, default=None, help="public lower bound of curve values (bernstein)")
-    parser.add_argument("--hi", type=float, default=None, help="public upper bound of curve values (bernstein)")
-    parser.add_argument("--epsilon", type=float, default=1.0, help="epsilon at the current setting (default 1)")
-    parser.add_argument("--delta", type=float, default=1e-5, help="delta in (0, 1) for the Gaussian mechanism")
-    add_bounds_options(parser)
-    tau = parser.add_mutually_exclusive_group()
-    tau.add_argument("--tau", type=float, help="public L2 norm bound (after centring); curves are clipped to it. "
-                                               "Required without --value-range, which implies (HI - LO)/2")
-    tau.add_argument("--tau-from-data", action="store_true",
-                     help="use max curve norm (data-dependent: the settings are then NOT differentially private)")
-    parser.add_argument("--bound", choices=BOUNDS, default="tight")
-    parser.add_argument("--calibration", choices=CALIBRATIONS, default="analytic")
+    # Every mean setting but the mechanism (swept above), none required: the sweep starts from the defaults.
+    add_options(parser, MeanSettings, fields=[name for name, _ in options_of(MeanSettings) if name != "mechanism"],
+                required=(), overrides={"tau_from_data": {"help": "use max curve norm (data-dependent: the settings "
+                                                                  "are then NOT differentially private)"}})
     parser.add_argument("--mc-draws", type=int, default=2000,
                         help="Monte Carlo draws per mechanism for the quantile bands (0: none)")
     parser.add_argument("--quantiles", type=float, nargs=2, default=(0.1, 0.9), metavar=("LOW", "HIGH"),
@@ -88,7 +71,7 @@ def run(args) -> int:
     levels = tuple(sorted(args.quantiles))
     if not 0 < levels[0] < levels[1] < 1:
         raise ParameterError(f"--quantiles must be two levels in (0, 1), got {args.quantiles}")
-    settings = settings_from_args(argparse.Namespace(**{**vars(args), "mechanism": mechanisms[0]}))
+    settings = settings_from_args(MeanSettings, args, mechanism=mechanisms[0])
     fd = load_data(args)
     curves = tradeoff_curves(fd, settings, args.param, values, mechanisms=mechanisms, mc_draws=args.mc_draws,
                              quantile_levels=levels, seed=args.seed)
