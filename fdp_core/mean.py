@@ -44,8 +44,8 @@ class MeanSettings:
     """Every public choice behind a mean release (all of it goes into the provenance)."""
 
     mechanism: str = option("gaussian", choices=MEAN_MECHANISMS, control=Control("mean_mechanism"),
-                            help="gaussian: (epsilon, delta)-DP; iclp-qr, iclp-ar, frl, bernstein: pure epsilon-DP "
-                                 "(delta ignored)")
+                            help="; ".join(f"{name}: {m.privacy}" for name, m in MEAN_REGISTRY.items())
+                            + " (delta is ignored by the epsilon-DP ones)")
     kernel: str = option("matern52", KERNEL, required=True)
     rho: float = option(0.1, RHO, required=True)
     nu: float | None = option(None, NU)

@@ -21,6 +21,7 @@ from fdp_core.accounting import KINDS, Ledger, LedgerEntry
 from fdp_core.errors import FdpError, LedgerError
 from fdp_core.fingerprint import canonical_unit, fingerprint, unit_of_privacy
 from fdp_core.presets import preset
+from fdp_core.registry import pure_mechanism_names
 
 from . import choices, state
 
@@ -276,7 +277,7 @@ def render_meter(container) -> None:
         spent, total = ledger.spent(), ledger.total()
         if ledger.filter == "basic" and spent.epsilon < total.epsilon * (1 - 1e-9):
             # Only delta ran out: pure epsilon-DP releases (delta = 0) still fit.
-            container.warning(f"Delta budget used up: only pure epsilon-DP releases (ICLP, FRL, Bernstein, ICLP-KDE, "
-                              f"PCA) can still be committed; epsilon {total.epsilon - spent.epsilon:.3g} remains.")
+            container.warning(f"Delta budget used up: only pure epsilon-DP releases ({', '.join(pure_mechanism_names())}) "
+                              f"can still be committed; epsilon {total.epsilon - spent.epsilon:.3g} remains.")
         else:
             container.warning("Budget exhausted: no further release can be committed.")

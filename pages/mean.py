@@ -39,9 +39,8 @@ def _apply_pss(eta: float, psi: float) -> None:
 top = st.columns([2, 1])
 mechanism = top[0].selectbox("mechanism", MEAN_MECHANISMS, key=KEYS["mechanism"], format_func=MECHANISM_LABELS.get,
                              disabled=st.session_state["mean_compare"],
-                             help="Gaussian process: (epsilon, delta)-DP. ICLP-QR/AR, FRL, Bernstein: pure "
-                                  "epsilon-DP with Laplace-type noise (Lin & Reimherr; Alda & Rubinstein). In "
-                                  "comparison mode every mechanism is shown.")
+                             help=" ".join(f"{m.label}: {m.privacy} ({m.noise} noise)." for m in MEAN_REGISTRY.values())
+                             + " In comparison mode every mechanism is shown.")
 compare = top[1].toggle("compare all mechanisms", key="mean_compare",
                         help="Overlay every mechanism's sanitized means at the current settings, with their "
                              "expected errors, sensitivities and noise scales.")

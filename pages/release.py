@@ -9,7 +9,7 @@ from fdp_core import export, ledger_store
 from fdp_core.accounting import KINDS
 from fdp_core.errors import FdpError
 from fdp_core.mean import MECHANISM_LABELS, MeanSettings
-from fdp_core.registry import mean_mechanism
+from fdp_core.registry import mean_mechanism, pure_mechanism_names
 from fdp_core.presets import DISCLAIMER, PRESETS
 from fdp_ui import ledger as ledger_ui
 from fdp_ui import mean_controls, sidebar, state
@@ -91,7 +91,7 @@ with right:
                     key="rel_budget_epsilon", on_change=ledger_ui.update_budget, disabled=disabled)
     st.selectbox("total delta", ledger_ui.DELTA_TOTAL_CHOICES, key="rel_budget_delta",
                  on_change=ledger_ui.update_budget, disabled=disabled, format_func=lambda v: f"{v:g}",
-                 help="0 = pure epsilon-DP budget: only pure mechanisms (ICLP, FRL, Bernstein, ICLP-KDE) fit.")
+                 help=f"0 = pure epsilon-DP budget: only pure mechanisms ({', '.join(pure_mechanism_names())}) fit.")
     st.radio("privacy filter", list(ledger_ui.FILTER_LABELS), key="rel_filter", on_change=ledger_ui.update_budget,
              disabled=disabled, format_func=ledger_ui.FILTER_LABELS.get,
              help="Parameters chosen after seeing earlier outputs need a filter: a release is refused once the "

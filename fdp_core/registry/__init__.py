@@ -17,6 +17,7 @@ from __future__ import annotations
 from importlib import import_module
 
 from ..errors import ParameterError
+from ..mechanisms.families import noise_family
 from .mean import MEAN_REGISTRY, MeanMechanism, NoisePlan, mean_mechanism, quadratic_penalty_mechanisms
 
 KINDS = ("mean", "kde", "pca", "covariance")
@@ -38,5 +39,19 @@ def mechanism(kind: str, name: str):
         raise ParameterError(f"{kind} mechanism must be one of {', '.join(table)}; got {name!r}") from None
 
 
-__all__ = ["KINDS", "MEAN_REGISTRY", "MeanMechanism", "NoisePlan", "entries", "mechanism", "mean_mechanism",
+def pure_mechanism_names() -> tuple:
+    """Short names of the pure epsilon-DP mechanisms of every kind: what still fits a budget without delta.
+
+    >>> pure_mechanism_names()[:2]
+    ('mean: ICLP-QR', 'mean: ICLP-AR')
+    """
+    out = []
+    for kind in ("mean", "kde", "covariance"):
+        out += [f"{kind}: {entry.label.split(' (')[0]}" for entry in entries(kind).values()
+                if not noise_family(entry.noise).uses_delta]
+    out += [f"pca: {name}" for name, entry in entries("pca").items() if not entry.approximate]
+    return tuple(out)
+
+
+__all__ = ["pure_mechanism_names", "KINDS", "MEAN_REGISTRY", "MeanMechanism", "NoisePlan", "entries", "mechanism", "mean_mechanism",
            "quadratic_penalty_mechanisms"]
