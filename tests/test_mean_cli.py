@@ -13,14 +13,15 @@ import pytest
 
 from fdp_core.cli import main
 from fdp_core.data import load_curves
+from fdp_core.registry import mean_mechanism
 from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"
 BASE = ["release", "mean", "--data", str(EXAMPLE), "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1",
         "--tau", "1"]
-EXTRA = {"gaussian": [], "iclp-qr": ["--psi", "0.02"], "iclp-ar": ["--psi", "0.02", "--eta", "1"],
-         "frl": ["--M", "6"], "bernstein": ["--K", "8", "--lo", "0", "--hi", "1.5"]}
+# Every mechanism gets every mechanism-specific option (each reads only its own), as the library settings below.
+MECHANISM_OPTIONS = ["--psi", "0.02", "--M", "6", "--K", "8", "--lo", "0", "--hi", "1.5"]
 REQUIRED = ("mechanism", "kernel", "rho", "eta", "phi", "epsilon", "delta", "tau", "bound", "calibration", "n", "m",
             "n_policy", "unit_of_privacy", "sensitivity", "sigma", "expected_sq_l2_error", "data_dependent_flags")
 # Computed from the data without noise: only in analyst_view.json, never in the publishable record.
@@ -35,7 +36,7 @@ def _cli(args, **kwargs):
 @pytest.mark.parametrize("mechanism", MEAN_MECHANISMS)
 def test_round_trip(mechanism, tmp_path):
     out = tmp_path / mechanism
-    result = _cli([*BASE, "--mechanism", mechanism, *EXTRA[mechanism], "--seed", "3", "--out", str(out)])
+    result = _cli([*BASE, "--mechanism", mechanism, *MECHANISM_OPTIONS, *(["--eta", "1"] if mechanism == "iclp-ar" else []), "--seed", "3", "--out", str(out)])
     assert result.returncode == 0, result.stderr
     record = json.loads((out / "release.json").read_text())
     table = pd.read_csv(out / "release.csv")
@@ -59,8 +60,8 @@ def test_round_trip(mechanism, tmp_path):
     expected = plan.sample(np.random.default_rng(3), 1)[0]
     np.testing.assert_allclose(table["value"], expected, rtol=1e-9, atol=1e-12)
     assert not np.allclose(table["value"], plan.estimate)
-    if mechanism == "gaussian":
-        assert record["sigma"] > 0 and 0 < record["delta"] < 1
+    if mean_mechanism(mechanism).uses_delta:
+        assert record["sigma"] > 0 and 0 < record["delta"] < 1 and record["privacy"] == "(epsilon, delta)-DP"
         return
     assert record["delta"] == 0.0 and record["sigma"] is None and record["calibration"] is None
     assert record["privacy"] == "epsilon-DP"
