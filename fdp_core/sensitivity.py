@@ -351,3 +351,14 @@ def iclp_sensitivity(n: int, axis, *, d: int = 1, bound: str = "exact") -> tuple
     check_choice("bound", bound, KDE_BOUNDS)
     value, pair = _iclp_unit_sensitivity_cached(axis, int(d), bound)
     return value / n, pair
+
+
+def truncated_gaussian_sensitivity(tau: float, n: int) -> float:
+    """L2 sensitivity of the first M mean coefficients, attained: 2 tau / n (for every M).
+
+    The coefficients are inner products with orthonormal eigenfunctions, so by Bessel's
+    inequality ||P_M (x - x')||_2 <= ||x - x'||_L2 <= 2 tau for curves in the tau ball;
+    x = tau phi_1, x' = -tau phi_1 attains it. Replace-one divides by n.
+    """
+    tau = check_tau(tau)
+    return 2.0 * tau / n

@@ -25,6 +25,7 @@ from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
 from ..mechanisms.frl import frl_mean_noise
 from ..mechanisms.gaussian import gaussian_mean_noise
+from ..mechanisms.truncated_gaussian import truncated_gaussian_mean_noise
 from ..mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
 from ..params import check_bound_value, check_count, check_delta, check_eta, check_finite, check_positive
 from ..sensitivity import (gaussian_mean_sensitivity_paper, gaussian_mean_sensitivity_tight,
@@ -150,6 +151,11 @@ def _validate_frl(s) -> None:
     check_count("M (number of FRL eigenfunctions)", s.M)
 
 
+def _validate_truncated_gaussian(s) -> None:
+    check_count("M (number of eigenfunctions)", s.M)
+    check_delta(s.delta)
+
+
 def _validate_bernstein(s) -> None:
     check_at_most("K (Bernstein lattice size)", check_count("K (Bernstein lattice size)", s.K),
                   MAX_BERNSTEIN_K, "the basis has K + 1 binomial terms per grid point")
@@ -180,15 +186,28 @@ def _iclp_planner(noise_function):
     return plan
 
 
-def _plan_frl(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
+def _first_M(s, n_kept: int, who: str) -> int:
+    """M of a truncating mechanism, refused when the kernel keeps fewer eigenfunctions on this grid."""
     M = int(s.M)
     if M > n_kept:
-        raise ParameterError(f"FRL with M = {M} needs {M} eigenfunctions, but this kernel keeps only "
+        raise ParameterError(f"{who} with M = {M} needs {M} eigenfunctions, but this kernel keeps only "
                              f"{n_kept} on this grid (eigenvalues above 1e-12 of the largest): "
                              f"choose M <= {n_kept}, a rougher kernel or a smaller rho")
+    return M
+
+
+def _plan_frl(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
+    M = _first_M(s, n_kept, "FRL")
     estimate, scales, sensitivity, guarantee = frl_mean_noise(coefs, M=M, tau=tau, n=n, epsilon=s.epsilon,
                                                               bound=s.bound)
     return NoisePlan(estimate, scales, M, sensitivity, None, guarantee)
+
+
+def _plan_truncated_gaussian(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
+    M = _first_M(s, n_kept, "The truncated Gaussian mechanism")
+    estimate, scales, sensitivity, sigma, guarantee = truncated_gaussian_mean_noise(
+        coefs, M=M, tau=tau, n=n, epsilon=s.epsilon, delta=s.delta, calibration=s.calibration)
+    return NoisePlan(estimate, scales, M, sensitivity, sigma, guarantee)
 
 
 # --------------------------------------------------------------------------- linear-shrinkage sensitivities
@@ -217,6 +236,12 @@ def _worst_gaussian(s, lam, tau, n):
 def _worst_iclp_qr(s, lam, tau, n):
     return (shrinkage(lam, s.eta, s.psi) / np.sqrt(lam), np.zeros(lam.size),
             "+/- tau * a / ||a||, a_l = s_l / sqrt(lambda_l) (Cauchy-Schwarz equality case)")
+
+
+def _worst_truncated_gaussian(s, lam, tau, n):
+    direction = np.zeros(lam.size)
+    direction[0] = 1.0
+    return direction, np.zeros(lam.size), "tau * phi_1 vs -tau * phi_1 (attains 2 tau / n)"
 
 
 def _worst_frl(s, lam, tau, n):
@@ -289,6 +314,16 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                   bound_names=(("tight", "exact"), ("paper", "exact")), sensitivity_norm_label="l1",
                   scale_rule="lambda = (K + 1)(hi - lo) / (n epsilon) on each lattice value",
                   error_rule="2 lambda^2 S_K (S_K = sum_v ||b_v||^2)"),
+    MeanMechanism("truncated-gaussian", "Truncated Gaussian (first M eigenfunctions, epsilon, delta)", "gaussian",
+                  None, quadratic_penalty=False, lattice=False,
+                  fields=("M", "delta", "calibration"), validate=_validate_truncated_gaussian,
+                  plan_noise=_plan_truncated_gaussian, worst_case=_worst_truncated_gaussian, color="#17becf",
+                  bound_help="One exact bound, 2 tau / n (Bessel's inequality, attained): both choices give it.",
+                  bound_names=(("tight", "exact"), ("paper", "exact")), sensitivity_norm_label="L2",
+                  scale_rule="sd sigma on each of the M coefficients", error_rule="M sigma^2",
+                  sensitivity_help="Measured in the L2 norm of the first M eigen-coefficients: projecting onto "
+                                   "orthonormal functions never lengthens a difference (Bessel), so one person moves "
+                                   "them by at most 2 tau / n."),
 )}
 
 
