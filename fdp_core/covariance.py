@@ -33,7 +33,7 @@ from .registry.covariance import covariance_mechanism
 from .release import randomness_fields
 from .sensitivity import COVARIANCE_GAUSSIAN_BOUNDS, covariance_weights
 from .settings_fields import (CALIBRATION, CENTRE, CENTRE_RANGE, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU,
-                              PERSON_COLUMN, RHO, option)
+                              PERSON_COLUMN, RHO, Control, option)
 
 # The release is an m x m surface (release.csv has m^2 rows) and the noise L x L entries.
 MAX_COVARIANCE_GRID = 1_000
@@ -51,11 +51,13 @@ class CovarianceSettings:
     to (hi - lo)/2, the largest L2 norm a centred curve can have on the unit domain).
     ``centring = "released-mean"`` additionally releases the mean of the centred curves with
     a share ``gamma`` of epsilon (and delta) and subtracts mu~ mu~^T.
+
+    Page controls (``controls``): the Covariance & regression page ("covariance").
     """
 
     mechanism: str = option("gaussian", choices=COVARIANCE_MECHANISMS,
                             help="gaussian: tensor GP noise, (epsilon, delta)-DP; iclp: tensor Laplace, pure "
-                                 "epsilon-DP")
+                                 "epsilon-DP", controls=(Control("covariance", "cov_mechanism"),))
     kernel: str = option("matern52", KERNEL, required=True)
     rho: float = option(0.1, RHO, required=True)
     nu: float | None = option(None, NU)
@@ -65,15 +67,19 @@ class CovarianceSettings:
     delta: float = option(1e-5, DELTA)
     tau: float | None = option(None, help="public L2 bound of the centred curves (required with --centre)")
     bound: str = option("kyfan", choices=COVARIANCE_GAUSSIAN_BOUNDS,
-                        help="Gaussian sensitivity: kyfan (tighter, default) or sqrt2")
+                        help="Gaussian sensitivity: kyfan (tighter, default) or sqrt2",
+                        controls=(Control("covariance", "cov_bound"),))
     calibration: str = option("analytic", CALIBRATION)
-    centre: float | None = option(None, CENTRE)
+    # The page's centre when no value range is declared (with one, the range's midpoint).
+    centre: float | None = option(None, CENTRE, controls=(Control("covariance", "cov_centre", default=0.5),))
     lo: float | None = option(None, CENTRE_RANGE)  # --value-range LO,HI sets lo and hi
     hi: float | None = None
     centring: str = option("public", choices=CENTRINGS,
                            help="public: second moment about the centre; released-mean: also release the mean with a "
-                                "share --gamma of the budget and subtract its outer product")
-    gamma: float = option(0.2, help="share of the budget for the released mean")
+                                "share --gamma of the budget and subtract its outer product",
+                           controls=(Control("covariance", "cov_centring", default="released-mean"),))
+    gamma: float = option(0.2, help="share of the budget for the released mean",
+                          controls=(Control("covariance", "cov_gamma"),))
     person_column: str | None = option(None, PERSON_COLUMN)
     n_public: int | None = option(None, N_PUBLIC)
 

@@ -28,7 +28,8 @@ from .mechanisms.kde_plan import KdeNoisePlan
 from .registry.kde import REGISTRY, KdeMechanism, kde_mechanism
 from .release import randomness_fields
 from .sensitivity import KDE_BOUNDS
-from .settings_fields import CALIBRATION, DELTA, EPSILON, ETA, KERNEL, NU, PERSON_COLUMN, RHO, VALUE_RANGE, option
+from .settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, NU, PERSON_COLUMN, RHO, VALUE_RANGE, Control,
+                              option)
 
 # Views of the registry (fdp_core/registry/kde.py): the CLI's --mechanism choices and labels.
 KDE_MECHANISMS = tuple(REGISTRY)
@@ -156,27 +157,47 @@ def _release(entry: KdeMechanism, plan: KdeNoisePlan) -> KdeRelease:
 
 # --------------------------------------------------------------------------- settings for app and CLI
 
+def _typed_bandwidth(h) -> float | None:
+    """The Release page's bandwidth box: a bandwidth, or 0 for the data-free default rule (None)."""
+    return float(h) if float(h) > 0 else None
+
+
 @dataclass(frozen=True)
 class KdeSettings:
-    """Every public choice behind a density release (all of it goes into the provenance)."""
+    """Every public choice behind a density release (all of it goes into the provenance).
+
+    Page controls (``controls``): the Density page ("density") and the Release page's density
+    commit ("release"). The Density page's box (one pair of limits per axis), grid (one slider
+    per dimension) and bound (one selector per mechanism) are several widgets for one field, so
+    the page composes those fields itself.
+    """
 
     mechanism: str = option("gaussian", choices=KDE_MECHANISMS,
-                            help="gaussian: Hall et al. GP noise, (epsilon, delta)-DP; iclp: ICLP-KDE, pure epsilon-DP")
+                            help="gaussian: Hall et al. GP noise, (epsilon, delta)-DP; iclp: ICLP-KDE, pure epsilon-DP",
+                            controls=(Control("density", "density_mechanism"), Control("release", "rel_kde_mechanism")))
+    # The Release page types the box as text (LO,HI or LO1,HI1,LO2,HI2), starting from 0,2.
     box: tuple = option(((0.0, 1.0),), parse=parse_box, required=True,
                         help="public box LO,HI (1-d) or LO1,HI1,LO2,HI2 (2-d); observations are clipped to it. Write "
-                             "--box=-1,2 when LO is negative")
+                             "--box=-1,2 when LO is negative",
+                        controls=(Control("release", "rel_kde_box", default="0,2", to_field=parse_box),))
     epsilon: float = option(1.0, EPSILON, required=True)
     delta: float = option(1e-5, DELTA)  # Gaussian mechanism only
-    # Gaussian mechanism only; None = data-free default rule
+    # Gaussian mechanism only; None = data-free default rule. The Density page's number is the h
+    # used when its "default bandwidth rule" box is unticked; the Release page's 0 means the rule.
     bandwidth: float | None = option(None, group="bandwidth",
                                      help="Gaussian bandwidth h > 0 in feature units (default: box width * "
-                                          "n^(-1/(4+d)))")
+                                          "n^(-1/(4+d)))",
+                                     controls=(Control("density", "density_bandwidth", default=0.1),
+                                               Control("release", "rel_kde_bandwidth", default=0.0,
+                                                       to_field=_typed_bandwidth)))
     data_dependent_bandwidth: bool = option(False, flag="--bandwidth-from-data", group="bandwidth",
                                             help="Silverman's rule (data-dependent: the release is then NOT "
-                                                 "differentially private)")
+                                                 "differentially private)",
+                                            controls=(Control("density", "density_h_silverman"),))
     grid_size: int | None = option(None, help="grid points per axis (default 512 in 1-d, 64 in 2-d)")
     bound: str = option("exact", choices=KDE_BOUNDS, help="sensitivity bound: exact (attained) or paper")
-    calibration: str = option("analytic", CALIBRATION)  # Gaussian mechanism only
+    calibration: str = option("analytic", CALIBRATION,  # Gaussian mechanism only
+                              controls=(Control("density", "density_calibration"),))
     kernel: str = option("matern32", KERNEL)  # ICLP only
     rho: float = option(0.1, RHO)
     nu: float | None = option(None, NU)

@@ -43,7 +43,7 @@ MECHANISM_LABELS = {name: m.label for name, m in MEAN_REGISTRY.items()}
 class MeanSettings:
     """Every public choice behind a mean release (all of it goes into the provenance)."""
 
-    mechanism: str = option("gaussian", choices=MEAN_MECHANISMS, control=Control("mean_mechanism"),
+    mechanism: str = option("gaussian", choices=MEAN_MECHANISMS, controls=(Control("mean", "mean_mechanism"),),
                             help="; ".join(f"{name}: {m.privacy}" for name, m in MEAN_REGISTRY.items())
                             + " (delta is ignored by the epsilon-DP ones)")
     kernel: str = option("matern52", KERNEL, required=True)
@@ -55,18 +55,19 @@ class MeanSettings:
     delta: float = option(1e-5, DELTA)
     tau: float | None = option(1.0, TAU)  # the command line's default is None: the value range or the data decide
     tau_from_data: bool = option(False, TAU_FROM_DATA)
-    bound: str = option("tight", choices=BOUNDS, control=Control("mean_bound"),
+    bound: str = option("tight", choices=BOUNDS, controls=(Control("mean", "mean_bound"),),
                         help="sensitivity bound: tight (attained or Cauchy-Schwarz) or paper (published closed form)")
-    calibration: str = option("analytic", CALIBRATION, control=Control("mean_calibration"))
+    calibration: str = option("analytic", CALIBRATION, controls=(Control("mean", "mean_calibration"),))
     psi: float = option(1e-3, help="penalty psi > 0 (iclp-qr, iclp-ar)",  # ICLP penalty
-                        control=log10_control("mean_log_psi"))
-    M: int = option(20, help="number of eigenfunctions M >= 1 (frl)", control=Control("mean_M"))  # FRL truncation
-    K: int = option(20, help="Bernstein lattice size K >= 1 (K + 1 points)", control=Control("mean_K"))
+                        controls=(log10_control("mean", "mean_log_psi"),))
+    M: int = option(20, help="number of eigenfunctions M >= 1 (frl)",  # FRL truncation
+                    controls=(Control("mean", "mean_M"),))
+    K: int = option(20, help="Bernstein lattice size K >= 1 (K + 1 points)", controls=(Control("mean", "mean_K"),))
     # Bernstein: public range of the curve values (default: value_range); the page starts from [0, 1].
     lo: float | None = option(None, help="public lower bound of every curve value (required for bernstein)",
-                              control=Control("mean_lo", default=0.0))
+                              controls=(Control("mean", "mean_lo", default=0.0),))
     hi: float | None = option(None, help="public upper bound of every curve value (required for bernstein)",
-                              control=Control("mean_hi", default=1.0))
+                              controls=(Control("mean", "mean_hi", default=1.0),))
     # Public inputs of the per-record transform (fdp_core.preprocess, METHODS.md 11-12).
     value_range: tuple | None = option(None, VALUE_RANGE)  # (lo, hi): clip pointwise, centre at (lo + hi)/2
     reference: tuple | None = option(None, REFERENCE)  # public reference curve ((t, value), ...) replacing the centre

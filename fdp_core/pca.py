@@ -39,7 +39,7 @@ from .registry.pca import REGISTRY as SAMPLER_REGISTRY
 from .registry.pca import default_sampler, pca_sampler, samplers_reading
 from .release import randomness_fields
 from .settings_fields import (EPSILON, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, REFERENCE, RHO, TAU, TAU_FROM_DATA,
-                              VALUE_RANGE, number_list, option)
+                              VALUE_RANGE, Control, number_list, option)
 
 PCA_BASES = ("kernel", "fourier")
 PCA_SAMPLERS = tuple(SAMPLER_REGISTRY)  # the CLI's --sampler choices (fdp_core/registry/pca.py)
@@ -64,6 +64,11 @@ def check_gamma(value) -> float:
 
 # --------------------------------------------------------------------------- settings
 
+def _zero_is_auto(thin) -> int | None:
+    """The Components page's thinning box: 0 means automatic (None)."""
+    return int(thin) or None
+
+
 @dataclass(frozen=True)
 class PcaSettings:
     """Every public choice behind a private PCA release (all of it goes into the provenance).
@@ -73,12 +78,19 @@ class PcaSettings:
     min(40, (m - 1) // 2); either is raised to k + 1 if needed. ``sampler = None`` means
     "exact" for k = 1 and "deflation" for k > 1. ``epsilon_split`` (deflation only) gives
     eps_1..eps_k, which must add up to epsilon; the default is an equal split.
+
+    Page controls (``controls``): the Components page ("components") and the Release page's
+    components commit ("release"). The Components page's p (restarted from the library's rule
+    for every grid), epsilon split (a radio and one weight per component) and burn-in (a share
+    of the sweeps) are not one widget's value, so the page composes those fields itself.
     """
 
-    k: int = option(1, help="number of components, 1..5")
+    k: int = option(1, help="number of components, 1..5",
+                    controls=(Control("components", "pca_k"), Control("release", "rel_pca_k")))
     basis: str = option("kernel", choices=PCA_BASES,
                         help="kernel eigenfunctions (default) or a Fourier basis, both orthonormal in the weighted L2 "
-                             "inner product of the grid")
+                             "inner product of the grid",
+                        controls=(Control("components", "pca_basis"), Control("release", "rel_pca_basis")))
     p: int | None = option(None, help="basis dimension p > k (default: 99%% of the kernel trace; Fourier "
                                       "min(40, (m-1)//2))")
     kernel: str = option("matern52", KERNEL)
@@ -86,10 +98,15 @@ class PcaSettings:
     nu: float | None = option(None, NU)
     epsilon: float = option(1.0, EPSILON, required=True)
     gamma: float = option(1.0, help="strength gamma >= 0 of the public base measure exp(-(gamma/2) tr(V^T C^-1 V)); "
-                                    "0 = uniform")
+                                    "0 = uniform",
+                          controls=(Control("components", "pca_gamma"), Control("release", "rel_pca_gamma")))
+    # The widgets hold a choice that names the sampler once k is known (registry.pca.sampler_for):
+    # the pages give this field.
     sampler: str | None = option(None, choices=PCA_SAMPLERS,
                                  help="exact (k = 1 only), deflation (exact per component, default for k > 1) or "
-                                      "gibbs (matrix Bingham, approximate: not a DP claim)")
+                                      "gibbs (matrix Bingham, approximate: not a DP claim)",
+                                 controls=(Control("components", "pca_sampler", default="exact"),
+                                           Control("release", "rel_pca_sampler", default="deflation")))
     epsilon_split: tuple | None = option(None, parse=number_list("--epsilon-split"),
                                          help="deflation: per-component epsilons, comma separated, adding up to "
                                               "--epsilon (default: equal split)")
@@ -104,10 +121,15 @@ class PcaSettings:
                            implied=lambda s: "public" if s.value_range is not None else "none",
                            spelled=(("released-mean", "--released-mean RELEASED_MEAN_CSV"),),
                            help="public: centre at (LO + HI)/2 or the --reference curve (no privacy cost; the default "
-                                "with --value-range); none: no centring (the default otherwise)")
-    gibbs_sweeps: int = option(20_000, help="sweeps of the Gibbs chain (--sampler gibbs)")
+                                "with --value-range); none: no centring (the default otherwise)",
+                           controls=(Control("components", "pca_centring"),))
+    # The pages start from a chain short enough for a preview.
+    gibbs_sweeps: int = option(20_000, help="sweeps of the Gibbs chain (--sampler gibbs)",
+                               controls=(Control("components", "pca_sweeps", default=2000),
+                                         Control("release", "rel_pca_sweeps", default=2000)))
     gibbs_burn_in: int | None = option(None, help="Gibbs sweeps discarded before states are kept")
-    gibbs_thin: int | None = option(None, help="keep every thin-th Gibbs state after the burn-in")
+    gibbs_thin: int | None = option(None, help="keep every thin-th Gibbs state after the burn-in",
+                                    controls=(Control("components", "pca_thin", default=0, to_field=_zero_is_auto),))
     # Public inputs of the per-record transform (fdp_core.preprocess, METHODS.md 11-12).
     value_range: tuple | None = option(None, VALUE_RANGE)
     reference: tuple | None = option(None, REFERENCE)

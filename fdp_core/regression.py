@@ -30,7 +30,7 @@ from .limits import MAX_TAU, check_at_most
 from .params import check_choice, check_delta, check_epsilon, check_eta, check_finite, check_positive
 from .release import randomness_fields
 from .settings_fields import (CALIBRATION, CENTRE, CENTRE_RANGE, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU,
-                              PERSON_COLUMN, RHO, option)
+                              PERSON_COLUMN, RHO, Control, option)
 from .sensitivity import regression_t1_sensitivity_frobenius, regression_t2_sensitivity_cm
 
 NOT_PUBLISHABLE = "analyst view: computed from the raw data without noise; do not publish"
@@ -45,13 +45,19 @@ def parse_covariates(text) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class RegressionSettings:
-    """Public choices of a regression release (curves: as for the covariance, METHODS 12-13)."""
+    """Public choices of a regression release (curves: as for the covariance, METHODS 12-13).
+
+    Page controls (``controls``): the Covariance & regression page ("covariance"), which centres
+    the curves as its covariance does and offers the data's own columns as covariates (a
+    data-dependent choice list, so the page keeps that widget).
+    """
 
     covariates: tuple = option((), parse=parse_covariates, required=True,
                                help="metadata columns: NAME (numeric) or NAME=LEVEL (indicator of a text level), "
                                     "joined by ',' (e.g. case,sex=male); an intercept is always included")
     bound_b: float = option(2.0, flag="--B", required=True,
-                            help="public bound B > 1 on ||X_i|| (intercept 1 kept; others clipped to sqrt(B^2 - 1))")
+                            help="public bound B > 1 on ||X_i|| (intercept 1 kept; others clipped to sqrt(B^2 - 1))",
+                            controls=(Control("covariance", "reg_B"),))
     kernel: str = option("matern52", KERNEL, required=True)
     rho: float = option(0.1, RHO, required=True)
     nu: float | None = option(None, NU)
@@ -64,8 +70,10 @@ class RegressionSettings:
     centre: float | None = option(None, CENTRE)
     lo: float | None = option(None, CENTRE_RANGE)  # --value-range LO,HI sets lo and hi
     hi: float | None = None
-    gamma: float = option(0.3, help="share of the budget for T1 (the rest: T2)")
-    kappa: float = option(0.05, help="public eigenvalue floor of T1~ before inverting")
+    gamma: float = option(0.3, help="share of the budget for T1 (the rest: T2)",
+                          controls=(Control("covariance", "reg_gamma"),))
+    kappa: float = option(0.05, help="public eigenvalue floor of T1~ before inverting",
+                          controls=(Control("covariance", "reg_kappa"),))
     person_column: str | None = option(None, PERSON_COLUMN)
     n_public: int | None = option(None, N_PUBLIC)
 

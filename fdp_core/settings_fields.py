@@ -10,8 +10,9 @@ options of the ``release`` commands, ``tradeoff`` and ``select`` (:func:`add_opt
 settings built from parsed options (:func:`settings_from_args`), the "same release from the
 command line" boxes of the pages (:func:`command_line`), the ``settings`` section of a
 replayable ``config.yaml`` (:func:`config_of`, :func:`settings_from_config`) and the
-defaults of page controls (:func:`page_defaults`, :func:`page_settings`). A field renamed or
-added in the dataclass is renamed or added everywhere at once.
+session-state keys and defaults of the app's controls (:func:`page_keys`, :func:`page_defaults`,
+:func:`page_settings`). A field renamed or added in the dataclass is renamed or added everywhere
+at once.
 """
 
 from __future__ import annotations
@@ -40,24 +41,42 @@ class _FieldDefault:
 FIELD_DEFAULT = _FieldDefault()  # "the dataclass field's own default"
 
 
+# The page families whose widgets hold settings fields. A family is the set of pages sharing
+# the widgets: "mean" is drawn on the Mean and Trade-offs pages and committed on the Release
+# page; "release" is the Release page's own density and components controls; "covariance" the
+# Covariance & regression page (CovarianceSettings and RegressionSettings).
+PAGES = ("mean", "density", "components", "covariance", "release")
+
+
 @dataclass(frozen=True)
 class Control:
-    """A page widget holding a field: its session-state key and how its value maps to the field's.
+    """A page widget holding a field: its page family, session-state key and how its value maps to the field's.
 
     ``default``: the widget's value before the user touches it, when the field's default is no
-    widget value (None for a number input). ``to_field`` / ``from_field`` convert between the
-    two (e.g. a slider over log10 psi); numbers are otherwise cast to the field's type.
+    widget value (None for a number input) or the page starts elsewhere. ``to_field`` /
+    ``from_field`` convert between the two (e.g. a slider over log10 psi, a box typed as text);
+    numbers are otherwise cast to the field's type.
+
+    A field drawn on two page families has one Control for each (``KdeSettings.mechanism``: the
+    Density page's ``density_mechanism`` and the Release page's ``rel_kde_mechanism``): the two
+    widgets differ in more than their key (the Release page types the box as text and reads a
+    bandwidth of 0 as "the default rule"), so a shared key prefix could not describe them.
     """
 
+    page: str
     key: str
     default: Any = FIELD_DEFAULT
     to_field: Callable | None = None
     from_field: Callable | None = None
 
+    def __post_init__(self):
+        if self.page not in PAGES:
+            raise ValueError(f"control {self.key!r}: unknown page family {self.page!r} (known: {', '.join(PAGES)})")
 
-def log10_control(key: str) -> Control:
+
+def log10_control(page: str, key: str) -> Control:
     """A slider over log10 of a positive field (penalties)."""
-    return Control(key, to_field=lambda v: float(10 ** v), from_field=math.log10)
+    return Control(page, key, to_field=lambda v: float(10 ** v), from_field=math.log10)
 
 
 @dataclass(frozen=True)
@@ -76,7 +95,7 @@ class Option:
     fields: one option setting several fields (``--value-range LO,HI`` -> lo, hi).
     spelled: values written with another option, as (value, command-line text) pairs.
     placeholder: the field is read from a file; command lines show this name instead.
-    control: the page widget holding the field, if any.
+    controls: the page widgets holding the field (:class:`Control`), at most one per page family.
     """
 
     help: str = ""
@@ -91,7 +110,7 @@ class Option:
     fields: tuple = ()
     spelled: tuple = ()
     placeholder: str | None = None
-    control: Control | None = None
+    controls: tuple = ()
 
     def flag_of(self, name: str) -> str:
         return self.flag or "--" + name.replace("_", "-")
@@ -347,34 +366,43 @@ def settings_from_config(cls, mapping: Mapping):
 
 # --------------------------------------------------------------------------- page controls
 
-def page_keys(cls) -> dict[str, str]:
-    """{field: session-state key} of the fields a page control holds."""
-    return {name: opt.control.key for name, opt in options_of(cls) if opt.control is not None}
+def _controls(cls, page: str) -> list[tuple[str, Control]]:
+    """(field, control) of the fields a widget of ``page`` holds; a page without any is an error
+    (a misspelt family would otherwise find no control and check nothing)."""
+    found = [(name, c) for name, opt in options_of(cls) for c in opt.controls if c.page == page]
+    if not found:
+        raise KeyError(f"{cls.__name__} has no page control on page family {page!r}")
+    names = [name for name, _ in found]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ValueError(f"{cls.__name__}.{', '.join(twice)} has two controls on page family {page!r}")
+    return found
 
 
-def page_defaults(cls) -> dict:
+def page_keys(cls, page: str) -> dict[str, str]:
+    """{field: session-state key} of the fields a control of ``page`` holds."""
+    return {name: control.key for name, control in _controls(cls, page)}
+
+
+def page_defaults(cls, page: str) -> dict:
     """{session-state key: the control's value before the user touches it}, from the field defaults."""
     defaults = {}
-    for name, opt in options_of(cls):
-        control = opt.control
-        if control is None:
-            continue
+    for name, control in _controls(cls, page):
         value = _field_default(cls, name) if control.default is FIELD_DEFAULT else control.default
         defaults[control.key] = control.from_field(value) if control.from_field and value is not None else value
     return defaults
 
 
-def page_settings(cls, state: Mapping, **given):
-    """A ``cls`` from the page controls' values in ``state`` and the ``given`` fields.
+def page_values(cls, page: str, state: Mapping, *, skip=()) -> dict:
+    """{field: value} of the controls of ``page`` (but those of the fields in ``skip``), from ``state``.
 
     Every control's key must be in ``state`` (pages seed them with :func:`page_defaults`): a
     missing one means a page uses a key the metadata does not know, and a release built from
     defaults instead of the user's choice must not go unnoticed.
     """
     values = {}
-    for name, opt in options_of(cls):
-        control = opt.control
-        if control is None or name in given:
+    for name, control in _controls(cls, page):
+        if name in skip:
             continue
         if control.key not in state:
             raise KeyError(f"page control '{control.key}' ({cls.__name__}.{name}) has no value in the session: was "
@@ -385,4 +413,10 @@ def page_settings(cls, state: Mapping, **given):
         elif value is not None and _value_type(cls, name) in (int, float):
             value = _value_type(cls, name)(value)
         values[name] = value
-    return cls(**values, **given)
+    return values
+
+
+def page_settings(cls, page: str, state: Mapping, **given):
+    """A ``cls`` from the values of the controls of ``page`` in ``state`` and the ``given`` fields
+    (which win: a value the page derives from several widgets, or from the sidebar)."""
+    return cls(**page_values(cls, page, state, skip=given), **given)

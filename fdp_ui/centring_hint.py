@@ -13,7 +13,10 @@ import streamlit as st
 from fdp_core.errors import FdpError
 from fdp_core.export import prepare_mean_commit
 from fdp_core.mean import MeanSettings
+from fdp_core.pca import PcaSettings
+from fdp_core.settings_fields import page_keys
 
+CENTRING_KEY = page_keys(PcaSettings, "components")["centring"]  # the page's centring radio
 TOUCHED_KEY = "pca_centring_touched"
 
 
@@ -25,8 +28,8 @@ def mark_touched() -> None:
 def preselect(has_committed_mean: bool) -> None:
     """Before the radio is drawn: a committed mean of this data set is the default centring."""
     ss = st.session_state
-    if has_committed_mean and not ss.get(TOUCHED_KEY) and ss.get("pca_centring") == "none":
-        ss["pca_centring"] = "released-mean"
+    if has_committed_mean and not ss.get(TOUCHED_KEY) and ss.get(CENTRING_KEY) == "none":
+        ss[CENTRING_KEY] = "released-mean"
 
 
 def mean_release_cost(fd, g) -> tuple[float, float] | None:

@@ -2,10 +2,10 @@
 
 The Trade-offs page draws the same controls and the Release page commits what they hold, so
 their session-state keys and defaults come from one place: the field metadata of
-:class:`fdp_core.mean.MeanSettings` (``Control`` entries). Pages name a control by its field
-(``key=KEYS["bound"]``), never by a literal key, so renaming a key renames it everywhere;
-:func:`settings` refuses a key nobody set (``tests/test_settings_fields.py`` also checks that
-the pages draw every key), so a commit never silently falls back on a default.
+:class:`fdp_core.mean.MeanSettings` (``Control`` entries of the page family "mean"). Pages name
+a control by its field (``key=KEYS["bound"]``), never by a literal key, so renaming a key renames
+it everywhere; :func:`settings` refuses a key nobody set (``tests/test_settings_fields.py``
+also checks that the pages draw every key), so a commit never silently falls back on a default.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import streamlit as st
 from fdp_core.mean import MeanSettings
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
 
-KEYS = page_keys(MeanSettings)  # {field: session-state key}, e.g. {"psi": "mean_log_psi", ...}
+PAGE = "mean"
+KEYS = page_keys(MeanSettings, PAGE)  # {field: session-state key}, e.g. {"psi": "mean_log_psi", ...}
 
 
 def keep() -> None:
@@ -23,10 +24,10 @@ def keep() -> None:
     that do not draw them (Streamlit drops a widget's state when another page runs unless the
     value is re-assigned). Call before any of the controls is drawn."""
     ss = st.session_state
-    for key, value in page_defaults(MeanSettings).items():
+    for key, value in page_defaults(MeanSettings, PAGE).items():
         ss[key] = ss.get(key, value)
 
 
 def settings(g, **given) -> MeanSettings:
     """The MeanSettings of the controls, the sidebar's global settings ``g`` and ``given`` fields."""
-    return page_settings(MeanSettings, st.session_state, **{**g.fields_of(MeanSettings), **given})
+    return page_settings(MeanSettings, PAGE, st.session_state, **{**g.fields_of(MeanSettings), **given})

@@ -22,14 +22,21 @@ from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.pca import (AWAN_RESCALING_FLAG, FLOATING_POINT_NOTE, MAX_COMPONENTS, TRACE_FRACTION, PcaSettings,
                           pca_basis, private_pca, release_record, simulate_fpca_awan)
 from fdp_core.registry.pca import page_choices, pca_sampler, sampler_for
-from fdp_core.settings_fields import command_line
+from fdp_core.settings_fields import command_line, page_defaults, page_keys, page_settings
 from fdp_ui import ledger as ledger_ui
 from fdp_ui import centring_hint, pca_plots, sidebar, state
 
 SOURCES = {"current": "the current data set", "awan": "FPCA simulation (Awan et al.)"}
+# The PcaSettings fields one widget holds (k, basis, gamma, sampler choice, centring, Gibbs sweeps
+# and thinning): keys and defaults from the field metadata (fdp_core/pca.py). p, the epsilon
+# split and the burn-in are composed below from the page's own widgets.
+PAGE = "components"
+KEYS = page_keys(PcaSettings, PAGE)
+P_KEY = "pca_p"
 # The mechanism settings of Awan, Kenney, Reimherr & Slavkovic (2019): p = 40 Fourier functions,
 # C = diag(j^-3) (the Fourier basis's base measure in fdp_core.pca), k = 1.
-AWAN_SETTINGS = {"pca_basis": "fourier", "pca_p": 40, "pca_k": 1, "pca_sampler": "exact", "pca_centring": "none"}
+AWAN_SETTINGS = {KEYS["basis"]: "fourier", P_KEY: 40, KEYS["k"]: 1, KEYS["sampler"]: "exact",
+                 KEYS["centring"]: "none"}
 BASES = {"kernel": "kernel eigenfunctions", "fourier": "Fourier"}
 CENTRING = {"none": "none (not recommended: components follow the mean)",
             "released-mean": "the mean released on the Mean page (committed)",
@@ -37,10 +44,9 @@ CENTRING = {"none": "none (not recommended: components follow the mean)",
             "public": "centre of the declared public range (free: a public input)"}
 MAX_DRAWS = 10  # a sampler may allow fewer (its max_preview_draws)
 DRAW_SALT = 40  # preview draw i uses the sidebar's generator with salt DRAW_SALT + i
-_DEFAULTS = {"pca_source": "current", "pca_awan_n": 500, "pca_awan_seed": 0, "pca_k": 1, "pca_basis": "kernel",
-             "pca_gamma": 1.0, "pca_sampler": "exact", "pca_split": "equal",
-             **{f"pca_w{j}": 1.0 for j in range(1, MAX_COMPONENTS + 1)},
-             "pca_sweeps": 2000, "pca_burn_pct": 10, "pca_thin": 0, "pca_centring": "none", "pca_draws": 3}
+_DEFAULTS = {**page_defaults(PcaSettings, PAGE), "pca_source": "current", "pca_awan_n": 500, "pca_awan_seed": 0,
+             "pca_split": "equal", **{f"pca_w{j}": 1.0 for j in range(1, MAX_COMPONENTS + 1)},
+             "pca_burn_pct": 10, "pca_draws": 3}
 HELP = {
     "k": "Number of private components. k > 1 with the exact sampler uses sequential deflation and splits "
          "epsilon across the components.",
@@ -145,11 +151,11 @@ data_key = hashlib.sha1(fd.grid_points.tobytes() + fd.data_matrix.tobytes()).hex
 signature = (source, fd.m)
 if ss.get("pca_data_sig") != signature:  # another grid: the Fourier dimension restarts from the library's rule
     try:
-        ss["pca_p"] = pca_basis(PcaSettings(basis="fourier"), fd.unit_grid, fd.weights).p
+        ss[P_KEY] = pca_basis(PcaSettings(basis="fourier"), fd.unit_grid, fd.weights).p
     except FdpError:
-        ss["pca_p"] = 2
+        ss[P_KEY] = 2
     ss["pca_data_sig"] = signature
-ss["pca_p"] = ss["pca_p"]
+ss[P_KEY] = ss[P_KEY]
 
 if g.tutorial:
     st.info("Tutorial: principal components are the directions along which the curves vary most. The private "
@@ -160,21 +166,21 @@ if g.tutorial:
 # --------------------------------------------------------------------------- controls
 
 c1, c2, c3, c4 = st.columns(4)
-k = int(c1.slider("components k", 1, MAX_COMPONENTS, key="pca_k", help=HELP["k"]))
-basis = c2.radio("basis", tuple(BASES), key="pca_basis", format_func=BASES.get, horizontal=True, help=HELP["basis"])
+k = int(c1.slider("components k", 1, MAX_COMPONENTS, key=KEYS["k"], help=HELP["k"]))
+basis = c2.radio("basis", tuple(BASES), key=KEYS["basis"], format_func=BASES.get, horizontal=True,
+                 help=HELP["basis"])
 if basis == "fourier":
-    p_input = int(c3.number_input("p (Fourier functions)", min_value=2, max_value=1000, step=1, key="pca_p",
+    p_input = int(c3.number_input("p (Fourier functions)", min_value=2, max_value=1000, step=1, key=P_KEY,
                                   help=HELP["p"]))
 else:
     p_input = None
 p_slot = c3.empty()
-gamma = c4.number_input("gamma (base-measure strength)", step=0.5, format="%.4g", key="pca_gamma",
-                        help=HELP["gamma"])
+c4.number_input("gamma (base-measure strength)", step=0.5, format="%.4g", key=KEYS["gamma"], help=HELP["gamma"])
 c4.caption("gamma = 0: uniform base measure; 1: default; epsilon: the literature's form.")
 
 s1, s2, s3, s4 = st.columns(4)
 # Each choice means a sampler once k is known (exact: the vector Bingham for k = 1, deflation above).
-sampler_choice = s1.radio("sampler", page_choices(), key="pca_sampler", help=HELP["sampler"],
+sampler_choice = s1.radio("sampler", page_choices(), key=KEYS["sampler"], help=HELP["sampler"],
                           format_func=lambda c: pca_sampler(sampler_for(c, k)).page_label)
 entry = pca_sampler(sampler_for(sampler_choice, k))
 sampler = entry.name
@@ -189,18 +195,18 @@ if "epsilon_split" in entry.fields:
         total_weight = sum(weights)
         epsilon_split = tuple(g.epsilon * w / total_weight if total_weight != 0 else 0.0 for w in weights)
 if "gibbs_sweeps" in entry.fields:
-    sweeps = int(s2.slider("Gibbs sweeps", 100, 20_000, step=100, key="pca_sweeps", help=HELP["sweeps"]))
+    sweeps = int(s2.slider("Gibbs sweeps", 100, 20_000, step=100, key=KEYS["gibbs_sweeps"], help=HELP["sweeps"]))
     burn_pct = s3.slider("burn-in (% of sweeps)", 0, 90, step=5, key="pca_burn_pct", help=HELP["burn"])
-    thin_input = int(s4.number_input("thin (0 = auto)", min_value=0, max_value=10_000, step=1, key="pca_thin",
-                                     help=HELP["thin"]))
+    thin_input = int(s4.number_input("thin (0 = auto)", min_value=0, max_value=10_000, step=1,
+                                     key=KEYS["gibbs_thin"], help=HELP["thin"]))
     burn_in = sweeps * burn_pct // 100
     thin = thin_input or None
 
 means, n_other_means = _committed_means(fd, ds.label) if source == "current" else ({}, 0)
 r1, r2, r3 = st.columns([2, 2, 1])
 centring_hint.preselect(bool(means))
-centring = r1.radio("centring", tuple(CENTRING), key="pca_centring", format_func=CENTRING.get, help=HELP["centring"],
-                    on_change=centring_hint.mark_touched)
+centring = r1.radio("centring", tuple(CENTRING), key=KEYS["centring"], format_func=CENTRING.get,
+                    help=HELP["centring"], on_change=centring_hint.mark_touched)
 if centring == "none" and source == "current":
     centring_hint.render_suggestion(r2, fd, g)
 mean_release = None
@@ -227,12 +233,12 @@ if entry.max_preview_draws is not None and n_draws > entry.max_preview_draws:
 
 # --------------------------------------------------------------------------- the release
 
-settings = PcaSettings(k=k, basis=basis, p=p_input, kernel=g.kernel, rho=g.rho, nu=g.nu, epsilon=g.epsilon,
-                       gamma=gamma, sampler=sampler, epsilon_split=epsilon_split, tau=g.tau,
-                       tau_from_data=g.tau_from_data, centring=centring,
-                       gibbs_sweeps=sweeps,
-                       gibbs_burn_in=burn_in, gibbs_thin=thin,
-                       **(g.bounds if source == "current" else {}))
+# k, basis, gamma and centring from their controls; the sampler's own fields only when it reads them
+# (the others keep their defaults); the simulation has no declared range or persons.
+settings = page_settings(PcaSettings, PAGE, ss, p=p_input, kernel=g.kernel, rho=g.rho, nu=g.nu, epsilon=g.epsilon,
+                         sampler=sampler, epsilon_split=epsilon_split, tau=g.tau, tau_from_data=g.tau_from_data,
+                         gibbs_sweeps=sweeps, gibbs_burn_in=burn_in, gibbs_thin=thin,
+                         **(g.bounds if source == "current" else {}))
 mean_values = None if mean_release is None else mean_release.table["value"].to_numpy()
 mean_key = "none" if mean_release is None else mean_release.id
 try:

@@ -14,11 +14,18 @@ from fdp_core.registry.covariance import covariance_mechanism
 from fdp_core.regression import RegressionSettings, bands, plan_regression_release
 from fdp_core.sensitivity import COVARIANCE_GAUSSIAN_BOUNDS
 from fdp_core.export import NONPRIVATE_VIEWS
+from fdp_core.settings_fields import page_defaults, page_keys, page_settings
 from fdp_ui import sidebar, state, summary_commit
 from fdp_ui.plots import ANALYST_COLOR, ANALYST_LABEL, PRIVATE_COLOR, add_band, add_line
 
-_DEFAULTS = {"cov_mechanism": "gaussian", "cov_bound": "kyfan", "cov_centring": "released-mean", "cov_gamma": 0.2,
-             "cov_centre": 0.5, "cov_k": 2, "reg_B": 2.0, "reg_gamma": 0.3, "reg_kappa": 0.05, "reg_draws": 100}
+# The settings fields' controls: keys and defaults from the field metadata (fdp_core/covariance.py,
+# fdp_core/regression.py, page family "covariance"). The covariates' choices come from the data.
+PAGE = "covariance"
+KEYS = page_keys(CovarianceSettings, PAGE)
+REG_KEYS = page_keys(RegressionSettings, PAGE)
+COVARIATES_KEY = "reg_covariates"
+_DEFAULTS = {**page_defaults(CovarianceSettings, PAGE), **page_defaults(RegressionSettings, PAGE), "cov_k": 2,
+             "reg_draws": 100}
 for key, value in _DEFAULTS.items():
     st.session_state[key] = st.session_state.get(key, value)
 
@@ -35,33 +42,29 @@ st.caption("Curves are centred at a public value c and clipped to the sidebar's 
 # --------------------------------------------------------------------------- covariance
 st.header("Covariance function")
 c1, c2, c3, c4 = st.columns(4)
-mechanism = c1.selectbox("mechanism", COVARIANCE_MECHANISMS, key="cov_mechanism",
+mechanism = c1.selectbox("mechanism", COVARIANCE_MECHANISMS, key=KEYS["mechanism"],
                          format_func=lambda name: covariance_mechanism(name).label)
 entry = covariance_mechanism(mechanism)
-bound = c2.radio("Gaussian bound", COVARIANCE_GAUSSIAN_BOUNDS, key="cov_bound", horizontal=True,
-                 disabled="bound" not in entry.fields,
-                 help="kyfan: tau^2 sqrt(c1 + c2)/n (tighter, default). sqrt2: sqrt(2) tau^2 max A/n.")
-centring = c3.radio("centring", CENTRINGS, key="cov_centring", horizontal=True,
+c2.radio("Gaussian bound", COVARIANCE_GAUSSIAN_BOUNDS, key=KEYS["bound"], horizontal=True,
+         disabled="bound" not in entry.fields,
+         help="kyfan: tau^2 sqrt(c1 + c2)/n (tighter, default). sqrt2: sqrt(2) tau^2 max A/n.")
+centring = c3.radio("centring", CENTRINGS, key=KEYS["centring"], horizontal=True,
                     help="public: second moment about c. released-mean: also release the mean (share gamma of the "
                          "budget) and subtract its outer product; the ledger charges both.")
-gamma = c4.slider("gamma (mean's share)", 0.05, 0.95, step=0.05, key="cov_gamma",
-                  disabled=centring != "released-mean")
+c4.slider("gamma (mean's share)", 0.05, 0.95, step=0.05, key=KEYS["gamma"], disabled=centring != "released-mean")
 d1, d2 = st.columns(2)
 if g.value_range is not None:  # declared on the Data page: clip into it and centre at its midpoint
     centre = (g.value_range[0] + g.value_range[1]) / 2.0
-    public = dict(lo=float(g.value_range[0]), hi=float(g.value_range[1]))
+    public = dict(centre=None, lo=float(g.value_range[0]), hi=float(g.value_range[1]))  # not the centre control
     d1.caption(f"centre c = {centre:.4g}, the midpoint of the declared value range {tuple(g.value_range)}")
 else:
-    centre = d1.number_input("public centre c", format="%.4g", key="cov_centre",
-                             help="Subtracted from every curve before clipping; chosen without looking at the data. "
-                                  "Declaring a value range on the Data page replaces it by the range's midpoint.")
-    public = dict(centre=float(centre))
+    d1.number_input("public centre c", format="%.4g", key=KEYS["centre"],
+                    help="Subtracted from every curve before clipping; chosen without looking at the data. "
+                         "Declaring a value range on the Data page replaces it by the range's midpoint.")
+    public = {}
 k = d2.slider("eigenfunctions shown", 1, 3, key="cov_k")
-public.update(tau=g.tau, person_column=g.person_column)
 
-settings = CovarianceSettings(mechanism=mechanism, kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, phi=g.phi,
-                              epsilon=g.epsilon, delta=g.delta, bound=bound, centring=centring, gamma=float(gamma),
-                              **public)
+settings = page_settings(CovarianceSettings, PAGE, st.session_state, **g.fields_of(CovarianceSettings), **public)
 try:
     plan = plan_covariance_release(fd, settings)
 except FdpError as exc:
@@ -145,19 +148,20 @@ for column in meta.columns:
 if not options:
     st.info("No usable covariate column (numeric with repeated values, or text with at most 10 levels).")
     st.stop()
-st.session_state["reg_covariates"] = st.session_state.get("reg_covariates", options[:1])
+st.session_state[COVARIATES_KEY] = st.session_state.get(COVARIATES_KEY, options[:1])
 r1, r2, r3, r4 = st.columns(4)
-covariates = r1.multiselect("covariates", options, key="reg_covariates",
+covariates = r1.multiselect("covariates", options, key=COVARIATES_KEY,
                             help="NAME=LEVEL is the indicator of that level; an intercept is always included.")
-B = r2.number_input("public bound B on ||X_i||", min_value=1.01, format="%.4g", key="reg_B")
-reg_gamma = r3.slider("gamma (T1's share)", 0.05, 0.95, step=0.05, key="reg_gamma")
-kappa = r4.number_input("eigenvalue floor kappa", min_value=1e-6, format="%.3g", key="reg_kappa")
+r2.number_input("public bound B on ||X_i||", min_value=1.01, format="%.4g", key=REG_KEYS["bound_b"])
+r3.slider("gamma (T1's share)", 0.05, 0.95, step=0.05, key=REG_KEYS["gamma"])
+r4.number_input("eigenvalue floor kappa", min_value=1e-6, format="%.3g", key=REG_KEYS["kappa"])
 if not covariates:
     st.info("Choose at least one covariate.")
     st.stop()
-reg_settings = RegressionSettings(covariates=tuple(covariates), bound_b=float(B), kernel=g.kernel, rho=g.rho,
-                                  nu=g.nu, eta=g.eta, phi=g.phi, epsilon=g.epsilon, delta=g.delta,
-                                  gamma=float(reg_gamma), kappa=float(kappa), **public)
+# The curves are centred and clipped as for the covariance above.
+reg_settings = page_settings(RegressionSettings, PAGE, st.session_state, covariates=tuple(covariates),
+                             **g.fields_of(RegressionSettings), centre=settings.centre, lo=settings.lo,
+                             hi=settings.hi)
 try:
     reg = plan_regression_release(fd, reg_settings)
 except FdpError as exc:

@@ -23,7 +23,7 @@ from fdp_core.registry.kde import REGISTRY as KDE_REGISTRY
 from fdp_core.registry.kde import kde_mechanism
 from fdp_core.sensitivity import KDE_BOUNDS
 from fdp_core.simulate import HALL_EXAMPLE, hall_mixture_points, mixture_2d_points, mixture_density
-from fdp_core.settings_fields import command_line
+from fdp_core.settings_fields import command_line, page_defaults, page_keys, page_values
 from fdp_ui import density_defaults, kde_plots, plots, sidebar, state
 
 SOURCES = {"curves": "features of the current curves",
@@ -51,6 +51,10 @@ FEATURE_KINDS = {"value": "value at t0", "mean": "average over [u, v]", "l2norm"
 COMPARE_ALL = "both"  # the menu choice that shows every mechanism side by side (not a mechanism)
 MECHANISMS = {**{name: m.menu for name, m in KDE_REGISTRY.items()},
               COMPARE_ALL: "compare both" if len(KDE_REGISTRY) == 2 else "compare all"}
+# The KdeSettings fields one widget holds (mechanism, bandwidth, Silverman, calibration): keys and
+# defaults from the field metadata (fdp_core/kde.py). Box, grid and bound are composed below.
+PAGE = "density"
+KEYS = page_keys(kde.KdeSettings, PAGE)
 GRID_SLIDERS = {1: ("density_grid_1d", 16, 1000, 8), 2: ("density_grid_2d", 8, 96, 4)}
 MAX_DRAWS_1D, MAX_PANELS_2D = 30, 3
 # Monte Carlo draws behind the 95% radii: a 64 x 64 noise field costs 16x a 512-point curve.
@@ -90,6 +94,11 @@ def _box_keys(d: int) -> list[tuple[str, str]]:
     return [(f"density_lo{a}", f"density_hi{a}") for a in range(1, d + 1)]
 
 
+def _bound_key(entry) -> str:
+    """Each mechanism has its own bound selector (the page compares them side by side)."""
+    return f"density_{entry.page_key}_bound"
+
+
 def _apply_source_defaults() -> None:
     """Built-in examples start from their design's box, bandwidth and grid; data features from an
     empty box (the user types a public one)."""
@@ -98,13 +107,13 @@ def _apply_source_defaults() -> None:
     for a, (lo_key, hi_key) in enumerate(_box_keys(2)):
         ss[lo_key], ss[hi_key] = (None, None) if example is None or a >= len(example["box"]) else example["box"][a]
     ss["density_box_flag"] = False
-    ss["density_h_silverman"] = False
+    ss[KEYS["data_dependent_bandwidth"]] = False
     if example is None:
         ss["density_h_rule"] = True
         ss["density_grid_1d"], ss["density_grid_2d"] = DEFAULT_GRID_SIZE[1], DEFAULT_GRID_SIZE[2]
         return
     ss["density_h_rule"] = False
-    ss["density_bandwidth"] = example["bandwidth"]
+    ss[KEYS["bandwidth"]] = example["bandwidth"]
     ss[GRID_SLIDERS[len(example["box"])][0]] = example["grid"]
 
 
@@ -113,9 +122,9 @@ def _apply_literature() -> None:
     sidebar.apply({"g_epsilon": ex["epsilon"], "g_delta": ex["delta"]})
     ss = st.session_state
     ss["density_lo1"], ss["density_hi1"] = ex["box"][0]
-    ss.update(density_h_rule=False, density_h_silverman=False, density_bandwidth=ex["bandwidth"],
-              density_grid_1d=ex["grid_size"], density_calibration=ex["calibration"], density_mechanism=ex["mechanism"])
-    ss[f"density_{kde_mechanism(ex['mechanism']).page_key}_bound"] = ex["bound"]
+    ss.update({"density_h_rule": False, KEYS["data_dependent_bandwidth"]: False, KEYS["bandwidth"]: ex["bandwidth"],
+               "density_grid_1d": ex["grid_size"], KEYS["calibration"]: ex["calibration"],
+               KEYS["mechanism"]: ex["mechanism"], _bound_key(kde_mechanism(ex["mechanism"])): ex["bound"]})
 
 
 def _suggest_box(points: np.ndarray) -> None:
@@ -137,15 +146,14 @@ def _page_defaults() -> dict:
     numeric = _numeric_columns()
     columns = [str(c) for c in fd.metadata.columns]
     column = numeric[0] if numeric else (columns[0] if columns else None)
-    defaults = kde.KdeSettings()
-    return {"density_dim": "1-d", "density_kind_1": "value", "density_kind_2": "value",
+    return {**page_defaults(kde.KdeSettings, PAGE),
+            "density_dim": "1-d", "density_kind_1": "value", "density_kind_2": "value",
             "density_t0_1": a + 0.25 * (b - a), "density_t0_2": a + 0.75 * (b - a),
             "density_u_1": a, "density_v_1": b, "density_u_2": a, "density_v_2": a + 0.5 * (b - a),
             "density_col_1": column, "density_col_2": column,
-            "density_box_flag": False, "density_h_rule": True, "density_bandwidth": 0.1, "density_h_silverman": False,
+            "density_box_flag": False, "density_h_rule": True,
             "density_grid_1d": DEFAULT_GRID_SIZE[1], "density_grid_2d": DEFAULT_GRID_SIZE[2],
-            "density_mechanism": defaults.mechanism, "density_calibration": defaults.calibration,
-            **{f"density_{m.page_key}_bound": defaults.bound for m in KDE_REGISTRY.values()},
+            **{_bound_key(m): kde.KdeSettings.bound for m in KDE_REGISTRY.values()},
             "density_style": "draws", "density_draws": 10,
             "density_view": "heatmaps", "density_panels": 2, "density_seed": 0,
             "density_n_hall": EXAMPLES["hall"]["n"], "density_n_mixture2d": EXAMPLES["mixture2d"]["n"],
@@ -320,7 +328,7 @@ if source == "curves" and (g.person_column or g.value_range):
         st.caption(f"{observed.n_curves} curves of {observed.n_persons} persons (column '{g.person_column}') -> "
                    f"{n} observations: each person's features, clipped to the box, averaged.")
 
-mechanism = st.session_state["density_mechanism"]
+mechanism = st.session_state[KEYS["mechanism"]]
 shown = tuple(KDE_REGISTRY) if mechanism == COMPARE_ALL else (mechanism,)
 
 
@@ -332,9 +340,9 @@ def _reads(name: str) -> bool:
 c1, c2, c3, c4 = st.columns(4)
 h_rule = c1.checkbox("default bandwidth rule", key="density_h_rule", help=HELP["h_rule"],
                      disabled=not _reads("bandwidth"))
-silverman = c3.checkbox("Silverman h from the data (not DP)", key="density_h_silverman",
+silverman = c3.checkbox("Silverman h from the data (not DP)", key=KEYS["data_dependent_bandwidth"],
                         help=HELP["silverman"], disabled=not _reads("data_dependent_bandwidth"))
-bandwidth_input = c2.number_input("bandwidth h", format="%.4g", step=0.01, key="density_bandwidth",
+bandwidth_input = c2.number_input("bandwidth h", format="%.4g", step=0.01, key=KEYS["bandwidth"],
                                   help=HELP["bandwidth"], disabled=h_rule or silverman or not _reads("bandwidth"))
 default_h = density_defaults.suggested_bandwidth(box, n)
 c1.caption(f"rule: h = {default_h:.4g} (Silverman's rule for values spread over the box; data-free)")
@@ -348,23 +356,24 @@ bandwidth = None if silverman else (default_h if h_rule else bandwidth_input)
 st.markdown("**Mechanism**")
 # One bound selector per mechanism, the calibration next to the first mechanism that reads it.
 controls = iter(st.columns([2] + [1] * (len(KDE_REGISTRY) + 1)))
-mechanism = next(controls).radio("mechanism", tuple(MECHANISMS), key="density_mechanism", format_func=MECHANISMS.get,
+mechanism = next(controls).radio("mechanism", tuple(MECHANISMS), key=KEYS["mechanism"], format_func=MECHANISMS.get,
                                  horizontal=True, label_visibility="collapsed")
-bounds, calibration = {}, None
+bounds, calibration_drawn = {}, False
 for name, entry in KDE_REGISTRY.items():
-    bounds[name] = next(controls).radio(entry.bound_control, KDE_BOUNDS, key=f"density_{entry.page_key}_bound",
+    bounds[name] = next(controls).radio(entry.bound_control, KDE_BOUNDS, key=_bound_key(entry),
                                         horizontal=True, format_func=entry.bound_choices.get, help=entry.bound_help,
                                         disabled=name not in shown)
-    if calibration is None and "calibration" in entry.fields:
-        calibration = next(controls).radio("calibration", CALIBRATIONS, key="density_calibration", horizontal=True,
-                                           help=HELP["calibration"], disabled=not _reads("calibration"))
+    if not calibration_drawn and "calibration" in entry.fields:
+        next(controls).radio("calibration", CALIBRATIONS, key=KEYS["calibration"], horizontal=True,
+                             help=HELP["calibration"], disabled=not _reads("calibration"))
+        calibration_drawn = True
 
 
 def _settings(mech: str, bound: str | None = None) -> tuple:
-    """The settings of one mechanism as hashable items: the page's values of the fields it reads."""
-    values = {"delta": g.delta, "bandwidth": None if bandwidth is None else float(bandwidth),
-              "data_dependent_bandwidth": bool(silverman), "calibration": calibration, "kernel": g.kernel,
-              "rho": g.rho, "nu": g.nu, "eta": g.eta}
+    """The settings of one mechanism as hashable items: the page's values of the fields it reads
+    (the others keep their defaults, so one setting is one cache entry and one command line)."""
+    values = {**g.fields_of(kde.KdeSettings), **page_values(kde.KdeSettings, PAGE, st.session_state),
+              "bandwidth": None if bandwidth is None else float(bandwidth)}  # the rule's h, the typed h or None
     settings = kde.KdeSettings(mechanism=mech, box=box, epsilon=g.epsilon, grid_size=int(grid_size),
                                bound=bound or bounds[mech], **{f: values[f] for f in kde_mechanism(mech).fields})
     return tuple(asdict(settings).items())

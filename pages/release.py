@@ -1,6 +1,7 @@
 """Release & audit: set the budget, commit releases with vetted noise, export them, audit the mechanism."""
 
 import math
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
@@ -8,9 +9,12 @@ import streamlit as st
 from fdp_core import export, ledger_store
 from fdp_core.accounting import KINDS
 from fdp_core.errors import FdpError
+from fdp_core.kde import KdeSettings
 from fdp_core.mean import MECHANISM_LABELS, MeanSettings
+from fdp_core.pca import PcaSettings
 from fdp_core.registry import mean_mechanism, pure_mechanism_names
 from fdp_core.presets import DISCLAIMER, PRESETS
+from fdp_core.settings_fields import page_defaults, page_keys, page_settings
 from fdp_ui import ledger as ledger_ui
 from fdp_ui import mean_controls, sidebar, state
 
@@ -20,10 +24,15 @@ RANGE_REQUIRED = ("Declare a public value range first (Data page: the lowest and
                   "and centring would have to come from the data.")
 EXPORT_CACHE_KEY = "rel_export_cache"
 AUDIT_KEY = "rel_audit_result"
-KDE_DEFAULTS = {"rel_kde_mechanism": "gaussian", "rel_kde_feature": "l2norm", "rel_kde_box": "0,2",
-                "rel_kde_bandwidth": 0.0}
-PCA_DEFAULTS = {"rel_pca_k": 1, "rel_pca_basis": "kernel", "rel_pca_sampler": "deflation", "rel_pca_gamma": 1.0,
-                "rel_pca_mean": "none", "rel_pca_sweeps": 2000}
+# The density and components controls: the settings fields' keys and defaults come from their
+# metadata (fdp_core/kde.py, fdp_core/pca.py, page family "release"); the feature and the
+# committed mean to centre by are inputs of the commit, not settings.
+PAGE = "release"
+KDE_KEYS = page_keys(KdeSettings, PAGE)
+PCA_KEYS = page_keys(PcaSettings, PAGE)
+FEATURE_KEY, MEAN_ID_KEY = "rel_kde_feature", "rel_pca_mean"
+CONTROL_DEFAULTS = {**page_defaults(KdeSettings, PAGE), **page_defaults(PcaSettings, PAGE), FEATURE_KEY: "l2norm",
+                    MEAN_ID_KEY: "none"}
 
 ss = st.session_state
 # The release commits the mean exactly as previewed on the Mean page (its controls, kept alive
@@ -37,7 +46,7 @@ budget_values = {"rel_budget_epsilon": led.epsilon_total, "rel_budget_delta": le
                  "rel_filter": led.filter, "rel_split_on": led.split is not None,
                  **{f"rel_split_{k}": (1.0 if led.split is None else round(100 * led.split[k], 6))
                     for k in ("mean", "kde", "pca")}}
-for key, value in {**budget_values, **KDE_DEFAULTS, **PCA_DEFAULTS}.items():
+for key, value in {**budget_values, **CONTROL_DEFAULTS}.items():
     ss[key] = value if key in budget_values else ss.get(key, value)
 
 st.title("Release & audit")
@@ -131,31 +140,25 @@ def _mean_summary(s: MeanSettings) -> str:
     return ", ".join(parts)
 
 
-def _kde_settings():
-    from fdp_core.box import parse_box
-    from fdp_core.kde import KdeSettings
+def _kde_settings() -> KdeSettings:
     from fdp_core.registry.kde import kde_mechanism
 
-    bandwidth = float(ss["rel_kde_bandwidth"])
-    reads_bandwidth = "bandwidth" in kde_mechanism(ss["rel_kde_mechanism"]).fields
-    return KdeSettings(mechanism=ss["rel_kde_mechanism"], box=parse_box(ss["rel_kde_box"]), epsilon=g.epsilon,
-                       delta=g.delta, bandwidth=None if bandwidth <= 0 or not reads_bandwidth
-                       else bandwidth, kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, **g.bounds)
+    settings = page_settings(KdeSettings, PAGE, ss, **g.fields_of(KdeSettings))
+    if "bandwidth" not in kde_mechanism(settings.mechanism).fields:  # its box is disabled: no bandwidth
+        settings = replace(settings, bandwidth=None)
+    return settings
 
 
-def _pca_settings():
-    from fdp_core.pca import PcaSettings
+def _pca_settings() -> PcaSettings:
     from fdp_core.registry.pca import pca_sampler, sampler_for
 
-    k = int(ss["rel_pca_k"])
-    sampler = ss["rel_pca_sampler"]
+    k = int(ss[PCA_KEYS["k"]])
+    sampler = ss[PCA_KEYS["sampler"]]
     if k == 1:  # one component: the choice's sampler for k = 1 (an exact choice means the exact sampler)
         sampler = sampler_for(pca_sampler(sampler).choice, k)
-    return PcaSettings(k=k, basis=ss["rel_pca_basis"], kernel=g.kernel, rho=g.rho, nu=g.nu, epsilon=g.epsilon,
-                       gamma=float(ss["rel_pca_gamma"]), sampler=sampler, tau=g.tau, tau_from_data=g.tau_from_data,
-                       centring="released-mean" if ss["rel_pca_mean"] != "none" else
-                       ("public" if g.value_range is not None else "none"),
-                       gibbs_sweeps=int(ss["rel_pca_sweeps"]), **g.bounds)
+    centring = ("released-mean" if ss[MEAN_ID_KEY] != "none" else
+                "public" if g.value_range is not None else "none")
+    return page_settings(PcaSettings, PAGE, ss, sampler=sampler, centring=centring, **g.fields_of(PcaSettings))
 
 
 def _released_mean(release_id: str):
@@ -232,36 +235,36 @@ try:
         from fdp_core.registry.kde import kde_mechanism
 
         c1, c2, c3, c4 = st.columns(4)
-        c1.selectbox("density mechanism", KDE_MECHANISMS, key="rel_kde_mechanism",
+        c1.selectbox("density mechanism", KDE_MECHANISMS, key=KDE_KEYS["mechanism"],
                      format_func=lambda m: KDE_MECHANISM_LABELS[m].split(",")[0])
-        c2.text_input("per-curve feature", key="rel_kde_feature",
+        c2.text_input("per-curve feature", key=FEATURE_KEY,
                       help="value:T0, mean:U:V, l2norm, max or column:NAME; two joined by ',' for a 2-d density.")
-        c3.text_input("public box", key="rel_kde_box",
+        c3.text_input("public box", key=KDE_KEYS["box"],
                       help="LO,HI (1-d) or LO1,HI1,LO2,HI2 (2-d): chosen from domain knowledge, not from the data.")
-        c4.number_input("bandwidth h (0 = default rule)", min_value=0.0, format="%.4g", key="rel_kde_bandwidth",
-                        disabled="bandwidth" not in kde_mechanism(ss["rel_kde_mechanism"]).fields)
+        c4.number_input("bandwidth h (0 = default rule)", min_value=0.0, format="%.4g", key=KDE_KEYS["bandwidth"],
+                        disabled="bandwidth" not in kde_mechanism(ss[KDE_KEYS["mechanism"]]).fields)
         settings = _kde_settings()
-        pending = export.prepare_kde_commit(ds.fd, ss["rel_kde_feature"], settings, label=label)
-        inputs = (ss["rel_kde_feature"], settings, label)
+        pending = export.prepare_kde_commit(ds.fd, ss[FEATURE_KEY], settings, label=label)
+        inputs = (ss[FEATURE_KEY], settings, label)
     else:
         from fdp_core.pca import PCA_BASES, PCA_SAMPLERS
         from fdp_core.registry.pca import pca_sampler
 
         means = {r.id: r.label for r in ledger_ui.releases() if r.kind == "mean"}
-        if ss.get("rel_pca_mean", "none") not in means:
-            ss["rel_pca_mean"] = "none"
+        if ss.get(MEAN_ID_KEY, "none") not in means:
+            ss[MEAN_ID_KEY] = "none"
         c1, c2, c3, c4 = st.columns(4)
-        c1.number_input("components k", min_value=1, max_value=5, step=1, key="rel_pca_k")
-        c2.selectbox("basis", PCA_BASES, key="rel_pca_basis")
-        c3.selectbox("sampler", PCA_SAMPLERS, key="rel_pca_sampler", format_func=lambda s: pca_sampler(s).label,
+        c1.number_input("components k", min_value=1, max_value=5, step=1, key=PCA_KEYS["k"])
+        c2.selectbox("basis", PCA_BASES, key=PCA_KEYS["basis"])
+        c3.selectbox("sampler", PCA_SAMPLERS, key=PCA_KEYS["sampler"], format_func=lambda s: pca_sampler(s).label,
                      help="k = 1 always uses the exact sampler unless Gibbs is chosen.")
-        c4.number_input("gamma (base-measure strength)", min_value=0.0, step=0.5, key="rel_pca_gamma")
+        c4.number_input("gamma (base-measure strength)", min_value=0.0, step=0.5, key=PCA_KEYS["gamma"])
         c5, c6 = st.columns(2)
-        c5.selectbox("centring", ["none", *means], key="rel_pca_mean",
+        c5.selectbox("centring", ["none", *means], key=MEAN_ID_KEY,
                      format_func=lambda i: "none" if i == "none" else f"by the committed mean {means[i]} ({i})",
                      help="Centre by a mean released earlier (its budget is already counted), or not at all.")
-        c6.number_input("Gibbs sweeps", min_value=100, max_value=200_000, step=1000, key="rel_pca_sweeps",
-                        disabled="gibbs_sweeps" not in pca_sampler(ss["rel_pca_sampler"]).fields)
+        c6.number_input("Gibbs sweeps", min_value=100, max_value=200_000, step=1000, key=PCA_KEYS["gibbs_sweeps"],
+                        disabled="gibbs_sweeps" not in pca_sampler(ss[PCA_KEYS["sampler"]]).fields)
         settings = _pca_settings()
         pending = None
         entry = export.pca_ledger_entry(settings, label=label)
@@ -270,7 +273,7 @@ try:
             flags += (pca_sampler(settings.sampler_name).caveat,)
         sampler_note = (f"Sampler: {entry.noise['sampler']}; fresh OS entropy; {export.PCA_HARDENING.lower()}. "
                         f"Data-dependent diagnostics (acceptance rate, variance ratio) are never exported.")
-        inputs = (settings, label, ss["rel_pca_mean"])
+        inputs = (settings, label, ss[MEAN_ID_KEY])
     if pending is not None:
         entry = pending.entry
         flags = tuple(getattr(pending.plan, "data_dependent_flags", ()))

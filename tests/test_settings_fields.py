@@ -8,15 +8,17 @@
   settings by the command's own code, gives the settings back (every settings class).
 - Replay configs: ``config_of`` -> YAML -> ``settings_from_config`` gives the settings back;
   unknown keys are refused.
-- Page controls: defaults come from the dataclass; the Mean and Trade-offs pages draw every
-  control key the metadata names, and a key nobody set is refused, not defaulted.
+- Page controls: defaults come from the dataclass (or the page's declared start); every page
+  (Mean, Trade-offs, Density, Components, Release, Covariance & regression) draws every control
+  key the metadata names for it, pages name keys by field, and a key nobody set is refused,
+  not defaulted.
 """
 
 from __future__ import annotations
 
 import argparse
 import shlex
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import pytest
@@ -36,8 +38,8 @@ from fdp_core.pca import PCA_BASES, PCA_SAMPLERS, PcaSettings
 from fdp_core.private_selection import SELECTION_MECHANISMS
 from fdp_core.regression import RegressionSettings
 from fdp_core.sensitivity import BOUNDS, COVARIANCE_GAUSSIAN_BOUNDS
-from fdp_core.settings_fields import (command_line, config_of, options_of, page_defaults, page_keys, page_settings,
-                                      settings_from_args, settings_from_config)
+from fdp_core.settings_fields import (Control, command_line, config_of, option, options_of, page_defaults,
+                                      page_keys, page_settings, settings_from_args, settings_from_config)
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 DATA = ["--data", "--id-column", "--missing", "--t-column", "--transpose", "--value-column"]
@@ -342,33 +344,148 @@ def test_config_of_is_plain_data():
 
 # --------------------------------------------------------------------------- page controls
 
-def test_page_defaults_come_from_the_dataclass():
-    assert page_defaults(MeanSettings) == {
-        "mean_mechanism": MeanSettings.mechanism, "mean_bound": MeanSettings.bound,
-        "mean_calibration": MeanSettings.calibration, "mean_log_psi": -3.0, "mean_M": MeanSettings.M,
-        "mean_K": MeanSettings.K, "mean_lo": 0.0, "mean_hi": 1.0}
-    state = page_defaults(MeanSettings)
-    assert page_settings(MeanSettings, state) == MeanSettings(lo=0.0, hi=1.0)
+# Every (settings class, page family) with controls, and the session-state defaults the pages
+# declared by hand before the metadata held them: the pages start where they started.
+PAGE_DEFAULTS = {
+    (MeanSettings, "mean"): {
+        "mean_mechanism": "gaussian", "mean_bound": "tight", "mean_calibration": "analytic", "mean_log_psi": -3.0,
+        "mean_M": 20, "mean_K": 20, "mean_lo": 0.0, "mean_hi": 1.0},
+    (KdeSettings, "density"): {
+        "density_mechanism": "gaussian", "density_bandwidth": 0.1, "density_h_silverman": False,
+        "density_calibration": "analytic"},
+    (KdeSettings, "release"): {"rel_kde_mechanism": "gaussian", "rel_kde_box": "0,2", "rel_kde_bandwidth": 0.0},
+    (PcaSettings, "components"): {
+        "pca_k": 1, "pca_basis": "kernel", "pca_gamma": 1.0, "pca_sampler": "exact", "pca_centring": "none",
+        "pca_sweeps": 2000, "pca_thin": 0},
+    (PcaSettings, "release"): {
+        "rel_pca_k": 1, "rel_pca_basis": "kernel", "rel_pca_gamma": 1.0, "rel_pca_sampler": "deflation",
+        "rel_pca_sweeps": 2000},
+    (CovarianceSettings, "covariance"): {
+        "cov_mechanism": "gaussian", "cov_bound": "kyfan", "cov_centre": 0.5, "cov_centring": "released-mean",
+        "cov_gamma": 0.2},
+    (RegressionSettings, "covariance"): {"reg_B": 2.0, "reg_gamma": 0.3, "reg_kappa": 0.05},
+}
+# What the untouched controls give: the dataclass defaults but where a page starts elsewhere.
+UNTOUCHED = {
+    (MeanSettings, "mean"): MeanSettings(lo=0.0, hi=1.0),
+    (KdeSettings, "density"): KdeSettings(bandwidth=0.1),
+    (KdeSettings, "release"): KdeSettings(box=((0.0, 2.0),)),  # bandwidth 0: the default rule (None)
+    (PcaSettings, "components"): PcaSettings(sampler="exact", gibbs_sweeps=2000),  # thin 0: automatic (None)
+    (PcaSettings, "release"): PcaSettings(sampler="deflation", gibbs_sweeps=2000),
+    (CovarianceSettings, "covariance"): CovarianceSettings(centre=0.5, centring="released-mean"),
+    (RegressionSettings, "covariance"): RegressionSettings(),
+}
+PAGES = sorted(PAGE_DEFAULTS, key=lambda cp: (cp[0].__name__, cp[1]))
+PAGE_IDS = [f"{cls.__name__}-{page}" for cls, page in PAGES]
+CONTROL_KEYS = [(cls, page, key) for cls, page in PAGES for key in PAGE_DEFAULTS[cls, page]]
 
 
-def test_a_key_nobody_set_is_refused_not_defaulted():
-    state = page_defaults(MeanSettings)
-    state["mean_bound_renamed"] = state.pop("mean_bound")
-    with pytest.raises(KeyError, match="'mean_bound'.*renamed"):
-        page_settings(MeanSettings, state)
+def test_every_control_is_pinned():
+    found = {(cls, c.page) for cls in (MeanSettings, KdeSettings, PcaSettings, CovarianceSettings,
+                                       RegressionSettings)
+             for _, opt in options_of(cls) for c in opt.controls}
+    assert found == set(PAGE_DEFAULTS)
+
+
+@pytest.mark.parametrize("cls,page", PAGES, ids=PAGE_IDS)
+def test_page_defaults_come_from_the_dataclass(cls, page):
+    assert page_defaults(cls, page) == PAGE_DEFAULTS[cls, page]
+    assert page_settings(cls, page, page_defaults(cls, page)) == UNTOUCHED[cls, page]
+
+
+def test_keys_are_unique_across_pages():
+    """Two controls under one key would overwrite each other in the session."""
+    keys = [key for cls, page in PAGES for key in page_keys(cls, page).values()]
+    assert len(keys) == len(set(keys))
+
+
+@pytest.mark.parametrize("cls,page,key", CONTROL_KEYS, ids=[f"{c.__name__}-{p}-{k}" for c, p, k in CONTROL_KEYS])
+def test_a_key_nobody_set_is_refused_not_defaulted(cls, page, key):
+    state = page_defaults(cls, page)
+    state[key + "_renamed"] = state.pop(key)
+    with pytest.raises(KeyError, match=f"'{key}'.*renamed"):
+        page_settings(cls, page, state)
+
+
+def test_a_misspelt_page_family_or_a_second_control_on_one_page_is_an_error():
+    with pytest.raises(KeyError, match="no page control on page family 'densty'"):
+        page_keys(KdeSettings, "densty")
+    with pytest.raises(ValueError, match="unknown page family"):
+        Control("densty", "density_x")
+
+    @dataclass(frozen=True)
+    class Twice:
+        h: float = option(0.1, controls=(Control("density", "h_a"), Control("density", "h_b")))
+
+    with pytest.raises(ValueError, match=r"Twice.h has two controls on page family 'density'"):
+        page_defaults(Twice, "density")
 
 
 def test_page_settings_read_every_control():
-    state = {**page_defaults(MeanSettings), "mean_mechanism": "bernstein", "mean_bound": "paper",
+    state = {**page_defaults(MeanSettings, "mean"), "mean_mechanism": "bernstein", "mean_bound": "paper",
              "mean_calibration": "classical", "mean_log_psi": -2.0, "mean_M": 3.0, "mean_K": 4, "mean_lo": -1,
              "mean_hi": 2}
-    settings = page_settings(MeanSettings, state, epsilon=0.5)
+    settings = page_settings(MeanSettings, "mean", state, epsilon=0.5)
     assert settings == MeanSettings(mechanism="bernstein", bound="paper", calibration="classical", psi=0.01, M=3,
                                     K=4, lo=-1.0, hi=2.0, epsilon=0.5)
     assert isinstance(settings.M, int) and isinstance(settings.lo, float)
 
 
-WIDGETS = ("selectbox", "radio", "slider", "select_slider", "number_input", "toggle", "checkbox", "text_input")
+def test_the_release_page_reads_its_density_and_components_controls():
+    state = {"rel_kde_mechanism": "iclp", "rel_kde_box": "-1,2,0,3", "rel_kde_bandwidth": 0.25}
+    assert page_settings(KdeSettings, "release", state) == KdeSettings(mechanism="iclp", box=((-1.0, 2.0), (0.0, 3.0)),
+                                                                        bandwidth=0.25)
+    with pytest.raises(ParameterError):  # the page shows it as "Cannot prepare this release"
+        page_settings(KdeSettings, "release", {**state, "rel_kde_box": "2,1"})
+    state = {"rel_pca_k": 2.0, "rel_pca_basis": "fourier", "rel_pca_gamma": 0, "rel_pca_sampler": "gibbs",
+             "rel_pca_sweeps": 300.0}
+    settings = page_settings(PcaSettings, "release", state, centring="public")
+    assert settings == PcaSettings(k=2, basis="fourier", gamma=0.0, sampler="gibbs", gibbs_sweeps=300,
+                                   centring="public")
+    assert isinstance(settings.k, int) and isinstance(settings.gamma, float)
+
+
+def test_page_given_fields_win_over_their_controls():
+    """A value the page composes (the Density page's rule h, a sampler named once k is known)."""
+    state = page_defaults(KdeSettings, "density")
+    assert page_settings(KdeSettings, "density", state, bandwidth=None).bandwidth is None
+    state = {**page_defaults(PcaSettings, "components"), "pca_thin": 5}
+    assert page_settings(PcaSettings, "components", state).gibbs_thin == 5
+    assert page_settings(PcaSettings, "components", state, sampler="deflation", gibbs_thin=None) == PcaSettings(
+        sampler="deflation", gibbs_sweeps=2000)
+
+
+def test_covariance_and_regression_controls():
+    state = {**page_defaults(CovarianceSettings, "covariance"), "cov_mechanism": "iclp", "cov_bound": "sqrt2",
+             "cov_centre": -1, "cov_centring": "public", "cov_gamma": 0.35}
+    assert page_settings(CovarianceSettings, "covariance", state, tau=2.0) == CovarianceSettings(
+        mechanism="iclp", bound="sqrt2", centre=-1.0, centring="public", gamma=0.35, tau=2.0)
+    # A declared value range replaces the centre control's value.
+    assert page_settings(CovarianceSettings, "covariance", state, centre=None, lo=0.0, hi=1.0).centre is None
+    state = {"reg_B": 3, "reg_gamma": 0.5, "reg_kappa": 0.1}
+    settings = page_settings(RegressionSettings, "covariance", state, covariates=("group=B",))
+    assert settings == RegressionSettings(covariates=("group=B",), bound_b=3.0, gamma=0.5, kappa=0.1)
+    assert isinstance(settings.bound_b, float)
+
+
+def test_pages_name_controls_by_field_never_by_a_literal_key():
+    """pages/ and fdp_ui/ write a control's key as KEYS[field]: a literal copy would keep the old
+    key when the metadata's key is renamed."""
+    import io
+    import tokenize
+
+    keys = {key for cls, page in PAGES for key in page_keys(cls, page).values()}
+    root = Path(APP).parent
+    found = []
+    for path in [root / "app.py", *sorted((root / "pages").glob("*.py")), *sorted((root / "fdp_ui").glob("*.py"))]:
+        for token in tokenize.generate_tokens(io.StringIO(path.read_text()).readline):
+            if token.type == tokenize.STRING and token.string.strip("\"'") in keys:
+                found.append(f"{path.name}:{token.start[0]} {token.string}")
+    assert not found, found
+
+
+WIDGETS = ("selectbox", "radio", "slider", "select_slider", "number_input", "toggle", "checkbox", "text_input",
+           "multiselect")
 
 
 def _widget_keys(at) -> set:
@@ -384,14 +501,42 @@ def _page(path: str) -> AppTest:
     return at
 
 
+def _missing(at, cls, page) -> set:
+    assert not at.exception, at.exception
+    return set(page_keys(cls, page).values()) - _widget_keys(at)
+
+
 def test_mean_and_tradeoff_pages_draw_every_control_the_metadata_names():
     """A control drawn under another key than the metadata's would leave the Release page
     committing the default: the pages must hold every key."""
-    keys = set(page_keys(MeanSettings).values())
     at = _page("pages/mean.py")
     at.toggle(key="mean_compare").set_value(True).run()  # every mechanism: every control shown
-    assert not at.exception
-    assert keys <= _widget_keys(at), keys - _widget_keys(at)
+    assert not _missing(at, MeanSettings, "mean")
     at.switch_page("pages/tradeoffs.py").run()
-    assert not at.exception
-    assert keys - {page_keys(MeanSettings)["mechanism"]} <= _widget_keys(at)
+    assert _missing(at, MeanSettings, "mean") <= {page_keys(MeanSettings, "mean")["mechanism"]}
+
+
+def test_density_page_draws_every_control_the_metadata_names():
+    at = _page("pages/density.py")
+    assert not _missing(at, KdeSettings, "density")
+
+
+def test_components_page_draws_every_control_the_metadata_names():
+    at = _page("pages/components.py")
+    at.session_state["pca_sweeps"] = 100  # a short chain: the Gibbs controls show with the sampler
+    at.radio(key="pca_sampler").set_value("gibbs").run()
+    assert not _missing(at, PcaSettings, "components")
+
+
+def test_release_page_draws_every_density_and_components_control():
+    at = _page("pages/release.py")
+    at.radio(key="rel_kind").set_value("kde").run()
+    assert not _missing(at, KdeSettings, "release")
+    at.radio(key="rel_kind").set_value("pca").run()
+    assert not _missing(at, PcaSettings, "release")
+
+
+def test_covariance_page_draws_every_covariance_and_regression_control():
+    at = _page("pages/covariance.py")  # no declared value range: the centre control is shown
+    assert not _missing(at, CovarianceSettings, "covariance")
+    assert not _missing(at, RegressionSettings, "covariance")
