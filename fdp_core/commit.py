@@ -503,9 +503,8 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
     active = np.ones(np.size(pieces.coefficients), dtype=bool)
     k = _granularity_for(pieces.float_error_bound, granularity_exp)
     noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
-    g = plan.guarantee
     entry = discrete_entry(noise_plan, "kde", plan.mechanism, delta=family.delta_or_none(settings.delta),
-                                    sensitivity=plan.sensitivity, sensitivity_norm=g.get("sensitivity_norm", ""),
+                                    sensitivity=plan.sensitivity, sensitivity_norm=plan.guarantee.sensitivity_norm,
                                     label=label or f"density of {features_label(features)}, "
                                                    f"{mechanism.label.split(',')[0]}")
     return PendingCommit("kde", plan.mechanism, family, plan, noise_plan, entry,
@@ -645,7 +644,7 @@ def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_la
     for key in PCA_NOT_EXPORTED:
         record.pop(key, None)
     sampler = {"sampler": entry.noise["sampler"], "hardening": PCA_HARDENING,
-               "floating_point": result.guarantee.get("floating_point"), "approximate": entry.approximate,
+               "floating_point": result.guarantee.details.get("floating_point"), "approximate": entry.approximate,
                "randomness": RANDOMNESS_PCA}
     record.update(_base_record("pca", entry, sampler, ledger, label=entry.label, data_label=data_label,
                                arithmetic="floating point (numpy); " + PCA_HARDENING, on_grid=PCA_ON_GRID,

@@ -71,7 +71,7 @@ def prepare_covariance_commit(fd: FunctionalData, settings: CovarianceSettings, 
     d_in = family.scaled_sensitivity(plan.sensitivity, plan.sigma, eps_cov)
     out = [_pending("covariance", s.mechanism, family, plan, plan.estimate, plan.scales, d_in,
                     float(np.max(err / plan.scales)), delta_cov, plan.sensitivity,
-                    plan.guarantee["sensitivity_norm"], label or f"covariance, {s.mechanism}", granularity_exp)]
+                    plan.guarantee.sensitivity_norm, label or f"covariance, {s.mechanism}", granularity_exp)]
     if plan.released_mean:
         d_mean = family.scaled_sensitivity(plan.mean_sensitivity, plan.mean_sigma, eps_mean)
         err_mean = (plan.grid_points.size + plan.n + 20) * _UNIT_ROUNDOFF * plan.tau
@@ -139,16 +139,16 @@ def prepare_regression_commit(fd: FunctionalData, settings: RegressionSettings, 
                               granularity_exp: int | None = None) -> list[PendingCommit]:
     plan = plan_regression_release(fd, settings)
     s = plan.settings
-    g = plan.guarantee
+    g1, g2 = plan.guarantee.details["t1"], plan.guarantee.details["t2"]
     tau = s.curve_settings().tau_value
     err_scale = (plan.grid_points.size + plan.n + 20) * _UNIT_ROUNDOFF
     base = label or f"regression on {', '.join(plan.labels[1:])}"
     t1 = _pending("regression", "gaussian (T1)", GAUSSIAN, plan, plan.t1, np.full(plan.t1.shape, plan.t1_sigma),
-                  g["t1"]["gdp_mu"], err_scale * s.bound_b**2 / plan.t1_sigma, g["t1"]["delta"], plan.t1_sensitivity,
-                  "Frobenius norm", base + ": T1", granularity_exp)
-    t2 = _pending("regression", "gaussian (T2)", GAUSSIAN, plan, plan.t2, plan.t2_scales, g["t2"]["gdp_mu"],
-                  float(np.max(err_scale * s.bound_b * tau / plan.t2_scales)), g["t2"]["delta"], plan.t2_sensitivity,
-                  "Cameron-Martin norm (q copies of C)", base + ": T2", granularity_exp)
+                  g1.gdp_mu, err_scale * s.bound_b**2 / plan.t1_sigma, g1.delta, g1.sensitivity, g1.sensitivity_norm,
+                  base + ": T1", granularity_exp)
+    t2 = _pending("regression", "gaussian (T2)", GAUSSIAN, plan, plan.t2, plan.t2_scales, g2.gdp_mu,
+                  float(np.max(err_scale * s.bound_b * tau / plan.t2_scales)), g2.delta, g2.sensitivity,
+                  g2.sensitivity_norm, base + ": T2", granularity_exp)
     return [t1, t2]
 
 

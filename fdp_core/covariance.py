@@ -16,7 +16,7 @@ the data (those go into :func:`analyst_view`).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from .errors import DataError, ParameterError
 from .estimators import shrinkage
 from .kernels import KERNEL_NAMES, eigenbasis
 from .mechanisms.families import NoiseFamily, noise_family
+from .mechanisms.guarantee import Guarantee
 from .params import check_choice, check_epsilon, check_eta, check_finite, check_positive
 from .limits import MAX_ABS_VALUE, MAX_TAU, check_at_most
 from .preprocess import PublicBounds, person_codes, person_row_weights
@@ -206,7 +207,7 @@ class CovarianceRelease:
     sigma: float | None
     mean_sensitivity: float | None
     mean_sigma: float | None
-    guarantee: dict
+    guarantee: Guarantee
     coefficients: np.ndarray = field(repr=False)  # (n, L) centred clipped coefficients: NON-PRIVATE
 
     @property
@@ -280,17 +281,21 @@ def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) ->
     root = np.sqrt(np.outer(lam, lam))
     mechanism = covariance_mechanism(s.mechanism)
     noise = mechanism.plan_noise(s, A, root, tau, n, eps_cov, delta_cov)
-    guarantee = {"epsilon_covariance": eps_cov, "delta_covariance": delta_cov, "n_components": int(lam.size),
-                 "noise_on": "all L x L entries, then symmetrised (post-processing)", **noise.guarantee}
+    details = {"epsilon_covariance": eps_cov, "delta_covariance": delta_cov, "n_components": int(lam.size),
+               "noise_on": "all L x L entries, then symmetrised (post-processing)", **noise.guarantee.details}
     mean_estimate = mean_scales = mean_sens = mean_sigma = None
     if s.centring == "released-mean":
         xbar = w @ x / n  # (1/n) sum_p (person's average coefficient vector)
         mean_estimate, mean_scales, mean_sens, mean_sigma = mechanism.plan_mean(s, lam, xbar, tau, n, eps_mean,
                                                                                 delta_mean)
-        guarantee.update(epsilon_mean=eps_mean, delta_mean=delta_mean, mean_sensitivity=mean_sens,
-                         mean_sigma=mean_sigma,
-                         composition=f"mean ({s.gamma:g} of the budget) + covariance ({1 - s.gamma:g}): the ledger "
-                                     "charges both")
+        details.update(epsilon_mean=eps_mean, delta_mean=delta_mean, mean_sensitivity=mean_sens,
+                       mean_sigma=mean_sigma,
+                       composition=f"mean ({s.gamma:g} of the budget) + covariance ({1 - s.gamma:g}): the ledger "
+                                   "charges both")
+    # The release promises the whole budget (both parts); the sensitivity, its norm and bounds are the
+    # second moment's, the mean part's figures are in the details.
+    guarantee = replace(noise.guarantee, epsilon=float(s.epsilon), delta=mechanism.family.delta_or_zero(s.delta),
+                        details=details)
     return CovarianceRelease(settings=s, grid_points=fd.grid_points, weights=fd.weights, eigenvalues=lam,
                              eigenfunctions=basis.eigenfunctions, estimate=estimate, scales=noise.scales,
                              noise=mechanism.noise, mean_estimate=mean_estimate, mean_scales=mean_scales, n=n,
@@ -357,13 +362,13 @@ def release_record(plan: CovarianceRelease, *, seed: int | None = None) -> dict:
     is treated as public (the sensitivities use it), as in every fdp release.
     """
     s = plan.settings
-    g = {k: v for k, v in plan.guarantee.items()}
+    g = plan.guarantee
     return {
         "release": "covariance",
         "mechanism": s.mechanism,
-        "privacy": g["privacy"],
+        "privacy": g.privacy,
         "epsilon": s.epsilon,
-        "delta": s.delta if plan.family.uses_delta else 0.0,
+        "delta": g.delta,
         "centring": s.centring,
         "centre": s.centre_value,
         "value_range": None if s.lo is None else [float(s.lo), float(s.hi)],
@@ -376,7 +381,7 @@ def release_record(plan: CovarianceRelease, *, seed: int | None = None) -> dict:
         "n_components": plan.n_components,
         "sensitivity": plan.sensitivity,
         "sigma": plan.sigma,
-        "guarantee": g,
+        "guarantee": g.record(),
         "expected_sq_hs_error_second_moment": plan.expected_sq_hs_error,
         "released_quantity": ("C~ = S~ - mu~ mu~^T, S~ the second moment and mu~ the mean of the curves centred "
                               "at c" if plan.released_mean else

@@ -16,13 +16,14 @@ Kronecker products (the G^2 x G^2 matrix is never decomposed).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from .box import Box, box_widths, parse_box
 from .errors import ParameterError
+from .mechanisms.guarantee import Guarantee
 from .mechanisms.iclp_kde import IclpAxis
 from .mechanisms.kde_plan import KdeNoisePlan
 from .registry.kde import REGISTRY, KdeMechanism, kde_mechanism
@@ -43,8 +44,8 @@ class KdeRelease:
     """A planned private density: deterministic parts computed, noise drawn on demand.
 
     ``density`` is the NON-PRIVATE estimate (analyst view, never publish); ``sample``
-    draws sanitized densities. ``guarantee`` is the plain-data privacy record read by the
-    UI, the export and the tests.
+    draws sanitized densities. ``guarantee`` is the typed privacy promise read by the UI, the
+    export and the tests; ``guarantee.record()`` is its published form.
     """
 
     mechanism: str
@@ -59,7 +60,7 @@ class KdeRelease:
     laplace_scales: np.ndarray | None = field(repr=False)  # unit-coordinate b_l (ICLP)
     bandwidth: float | None
     expected_sq_l2_error: float
-    guarantee: dict = field(repr=False)
+    guarantee: Guarantee = field(repr=False)
     data_dependent_flags: tuple = ()
     coefficients: np.ndarray | None = field(default=None, repr=False)  # NON-PRIVATE (ICLP, unit coords)
     iclp_axis: IclpAxis | None = field(default=None, repr=False)
@@ -123,21 +124,16 @@ class KdeRelease:
 
 
 def _release(entry: KdeMechanism, plan: KdeNoisePlan) -> KdeRelease:
-    """The mechanism's plan with the fields every density release shares (guarantee first)."""
+    """The mechanism's plan with the fields every density release shares added to its guarantee."""
     grid_size = plan.grids[0].size
     flags = plan.data_dependent_flags
-    guarantee = {
+    label = entry.bound_labels[plan.bound]
+    guarantee = replace(plan.guarantee, bound_label=label, details={
         "mechanism": entry.name,
         "mechanism_label": entry.label,
-        "privacy": entry.privacy,
-        "epsilon": plan.epsilon,
-        "delta": plan.delta,
         "neighbouring": "replace one observation (one individual)",
-        "sensitivity": plan.sensitivity,
         "sensitivity_bound": plan.bound,
-        "sensitivity_bound_label": entry.bound_labels[plan.bound],
-        "sensitivity_exact": plan.sensitivities["exact"],
-        "sensitivity_paper": plan.sensitivities["paper"],
+        "sensitivity_bound_label": label,  # the density records' historical name for bound_label
         "box": [list(b) for b in plan.box],
         "d": len(plan.box),
         "grid_size": grid_size,
@@ -146,8 +142,8 @@ def _release(entry: KdeMechanism, plan: KdeNoisePlan) -> KdeRelease:
         "data_dependent_flags": list(flags),
         "differentially_private": not flags,
         "arithmetic": "idealised real-arithmetic DP (floating-point numpy sampler)",
-        **plan.guarantee,
-    }
+        **plan.guarantee.details,
+    })
     return KdeRelease(mechanism=entry.name, box=plan.box, grids=plan.grids, density=plan.density,
                       weights=plan.weights, n=plan.n, n_clipped_box=plan.n_clipped_box, sensitivity=plan.sensitivity,
                       sigma=plan.sigma, laplace_scales=plan.laplace_scales, bandwidth=plan.bandwidth,
@@ -247,11 +243,11 @@ def release_record(release: KdeRelease, *, feature: str | None = None, n_dropped
     return {
         "release": "kde",
         "mechanism": release.mechanism,
-        "epsilon": g["epsilon"],
-        "delta": g["delta"],
+        "epsilon": g.epsilon,
+        "delta": g.delta,
         "tau": None,  # no norm bound: a KDE bounds observations by the box instead
-        "bound": g["sensitivity_bound"],
-        "calibration": g.get("calibration"),
+        "bound": g.details["sensitivity_bound"],
+        "calibration": g.details.get("calibration"),
         "n": release.n,
         "m": release.m,
         "unit_of_privacy": (f"person (column '{person_column}'): one averaged observation each" if person_column
@@ -270,7 +266,7 @@ def release_record(release: KdeRelease, *, feature: str | None = None, n_dropped
         "box": [list(b) for b in release.box],
         "grid_size": release.grid_shape[0],
         "feature": feature,
-        "guarantee": g,
+        "guarantee": g.record(),
         **randomness_fields(seed),
     }
 

@@ -33,6 +33,7 @@ from .data import DATA_DEPENDENT_TAU, FunctionalData, unit_interval
 from .errors import DataError, ParameterError
 from .kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
 from .mechanisms.bingham import exponential_mechanism_from_gram, single_blas_thread
+from .mechanisms.guarantee import Guarantee
 from .params import check_choice, check_epsilon, check_integer, check_nonnegative, check_positive, check_tau
 from .preprocess import PublicBounds, bounds_of, clip_values, person_codes, person_row_weights
 from .registry.pca import REGISTRY as SAMPLER_REGISTRY
@@ -333,7 +334,7 @@ class PrivatePCAResult:
     n: int
     n_clipped: int
     tau: float
-    guarantee: dict
+    guarantee: Guarantee
     diagnostics: dict
     nonprivate_coefficients: np.ndarray = field(repr=False)  # NOT PRIVATE
     nonprivate_components: np.ndarray = field(repr=False)  # NOT PRIVATE
@@ -364,16 +365,15 @@ class PrivatePCAResult:
         return self.scree / total if total > 0 else np.zeros_like(self.scree)
 
 
-def _guarantee(settings: PcaSettings, basis: PcaBasis) -> dict:
+def _guarantee(settings: PcaSettings, basis: PcaBasis) -> Guarantee:
     sampler = pca_sampler(settings.sampler_name)
     eps = float(settings.epsilon)
     per_component = settings.component_epsilons()
     base = ("kernel eigenvalues" if basis.name == "kernel" else "j^-3 (Fourier)")
-    g = {
+    # The sensitivity is the utility's (rows on the unit ball): the exponential mechanism adds no
+    # noise vector, so there is no noise norm and no alternative bound.
+    return Guarantee(sampler.privacy, eps, 0.0, sensitivity=1.0, details={
         "mechanism": "exponential",
-        "privacy": sampler.privacy,
-        "epsilon": eps,
-        "delta": 0.0,
         "epsilon_per_component": list(per_component),
         "gamma": float(settings.gamma),
         "sampler": sampler.name,
@@ -381,13 +381,11 @@ def _guarantee(settings: PcaSettings, basis: PcaBasis) -> dict:
         "approximate": sampler.approximate,
         "zcdp_rho": eps**2 / 8.0,
         "utility": "||X V||_F^2 = sum_i ||V^T x_i||^2, rows x_i clipped to the unit ball",
-        "sensitivity": 1.0,
         "density": "etr(V^T A V), A = (eps/2) X^T X - (gamma/2) diag(1/c_j)",
         "base_measure": f"exp(-(gamma/2) tr(V^T Cinv V)), Cinv = diag(1/c_j), c_j = {base}",
         "floating_point": FLOATING_POINT_NOTE,
-    }
-    g.update(sampler.guarantee_fields(per_component))
-    return g
+        **sampler.guarantee_fields(per_component),
+    })
 
 
 def private_pca(fd: FunctionalData, settings: PcaSettings, rng=None, *, released_mean=None,
@@ -570,18 +568,18 @@ def release_record(result: PrivatePCAResult, *, seed: int | None = None) -> dict
         "sampler": s.sampler_name,
         "epsilon": float(s.epsilon),
         "delta": 0.0,
-        "epsilon_per_component": g["epsilon_per_component"],
+        "epsilon_per_component": g.details["epsilon_per_component"],
         "gamma": float(s.gamma),
         "tau": result.tau,
         "centring": s.centring,
         "n": result.n,
         "m": result.m,
         **s.bounds.describe(),
-        "approximate": g["approximate"],
-        "privacy": g["privacy"],
+        "approximate": g.details["approximate"],
+        "privacy": g.privacy,
         "data_dependent_flags": list(result.data_dependent_flags),
-        "differentially_private": not result.data_dependent_flags and not g["approximate"],
-        "guarantee": g,
+        "differentially_private": not result.data_dependent_flags and not g.details["approximate"],
+        "guarantee": g.record(),
         **randomness_fields(seed),
         "settings": asdict(s),
     }

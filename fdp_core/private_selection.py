@@ -34,6 +34,7 @@ from .accuracy import penalised_noise_scales
 from .data import clip_to_ball
 from .errors import ParameterError
 from .kernels import eigenbasis
+from .mechanisms.guarantee import Guarantee
 from .mean import MeanSettings
 from .registry import mean_mechanism, quadratic_penalty_mechanisms
 from .params import check_choice, check_epsilon, check_positive
@@ -166,14 +167,14 @@ class PrivateSelection:
     chosen_penalty: float
     chosen_rho: float
     scores: np.ndarray  # NON-PRIVATE: analyst view only
-    guarantee: dict
+    guarantee: Guarantee
 
     def record(self) -> dict:
         """Publishable: the grid, the chosen point and the guarantee (never the scores)."""
         return {"release": "tuning", "mechanism": "exponential mechanism on -PCV", "tuned_for": self.mechanism,
                 "penalties": self.penalties, "rhos": self.rhos, "chosen_penalty": self.chosen_penalty,
                 "chosen_rho": self.chosen_rho, "epsilon": self.epsilon, "delta": 0.0, "bound": self.bound,
-                "folds": self.folds, "fold_size": self.fold_size, "guarantee": self.guarantee}
+                "folds": self.folds, "fold_size": self.fold_size, "guarantee": self.guarantee.record()}
 
 
 def select_parameters(fd, settings: MeanSettings, penalties, rhos, *, epsilon: float, folds: int = 5,
@@ -188,13 +189,14 @@ def select_parameters(fd, settings: MeanSettings, penalties, rhos, *, epsilon: f
     index = int(exponential_selection(scores, epsilon, scale, rng)[0])
     r, p = np.unravel_index(index, scores.shape)
     penalties, rhos = np.asarray(penalties, dtype=float).ravel(), np.asarray(rhos, dtype=float).ravel()
-    guarantee = {"privacy": "epsilon-DP (exponential mechanism; epsilon-bounded range: rho = epsilon^2 / 8)",
-                 "epsilon": epsilon, "delta": 0.0, "score_scale": scale, "bound": bound,
-                 "sensitivity_general": score_sensitivity(tau, m, len(fold_index), "general") / 2,
-                 "sensitivity_linear": score_sensitivity(tau, m, len(fold_index), "linear") / 2,
-                 "spread_range": score_sensitivity(tau, m, len(fold_index), "range"),
-                 "folds": f"record i -> fold i mod {len(fold_index)} for i < {len(fold_index) * m}; "
-                          f"{fd.n - len(fold_index) * m} trailing record(s) unused"}
+    # The score's sensitivity under the general and linear bounds; the scale in use (score_scale)
+    # is twice the one chosen, or the score's spread under the range bound: not a sensitivity.
+    K = len(fold_index)
+    guarantee = Guarantee(
+        "epsilon-DP (exponential mechanism; epsilon-bounded range: rho = epsilon^2 / 8)", epsilon, 0.0,
+        sensitivities={b: score_sensitivity(tau, m, K, b) / 2 for b in ("general", "linear")},
+        details={"score_scale": scale, "bound": bound, "spread_range": score_sensitivity(tau, m, K, "range"),
+                 "folds": f"record i -> fold i mod {K} for i < {K * m}; {fd.n - K * m} trailing record(s) unused"})
     return PrivateSelection(settings.mechanism, penalties, rhos, epsilon, bound, len(fold_index), m, scale,
                             float(penalties[p]), float(rhos[r]), scores, guarantee)
 

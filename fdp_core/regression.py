@@ -26,6 +26,8 @@ from .errors import DataError, ParameterError
 from .estimators import shrinkage
 from .kernels import KERNEL_NAMES, eigenbasis
 from .mechanisms.calibration import CALIBRATIONS, gaussian_sigma
+from .mechanisms.families import GAUSSIAN
+from .mechanisms.guarantee import Guarantee
 from .limits import MAX_TAU, check_at_most
 from .params import check_choice, check_delta, check_epsilon, check_eta, check_finite, check_positive
 from .release import randomness_fields
@@ -158,7 +160,7 @@ class RegressionRelease:
     n: int
     n_clipped_curves: int
     n_clipped_covariates: int
-    guarantee: dict
+    guarantee: Guarantee  # the whole release; details["t1"], details["t2"]: each part's own Guarantee
     design: np.ndarray = field(repr=False)  # NON-PRIVATE
     curves: np.ndarray = field(repr=False)  # NON-PRIVATE raw curves (OLS reference)
 
@@ -227,16 +229,19 @@ def plan_regression_release(fd: FunctionalData, settings: RegressionSettings) ->
     sens2 = regression_t2_sensitivity_cm(lam, shrink, s.bound_b, cs.tau_value, n)
     sigma1 = gaussian_sigma(sens1, eps1, delta1, s.calibration)
     sigma2 = gaussian_sigma(sens2, eps2, delta2, s.calibration)
-    guarantee = {
-        "privacy": "(epsilon, delta)-DP",
-        "composition": f"T1 with (gamma epsilon, gamma delta), T2 with the rest (gamma = {g:g}); the ledger "
-                       "charges both; beta~ is post-processing",
-        "t1": {"epsilon": eps1, "delta": delta1, "sensitivity_frobenius": sens1, "sigma": sigma1,
-               "gdp_mu": sens1 / sigma1, "noise": "iid N(0, sigma^2) on all q x q entries, then symmetrised"},
-        "t2": {"epsilon": eps2, "delta": delta2, "sensitivity_cm": sens2, "sigma": sigma2, "gdp_mu": sens2 / sigma2,
-               "noise": "N(0, sigma^2 lambda_l) on entry (k, l): q copies of the GP with covariance C"},
-        "bound_label": "T1: sqrt(2) B^2 / n (attained); T2: 2 B tau max_l s_l / sqrt(lambda_l) / n (attained)",
-    }
+    t1_part = Guarantee(GAUSSIAN.privacy, eps1, delta1, sensitivity=sens1, sensitivity_norm="Frobenius norm",
+                        sensitivity_key="sensitivity_frobenius", gdp_mu=sens1 / sigma1, details={"sigma": sigma1},
+                        noise="iid N(0, sigma^2) on all q x q entries, then symmetrised")
+    t2_part = Guarantee(GAUSSIAN.privacy, eps2, delta2, sensitivity=sens2,
+                        sensitivity_norm="Cameron-Martin norm (q copies of C)", sensitivity_key="sensitivity_cm",
+                        gdp_mu=sens2 / sigma2, details={"sigma": sigma2},
+                        noise="N(0, sigma^2 lambda_l) on entry (k, l): q copies of the GP with covariance C")
+    guarantee = Guarantee(
+        GAUSSIAN.privacy, float(s.epsilon), float(s.delta),
+        bound_label="T1: sqrt(2) B^2 / n (attained); T2: 2 B tau max_l s_l / sqrt(lambda_l) / n (attained)",
+        details={"composition": f"T1 with (gamma epsilon, gamma delta), T2 with the rest (gamma = {g:g}); the ledger "
+                                "charges both; beta~ is post-processing",
+                 "t1": t1_part, "t2": t2_part})
     return RegressionRelease(settings=s, labels=labels, grid_points=fd.grid_points, eigenvalues=lam,
                              eigenfunctions=basis.eigenfunctions, t1=t1, t2=t2, t1_sigma=sigma1, t2_sigma=sigma2,
                              t1_sensitivity=sens1, t2_sensitivity=sens2,
@@ -260,7 +265,7 @@ def release_record(plan: RegressionRelease, *, seed: int | None = None) -> dict:
     return {
         "release": "regression",
         "mechanism": "gaussian",
-        "privacy": "(epsilon, delta)-DP",
+        "privacy": plan.guarantee.privacy,
         "epsilon": s.epsilon,
         "delta": s.delta,
         "covariates": plan.labels,
@@ -274,7 +279,7 @@ def release_record(plan: RegressionRelease, *, seed: int | None = None) -> dict:
         "unit_of_privacy": f"person (column '{s.person_column}')" if s.person_column else "curve",
         "m": int(plan.grid_points.size),
         "n_components": int(plan.eigenvalues.size),
-        "guarantee": plan.guarantee,
+        "guarantee": plan.guarantee.record(),
         "expected_sq_error_t1": plan.expected_sq_error_t1,
         "expected_sq_error_t2": plan.expected_sq_error_t2,
         "data_dependent_flags": [],

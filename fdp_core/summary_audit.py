@@ -240,7 +240,7 @@ def audit_regression_mechanism(settings, grid, n: int, part: str, *, n_select: i
 
     d, d_prime = regression_worst_pair(settings, grid, int(n), part)
     plan, plan_prime = plan_regression_release(d, settings), plan_regression_release(d_prime, settings)
-    g = plan.guarantee[part]
+    g = plan.guarantee.details[part]
     if part == "t1":
         c, c_prime, scales = plan.t1, plan_prime.t1, np.full(plan.t1.shape, plan.t1_sigma)
         shift = np.linalg.norm(plan.t1 - plan_prime.t1)
@@ -248,11 +248,10 @@ def audit_regression_mechanism(settings, grid, n: int, part: str, *, n_select: i
         c, c_prime, scales = plan.t2, plan_prime.t2, plan.t2_scales
         shift = np.sqrt(np.sum((plan.t2 - plan_prime.t2) ** 2 / plan.eigenvalues))
     common = dict(n_select=n_select, n_test=n_test, alpha=alpha, seed=seed)
-    run = [audit_coefficient_noise(c, c_prime, scales, GAUSSIAN, g["epsilon"], g["delta"], factor=f, **common)
+    run = [audit_coefficient_noise(c, c_prime, scales, GAUSSIAN, g.epsilon, g.delta, factor=f, **common)
            for f in (1.0, control_factor)]
-    sens = plan.t1_sensitivity if part == "t1" else plan.t2_sensitivity
-    return SummaryAudit(f"regression {part}", "gaussian", g["epsilon"], g["delta"], f"worst-case {part} pair",
-                        float(shift / sens), run[0], run[1], control_factor)
+    return SummaryAudit(f"regression {part}", "gaussian", g.epsilon, g.delta, f"worst-case {part} pair",
+                        float(shift / g.sensitivity), run[0], run[1], control_factor)
 
 
 def selection_worst_pair(settings, grid, m: int, K: int, rho: float):

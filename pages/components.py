@@ -256,18 +256,18 @@ for flag in first.data_dependent_flags:
     if flag != AWAN_RESCALING_FLAG:
         st.error(f"Data-dependent: {flag}.")
 gq = first.guarantee
-split_text = ", ".join(f"eps_{j} = {e:.4g}" for j, e in enumerate(gq["epsilon_per_component"], start=1))
-statement = (f"epsilon = {gq['epsilon']:g}"
+split_text = ", ".join(f"eps_{j} = {e:.4g}" for j, e in enumerate(gq.details["epsilon_per_component"], start=1))
+statement = (f"epsilon = {gq.epsilon:g}"
              + (f" split as {split_text} (sequential composition)" if entry.splits_epsilon else "")
-             + f"; gamma = {gq['gamma']:g}; k = {first.k}, p = {first.p}, tau = {first.tau:.4g}; sensitivity of "
-             f"the utility ||XV||_F^2: {gq['sensitivity']:g}. Each draw is its own release.")
-if gq["approximate"]:
-    st.warning(f"**Approximate DP** — {gq['privacy']}. " + statement)
+             + f"; gamma = {gq.details['gamma']:g}; k = {first.k}, p = {first.p}, tau = {first.tau:.4g}; "
+             f"sensitivity of the utility ||XV||_F^2: {gq.sensitivity:g}. Each draw is its own release.")
+if gq.details["approximate"]:
+    st.warning(f"**Approximate DP** — {gq.privacy}. " + statement)
 elif first.data_dependent_flags:
-    st.error(f"**NOT differentially private** (data-dependent choices above). Nominal guarantee: {gq['privacy']} "
-             f"with {statement} Sampler: {gq['sampler_label']}.")
+    st.error(f"**NOT differentially private** (data-dependent choices above). Nominal guarantee: {gq.privacy} "
+             f"with {statement} Sampler: {gq.details['sampler_label']}.")
 else:
-    st.info(f"**Guarantee: {gq['privacy']}** with {statement} Sampler: {gq['sampler_label']}.")
+    st.info(f"**Guarantee: {gq.privacy}** with {statement} Sampler: {gq.details['sampler_label']}.")
 st.caption(f"Floating point: {FLOATING_POINT_NOTE}. Previews cost no budget; commit on the Release & audit page "
            "(fresh OS entropy).")
 if mean_release is not None:
@@ -278,7 +278,7 @@ if mean_release is not None:
                f"delta {e.delta:.3g}. The released mean's noise stays in the centred curves: with a noisy mean the "
                "leading component can follow that noise (compare the scree).")
 if entry.splits_epsilon:
-    st.dataframe(pd.DataFrame([{f"eps_{j}": e for j, e in enumerate(gq["epsilon_per_component"], start=1)}]),
+    st.dataframe(pd.DataFrame([{f"eps_{j}": e for j, e in enumerate(gq.details["epsilon_per_component"], start=1)}]),
                  hide_index=True, key="pca_split_table",
                  column_config={f"eps_{j}": st.column_config.NumberColumn(format="%.4g") for j in range(1, k + 1)})
 st.caption(f"n = {first.n} curves, m = {first.m} grid points; {first.n_clipped} coefficient rows clipped to norm "
@@ -290,7 +290,8 @@ signs = [pca_plots.align_signs(r.coefficients, r.nonprivate_coefficients) for r 
 aligned = [r.components * s for r, s in zip(results, signs)]
 st.subheader("Private components vs the non-private FPCA")
 st.plotly_chart(pca_plots.components_figure(fd.grid_points, aligned, first.nonprivate_components,
-                                            approximate=gq["approximate"]), width="stretch", key="pca_components")
+                                            approximate=gq.details["approximate"]),
+                width="stretch", key="pca_components")
 st.caption("Private draws are sign-aligned to the non-private components for display only (v and -v are the same "
            "direction; the released components keep the library's convention: largest coefficient positive). "
            f"{n_draws} independent draw(s) at the same settings." + entry.components_note)

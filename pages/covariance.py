@@ -76,7 +76,7 @@ private = draw["covariance"][0]
 nonprivate = plan.nonprivate_covariance()
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("sensitivity", f"{plan.sensitivity:.4g}",
-          help=plan.guarantee["sensitivity_norm"] + "; " + plan.guarantee["bound_label"])
+          help=plan.guarantee.sensitivity_norm + "; " + plan.guarantee.bound_label)
 m2.metric(entry.scale_label,
           f"{plan.sigma:.4g}" if plan.sigma else f"{plan.sensitivity / settings.split()[0]:.4g}")
 m3.metric("expected squared HS error", f"{plan.expected_sq_hs_error:.4g}")

@@ -425,7 +425,7 @@ clip_text = (f"n = {first.n} observations; {first.n_clipped_box} ({share:.0%}) l
 
 def _privacy_text(release) -> str:
     gq = release.guarantee  # delta is 0 in a pure epsilon-DP guarantee
-    return f"epsilon = {gq['epsilon']:g}, delta = {gq['delta']:g}"
+    return f"epsilon = {gq.epsilon:g}, delta = {gq.delta:g}"
 
 
 def _title(release) -> str:
@@ -487,11 +487,11 @@ def _show_table(rows: list[dict], key: str) -> None:
 def _sensitivity_table(release) -> None:
     gq = release.guarantee
     mech = release.mechanism
-    st.markdown(f"**Sensitivity** ({gq['sensitivity_norm']})")
-    _show_table([{"bound": kde_mechanism(mech).bound_names[b], "sensitivity": gq[f"sensitivity_{b}"],
-                  "in use": "yes" if b == gq["sensitivity_bound"] else ""} for b in KDE_BOUNDS],
+    st.markdown(f"**Sensitivity** ({gq.sensitivity_norm})")
+    _show_table([{"bound": kde_mechanism(mech).bound_names[b], "sensitivity": gq.sensitivity_for(b),
+                  "in use": "yes" if b == gq.details["sensitivity_bound"] else ""} for b in KDE_BOUNDS],
                 key=f"density_sensitivity_{mech}")
-    st.caption(f"In use: {gq['sensitivity_bound_label']}.")
+    st.caption(f"In use: {gq.bound_label}.")
 
 
 def _noise_table(release) -> None:
@@ -505,13 +505,15 @@ def _noise_table(release) -> None:
 
 def _guarantee(release) -> None:
     gq = release.guarantee
-    dp = gq["differentially_private"] and not box_flag
-    statement = (f"{gq['privacy']} with {_privacy_text(release)}, for neighbouring data sets that "
-                 f"{gq['neighbouring']}; sensitivity {gq['sensitivity']:.4g} ({gq['sensitivity_bound']} bound).")
+    dp = gq.details["differentially_private"] and not box_flag
+    statement = (f"{gq.privacy} with {_privacy_text(release)}, for neighbouring data sets that "
+                 f"{gq.details['neighbouring']}; sensitivity {gq.sensitivity:.4g} ({gq.details['sensitivity_bound']} "
+                 "bound).")
     (st.info if dp else st.error)(("Guarantee: " if dp else "NOT differentially private (data-dependent choices "
                                    "above). Nominal guarantee: ") + statement)
     with st.expander("guarantee record (plain data, as exported)"):
-        st.json({**gq, "data_dependent_flags": list(gq["data_dependent_flags"]) + ([BOX_FLAG] if box_flag else []),
+        st.json({**gq.record(), "data_dependent_flags": list(gq.details["data_dependent_flags"])
+                 + ([BOX_FLAG] if box_flag else []),
                  "differentially_private": dp})
 
 

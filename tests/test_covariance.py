@@ -199,9 +199,11 @@ def test_released_mean_split_and_covariance():
     s = CovarianceSettings(kernel="matern52", rho=0.3, centre=0.5, tau=1.0, epsilon=2.0, delta=1e-5,
                            centring="released-mean", gamma=0.25)
     plan = plan_covariance_release(fd, s)
-    g = plan.guarantee
+    g = plan.guarantee.details
     assert g["epsilon_mean"] == pytest.approx(0.5) and g["epsilon_covariance"] == pytest.approx(1.5)
     assert g["delta_mean"] + g["delta_covariance"] == pytest.approx(1e-5)
+    # The release promises the whole budget: both parts together.
+    assert (plan.guarantee.epsilon, plan.guarantee.delta) == (2.0, 1e-5)
     out = plan.sample(np.random.default_rng(0), 3)
     np.testing.assert_allclose(out["covariance"],
                                out["second_moment"] - out["mean"][:, :, None] * out["mean"][:, None, :])

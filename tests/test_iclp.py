@@ -121,7 +121,7 @@ def test_iclp_qr_tight_bound_attained_and_never_exceeded():
     a = iclp_qr_weights(basis.eigenvalues, shrinkage(basis.eigenvalues, QR.eta, QR.psi))
     worst = basis.synthesize(TAU * a / np.linalg.norm(a))  # Cauchy-Schwarz equality case
     assert _change(QR, others, worst, -worst) == pytest.approx(plan.sensitivity, rel=1e-6)
-    assert plan.guarantee.sensitivity_paper >= plan.sensitivity
+    assert plan.guarantee.sensitivity_for("paper") >= plan.sensitivity
     for x in _adversarial_curves(QR, rng):
         assert _change(QR, others, x, -x) <= plan.sensitivity * (1 + 1e-9)
         assert _change(QR, others, x, worst) <= plan.sensitivity * (1 + 1e-9)
@@ -139,7 +139,7 @@ def test_frl_tight_bound_attained_and_never_exceeded():
     direction[:FRL.M] = 1.0 / math.sqrt(FRL.M)
     worst = basis.synthesize(TAU * direction)
     assert _change(FRL, others, worst, -worst) == pytest.approx(plan.sensitivity, rel=1e-6)
-    assert plan.guarantee.sensitivity_paper == pytest.approx(2 * TAU * FRL.M / N)
+    assert plan.guarantee.sensitivity_for("paper") == pytest.approx(2 * TAU * FRL.M / N)
     for x in _adversarial_curves(FRL, rng):
         assert _change(FRL, others, x, -x) <= plan.sensitivity * (1 + 1e-9)
     for x, y in _random_pairs(rng, 60):
@@ -485,7 +485,7 @@ def test_tight_is_default_and_paper_bounds_are_larger():
         paper = plan_mean_release(fd, replace(settings, bound="paper"))
         assert settings.bound == "tight"
         assert paper.sensitivity > tight.sensitivity
-        assert paper.guarantee.sensitivity_tight == tight.sensitivity
+        assert paper.guarantee.sensitivity_for("tight") == tight.sensitivity
         np.testing.assert_allclose(paper.noise_scales, tight.noise_scales * paper.sensitivity / tight.sensitivity)
     assert plan_mean_release(fd, AR).guarantee.bound_label.startswith("CS bound")
 

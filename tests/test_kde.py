@@ -166,7 +166,7 @@ def test_bandwidth_rules_and_flags():
     flagged = hall_kde(pts, (0, 1), epsilon=1, delta=0.1, grid_size=64, data_dependent_bandwidth=True)
     assert flagged.bandwidth == pytest.approx(silverman_bandwidth(pts))
     assert flagged.data_dependent_flags == (DATA_DEPENDENT_BANDWIDTH,)
-    assert flagged.guarantee["differentially_private"] is False
+    assert flagged.guarantee.details["differentially_private"] is False
     record = release_record(flagged)
     assert record["data_dependent_flags"] == [DATA_DEPENDENT_BANDWIDTH] and not record["differentially_private"]
     for h in (0.0, -0.1, float("nan")):
@@ -233,7 +233,7 @@ def test_hall_paper_example_numbers():
     r = hall_kde(pts, ex["box"], epsilon=ex["epsilon"], delta=ex["delta"], bandwidth=ex["bandwidth"],
                      grid_size=ex["grid_size"])
     paper = math.sqrt(2) / (100 * math.sqrt(2 * math.pi) * 0.1)
-    assert r.guarantee["sensitivity_paper"] == pytest.approx(paper, rel=1e-12)
+    assert r.guarantee.sensitivity_for("paper") == pytest.approx(paper, rel=1e-12)
     assert r.sigma == pytest.approx(analytic_sigma(r.sensitivity, 1.0, 0.1))
     classical = hall_kde(pts, ex["box"], epsilon=1, delta=0.1, bandwidth=0.1, grid_size=1000,
                              calibration="classical", bound="paper")
@@ -428,9 +428,9 @@ def test_two_dimensional_paths_run_with_correct_shapes():
         assert r.sample(np.random.default_rng(0), 3).shape == (3, 20, 20)
         table = release_table(r, r.sample(np.random.default_rng(1), 1)[0])
         assert list(table.columns) == ["x1", "x2", "density"] and len(table) == 400
-        assert r.guarantee["n"] == 300 and r.n_clipped_box > 0 and "n_clipped_box" not in r.guarantee
-    assert iclp.laplace_scales.shape == (20, 20) and iclp.guarantee["kernel_form"] == "product of 1-d kernels"
-    assert hall.guarantee["sensitivity_exact"] < hall.guarantee["sensitivity_paper"]
+        assert r.guarantee.details["n"] == 300 and r.n_clipped_box > 0 and "n_clipped_box" not in r.guarantee.record()
+    assert iclp.laplace_scales.shape == (20, 20) and iclp.guarantee.details["kernel_form"] == "product of 1-d kernels"
+    assert hall.guarantee.sensitivity_for("exact") < hall.guarantee.sensitivity_for("paper")
     # A rectangular box: Hall's density integrates to ~1 when the bandwidth is small.
     small = hall_kde(np.array([[1.0, 3.0], [1.5, 2.0]]), (0, 2, 1, 5), epsilon=1, delta=0.1, bandwidth=0.1,
                          grid_size=81)
@@ -476,9 +476,9 @@ def test_every_density_entry_is_what_the_plumbing_reads(name, options):
     settings = KdeSettings(mechanism=name, box=((0.0, 1.0),), grid_size=32, bound="paper", **options)
     release = plan_kde_release(hall_mixture_points(60, seed=2), settings)
     g = release.guarantee
-    assert (g["mechanism"], g["mechanism_label"], g["privacy"]) == (name, entry.label, entry.privacy)
-    assert g["sensitivity_bound_label"] == entry.bound_labels["paper"] and g["delta"] == (0.1 if entry.uses_delta
-                                                                                        else 0.0)
+    assert (g.details["mechanism"], g.details["mechanism_label"], g.privacy) == (name, entry.label, entry.privacy)
+    assert g.bound_label == entry.bound_labels["paper"] and g.delta == (0.1 if entry.uses_delta else 0.0)
+    assert g.record()["sensitivity_bound_label"] == g.bound_label  # the published records' historical key
     assert kde_mode(settings) == entry.stream_mode(settings)
     # The commit's pieces: coefficients whose synthesis is the estimate, with the noise law's own scales.
     pieces = entry.commit_pieces(release)
@@ -528,7 +528,7 @@ def test_a_new_density_entry_is_planned_streamed_and_committed_without_plumbing(
     fd = _curves(np.linspace(0, 1, 11), n=40, seed=4)
     points = extract_features(fd, "value:0.5")[0]
     plan, expected = plan_kde_release(points, settings), plan_kde_release(points, reference)
-    assert plan.mechanism == copy.name and plan.guarantee["mechanism_label"] == "a copy, for the test"
+    assert plan.mechanism == copy.name and plan.guarantee.details["mechanism_label"] == "a copy, for the test"
     np.testing.assert_array_equal(plan.density, expected.density)
     assert plan.sensitivity == expected.sensitivity and plan.expected_sq_l2_error == expected.expected_sq_l2_error
 

@@ -112,14 +112,14 @@ def test_paper_bound_is_never_smaller_than_tight():
     for eta in (1.0, 1.3, 2.0, 3.5):
         for phi in (1e-5, 1e-3, 1e-1, 10.0):
             g = plan_mean_release(fd, _settings(eta=eta, phi=phi)).guarantee
-            assert g.sensitivity_paper >= g.sensitivity_tight * (1 - 1e-12)
+            assert g.sensitivity_for("paper") >= g.sensitivity_for("tight") * (1 - 1e-12)
 
 
 def test_paper_bound_formula():
     fd = from_arrays(GRID, _random_curves(np.random.default_rng(0), 20))
     g = plan_mean_release(fd, _settings(eta=2.0, phi=0.01, tau=2.0)).guarantee
     expected = np.sqrt(2.0**2 * 3.0 ** (2 - 0.5) / (20**2 * 0.01**0.5 * 4.0))
-    assert g.sensitivity_paper == pytest.approx(expected)
+    assert g.sensitivity_for("paper") == pytest.approx(expected)
 
 
 def test_sigma_uses_the_selected_bound_and_calibration():

@@ -226,8 +226,10 @@ def test_release_contents_and_analyst_metrics(awan, sampler, k):
     assert np.allclose(res.scree, evals[::-1] / fd.n)
     assert res.n_clipped == n_clipped == 0
     assert set(res.not_private) == set(NOT_PRIVATE)
-    g = res.guarantee
-    assert g["mechanism"] == "exponential" and g["delta"] == 0.0 and g["sensitivity"] == 1.0
+    assert res.guarantee.delta == 0.0 and res.guarantee.sensitivity == 1.0
+    assert res.guarantee.sensitivity_norm is None  # the utility's sensitivity: there is no noise vector
+    g = res.guarantee.details
+    assert g["mechanism"] == "exponential"
     assert g["zcdp_rho"] == pytest.approx(50.0**2 / 8)
     assert g["approximate"] == (sampler == "gibbs")
     assert "not hardened" in g["floating_point"] or "no hardened" in g["floating_point"]

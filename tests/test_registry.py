@@ -116,9 +116,9 @@ def test_every_sampler_releases_records_and_charges_through_its_entry(name):
     entry = registry.mechanism("pca", name)
     settings = PcaSettings(sampler=name, **PCA_SETTINGS[name], **PCA_COMMON)
     result = private_pca(_pca_fd(), settings, 3)
-    g = result.guarantee
-    assert (g["sampler"], g["sampler_label"], g["privacy"], g["approximate"]) == (name, entry.label, entry.privacy,
-                                                                                   entry.approximate)
+    g = result.guarantee.details
+    assert (g["sampler"], g["sampler_label"], result.guarantee.privacy, g["approximate"]) == \
+        (name, entry.label, entry.privacy, entry.approximate)
     assert g["epsilon_per_component"] == list(entry.component_epsilons(settings))
     assert ("composition" in g) == entry.splits_epsilon
     record = release_record(result)
@@ -146,8 +146,8 @@ def test_a_new_sampler_needs_no_plumbing(monkeypatch):
     result = private_pca(fd, settings, 4)
     reference = private_pca(fd, replace(settings, sampler="deflation"), 4)
     np.testing.assert_array_equal(result.coefficients, reference.coefficients)
-    assert result.guarantee["sampler_label"] == "copy of deflation"
-    assert result.guarantee["zcdp_rho_sum_components"] == reference.guarantee["zcdp_rho_sum_components"]
+    assert result.guarantee.details["sampler_label"] == "copy of deflation"
+    assert result.guarantee.details["zcdp_rho_sum_components"] == reference.guarantee.details["zcdp_rho_sum_components"]
     assert release_record(result)["sampler"] == "deflation-copy"
     assert pca_ledger_entry(settings).noise["sampler"] == "Bingham: copy of deflation"
     # The validation of the fields it reads comes with it; a split is refused where no entry reads it.

@@ -63,8 +63,9 @@ def bernstein_mean_noise(values, unit_grid, weights, *, K, lo, hi, n, epsilon, l
     scale = sensitivity / epsilon
     scales = np.full(K + 1, scale)
     basis = bernstein_basis(unit_grid, K)
-    guarantee = Guarantee(LAPLACE.privacy, float(epsilon), 0.0, sensitivity,
-                          "l1 norm of the lattice vector (replace-one)", "sensitivity_l1", sensitivity, sensitivity,
+    guarantee = Guarantee(LAPLACE.privacy, float(epsilon), 0.0, sensitivity=sensitivity,
+                          sensitivity_norm="l1 norm of the lattice vector (replace-one)",
+                          sensitivity_key="sensitivity_l1", sensitivities={"tight": sensitivity, "paper": sensitivity},
                           bound_label="exact (attained): (K + 1)(hi - lo) / n",
                           bound_labels={"tight": "exact (attained)", "paper": "exact (attained)"},
                           noise="iid Laplace of scale lambda = (K + 1)(hi - lo) / (n epsilon) on the K + 1 lattice "

@@ -22,9 +22,10 @@ def frl_mean_noise(mean_coefficients, *, M, tau, n, epsilon, bound):
     sensitivities = {"tight": frl_sensitivity_tight(tau, n, M), "paper": frl_sensitivity_paper(tau, n, M)}
     sensitivity = sensitivities[bound]
     scales = np.full(M, sensitivity / epsilon)
-    guarantee = Guarantee(LAPLACE.privacy, float(epsilon), 0.0, sensitivity, "l1 norm of the first M coefficients",
-                          "sensitivity_l1", sensitivities["tight"], sensitivities["paper"],
-                          bound_label=FRL_BOUND_LABELS[bound], bound_labels=FRL_BOUND_LABELS,
+    guarantee = Guarantee(LAPLACE.privacy, float(epsilon), 0.0, sensitivity=sensitivity,
+                          sensitivity_norm="l1 norm of the first M coefficients", sensitivity_key="sensitivity_l1",
+                          sensitivities=sensitivities, bound_label=FRL_BOUND_LABELS[bound],
+                          bound_labels=FRL_BOUND_LABELS,
                           noise="iid Laplace of scale Delta_1 / epsilon on each of the first M eigen-coefficients",
                           details={"laplace_scales": scales, "M": M})
     return truncated_mean_coefficients(mean_coefficients, M), scales, sensitivity, guarantee

@@ -28,8 +28,8 @@ def gaussian_mean_noise(eigenvalues, mean_coefficients, *, eta, phi, tau, n, eps
     sensitivity = sensitivities[bound]
     sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     table = {b: gaussian_sigma_both(sensitivities[b], epsilon, delta) for b in BOUNDS}
-    guarantee = Guarantee(GAUSSIAN.privacy, float(epsilon), float(delta), sensitivity, "Cameron-Martin norm of C",
-                          "sensitivity_cm", sensitivities["tight"], sensitivities["paper"],
-                          gdp_mu=sensitivity / sigma,
+    guarantee = Guarantee(GAUSSIAN.privacy, float(epsilon), float(delta), sensitivity=sensitivity,
+                          sensitivity_norm="Cameron-Martin norm of C", sensitivity_key="sensitivity_cm",
+                          sensitivities=sensitivities, gdp_mu=sensitivity / sigma,
                           details={"sigma_table": {f"{b}/{c}": table[b].get(c) for b in BOUNDS for c in CALIBRATIONS}})
     return s * mean_coefficients, sigma * np.sqrt(lam), sensitivity, sigma, guarantee

@@ -31,6 +31,8 @@ from ..sensitivity import KDE_BOUNDS, hall_sensitivities
 from ..threads import small_problem
 from .calibration import CALIBRATIONS, gaussian_sigma, gaussian_sigma_both
 from .discrete import UNIT_ROUNDOFF
+from .families import GAUSSIAN
+from .guarantee import Guarantee
 from .kde_plan import KdeNoisePlan
 
 # Every eigenvalue of the Hall Gram matrix is raised to max(lambda, 0) + EIGEN_FLOOR * lambda_1.
@@ -209,7 +211,7 @@ def hall_kde(points, box, *, epsilon: float, delta: float, bandwidth: float | No
     Returns
     -------
     KdeNoisePlan
-        Estimate, noise law and guarantee fields; ``fdp_core.kde.plan_kde_release`` wraps it
+        Estimate, noise law and guarantee; ``fdp_core.kde.plan_kde_release`` wraps it
         into a release.
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
@@ -237,24 +239,25 @@ def hall_kde(points, box, *, epsilon: float, delta: float, bandwidth: float | No
     noise = _hall_noise(grids, h, sigma)
     weights = grid_weights(grids)
     expected = float(np.sum(weights * noise.pointwise_variance()))
-    guarantee = {
-        "sensitivity_norm": "RKHS norm of k(x, y) = exp(-||x - y||^2 / (2 h^2))",
-        "bandwidth": h,
-        "box_diameter": box_diameter(box),
-        "calibration": calibration,
-        "sigma": sigma,
-        "sigma_table": {f"{b}/{c}": gaussian_sigma_both(sensitivities[b], epsilon, delta).get(c)
-                        for b in KDE_BOUNDS for c in CALIBRATIONS},
-        "gdp_mu": sensitivity / sigma,
-        "noise": "sigma * G, G a centred Gaussian process with covariance exp(-||x - y||^2 / (2 h^2)) on the grid",
-        "eigenvalue_floor": f"every Gram eigenvalue raised to max(lambda, 0) + {EIGEN_FLOOR:g} * lambda_1",
-        "expected_sq_l2_error": expected,
-    }
+    guarantee = Guarantee(
+        GAUSSIAN.privacy, epsilon, delta, sensitivity=sensitivity,
+        sensitivity_norm="RKHS norm of k(x, y) = exp(-||x - y||^2 / (2 h^2))", sensitivities=sensitivities,
+        noise="sigma * G, G a centred Gaussian process with covariance exp(-||x - y||^2 / (2 h^2)) on the grid",
+        gdp_mu=sensitivity / sigma,
+        details={
+            "bandwidth": h,
+            "box_diameter": box_diameter(box),
+            "calibration": calibration,
+            "sigma": sigma,
+            "sigma_table": {f"{b}/{c}": gaussian_sigma_both(sensitivities[b], epsilon, delta).get(c)
+                            for b in KDE_BOUNDS for c in CALIBRATIONS},
+            "eigenvalue_floor": f"every Gram eigenvalue raised to max(lambda, 0) + {EIGEN_FLOOR:g} * lambda_1",
+            "expected_sq_l2_error": expected,
+        })
     if sums.bump_sums is not None and sums.bandwidth == h:
         density = hall_normaliser(n, h, d) * sums.bump_sums
     else:
         density = hall_estimate(sums.require_points("a Gaussian KDE at this bandwidth"), grids, h)
-    return KdeNoisePlan(box=box, grids=grids, weights=weights, n=n, n_clipped_box=sums.n_clipped_box,
-                        epsilon=epsilon, delta=delta, bound=bound, sensitivities=sensitivities, density=density,
-                        noise=noise, expected_sq_l2_error=expected, guarantee=guarantee, sigma=sigma, bandwidth=h,
-                        data_dependent_flags=flags)
+    return KdeNoisePlan(box=box, grids=grids, weights=weights, n=n, n_clipped_box=sums.n_clipped_box, bound=bound,
+                        density=density, noise=noise, expected_sq_l2_error=expected, guarantee=guarantee, sigma=sigma,
+                        bandwidth=h, data_dependent_flags=flags)

@@ -40,9 +40,9 @@ def iclp_laplace_scales(sensitivity_l1c: float, eigenvalues: np.ndarray, epsilon
 
 def _guarantee(sensitivities: dict, bound: str, labels: dict, scales: np.ndarray, epsilon: float,
                **extra) -> Guarantee:
-    return Guarantee(LAPLACE.privacy, float(epsilon), 0.0, sensitivities[bound],
-                     "l1-C norm: sum_l |h_l| / sqrt(lambda_l)", "sensitivity_l1c", sensitivities["tight"],
-                     sensitivities["paper"], bound_label=labels[bound], bound_labels=labels, noise=ICLP_NOISE,
+    return Guarantee(LAPLACE.privacy, float(epsilon), 0.0, sensitivity=sensitivities[bound],
+                     sensitivity_norm="l1-C norm: sum_l |h_l| / sqrt(lambda_l)", sensitivity_key="sensitivity_l1c",
+                     sensitivities=sensitivities, bound_label=labels[bound], bound_labels=labels, noise=ICLP_NOISE,
                      details={"laplace_scales": scales, **extra})
 
 

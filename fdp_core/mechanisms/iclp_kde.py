@@ -33,7 +33,11 @@ from ..kernels import KERNEL_NAMES, eigenbasis, matern_nu
 from ..params import check_choice, check_epsilon, check_eta, check_positive
 from ..sensitivity import KDE_BOUNDS, iclp_sensitivity
 from .discrete import UNIT_ROUNDOFF
+from .guarantee import Guarantee
 from .kde_plan import KdeNoisePlan
+
+# The privacy statement of an ICLP-KDE release (its registry entry shows the same words).
+ICLP_KDE_PRIVACY = "pure epsilon-DP (delta = 0)"
 
 
 # --------------------------------------------------------------------------- one axis of the kernel
@@ -145,7 +149,7 @@ def iclp_kde(points, box, *, epsilon: float, kernel: str = "matern32", rho: floa
     Returns
     -------
     KdeNoisePlan
-        Estimate, noise law and guarantee fields; ``fdp_core.kde.plan_kde_release`` wraps it
+        Estimate, noise law and guarantee; ``fdp_core.kde.plan_kde_release`` wraps it
         into a release.
     """
     epsilon = check_epsilon(epsilon)
@@ -176,29 +180,30 @@ def iclp_kde(points, box, *, epsilon: float, kernel: str = "matern32", rho: floa
     unit_grid = axis.basis.grid
     # The attaining node pair, in box coordinates (public: it depends on the settings only).
     attained = [[lo + (hi - lo) * float(unit_grid[j]) for j, (lo, hi) in zip(node, box)] for node in pairs["exact"]]
-    guarantee = {
-        "sensitivity_norm": "||h||_{1,C} = sum_l |h_l| / sqrt(lambda_l), unit coordinates",
-        "exact_attained_by": attained,
-        "bandwidth": None,  # smoothing is set by the kernel range rho and the power eta
-        "calibration": None,  # Laplace noise: no Gaussian calibration
-        "sigma": None,
-        "kernel": kernel,
-        "kernel_form": "product of 1-d kernels" if d == 2 else "1-d kernel",
-        "rho": float(rho),
-        "nu": axis.basis.nu,
-        "eta": float(eta),
-        "coordinates": "kernel, eigenbasis, coefficients, Delta_1 and Laplace scales on the box rescaled to "
-                       "[0, 1] per axis; density reported in box coordinates (unit density / box volume)",
-        "box_volume": volume,
-        "n_components": int(scales.size),
-        "laplace_scale_formula": "b_l = Delta_1 sqrt(lambda_l) / epsilon (Laplace scale: density "
-                                 "exp(-|z|/b_l) / (2 b_l))",
-        "laplace_scale_max": float(scales.max()),
-        "laplace_scale_min": float(scales.min()),
-        "noise": "Laplace noise of scale b_l on each eigen-coefficient (ICLP)",
-        "expected_sq_l2_error": expected,
-    }
+    guarantee = Guarantee(
+        ICLP_KDE_PRIVACY, epsilon, 0.0, sensitivity=sensitivity,
+        sensitivity_norm="||h||_{1,C} = sum_l |h_l| / sqrt(lambda_l), unit coordinates", sensitivities=sensitivities,
+        noise="Laplace noise of scale b_l on each eigen-coefficient (ICLP)",
+        details={
+            "exact_attained_by": attained,
+            "bandwidth": None,  # smoothing is set by the kernel range rho and the power eta
+            "calibration": None,  # Laplace noise: no Gaussian calibration
+            "sigma": None,
+            "kernel": kernel,
+            "kernel_form": "product of 1-d kernels" if d == 2 else "1-d kernel",
+            "rho": float(rho),
+            "nu": axis.basis.nu,
+            "eta": float(eta),
+            "coordinates": "kernel, eigenbasis, coefficients, Delta_1 and Laplace scales on the box rescaled to "
+                           "[0, 1] per axis; density reported in box coordinates (unit density / box volume)",
+            "box_volume": volume,
+            "n_components": int(scales.size),
+            "laplace_scale_formula": "b_l = Delta_1 sqrt(lambda_l) / epsilon (Laplace scale: density "
+                                     "exp(-|z|/b_l) / (2 b_l))",
+            "laplace_scale_max": float(scales.max()),
+            "laplace_scale_min": float(scales.min()),
+            "expected_sq_l2_error": expected,
+        })
     return KdeNoisePlan(box=box, grids=grids, weights=grid_weights(grids), n=n, n_clipped_box=sums.n_clipped_box,
-                        epsilon=epsilon, delta=0.0, bound=bound, sensitivities=sensitivities,
-                        density=noise.synthesize(coefficients), noise=noise, expected_sq_l2_error=expected,
+                        bound=bound, density=noise.synthesize(coefficients), noise=noise, expected_sq_l2_error=expected,
                         guarantee=guarantee, laplace_scales=scales, coefficients=coefficients, iclp_axis=axis)

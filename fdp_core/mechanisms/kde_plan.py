@@ -2,7 +2,8 @@
 
 Both density mechanisms (hall_kde.py, iclp_kde.py) return a :class:`KdeNoisePlan`;
 ``fdp_core.kde.plan_kde_release`` adds the fields every density release shares (mechanism,
-label, bound label, box, grid, n) and wraps it into a ``KdeRelease``. The noise object
+label, bound label, box, grid, n) to its :class:`~fdp_core.mechanisms.guarantee.Guarantee`
+and wraps it into a ``KdeRelease``. The noise object
 (``noise``) is the mechanism's own law on the grid; the app, the CLI and the commit use only
 its common methods: ``draw(rng, size)`` (previews), ``scales`` (independent noise scales of
 the coefficients the commit releases) and ``synthesize(coefficients)`` (grid values).
@@ -14,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .guarantee import Guarantee
+
 
 @dataclass(frozen=True)
 class KdeNoisePlan:
@@ -24,14 +27,11 @@ class KdeNoisePlan:
     weights: np.ndarray = field(repr=False)  # trapezoid weights in box coordinates, grid-shaped
     n: int
     n_clipped_box: int
-    epsilon: float
-    delta: float  # 0 for pure epsilon-DP
     bound: str  # the sensitivity bound in use ("exact" | "paper")
-    sensitivities: dict  # both bounds: {"exact": ..., "paper": ...}
     density: np.ndarray = field(repr=False)  # (G,) or (G1, G2); NON-PRIVATE
     noise: object = field(repr=False)
     expected_sq_l2_error: float
-    guarantee: dict = field(repr=False)  # the mechanism's own guarantee fields
+    guarantee: Guarantee = field(repr=False)  # epsilon, delta, both bounds' sensitivities, the noise law
     sigma: float | None = None
     laplace_scales: np.ndarray | None = field(default=None, repr=False)
     bandwidth: float | None = None
@@ -41,4 +41,4 @@ class KdeNoisePlan:
 
     @property
     def sensitivity(self) -> float:
-        return self.sensitivities[self.bound]
+        return self.guarantee.sensitivity

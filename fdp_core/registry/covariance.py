@@ -25,6 +25,7 @@ from ..errors import ParameterError
 from ..mechanisms.calibration import CALIBRATIONS, gaussian_sigma
 from ..mechanisms.families import GAUSSIAN, LAPLACE, NoiseFamily, noise_family
 from ..mechanisms.gaussian import gaussian_mean_noise
+from ..mechanisms.guarantee import Guarantee
 from ..mechanisms.iclp import iclp_qr_mean_noise
 from ..params import check_choice, check_delta
 from ..sensitivity import (COVARIANCE_GAUSSIAN_BOUND_LABELS, COVARIANCE_GAUSSIAN_BOUNDS,
@@ -36,12 +37,12 @@ ICLP_BOUND_LABEL = "(tau^2/n) min(2 r(A), sqrt(2) ||A||_F) (valid bound, not att
 
 @dataclass(frozen=True)
 class CovarianceNoise:
-    """What a mechanism adds to the L x L second moment: scales, sensitivity and guarantee fields."""
+    """What a mechanism adds to the L x L second moment: scales, sensitivity and the guarantee of that part."""
 
     scales: np.ndarray  # (L, L) sd (Gaussian) or Laplace scale b_jl
     sensitivity: float
     sigma: float | None
-    guarantee: dict  # the mechanism's fields of the release's guarantee (privacy, norm, bounds)
+    guarantee: Guarantee  # of the noised second moment alone, at its share of the budget (privacy, norm, bounds)
 
 
 @dataclass(frozen=True)
@@ -85,19 +86,19 @@ def _plan_gaussian(s, A, root, tau, n, epsilon, delta) -> CovarianceNoise:
             "sqrt2": covariance_gaussian_sensitivity_sqrt2(A, tau, n)}
     sensitivity = sens[s.bound]
     sigma = gaussian_sigma(sensitivity, epsilon, delta, s.calibration)
-    return CovarianceNoise(sigma * root, sensitivity, sigma, dict(
-        privacy=GAUSSIAN.privacy, sensitivity_norm="Cameron-Martin norm of C (x) C", sensitivity_cm=sensitivity,
-        sensitivity_kyfan=sens["kyfan"], sensitivity_sqrt2=sens["sqrt2"],
-        bound_label=COVARIANCE_GAUSSIAN_BOUND_LABELS[s.bound], sigma=sigma, gdp_mu=sensitivity / sigma))
+    return CovarianceNoise(sigma * root, sensitivity, sigma, Guarantee(
+        GAUSSIAN.privacy, float(epsilon), float(delta), sensitivity=sensitivity,
+        sensitivity_norm="Cameron-Martin norm of C (x) C", sensitivity_key="sensitivity_cm", sensitivities=sens,
+        bound_label=COVARIANCE_GAUSSIAN_BOUND_LABELS[s.bound], gdp_mu=sensitivity / sigma, details={"sigma": sigma}))
 
 
 def _plan_iclp(s, A, root, tau, n, epsilon, delta) -> CovarianceNoise:
     l1c = covariance_l1c_sensitivity(A, tau, n)
     sensitivity = l1c["bound"]
-    return CovarianceNoise(sensitivity * root / epsilon, sensitivity, None, dict(
-        privacy=LAPLACE.privacy, sensitivity_norm="l1-C norm: sum_jl |H_jl| / sqrt(lambda_j lambda_l)",
-        sensitivity_l1c=sensitivity, sensitivity_perron=l1c["perron"], sensitivity_frobenius=l1c["frobenius"],
-        bound_label=ICLP_BOUND_LABEL))
+    return CovarianceNoise(sensitivity * root / epsilon, sensitivity, None, Guarantee(
+        LAPLACE.privacy, float(epsilon), 0.0, sensitivity=sensitivity,
+        sensitivity_norm="l1-C norm: sum_jl |H_jl| / sqrt(lambda_j lambda_l)", sensitivity_key="sensitivity_l1c",
+        sensitivities={"perron": l1c["perron"], "frobenius": l1c["frobenius"]}, bound_label=ICLP_BOUND_LABEL))
 
 
 def _mean_gaussian(s, lam, xbar, tau, n, epsilon, delta):

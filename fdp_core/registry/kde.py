@@ -28,9 +28,9 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..mechanisms.calibration import CALIBRATIONS
-from ..mechanisms.families import NoiseFamily, noise_family
+from ..mechanisms.families import GAUSSIAN, NoiseFamily, noise_family
 from ..mechanisms.hall_kde import hall_float_error_bound, hall_kde
-from ..mechanisms.iclp_kde import iclp_float_error_bound, iclp_kde
+from ..mechanisms.iclp_kde import ICLP_KDE_PRIVACY, iclp_float_error_bound, iclp_kde
 from ..params import check_eta
 from ..sensitivity import KDE_BOUNDS
 
@@ -61,11 +61,11 @@ class KdeMechanism:
     name: str
     label: str
     noise: str  # noise family: "gaussian" | "laplace"
-    privacy: str  # the guarantee's privacy statement
+    privacy: str  # the guarantee's privacy statement (the mechanism's Guarantee states the same)
     fields: tuple  # the KdeSettings fields it reads beyond mechanism, box, epsilon, grid_size, bound
     validate: Callable  # validate(settings): data-free refusals beyond the mechanism function's own checks
     plan_noise: Callable  # plan_noise(points or KdeSums, settings) -> KdeNoisePlan
-    bound_labels: dict  # the guarantee's sensitivity_bound_label per KDE bound
+    bound_labels: dict  # the guarantee's bound_label per KDE bound
     stream_mode: Callable  # stream_mode(settings) -> "counts" | "bumps" | "points": what a chunk adds
     commit_pieces: Callable  # commit_pieces(release) -> CommitPieces
     post_processing: str  # how the commit maps released coefficients to the density
@@ -79,9 +79,9 @@ class KdeMechanism:
     bound_names: dict | None = None  # bound -> its name in the sensitivity table
     bound_help: str = ""
     preview_salt: int = 0  # the page's preview draws use g.rng(preview_salt)
-    noise_scale_key: str = ""  # guarantee key of the number the noise is proportional to
+    noise_scale_key: str = ""  # key in guarantee.details of the number the noise is proportional to
     noise_scale_name: str = ""
-    noise_shape_keys: tuple = ()  # guarantee keys that fix the noise law up to its scale
+    noise_shape_keys: tuple = ()  # keys in guarantee.details that fix the noise law up to its scale
     noise_table: Callable | None = None  # noise_table(release, plan_at_bound) -> NoiseTable
     error_hint: Callable = lambda settings: ""  # a fix to suggest when planning fails
     settings_caption: Callable = lambda settings, d: ""  # what the page says about the settings it uses
@@ -96,14 +96,15 @@ class KdeMechanism:
 
     def noise_scale(self, release) -> float:
         """The scale the release's noise is proportional to (sigma, or the largest Laplace scale)."""
-        return release.guarantee[self.noise_scale_key]
+        return release.guarantee.details[self.noise_scale_key]
 
     def noise_scale_text(self, release) -> str:
         return f"{self.noise_scale_name} = {self.noise_scale(release):.4g}"
 
     def noise_shape(self, release) -> tuple:
         """Everything the noise depends on except its overall scale (the page caches radii by it)."""
-        return (self.name, release.box, release.grid_shape, *(release.guarantee[k] for k in self.noise_shape_keys))
+        details = release.guarantee.details
+        return (self.name, release.box, release.grid_shape, *(details[k] for k in self.noise_shape_keys))
 
 
 # --------------------------------------------------------------------------- Hall et al. (Gaussian)
@@ -129,12 +130,12 @@ def _commit_gaussian(release) -> CommitPieces:
 
 def _gaussian_noise_table(release, plan_at) -> NoiseTable:
     gq = release.guarantee
-    sigmas = gq["sigma_table"]
+    sigmas = gq.details["sigma_table"]
     rows = [{"bound": b, **{c: "refused (epsilon > 1)" if sigmas[f"{b}/{c}"] is None else sigmas[f"{b}/{c}"]
                             for c in CALIBRATIONS}} for b in KDE_BOUNDS]
-    caption = (f"In use: {gq['sensitivity_bound']} / {gq['calibration']}, sigma = {release.sigma:.4g}, "
-               f"privacy curve mu = {gq['gdp_mu']:.3g}; h = {release.bandwidth:.4g}, box diameter D = "
-               f"{gq['box_diameter']:.4g}. Noise: {gq['noise']}.")
+    caption = (f"In use: {gq.details['sensitivity_bound']} / {gq.details['calibration']}, sigma = "
+               f"{release.sigma:.4g}, privacy curve mu = {gq.gdp_mu:.3g}; h = {release.bandwidth:.4g}, box diameter "
+               f"D = {gq.details['box_diameter']:.4g}. Noise: {gq.noise}.")
     return NoiseTable("**Noise scale sigma: both bounds x both calibrations**", rows, caption,
                       help="mu = sensitivity / sigma: the one number of the Gaussian mechanism's privacy curve "
                            "(Gaussian differential privacy); it composes as sqrt(mu_1^2 + mu_2^2 + ...). Smaller = "
@@ -165,7 +166,7 @@ ICLP_BOUND_NAMES = {"exact": "exact (grid-node pairs, attained)", "paper": "chea
 
 
 def _iclp_noise_table(release, plan_at) -> NoiseTable:
-    gq = release.guarantee
+    gq = release.guarantee.details
     plans = {b: release if b == gq["sensitivity_bound"] else plan_at(b) for b in KDE_BOUNDS}
     rows = [{"bound": ICLP_BOUND_NAMES[b], "largest b_l": float(p.laplace_scales.max()),
              "smallest b_l": float(p.laplace_scales.min()), "expected sq. L2 error": p.expected_sq_l2_error}
@@ -191,7 +192,7 @@ def _iclp_caption(s, d: int) -> str:
 REGISTRY: dict[str, KdeMechanism] = {m.name: m for m in (
     KdeMechanism(
         "gaussian", "Gaussian-process KDE (Hall, Rinaldo & Wasserman 2013), (epsilon, delta)-DP", "gaussian",
-        "(epsilon, delta)-DP", fields=("delta", "bandwidth", "data_dependent_bandwidth", "calibration"),
+        GAUSSIAN.privacy, fields=("delta", "bandwidth", "data_dependent_bandwidth", "calibration"),
         validate=lambda s: None, plan_noise=_plan_gaussian,
         bound_labels={"exact": "box-exact: sqrt(2 (1 - exp(-D^2/(2 h^2)))) / (n (2 pi h^2)^(d/2)), attained "
                                "by opposite corners",
@@ -206,7 +207,7 @@ REGISTRY: dict[str, KdeMechanism] = {m.name: m for m in (
         preview_salt=21, noise_scale_key="sigma", noise_scale_name="sigma", noise_shape_keys=("bandwidth",),
         noise_table=_gaussian_noise_table),
     KdeMechanism(
-        "iclp", "ICLP-KDE (Lin & Reimherr), pure epsilon-DP", "laplace", "pure epsilon-DP (delta = 0)",
+        "iclp", "ICLP-KDE (Lin & Reimherr), pure epsilon-DP", "laplace", ICLP_KDE_PRIVACY,
         fields=("kernel", "rho", "nu", "eta"), validate=_validate_iclp, plan_noise=_plan_iclp,
         bound_labels={"exact": "exact: (1/n) max over grid-node pairs of sum_l lambda_l^(eta-1/2) "
                                "|phi_l(x)/c(x) - phi_l(x')/c(x')|, attained",

@@ -112,7 +112,7 @@ class MeanMechanism:
         g = plan.guarantee
         out.update(delta_note="delta does not apply: pure epsilon-DP (delta = 0); settings.delta is ignored",
                    laplace_scales=plan.noise_scales, sensitivity_l1=plan.sensitivity,
-                   sensitivity_tight=g.sensitivity_tight, sensitivity_paper=g.sensitivity_paper,
+                   sensitivity_tight=g.sensitivity_for("tight"), sensitivity_paper=g.sensitivity_for("paper"),
                    bound_label=g.bound_label)
         if self.penalty == "psi":
             out.update(sensitivity_l1c=plan.sensitivity, psi=settings.psi)

@@ -68,7 +68,7 @@ class PcaSampler:
     max_k: int | None = None  # most components it draws (None: any k the release allows)
     max_k_message: str = ""  # the refusal above max_k ({k} is the requested number)
     component_epsilons: Callable = _whole_budget  # (settings) -> epsilon spent per component
-    guarantee_fields: Callable = _no_fields  # (epsilons per component) -> fields added to the guarantee
+    guarantee_fields: Callable = _no_fields  # (epsilons per component) -> figures added to the guarantee's details
     record_fields: Callable = _no_fields  # (diagnostics) -> public fields added to the release record
     caveat: str = ""  # why the nominal epsilon is not a DP claim (approximate samplers)
     # How the Components page offers and shows it (plain words; formulas in docs/METHODS.md).
