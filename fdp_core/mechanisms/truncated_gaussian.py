@@ -32,8 +32,9 @@ def truncated_gaussian_mean_noise(mean_coefficients, *, M, tau, n, epsilon, delt
     sensitivity = truncated_gaussian_sensitivity(tau, n)
     sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     both = gaussian_sigma_both(sensitivity, epsilon, delta)
-    guarantee = Guarantee(GAUSSIAN.privacy, float(epsilon), float(delta), sensitivity,
-                          "L2 norm of the first M coefficients", "sensitivity_l2", sensitivity, sensitivity,
+    guarantee = Guarantee(GAUSSIAN.privacy, float(epsilon), float(delta), sensitivity=sensitivity,
+                          sensitivity_norm="L2 norm of the first M coefficients", sensitivity_key="sensitivity_l2",
+                          sensitivities={b: sensitivity for b in BOUNDS},
                           bound_label=BOUND_LABEL, bound_labels={b: BOUND_LABEL for b in BOUNDS},
                           noise="iid Gaussian of sd sigma on each of the first M eigen-coefficients",
                           gdp_mu=sensitivity / sigma,
