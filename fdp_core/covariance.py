@@ -57,8 +57,8 @@ class CovarianceSettings:
     """
 
     mechanism: str = option("gaussian", choices=COVARIANCE_MECHANISMS,
-                            help="gaussian: tensor GP noise, (epsilon, delta)-DP; iclp: tensor Laplace, pure "
-                                 "epsilon-DP", controls=(Control("covariance", "cov_mechanism"),))
+                            help="; ".join(f"{name}: {m.label}" for name, m in MECHANISM_REGISTRY.items()),
+                            controls=(Control("covariance", "cov_mechanism"),))
     kernel: str = option("matern52", KERNEL, required=True)
     rho: float = option(0.1, RHO, required=True)
     nu: float | None = option(None, NU)

@@ -169,7 +169,7 @@ class KdeSettings:
     """
 
     mechanism: str = option("gaussian", choices=KDE_MECHANISMS,
-                            help="gaussian: Hall et al. GP noise, (epsilon, delta)-DP; iclp: ICLP-KDE, pure epsilon-DP",
+                            help="; ".join(f"{name}: {m.label}" for name, m in REGISTRY.items()),
                             controls=(Control("density", "density_mechanism"), Control("release", "rel_kde_mechanism")))
     # The Release page types the box as text (LO,HI or LO1,HI1,LO2,HI2), starting from 0,2.
     box: tuple = option(((0.0, 1.0),), parse=parse_box, required=True,

@@ -104,8 +104,8 @@ class PcaSettings:
     # The widgets hold a choice that names the sampler once k is known (registry.pca.sampler_for):
     # the pages give this field.
     sampler: str | None = option(None, choices=PCA_SAMPLERS,
-                                 help="exact (k = 1 only), deflation (exact per component, default for k > 1) or "
-                                      "gibbs (matrix Bingham, approximate: not a DP claim)",
+                                 help="; ".join(f"{name}: {s.label}" for name, s in SAMPLER_REGISTRY.items())
+                                 + " (default: the first exact sampler that draws k components)",
                                  controls=(Control("components", "pca_sampler", default="exact"),
                                            Control("release", "rel_pca_sampler", default="deflation")))
     epsilon_split: tuple | None = option(None, parse=number_list("--epsilon-split"),
