@@ -11,7 +11,7 @@ from fdp_core.errors import FdpError
 from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.mean import MEAN_MECHANISMS, MECHANISM_LABELS, accuracy_sentence, plan_mean_release
 from fdp_core.mechanisms.calibration import CALIBRATIONS
-from fdp_core.registry import MEAN_REGISTRY, mean_mechanism
+from fdp_core.registry import MEAN_REGISTRY, mean_mechanism, truncating_mechanisms
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.tuning import PSS_MECHANISMS, pss_defaults
 from fdp_ui import compare_plots, mean_controls, plots, sidebar, state
@@ -88,7 +88,8 @@ if any(MEAN_REGISTRY[m].penalty == "psi" for m in shown):
                       "(ICLP-QR, Gaussian) only; for ICLP-AR they can make the error grow with epsilon.")
     left.caption(f"psi = {10 ** log_psi:.3g}; eta = {g.eta:g} (sidebar). ICLP-QR needs eta > 1.")
 if any("M" in MEAN_REGISTRY[m].fields for m in shown):
-    st.number_input("M (FRL: number of eigenfunctions)", min_value=1, max_value=1000, step=1, key=KEYS["M"])
+    st.number_input(f"M ({', '.join(truncating_mechanisms())}: number of eigenfunctions)", min_value=1,
+                    max_value=1000, step=1, key=KEYS["M"])
 if any(MEAN_REGISTRY[m].lattice for m in shown):
     b1, b2, b3 = st.columns(3)
     b1.number_input("K (Bernstein lattice: K + 1 points)", min_value=1, max_value=500, step=1, key=KEYS["K"])

@@ -15,7 +15,7 @@ from fdp_core.accuracy import ACCURACY_LABELS, ACCURACY_METRICS
 from fdp_core.errors import FdpError
 from fdp_core.mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
 from fdp_core.mechanisms.calibration import CALIBRATIONS
-from fdp_core.registry import mean_mechanism
+from fdp_core.registry import mean_mechanism, truncating_mechanisms
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.tradeoff_figures import tradeoff_figure, variance_ratio_figure
 from fdp_core.export import NONPRIVATE_VIEWS
@@ -59,7 +59,7 @@ with st.expander("Mechanism options (shared with the Mean page)"):
     psi_slider = PENALTY_SLIDERS["psi"]
     c3.slider("log10 psi (ICLP penalty)", psi_slider.lo, psi_slider.hi, step=psi_slider.step, key=psi_slider.key)
     c4, c5, c6, c7 = st.columns(4)
-    c4.number_input("M (FRL)", min_value=1, max_value=1000, step=1, key=KEYS["M"])
+    c4.number_input(f"M ({', '.join(truncating_mechanisms())})", min_value=1, max_value=1000, step=1, key=KEYS["M"])
     c5.number_input("K (Bernstein)", min_value=1, max_value=500, step=1, key=KEYS["K"])
     c6.number_input("lo (Bernstein, public)", format="%.4g", key=KEYS["lo"])
     c7.number_input("hi (Bernstein, public)", format="%.4g", key=KEYS["hi"])

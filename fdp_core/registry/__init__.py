@@ -18,7 +18,8 @@ from importlib import import_module
 
 from ..errors import ParameterError
 from ..mechanisms.families import noise_family
-from .mean import MEAN_REGISTRY, MeanMechanism, NoisePlan, mean_mechanism, quadratic_penalty_mechanisms
+from .mean import (MEAN_REGISTRY, MeanMechanism, NoisePlan, mean_mechanism, quadratic_penalty_mechanisms,
+                   truncating_mechanisms)
 
 KINDS = ("mean", "kde", "pca", "covariance")
 
@@ -53,5 +54,5 @@ def pure_mechanism_names() -> tuple:
     return tuple(out)
 
 
-__all__ = ["pure_mechanism_names", "KINDS", "MEAN_REGISTRY", "MeanMechanism", "NoisePlan", "entries", "mechanism", "mean_mechanism",
-           "quadratic_penalty_mechanisms"]
+__all__ = ["KINDS", "MEAN_REGISTRY", "MeanMechanism", "NoisePlan", "entries", "mean_mechanism", "mechanism",
+           "pure_mechanism_names", "quadratic_penalty_mechanisms", "truncating_mechanisms"]

@@ -311,7 +311,7 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                   quadratic_penalty=False, lattice=True,
                   fields=("K", "lo", "hi"), validate=_validate_bernstein, color="#e377c2",
                   bound_help="One exact bound, (K + 1)(hi - lo)/n: both choices give it.",
-                  bound_names=(("tight", "exact"), ("paper", "exact")), sensitivity_norm_label="l1",
+                  bound_names=(("tight", "exact"), ("paper", "exact (same)")), sensitivity_norm_label="l1",
                   scale_rule="lambda = (K + 1)(hi - lo) / (n epsilon) on each lattice value",
                   error_rule="2 lambda^2 S_K (S_K = sum_v ||b_v||^2)"),
     MeanMechanism("truncated-gaussian", "Truncated Gaussian (first M eigenfunctions, epsilon, delta)", "gaussian",
@@ -319,12 +319,17 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                   fields=("M", "delta", "calibration"), validate=_validate_truncated_gaussian,
                   plan_noise=_plan_truncated_gaussian, worst_case=_worst_truncated_gaussian, color="#17becf",
                   bound_help="One exact bound, 2 tau / n (Bessel's inequality, attained): both choices give it.",
-                  bound_names=(("tight", "exact"), ("paper", "exact")), sensitivity_norm_label="L2",
+                  bound_names=(("tight", "exact"), ("paper", "exact (same)")), sensitivity_norm_label="L2",
                   scale_rule="sd sigma on each of the M coefficients", error_rule="M sigma^2",
                   sensitivity_help="Measured in the L2 norm of the first M eigen-coefficients: projecting onto "
                                    "orthonormal functions never lengthens a difference (Bessel), so one person moves "
                                    "them by at most 2 tau / n."),
 )}
+
+
+def truncating_mechanisms() -> tuple:
+    """Short names of the mechanisms that read M, the number of eigenfunctions they keep (page labels)."""
+    return tuple(m.label.split(" (")[0] for m in MEAN_REGISTRY.values() if "M" in m.fields)
 
 
 def quadratic_penalty_mechanisms() -> tuple:
