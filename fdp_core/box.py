@@ -15,7 +15,7 @@ chunk by chunk by fdp_core/stream.py) and the two bandwidth rules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -183,8 +183,10 @@ class KdeSums:
         return self.points
 
 
-def kde_sums(points, box: Box, grid_size: int) -> KdeSums:
-    """Points (clipped to the checked ``box`` here) or ready-made sums, as one object."""
+def kde_sums(points, box, grid_size: int | None) -> KdeSums:
+    """Points (clipped to the box here) or ready-made sums, as one object with the checked box and grid size."""
+    box = check_box(box)
+    grid_size = check_grid_size(grid_size, len(box))
     if isinstance(points, KdeSums):
         if check_box(points.box) != box or points.grid_size != grid_size:
             raise ParameterError("these density sufficient statistics were taken for another box or grid size; "
@@ -193,7 +195,7 @@ def kde_sums(points, box: Box, grid_size: int) -> KdeSums:
             limits = " x ".join(f"[{a:g}, {b:g}]" for a, b in box)
             raise DataError(f"all {points.n} observations lie outside the box {limits}; choose a (public) box "
                             "that covers the range of the feature")
-        return points
+        return replace(points, box=box)
     clip = clip_to_box(points, box)
     return KdeSums(box, grid_size, clip.points.shape[0], clip.n_clipped, points=clip.points)
 

@@ -23,8 +23,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..box import (DATA_DEPENDENT_BANDWIDTH, box_diameter, check_box, check_grid_size, default_bandwidth,
-                   grid_weights, kde_grids, kde_sums, silverman_bandwidth)
+from ..box import (DATA_DEPENDENT_BANDWIDTH, box_diameter, default_bandwidth, grid_weights,
+                   kde_grids, kde_sums, silverman_bandwidth)
 from ..errors import ParameterError
 from ..params import check_choice, check_delta, check_epsilon, check_positive
 from ..sensitivity import KDE_BOUNDS, hall_sensitivities
@@ -217,11 +217,8 @@ def hall_kde(points, box, *, epsilon: float, delta: float, bandwidth: float | No
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     check_choice("bound", bound, KDE_BOUNDS)
     check_choice("calibration", calibration, CALIBRATIONS)
-    box = check_box(box)
-    d = len(box)
-    grid_size = check_grid_size(grid_size, d)
-    sums = kde_sums(points, box, grid_size)
-    n = sums.n
+    sums = kde_sums(points, box, grid_size)  # checks the box and the grid size
+    box, grid_size, n, d = sums.box, sums.grid_size, sums.n, len(sums.box)
     flags: tuple = ()
     if bandwidth is not None and data_dependent_bandwidth:
         raise ParameterError("give either a bandwidth or data_dependent_bandwidth=True, not both")

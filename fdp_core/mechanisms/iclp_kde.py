@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..box import box_widths, check_box, check_grid_size, grid_weights, kde_grids, kde_sums, node_counts, snap_to_grid
+from ..box import box_widths, grid_weights, kde_grids, kde_sums, node_counts, snap_to_grid
 from ..errors import ParameterError
 from ..kernels import KERNEL_NAMES, eigenbasis, matern_nu
 from ..params import check_choice, check_epsilon, check_eta, check_positive
@@ -154,11 +154,8 @@ def iclp_kde(points, box, *, epsilon: float, kernel: str = "matern32", rho: floa
     """
     epsilon = check_epsilon(epsilon)
     check_choice("bound", bound, KDE_BOUNDS)
-    box = check_box(box)
-    d = len(box)
-    grid_size = check_grid_size(grid_size, d)
-    sums = kde_sums(points, box, grid_size)
-    n = sums.n
+    sums = kde_sums(points, box, grid_size)  # checks the box and the grid size
+    box, grid_size, n, d = sums.box, sums.grid_size, sums.n, len(sums.box)
     axis = iclp_axis(kernel, rho, eta, grid_size, nu)
     sensitivities, pairs = {}, {}
     for b in KDE_BOUNDS:
