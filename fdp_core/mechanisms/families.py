@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..params import check_choice
 from . import discrete as _discrete
 from .calibration import gaussian_quantile_radius
 
@@ -87,7 +87,4 @@ FAMILIES = {f.name: f for f in (GAUSSIAN, LAPLACE)}
 
 def noise_family(name: str) -> NoiseFamily:
     """The family called ``name`` ("gaussian" or "laplace")."""
-    try:
-        return FAMILIES[name]
-    except (KeyError, TypeError):
-        raise ParameterError(f"noise family must be one of {', '.join(FAMILIES)}; got {name!r}") from None
+    return FAMILIES[check_choice("noise family", name, tuple(FAMILIES))]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from importlib import import_module
 
 from ..errors import ParameterError
+from ..params import check_choice
 from ..mechanisms.families import noise_family
 from .mean import (MEAN_REGISTRY, MeanMechanism, NoisePlan, mean_mechanism, quadratic_penalty_mechanisms,
                    truncating_mechanisms)
@@ -34,10 +35,7 @@ def entries(kind: str) -> dict:
 def mechanism(kind: str, name: str):
     """The entry called ``name`` among the mechanisms of ``kind`` (ParameterError naming the choices)."""
     table = entries(kind)
-    try:
-        return table[name]
-    except (KeyError, TypeError):
-        raise ParameterError(f"{kind} mechanism must be one of {', '.join(table)}; got {name!r}") from None
+    return table[check_choice(f"{kind} mechanism", name, tuple(table))]
 
 
 def pure_mechanism_names() -> tuple:

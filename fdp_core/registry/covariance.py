@@ -21,7 +21,6 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import ParameterError
 from ..mechanisms.calibration import CALIBRATIONS, gaussian_sigma
 from ..mechanisms.families import GAUSSIAN, LAPLACE, NoiseFamily, noise_family
 from ..mechanisms.gaussian import gaussian_mean_noise
@@ -127,7 +126,4 @@ REGISTRY: dict[str, CovarianceMechanism] = {m.name: m for m in (
 
 def covariance_mechanism(name: str) -> CovarianceMechanism:
     """The registry entry of a covariance mechanism (ParameterError naming the choices otherwise)."""
-    try:
-        return REGISTRY[name]
-    except (KeyError, TypeError):
-        raise ParameterError(f"mechanism must be one of {', '.join(REGISTRY)}; got {name!r}") from None
+    return REGISTRY[check_choice("mechanism", name, tuple(REGISTRY))]

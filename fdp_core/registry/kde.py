@@ -31,7 +31,7 @@ from ..mechanisms.calibration import CALIBRATIONS
 from ..mechanisms.families import GAUSSIAN, NoiseFamily, noise_family
 from ..mechanisms.hall_kde import hall_float_error_bound, hall_kde
 from ..mechanisms.iclp_kde import ICLP_KDE_PRIVACY, iclp_float_error_bound, iclp_kde
-from ..params import check_eta
+from ..params import check_choice, check_eta
 from ..sensitivity import KDE_BOUNDS
 
 
@@ -228,7 +228,4 @@ REGISTRY: dict[str, KdeMechanism] = {m.name: m for m in (
 
 def kde_mechanism(name: str) -> KdeMechanism:
     """The registry entry of a density mechanism (ParameterError naming the choices otherwise)."""
-    try:
-        return REGISTRY[name]
-    except (KeyError, TypeError):
-        raise ParameterError(f"mechanism must be one of {', '.join(REGISTRY)}; got {name!r}") from None
+    return REGISTRY[check_choice("mechanism", name, tuple(REGISTRY))]

@@ -27,7 +27,7 @@ from ..mechanisms.frl import frl_mean_noise
 from ..mechanisms.gaussian import gaussian_mean_noise
 from ..mechanisms.truncated_gaussian import truncated_gaussian_mean_noise
 from ..mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
-from ..params import check_bound_value, check_count, check_delta, check_eta, check_finite, check_positive
+from ..params import check_bound_value, check_choice, check_count, check_delta, check_eta, check_finite, check_positive
 from ..sensitivity import (gaussian_mean_sensitivity_paper, gaussian_mean_sensitivity_tight,
                            iclp_qr_sensitivity_paper, iclp_qr_sensitivity_tight)
 
@@ -339,9 +339,6 @@ def quadratic_penalty_mechanisms() -> tuple:
 
 def mean_mechanism(name: str) -> MeanMechanism:
     """The registry entry of a mean mechanism (ParameterError naming the choices otherwise)."""
-    try:
-        return MEAN_REGISTRY[name]
-    except (KeyError, TypeError):
-        raise ParameterError(f"mechanism must be one of {', '.join(MEAN_REGISTRY)}; got {name!r}") from None
+    return MEAN_REGISTRY[check_choice("mechanism", name, tuple(MEAN_REGISTRY))]
 
 REGISTRY = MEAN_REGISTRY  # the name every kind module exports (registry.entries)

@@ -35,7 +35,7 @@ from ..errors import ParameterError
 from ..limits import MAX_GIBBS_SWEEPS, check_at_most
 from ..mechanisms.bingham import (exponential_mechanism_from_gram, order_subspace, sample_bingham_deflation,
                                   sample_matrix_bingham_gibbs, sample_vector_bingham)
-from ..params import check_integer, check_positive
+from ..params import check_choice, check_integer, check_positive
 
 
 def _no_checks(settings, k: int, epsilon: float) -> None:
@@ -217,10 +217,7 @@ REGISTRY: dict[str, PcaSampler] = {s.name: s for s in (
 
 def pca_sampler(name: str) -> PcaSampler:
     """The registry entry of a sampler (ParameterError naming the choices otherwise)."""
-    try:
-        return REGISTRY[name]
-    except (KeyError, TypeError):
-        raise ParameterError(f"sampler must be one of {', '.join(REGISTRY)}; got {name!r}") from None
+    return REGISTRY[check_choice("sampler", name, tuple(REGISTRY))]
 
 
 def default_sampler(k: int) -> str:
