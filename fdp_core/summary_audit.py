@@ -17,7 +17,7 @@ from scipy import optimize
 from .audit import AuditResult, audit_pair
 from .data import FunctionalData, unit_interval
 from .kernels import eigenbasis
-from .mechanisms.families import GAUSSIAN, LAPLACE, NoiseFamily
+from .mechanisms.families import GAUSSIAN, NoiseFamily
 from .registry.covariance import covariance_mechanism
 
 NORMS = ("cm", "l1c")
@@ -116,19 +116,6 @@ class SummaryAudit:
     control_factor: float
 
 
-def _gaussian_statistic(y, c, c_prime, b):
-    return (y - (c + c_prime) / 2.0) @ ((c - c_prime) / b**2)
-
-
-def _laplace_statistic(y, c, c_prime, b):
-    # Rounded as in export.audit_mean_mechanism: atoms at +/- epsilon must not be cut by float noise.
-    return np.round((np.abs(y - c_prime) - np.abs(y - c)) @ (1.0 / b), 9)
-
-
-# The pair's log-likelihood ratio under each noise family (the Gaussian one up to a constant factor).
-LIKELIHOOD_RATIO_STATISTICS = {GAUSSIAN.name: _gaussian_statistic, LAPLACE.name: _laplace_statistic}
-
-
 def audit_coefficient_noise(c: np.ndarray, c_prime: np.ndarray, scales: np.ndarray, family: NoiseFamily,
                             epsilon: float, delta: float, *, factor: float = 1.0, n_select: int, n_test: int,
                             alpha: float, seed: int) -> AuditResult:
@@ -137,11 +124,15 @@ def audit_coefficient_noise(c: np.ndarray, c_prime: np.ndarray, scales: np.ndarr
     c, c_prime, b = (np.asarray(a, dtype=float).ravel() for a in (c, c_prime, scales))
     active = b > 0
     c, c_prime, b = c[active], c_prime[active], b[active]
-    statistic = LIKELIHOOD_RATIO_STATISTICS[family.name]
+
+    def statistic(y):
+        # The family's log-likelihood ratio of the pair, rounded to 1e-9 as in audit.audit_mean_mechanism:
+        # the Laplace one has atoms at +/- epsilon that float rounding must not cut.
+        return np.round(family.log_likelihood_ratio(y, c, c_prime, b), 9)
 
     def sampler(centre):
         def draw(rng, size):
-            return statistic(centre + factor * b * family.standard(rng, (size, b.size)), c, c_prime, b)
+            return statistic(centre + factor * b * family.standard(rng, (size, b.size)))
         return draw
 
     chunk = max(1000, min(50_000, 5_000_000 // max(b.size, 1)))
