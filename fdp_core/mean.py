@@ -142,7 +142,7 @@ class MeanRelease:
     @property
     def delta(self) -> float:
         """delta of the guarantee: 0 for the pure epsilon-DP mechanisms."""
-        return self.settings.delta if mean_mechanism(self.settings.mechanism).uses_delta else 0.0
+        return self.family.delta_or_zero(self.settings.delta)
 
     @property
     def family(self) -> NoiseFamily:
@@ -345,10 +345,10 @@ def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = 
         "eta": s.eta,
         "phi": s.phi,
         "epsilon": s.epsilon,
-        "delta": s.delta if mean_mechanism(s.mechanism).uses_delta else 0.0,
+        "delta": plan.delta,
         "tau": plan.tau,
         "bound": s.bound,
-        "calibration": s.calibration if mean_mechanism(s.mechanism).uses_delta else None,
+        "calibration": s.calibration if plan.family.uses_delta else None,
         "n": plan.n,
         "m": plan.m,
         **s.bounds.describe(),

@@ -176,7 +176,7 @@ def audit_covariance_mechanism(settings, grid, n: int, *, n_select: int = 50_000
     plan, plan_prime = plan_covariance_release(d, s), plan_covariance_release(d_prime, s)
     if not np.allclose(plan.scales, plan_prime.scales, rtol=1e-12, atol=0):
         raise RuntimeError("noise scales depend on the data: the audit pair is not comparable")
-    delta = s.delta if mechanism.family.uses_delta else 0.0
+    delta = mechanism.family.delta_or_zero(s.delta)
     common = dict(n_select=n_select, n_test=n_test, alpha=alpha, seed=seed)
     run = [audit_coefficient_noise(plan.estimate, plan_prime.estimate, plan.scales, plan.family, s.epsilon, delta,
                                    factor=f, **common) for f in (1.0, control_factor)]

@@ -34,7 +34,6 @@ class NoiseFamily:
     privacy: str
     uses_delta: bool
     variance_factor: float  # Var(noise) / scale^2: 1 for a Gaussian sd, 2 for a Laplace scale b
-    discrete_norm: str  # the vector norm of the exact discrete sampler's sensitivity: "l2" | "l1"
     likelihood_ratio_label: str = ""  # what :meth:`log_likelihood_ratio` computes, in words (audit reports)
 
     def standard(self, rng: np.random.Generator, shape) -> np.ndarray:
@@ -78,9 +77,9 @@ class NoiseFamily:
         return release(values, scales, scaled_sensitivity=scaled_sensitivity, granularity_exp=granularity_exp)
 
 
-GAUSSIAN = NoiseFamily("gaussian", GAUSSIAN_PRIVACY, True, 1.0, "l2",
+GAUSSIAN = NoiseFamily("gaussian", GAUSSIAN_PRIVACY, True, 1.0,
                        likelihood_ratio_label="likelihood-ratio projection (Gaussian)")
-LAPLACE = NoiseFamily("laplace", PURE_PRIVACY, False, 2.0, "l1",
+LAPLACE = NoiseFamily("laplace", PURE_PRIVACY, False, 2.0,
                       likelihood_ratio_label="Laplace log-likelihood ratio sum_l (|y_l - c'_l| - |y_l - c_l|) / b_l")
 FAMILIES = {f.name: f for f in (GAUSSIAN, LAPLACE)}
 
