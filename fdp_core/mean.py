@@ -23,7 +23,7 @@ from .mechanisms.bernstein import bernstein_expected_sq_l2_error, bernstein_mean
 from .mechanisms.calibration import CALIBRATIONS
 from .mechanisms.families import NoiseFamily, noise_family
 from .mechanisms.guarantee import Guarantee
-from .params import check_choice, check_epsilon, check_positive, check_tau
+from .params import check_choice, check_epsilon, check_finite, check_positive, check_tau
 from .preprocess import PublicBounds, bounds_of, data_tau, prepare_curves
 from .registry import MEAN_REGISTRY, mean_mechanism
 from .release import randomness_fields
@@ -37,6 +37,7 @@ GAUSSIAN_MECHANISMS = tuple(name for name, m in MEAN_REGISTRY.items() if m.uses_
 PURE_DP_MECHANISMS = tuple(name for name, m in MEAN_REGISTRY.items() if not m.uses_delta)
 ICLP_MECHANISMS = tuple(name for name, m in MEAN_REGISTRY.items() if m.penalty == "psi")
 MECHANISM_LABELS = {name: m.label for name, m in MEAN_REGISTRY.items()}
+BAND_FIELDS = ("confidence_band", "band_share", "smoothness_bound")  # release mean only (fdp_core/bands.py)
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,16 @@ class MeanSettings:
     reference: tuple | None = option(None, REFERENCE)  # public reference curve ((t, value), ...) replacing the centre
     person_column: str | None = option(None, PERSON_COLUMN)  # metadata column grouping curves by person
     n_public: int | None = option(None, N_PUBLIC)  # declared persons (None: those in the data, declared public)
+    # Uncertainty bands (METHODS.md 18, fdp_core/bands.py): post-processing, except that the confidence band
+    # spends band_share of epsilon (and delta) on a private second moment.
+    confidence_band: float | None = option(None, help="level in (0, 1), e.g. 0.95: also release a simultaneous "
+                                                      "confidence band for the population's smoothed mean and the "
+                                                      "privacy band (spends --band-share of the budget on a second "
+                                                      "moment)")
+    band_share: float = option(0.2, help="share of epsilon (and delta) spent on the second moment behind "
+                                         "--confidence-band; the mean gets the rest")
+    smoothness_bound: float | None = option(None, help="public bound B on the centred mean's norm in H(C^eta): "
+                                                       "adds the smoothing-bias bound and a widened band")
 
     @property
     def bounds(self) -> PublicBounds:
@@ -93,6 +104,11 @@ class MeanSettings:
         check_choice("bound", self.bound, BOUNDS)
         check_choice("calibration", self.calibration, CALIBRATIONS)
         self.bounds  # validates value_range, reference, person_column, n_public
+        if self.confidence_band is not None:
+            _check_open_unit("confidence_band (the band's level)", self.confidence_band)
+            _check_open_unit("band_share (the second moment's share of the budget)", self.band_share)
+        if self.smoothness_bound is not None:
+            check_positive("smoothness_bound", self.smoothness_bound)
         mechanism = mean_mechanism(self.mechanism)
         mechanism.validate(self)
         if mechanism.lattice:
@@ -104,6 +120,12 @@ class MeanSettings:
             if self.tau is not None:
                 check_tau(self.tau)
         return self
+
+
+def _check_open_unit(name: str, value) -> float:
+    if not 0.0 < check_finite(name, value) < 1.0:
+        raise ParameterError(f"{name} must be in (0, 1), got {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from fdp_core.covariance import CENTRINGS, COVARIANCE_MECHANISMS, CovarianceSett
 from fdp_core.errors import ParameterError
 from fdp_core.kde import KDE_BOUNDS, KDE_MECHANISMS, KdeSettings
 from fdp_core.kernels import KERNEL_NAMES
-from fdp_core.mean import MEAN_MECHANISMS, MeanSettings
+from fdp_core.mean import BAND_FIELDS, MEAN_MECHANISMS, MeanSettings
 from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.pca import PCA_BASES, PCA_SAMPLERS, PcaSettings
 from fdp_core.private_selection import SELECTION_MECHANISMS
@@ -51,7 +51,7 @@ MEAN = ["--K", "--M", "--bound", "--calibration", "--delta", "--epsilon", "--eta
 
 # The command-line contract as it was before the options were generated from the metadata.
 FLAGS = {
-    "release mean": DATA + ENGINE + OUTPUT + MEAN,
+    "release mean": DATA + ENGINE + OUTPUT + MEAN + ["--band-share", "--confidence-band", "--smoothness-bound"],
     "release kde": DATA + ENGINE + OUTPUT + [
         "--bandwidth", "--bandwidth-from-data", "--bound", "--box", "--calibration", "--delta", "--epsilon", "--eta",
         "--feature", "--grid-size", "--kernel", "--mechanism", "--nu", "--person-column", "--rho", "--value-range"],
@@ -123,7 +123,8 @@ GENERATED = {
     "release pca": (PcaSettings, None),
     "release covariance": (CovarianceSettings, None),
     "release regression": (RegressionSettings, None),
-    "tradeoff": (MeanSettings, [name for name, _ in options_of(MeanSettings) if name != "mechanism"]),
+    "tradeoff": (MeanSettings, [name for name, _ in options_of(MeanSettings)
+                                if name != "mechanism" and name not in BAND_FIELDS]),
     "select": (MeanSettings, select.FIELDS),
 }
 
@@ -196,7 +197,8 @@ def test_settings_classes_keep_their_fields_and_defaults():
         "mechanism": "gaussian", "kernel": "matern52", "rho": 0.1, "nu": None, "eta": 1.5, "phi": 1e-3,
         "epsilon": 1.0, "delta": 1e-5, "tau": 1.0, "tau_from_data": False, "bound": "tight",
         "calibration": "analytic", "psi": 1e-3, "M": 20, "K": 20, "lo": None, "hi": None, "value_range": None,
-        "reference": None, "person_column": None, "n_public": None}
+        "reference": None, "person_column": None, "n_public": None, "confidence_band": None, "band_share": 0.2,
+        "smoothness_bound": None}
     assert {f.name: f.default for f in fields(PcaSettings)}["centring"] == "none"
     assert {f.name: f.default for f in fields(KdeSettings)}["box"] == ((0.0, 1.0),)
 

@@ -17,7 +17,7 @@ import plotly.io as pio
 
 from ..errors import ParameterError
 from ..limits import MAX_MC_DRAWS, check_at_most
-from ..mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
+from ..mean import BAND_FIELDS, MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
 from ..release import provenance_stamp, to_json
 from ..settings_fields import add_options, options_of, settings_from_args
 from ..sweeps import PARAM_LABELS, SWEEP_PARAMS, curves_table, tradeoff_curves
@@ -35,8 +35,10 @@ def configure(parser) -> None:
                         help="values of the parameter, space- or comma-separated (e.g. 0.1 0.3 1 or 0.1,0.3,1)")
     parser.add_argument("--mechanism", nargs="+", default=["all"], choices=MEAN_MECHANISMS + ("all",),
                         help="one or more mechanisms, or 'all' (default)")
-    # Every mean setting but the mechanism (swept above), none required: the sweep starts from the defaults.
-    add_options(parser, MeanSettings, fields=[name for name, _ in options_of(MeanSettings) if name != "mechanism"],
+    # Every mean setting but the mechanism (swept above) and the bands, none required: the sweep starts from the
+    # defaults.
+    add_options(parser, MeanSettings, fields=[name for name, _ in options_of(MeanSettings)
+                                              if name != "mechanism" and name not in BAND_FIELDS],
                 required=(), overrides={"tau_from_data": {"help": "use max curve norm (data-dependent: the settings "
                                                                   "are then NOT differentially private)"}})
     parser.add_argument("--mc-draws", type=int, default=2000,

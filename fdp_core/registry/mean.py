@@ -65,6 +65,12 @@ class MeanMechanism:
     # mean shrink * xbar: the quadratic-penalty mechanisms' own bound, for closed forms that skip re-planning
     # (accuracy.penalised_noise_scales: sweeps, PCV, private selection); None for the other mechanisms.
     shrinkage_sensitivity: Callable | None = None
+    # band_shrinkage(settings, eigenvalues, noise_scales) -> s_l on every kept eigenfunction (0 beyond the
+    # release's): the linear smoother S of the confidence band (fdp_core/bands.py, METHODS 18); None for the
+    # lattice mechanism, whose smoother bands.py builds from the lattice. band_note says how exact it is.
+    band_shrinkage: Callable | None = None
+    band_note: str = "S is the mechanism's own linear smoother: the band's normal approximation is the only one"
+    band_linear: bool = True  # False: S is a linearisation (the smoothing-bias bound of METHODS 18 does not apply)
     # How the app shows it (plain words; the formulas are in docs/METHODS.md).
     color: str = "#1f77b4"
     bound_help: str = ""  # what "tight" and "paper" mean for this mechanism
@@ -224,6 +230,20 @@ def _iclp_qr_shrinkage_sensitivity(bound, lam, shrink, tau, n, eta, penalty) -> 
     return iclp_qr_sensitivity_paper(lam, shrink, tau, n)
 
 
+# --------------------------------------------------------------------------- smoothers of the confidence band
+
+def _penalty_band_shrinkage(s, lam, scales):
+    """s_l = lambda_l^eta / (lambda_l^eta + penalty), the penalty being the mechanism's own (phi or psi)."""
+    return shrinkage(lam, s.eta, getattr(s, MEAN_REGISTRY[s.mechanism].penalty))
+
+
+def _kept_band_shrinkage(s, lam, scales):
+    """1 on the coefficients that carry noise (the first M; ICLP-AR's active set), 0 elsewhere."""
+    out = np.zeros(lam.size)
+    out[: scales.size] = (np.asarray(scales) > 0).astype(float)
+    return out
+
+
 # --------------------------------------------------------------------------- worst-case pairs (audits)
 
 def _worst_gaussian(s, lam, tau, n):
@@ -275,7 +295,8 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                   quadratic_penalty=True, lattice=False,
                   fields=("eta", "phi", "delta", "calibration"), validate=_validate_gaussian,
                   plan_noise=_plan_gaussian, worst_case=_worst_gaussian,
-                  shrinkage_sensitivity=_gaussian_shrinkage_sensitivity, color="#1f77b4",
+                  shrinkage_sensitivity=_gaussian_shrinkage_sensitivity, band_shrinkage=_penalty_band_shrinkage,
+                  color="#1f77b4",
                   bound_help="tight: the exact worst case over clipped curves (attained). paper: the closed form "
                              "of Mirshani et al. (2019), never smaller.",
                   bound_names=(("tight", "tight (attained)"), ("paper", "paper (Mirshani et al.)")),
@@ -287,7 +308,8 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
     MeanMechanism("iclp-qr", "ICLP-QR (quadratic penalty, epsilon)", "laplace", "psi",
                   quadratic_penalty=True, lattice=False,
                   fields=("eta", "psi"), validate=_validate_iclp_qr, plan_noise=_iclp_planner(iclp_qr_mean_noise),
-                  worst_case=_worst_iclp_qr, shrinkage_sensitivity=_iclp_qr_shrinkage_sensitivity, color="#ff7f0e",
+                  worst_case=_worst_iclp_qr, shrinkage_sensitivity=_iclp_qr_shrinkage_sensitivity,
+                  band_shrinkage=_penalty_band_shrinkage, color="#ff7f0e",
                   bound_help="tight: Cauchy-Schwarz, attained by a pair of clipped curves. paper: Lin & Reimherr's "
                              "sum, never smaller.",
                   sensitivity_norm_label="weighted l1", scale_rule="b_l = Delta_1 sqrt(lambda_l) / epsilon",
@@ -295,7 +317,10 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
     MeanMechanism("iclp-ar", "ICLP-AR (absolute penalty, epsilon)", "laplace", "psi",
                   quadratic_penalty=False, lattice=False,
                   fields=("eta", "psi"), validate=_validate_iclp_ar, plan_noise=_iclp_planner(iclp_ar_mean_noise),
-                  worst_case=_worst_iclp_ar, color="#9467bd",
+                  worst_case=_worst_iclp_ar, band_shrinkage=_kept_band_shrinkage, band_linear=False,
+                  band_note="soft-thresholding is not linear: the band uses its slope 1 on the active components "
+                            "(exact where the population mean's coefficients clear their thresholds)",
+                  color="#9467bd",
                   bound_help="tight = the CS bound (valid, not attained in general). paper = the triangle bound "
                              "with lambda^(-1/2) (the paper prints lambda^(-eta/2), which can under-noise: not "
                              "offered).",
@@ -304,6 +329,7 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
     MeanMechanism("frl", "FRL (first M eigenfunctions, epsilon)", "laplace", None,
                   quadratic_penalty=False, lattice=False,
                   fields=("M",), validate=_validate_frl, plan_noise=_plan_frl, worst_case=_worst_frl,
+                  band_shrinkage=_kept_band_shrinkage,
                   color="#8c564b", bound_help="tight: 2 tau sqrt(M)/n (attained). paper: 2 tau M/n.",
                   sensitivity_norm_label="l1", scale_rule="b = Delta_1 / epsilon on each of the M coefficients",
                   error_rule="sum 2 b_l^2"),
@@ -312,12 +338,14 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                   fields=("K", "lo", "hi"), validate=_validate_bernstein, color="#e377c2",
                   bound_help="One exact bound, (K + 1)(hi - lo)/n: both choices give it.",
                   bound_names=(("tight", "exact"), ("paper", "exact (same)")), sensitivity_norm_label="l1",
+                  band_note="S is linear interpolation at the lattice points followed by the Bernstein synthesis",
                   scale_rule="lambda = (K + 1)(hi - lo) / (n epsilon) on each lattice value",
                   error_rule="2 lambda^2 S_K (S_K = sum_v ||b_v||^2)"),
     MeanMechanism("truncated-gaussian", "Truncated Gaussian (first M eigenfunctions, epsilon, delta)", "gaussian",
                   None, quadratic_penalty=False, lattice=False,
                   fields=("M", "delta", "calibration"), validate=_validate_truncated_gaussian,
-                  plan_noise=_plan_truncated_gaussian, worst_case=_worst_truncated_gaussian, color="#17becf",
+                  plan_noise=_plan_truncated_gaussian, worst_case=_worst_truncated_gaussian,
+                  band_shrinkage=_kept_band_shrinkage, color="#17becf",
                   bound_help="One exact bound, 2 tau / n (Bessel's inequality, attained): both choices give it.",
                   bound_names=(("tight", "exact"), ("paper", "exact (same)")), sensitivity_norm_label="L2",
                   scale_rule="sd sigma on each of the M coefficients", error_rule="M sigma^2",
