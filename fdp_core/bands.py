@@ -268,3 +268,36 @@ def band_record(plan: BandPlan, bands: ConfidenceBand, second_moment_guarantee: 
                             if bands.bias_l2 is not None else
                             "no smoothing-bias bound for this mechanism (its smoother is not linear and diagonal)"),
     }
+
+
+# --------------------------------------------------------------------------- one preview release (CLI)
+
+def preview_band_release(fd: FunctionalData, settings: MeanSettings, rng: np.random.Generator, *,
+                         seed: int | None = None) -> tuple[dict, dict, dict]:
+    """Draw the mean and the second moment (numpy previews, like every ``release`` command) and build the bands.
+
+    Returns (release.json record, release.csv columns, analyst view). The record is the mean's, with the
+    user's whole budget and settings (so a replay splits it again) and the ``band`` object.
+    """
+    from dataclasses import asdict
+
+    from .mean import analyst_view, release_record
+
+    plan = plan_band_release(fd, settings)
+    values = plan.mean.sample(rng, 1)[0]
+    second = plan.second_moment.sample(rng, 1)["second_moment"][0]
+    bands = confidence_band(plan, values, second)
+    record = release_record(plan.mean, values, seed=seed)
+    cov = plan.second_moment
+    record.update(epsilon=float(settings.epsilon), delta=plan.mean.delta + float(cov.guarantee.delta),
+                  settings=asdict(plan.settings),
+                  band=band_record(plan, bands, cov.guarantee.record()))
+    estimate = plan.mean.estimate
+    view = analyst_view(plan.mean)
+    view["band"] = {
+        "nonprivate_estimate_inside_privacy_band": bool(np.all((estimate >= bands.privacy.lower)
+                                                               & (estimate <= bands.privacy.upper))),
+        "second_moment_hs_distance_to_nonprivate": float(np.linalg.norm(second - cov.estimate)),
+        "n_clipped_second_moment": cov.n_clipped,
+    }
+    return record, band_table(plan.mean.grid_points, values, bands), view

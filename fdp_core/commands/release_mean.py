@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..errors import ParameterError
 from ..mean import MeanSettings, analyst_view, plan_mean_release, release_record
 from ..release import write_release
 from ..settings_fields import add_options, settings_from_args
@@ -24,6 +25,8 @@ def configure(parser) -> None:
 def run(args) -> int:
     settings = settings_from_args(MeanSettings, args)
     engine = engine_of(args)
+    if settings.confidence_band is not None:
+        return _run_with_band(args, settings, engine)
     if engine == "local":
         data = load_data(args)
     elif engine == "stream":
@@ -42,4 +45,20 @@ def run(args) -> int:
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({settings.mechanism}, n={plan.n} {unit}, "
           f"expected squared L2 error {plan.expected_sq_l2_error:.4g}); {args.out}/analyst_view.json is NOT for "
           "publication")
+    return 0
+
+
+def _run_with_band(args, settings: MeanSettings, engine: str) -> int:
+    """--confidence-band: the mean at (1 - share) of the budget, a second moment at the share, both bands."""
+    from ..bands import preview_band_release
+
+    if engine != "local":
+        raise ParameterError("--confidence-band needs the curves in memory (the second moment is not streamed): "
+                             "use --engine local")
+    record, table, view = preview_band_release(load_data(args), settings, rng_from(args), seed=args.seed)
+    write_release(args.out, record, pd.DataFrame(table), view)
+    band = record["band"]
+    print(f"wrote {args.out}/release.json and {args.out}/release.csv with the privacy band and the "
+          f"{band['level']:g} confidence band ({settings.mechanism}, epsilon {band['epsilon_mean']:.4g} mean + "
+          f"{band['epsilon_second_moment']:.4g} second moment); {args.out}/analyst_view.json is NOT for publication")
     return 0
