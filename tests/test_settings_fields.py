@@ -27,7 +27,7 @@ from streamlit.testing.v1 import AppTest
 
 from fdp_core.bundle import config_yaml
 from fdp_core.cli import _attach_negative_lists, build_parser
-from fdp_core.commands import release_kde_counts, release_pca, select
+from fdp_core.commands import release_kde_counts, release_pca, release_synthetic, select
 from fdp_core.covariance import CENTRINGS, COVARIANCE_MECHANISMS, CovarianceSettings
 from fdp_core.errors import ParameterError
 from fdp_core.kde import KDE_BOUNDS, KDE_MECHANISMS, KdeSettings
@@ -74,6 +74,9 @@ FLAGS = {
         "--bound", "--budget-name", "--delta", "--epsilon", "--eta", "--folds", "--kernel", "--ledger",
         "--mechanism", "--no-ledger", "--nu", "--out", "--penalties", "--rho", "--rhos", "--select-epsilon", "--tau",
         "--value-range"],
+    "release synthetic": DATA + OUTPUT + [
+        "--bound", "--calibration", "--centre", "--delta", "--epsilon", "--eta", "--gamma", "--kernel", "--mechanism",
+        "--n-public", "--n-synthetic", "--nu", "--person-column", "--phi", "--rho", "--tau", "--value-range"],
     "ledger init": DATA + ["--delta", "--epsilon", "--filter", "--ledger", "--name", "--person-column", "--split"],
     "ledger show": DATA + ["--ledger", "--name", "--person-column"],
     "replay": ["--budget-name", "--data", "--ledger", "--missing", "--no-ledger", "--out"],
@@ -85,6 +88,7 @@ REQUIRED = {
     "release pca": {"--data", "--epsilon", "--out"},
     "release covariance": {"--data", "--epsilon", "--kernel", "--out", "--rho"},
     "release regression": {"--B", "--covariates", "--data", "--epsilon", "--kernel", "--out", "--rho"},
+    "release synthetic": {"--data", "--epsilon", "--kernel", "--out", "--rho"},
     "tradeoff": {"--data", "--out", "--param", "--values"},
     "select": {"--data", "--epsilon", "--out", "--penalties", "--rhos", "--select-epsilon"},
     "ledger init": {"--data", "--delta", "--epsilon"},
@@ -97,6 +101,7 @@ EXCLUSIVE = {
     "release kde": [({"--bandwidth", "--bandwidth-from-data"}, False)],
     "release pca": [({"--tau", "--tau-from-data"}, False)],
     "release covariance": [({"--centre", "--value-range"}, True)],
+    "release synthetic": [({"--centre", "--value-range"}, True)],
     "release regression": [({"--centre", "--value-range"}, True)],
     "tradeoff": [({"--tau", "--tau-from-data"}, False)],
 }
@@ -122,6 +127,7 @@ GENERATED = {
     "release kde-counts": (KdeSettings, release_kde_counts.FIELDS),
     "release pca": (PcaSettings, None),
     "release covariance": (CovarianceSettings, None),
+    "release synthetic": (CovarianceSettings, release_synthetic.FIELDS),
     "release regression": (RegressionSettings, None),
     "tradeoff": (MeanSettings, [name for name, _ in options_of(MeanSettings)
                                 if name != "mechanism" and name not in BAND_FIELDS]),
