@@ -1,0 +1,182 @@
+"""The privacy band, the confidence band (METHODS.md 18) and synthetic curves (METHODS.md 19)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fdp_core.band_coverage import GRID_POINTS, coverage_cell, design_settings
+from fdp_core.bands import plan_band_release, privacy_band, smoothing_bias_bound
+from fdp_core.covariance import CovarianceSettings, plan_covariance_release
+from fdp_core.kernels import kernel_matrix
+from fdp_core.simulate import SIMULATIONS, simulate
+from fdp_core.synthetic import compare, curves_table, synthetic_curves
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "data" / "example_curves.csv"
+BAND = ["release", "mean", "--data", str(EXAMPLE), "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1",
+        "--value-range", "-1.5,1.5", "--confidence-band", "0.95", "--band-share", "0.2", "--seed", "3"]
+
+
+def _cli(args):
+    return subprocess.run([sys.executable, "-m", "fdp_core", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_confidence_band_covers_the_smoothed_mean_at_nominal_level():
+    """n = 1000, epsilon 1, 200 replications on S1: coverage of m_S near 0.95, width near the oracle's."""
+    cell = coverage_cell("s1", 1000, 1.0, 200, seed=3, n_draws=1000)
+    assert 0.91 <= cell.coverage <= 0.99
+    assert 0.91 <= cell.privacy_coverage <= 0.99
+    assert 1.0 <= cell.width_ratio < 1.2
+
+
+def test_a_pure_dp_mechanism_gets_its_own_noise_law():
+    cell = coverage_cell("s1", 1000, 1.0, 100, seed=5, n_draws=1000, mechanism="iclp-qr")
+    assert 0.88 <= cell.coverage <= 1.0
+
+
+def test_privacy_band_is_data_free_and_simultaneous():
+    settings = design_settings("s1", 1.0)
+    plans = [plan_band_release(simulate("s1", n=300, m=GRID_POINTS, seed=seed), settings).mean for seed in (1, 2)]
+    values = np.zeros(GRID_POINTS)
+    a, b = (privacy_band(p, values, 0.9) for p in plans)
+    np.testing.assert_allclose(a.upper, b.upper)  # the noise law does not depend on the data
+    z = plans[0].noise_coefficients(np.random.default_rng(0), 20_000) @ plans[0].synthesis.T
+    assert np.mean(np.all(np.abs(z) <= a.upper, axis=1)) == pytest.approx(0.9, abs=0.01)
+
+
+def test_smoothing_bias_bound_holds_for_every_mean_in_the_ball():
+    settings = design_settings("s1", 1.0, smoothness_bound=2.0)
+    plan = plan_band_release(simulate("s1", n=300, m=GRID_POINTS, seed=0), settings)
+    cov, mean = plan.second_moment, plan.mean
+    pointwise, l2 = smoothing_bias_bound(mean, cov.eigenfunctions, cov.eigenvalues, 2.0)
+    assert l2 <= 2.0 * np.sqrt(settings.phi) / 2 + 1e-12
+    x = cov.eigenvalues ** settings.eta
+    s = np.zeros(cov.n_components)
+    s[: mean.noise_scales.size] = x[: mean.noise_scales.size] / (x[: mean.noise_scales.size] + settings.phi)
+    rng = np.random.default_rng(0)
+    for a in rng.standard_normal((50, cov.n_components)):
+        a *= 2.0 / np.linalg.norm(a)  # ||mu||_{H(C^eta)} = 2
+        bias = cov.eigenfunctions @ ((1 - s) * np.sqrt(x) * a)
+        assert np.all(np.abs(bias) <= pointwise + 1e-12)
+        assert np.sqrt(bias**2 @ cov.weights) <= l2 + 1e-12
+
+
+def test_release_mean_writes_both_bands(tmp_path):
+    out = tmp_path / "band"
+    result = _cli([*BAND, "--smoothness-bound", "1", "--out", str(out)])
+    assert result.returncode == 0, result.stderr
+    table = pd.read_csv(out / "release.csv")
+    assert list(table.columns)[:6] == ["t", "value", "privacy_lower", "privacy_upper", "ci_lower", "ci_upper"]
+    assert np.all(table.privacy_lower < table.value) and np.all(table.value < table.privacy_upper)
+    assert np.all(table.ci_lower < table.value) and np.all(table.mean_lower <= table.ci_lower)
+    record = json.loads((out / "release.json").read_text())
+    band = record["band"]
+    assert band["level"] == 0.95 and band["share"] == 0.2 and "simulation" in band["method"]
+    assert band["epsilon_mean"] + band["epsilon_second_moment"] == pytest.approx(record["epsilon"]) == 1.0
+    assert band["bias_bound_l2"] <= np.sqrt(1e-3) / 2
+    assert record["settings"]["confidence_band"] == 0.95 and record["settings"]["epsilon"] == 1.0
+    assert json.loads((out / "analyst_view.json").read_text())["publishable"] is False
+
+
+def test_without_a_band_the_release_is_unchanged(tmp_path):
+    result = _cli([*BAND[:-6], "--seed", "3", "--out", str(tmp_path / "plain")])
+    assert result.returncode == 0, result.stderr
+    assert list(pd.read_csv(tmp_path / "plain" / "release.csv").columns) == ["t", "value"]
+    assert "band" not in json.loads((tmp_path / "plain" / "release.json").read_text())
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--confidence-band", "1.5"], "confidence_band"),
+    (["--band-share", "1"], "band_share"),
+    (["--smoothness-bound", "-1"], "smoothness_bound"),
+    (["--engine", "stream"], "--engine local"),
+])
+def test_bad_band_options_are_refused(tmp_path, extra, message):
+    result = _cli([*BAND, *extra, "--out", str(tmp_path / "x")])
+    assert result.returncode == 2 and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists()
+
+
+def test_every_mean_mechanism_gets_a_band(tmp_path):
+    for mechanism, extra in (("iclp-ar", ["--eta", "1", "--psi", "0.02"]), ("frl", ["--M", "6"]),
+                             ("bernstein", ["--K", "8"]), ("truncated-gaussian", ["--M", "6"])):
+        result = _cli([*BAND, "--mechanism", mechanism, *extra, "--out", str(tmp_path / mechanism)])
+        assert result.returncode == 0, (mechanism, result.stderr)
+        table = pd.read_csv(tmp_path / mechanism / "release.csv")
+        assert np.all(table.ci_upper >= table.ci_lower)
+
+
+# --------------------------------------------------------------------------- synthetic curves (METHODS 19)
+
+def _gp_truth(grid):
+    return SIMULATIONS["s1"].true_mean(grid), 0.25 * kernel_matrix("gaussian", grid, grid, 0.1)
+
+
+def test_synthetic_errors_fall_as_epsilon_grows():
+    fd = simulate("s1", n=2000, m=40, seed=1)
+    mu, K = _gp_truth(fd.grid_points)
+    sw = np.sqrt(fd.weights)
+    errors = []
+    for eps in (0.5, 4.0, 64.0):
+        settings = CovarianceSettings(lo=float(mu.min() - 3), hi=float(mu.max() + 3), kernel="matern52", rho=0.1,
+                                      epsilon=eps, centring="released-mean")
+        plan = plan_covariance_release(fd, settings)
+        rng = np.random.default_rng(0)
+        draw = plan.sample(rng, 1)
+        mean = settings.centre_value + plan.eigenfunctions @ draw["mean"][0]
+        y = synthetic_curves(mean, draw["covariance"][0], plan.eigenfunctions, 2000, rng, (settings.lo, settings.hi))
+        errors.append((np.sqrt((y.mean(0) - mu) ** 2 @ fd.weights),
+                       np.linalg.norm(sw[:, None] * (np.cov(y.T) - K) * sw[None, :])))
+    mean_errors, cov_errors = zip(*errors)
+    assert mean_errors[0] > mean_errors[1] > mean_errors[2]
+    assert cov_errors[0] > cov_errors[1] > cov_errors[2]
+
+
+def test_synthetic_comparison_and_layouts():
+    fd = simulate("s1", n=300, m=20, seed=2)
+    same = compare(fd.data_matrix, fd.data_matrix, fd.grid_points, fd.weights)
+    assert same["mean_l2_distance"] == 0 and same["covariance_hs_distance"] == 0
+    assert same["subspace_distance_top3"] < 1e-6 and all(k["ks_statistic"] == 0 for k in same["pointwise_ks"])
+    assert len(same["pointwise_ks"]) == 5
+    other = compare(fd.data_matrix, fd.data_matrix + 1.0, fd.grid_points, fd.weights)
+    assert other["mean_l2_distance"] == pytest.approx(1.0) and all(k["ks_statistic"] > 0.5 for k in other["pointwise_ks"])
+    wide = curves_table(fd.data_matrix[:3], fd.grid_points, "wide")
+    long = curves_table(fd.data_matrix[:3], fd.grid_points, "long")
+    assert wide.shape == (3, 21) and list(long.columns) == ["id", "t", "value"] and len(long) == 60
+
+
+def test_release_synthetic_keeps_the_input_layout(tmp_path):
+    fd = simulate("s1", n=60, m=10, seed=0)
+    long_file = tmp_path / "long.csv"
+    pd.DataFrame({"id": np.repeat(np.arange(60), 10), "t": np.tile(fd.grid_points, 60),
+                  "value": fd.data_matrix.ravel()}).to_csv(long_file, index=False)
+    common = ["release", "synthetic", "--kernel", "matern52", "--rho", "0.1", "--epsilon", "2", "--value-range",
+              "-2,6", "--seed", "1", "--n-synthetic", "25"]
+    for source, layout in ((long_file, "long"), (EXAMPLE, "wide")):
+        out = tmp_path / layout
+        result = _cli([*common, "--data", str(source), "--out", str(out)])
+        assert result.returncode == 0, result.stderr
+        table = pd.read_csv(out / "release.csv")
+        record = json.loads((out / "release.json").read_text())
+        assert record["layout"] == layout and record["n_synthetic"] == 25
+        assert "skewness" in record["cannot_keep"] and "mean" in record["keeps"]
+        if layout == "long":
+            assert list(table.columns) == ["id", "t", "value"] and table.id.nunique() == 25
+        else:
+            assert len(table) == 25 and table.columns[0] == "id"
+        values = table["value"] if layout == "long" else table.iloc[:, 1:].to_numpy()
+        assert np.all((np.asarray(values) >= -2) & (np.asarray(values) <= 6))
+        view = json.loads((out / "analyst_view.json").read_text())
+        assert view["publishable"] is False and "covariance_hs_distance" in view["comparison"]
+    bad = _cli([*common, "--data", str(EXAMPLE), "--n-synthetic", "0", "--out", str(tmp_path / "bad")])
+    assert bad.returncode == 2 and not (tmp_path / "bad").exists()
