@@ -59,6 +59,11 @@ def _check_all(account, pendings: list[PendingCommit]) -> None:
         trial.commit(p.entry)
 
 
+def check_parts(account, pendings: list[PendingCommit]) -> None:
+    """Public name of :func:`_check_all` for releases made of parts committed elsewhere (fdp_core/band_commit.py)."""
+    _check_all(account, pendings)
+
+
 def prepare_covariance_commit(fd: FunctionalData, settings: CovarianceSettings, *, label: str = "",
                               granularity_exp: int | None = None) -> list[PendingCommit]:
     """The covariance part (and the released mean's part) as pending commits; draws nothing."""

@@ -133,7 +133,10 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
                                  label=f"replay of {config.get('replays', 'a release')}", data_label=label,
                                  granularity_exp=k)
     elif config["kind"] == "mean":
-        release = commit_mean(ledger, fd, settings, label=f"replay of {config.get('replays', 'a release')}",
+        from .band_commit import commit_mean_with_band  # a mean with a confidence band: two parts
+
+        commit = commit_mean if settings.confidence_band is None else commit_mean_with_band
+        release = commit(ledger, fd, settings, label=f"replay of {config.get('replays', 'a release')}",
                               data_label=label, granularity_exp=k, pre_registered=True)
     elif config["kind"] == "pca":
         release = commit_pca(ledger, fd, settings, label=f"replay of {config.get('replays', 'a release')}",

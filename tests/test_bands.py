@@ -16,6 +16,7 @@ from fdp_core.band_coverage import GRID_POINTS, coverage_cell, design_settings
 from fdp_core.bands import plan_band_release, privacy_band, smoothing_bias_bound
 from fdp_core.covariance import CovarianceSettings, plan_covariance_release
 from fdp_core.kernels import kernel_matrix
+from fdp_core.mean import MeanSettings
 from fdp_core.simulate import SIMULATIONS, simulate
 from fdp_core.synthetic import compare, curves_table, synthetic_curves
 
@@ -180,3 +181,27 @@ def test_release_synthetic_keeps_the_input_layout(tmp_path):
         assert view["publishable"] is False and "covariance_hs_distance" in view["comparison"]
     bad = _cli([*common, "--data", str(EXAMPLE), "--n-synthetic", "0", "--out", str(tmp_path / "bad")])
     assert bad.returncode == 2 and not (tmp_path / "bad").exists()
+
+
+# --------------------------------------------------------------------------- commit: two ledger entries
+
+def test_commit_charges_both_parts_and_replays():
+    from fdp_core.accounting import Ledger
+    from fdp_core.band_commit import commit_mean_with_band
+    from fdp_core.data import load_curves
+    from fdp_core.errors import BudgetError
+    from fdp_core.replay import replay
+
+    fd = load_curves(EXAMPLE)
+    ledger = Ledger(3.0, 1e-4)
+    settings = MeanSettings(epsilon=1.0, value_range=(-1.5, 1.5), tau=None, confidence_band=0.9, band_share=0.25)
+    release = commit_mean_with_band(ledger, fd, settings)
+    kinds = [e.kind for e in ledger.entries]
+    assert kinds == ["mean", "covariance"] and release.record["part_entry_ids"] == [e.id for e in ledger.entries]
+    assert list(release.table.columns) == ["t", "value", "privacy_lower", "privacy_upper", "ci_lower", "ci_upper"]
+    assert release.config["settings"]["epsilon"] == 1.0 and release.config["settings"]["confidence_band"] == 0.9
+    assert release.record["band"]["epsilon_mean"] == pytest.approx(0.75)
+    with pytest.raises(BudgetError):  # the replay's two parts no longer fit: refused before any draw
+        replay(release.config, fd, ledger=Ledger(3.0, 1e-4, entries=list(ledger.entries) * 2))
+    again, after = replay(release.config, fd, ledger=ledger)
+    assert len(after.entries) == 4 and "band" in again.record
