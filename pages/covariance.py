@@ -15,7 +15,7 @@ from fdp_core.regression import RegressionSettings, bands, plan_regression_relea
 from fdp_core.sensitivity import COVARIANCE_GAUSSIAN_BOUNDS
 from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
-from fdp_ui import sidebar, state, summary_commit
+from fdp_ui import sidebar, state, summary_commit, synthetic_panel
 from fdp_ui.plots import ANALYST_COLOR, ANALYST_LABEL, PRIVATE_COLOR, add_band, add_line
 
 # The settings fields' controls: keys and defaults from the field metadata (fdp_core/covariance.py,
@@ -127,6 +127,7 @@ st.caption("Both routes spend the same epsilon: the covariance route releases th
            "and takes its eigenfunctions by post-processing; the exponential mechanism releases only the "
            "components. Variance ratios come from the raw data: analyst view, not private.")
 summary_commit.render("covariance", settings)
+synthetic_panel.render(fd, settings, g.rng(74))  # synthetic curves from mean + covariance (METHODS 19)
 
 # --------------------------------------------------------------------------- regression
 st.header("Function-on-scalar regression")

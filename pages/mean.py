@@ -14,7 +14,7 @@ from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.registry import MEAN_REGISTRY, mean_mechanism, truncating_mechanisms
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.tuning import PSS_MECHANISMS, pss_defaults
-from fdp_ui import compare_plots, mean_controls, plots, sidebar, state
+from fdp_ui import band_panel, compare_plots, mean_controls, plots, sidebar, state
 from fdp_ui.mean_controls import KEYS
 
 LOG_PSI_RANGE = (-8.0, 3.0)
@@ -184,6 +184,7 @@ with st.container(border=True, key="mean_accuracy"):
     (st.warning if bias > math.sqrt(plan.expected_sq_l2_error) else st.info)(
         accuracy_sentence(plan) + (" The bias is larger than the noise: smoothing or clipping, not privacy, "
                                    "dominates the error." if bias > math.sqrt(plan.expected_sq_l2_error) else ""))
+band_panel.render(ds.fd, base, g.rng(salt=7))  # privacy band and confidence band (METHODS 18)
 gq = plan.guarantee
 entry = mean_mechanism(mechanism)
 quadrature = (f" ({gq.details['expected_sq_l2_error_quadrature']:.4g} on this grid's quadrature)"

@@ -1,0 +1,46 @@
+"""AppTest: the Mean page's two bands (METHODS 18) and the Covariance page's synthetic curves (METHODS 19)."""
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from fdp_core.bands import CONFIDENCE_BAND_WORDS, PRIVACY_BAND_WORDS
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+def _page(path: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page(path)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _figure(at, key: str) -> dict:
+    return next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if key in c.proto.id)
+
+
+def test_mean_page_shows_both_bands_in_plain_words():
+    at = _page("pages/mean.py")
+    assert not any("mean_bands_figure" in c.proto.id for c in at.get("plotly_chart"))  # off by default
+    at.toggle(key="band_show").set_value(True).run()
+    assert not at.exception, at.exception
+    names = [t.get("name", "") for t in _figure(at, "mean_bands_figure")["data"]]
+    assert any(PRIVACY_BAND_WORDS in n for n in names) and any(CONFIDENCE_BAND_WORDS in n for n in names)
+    at.number_input(key="band_smoothness").set_value(1.0).run()
+    names = [t.get("name", "") for t in _figure(at, "mean_bands_figure")["data"]]
+    assert any("smoothness bound" in n for n in names)
+    assert any("in total" in c.value for c in at.caption)
+
+
+def test_covariance_page_draws_synthetic_curves_on_request():
+    at = _page("pages/covariance.py")
+    at.toggle(key="syn_show").set_value(True).run()
+    assert not at.exception, at.exception
+    data = _figure(at, "syn_figure")["data"]
+    assert any("synthetic" in t.get("name", "") for t in data) and any("real" in t.get("name", "") for t in data)
+    labels = {m.label for m in at.metric}
+    assert {"mean L2 distance", "covariance HS distance", "subspace distance (top 3)"} <= labels
