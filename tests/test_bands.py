@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 
 from fdp_core.band_coverage import GRID_POINTS, coverage_cell, design_settings
 from fdp_core.bands import plan_band_release, privacy_band, smoothing_bias_bound
+from fdp_core.cli import main
 from fdp_core.covariance import CovarianceSettings, plan_covariance_release
 from fdp_core.kernels import kernel_matrix
 from fdp_core.mean import MeanSettings
@@ -27,8 +29,11 @@ BAND = ["release", "mean", "--data", str(EXAMPLE), "--kernel", "matern52", "--rh
 
 
 def _cli(args):
-    return subprocess.run([sys.executable, "-m", "fdp_core", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    """Run the command in this process (a subprocess costs seconds of imports): (exit status, stderr)."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(list(map(str, args)))
+    return subprocess.CompletedProcess(args, code, "", err.getvalue())
 
 
 def test_confidence_band_covers_the_smoothed_mean_at_nominal_level():
