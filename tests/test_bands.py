@@ -210,3 +210,15 @@ def test_commit_charges_both_parts_and_replays():
         replay(release.config, fd, ledger=Ledger(3.0, 1e-4, entries=list(ledger.entries) * 2))
     again, after = replay(release.config, fd, ledger=ledger)
     assert len(after.entries) == 4 and "band" in again.record
+
+
+def test_combined_release_audit_passes_and_flags_an_under_noised_control():
+    """Mean + second moment audited together at the claimed total epsilon (FRL: Laplace noise on few
+    coefficients, so the black-box audit has the power to see a 0.7x control)."""
+    from fdp_core.band_audit import audit_band_release
+
+    settings = MeanSettings(mechanism="frl", M=4, rho=0.3, epsilon=1.0, value_range=(-2.0, 3.0), tau=0.5,
+                            confidence_band=0.95, band_share=0.2)
+    audit = audit_band_release(settings, np.linspace(0, 1, 8), 50, n_select=20_000, n_test=100_000)
+    assert not audit.result.flagged
+    assert audit.control.flagged and audit.control_factor == 0.7
