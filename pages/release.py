@@ -10,6 +10,7 @@ from fdp_core import export, ledger_store
 from fdp_core.accounting import KINDS
 from fdp_core.errors import FdpError
 from fdp_core.kde import KdeSettings
+from fdp_core.bands import mean_part
 from fdp_core.mean import MECHANISM_LABELS, MeanSettings
 from fdp_core.pca import PcaSettings
 from fdp_core.registry import mean_mechanism, pure_mechanism_names
@@ -178,7 +179,16 @@ def _commit(kind: str, inputs: tuple) -> None:
         if kind in ("mean", "pca") and inputs[0].value_range is None:
             ss[COMMIT_MESSAGE_KEY] = ("error", RANGE_REQUIRED)
             return
-        if kind == "mean":
+        if kind == "mean" and inputs[0].confidence_band is not None:  # the mean and its second moment
+            from fdp_core.band_commit import commit_mean_with_band
+
+            settings, text = inputs
+            budget, note = ledger_ui.charge_account(export.prepare_mean_commit(data.fd, mean_part(settings)).entry)
+            release = commit_mean_with_band(budget, data.fd, settings, label=text, data_label=data.label,
+                                            looked_at=seen)
+            for entry_id in release.record["part_entry_ids"][1:]:  # the mean's own entry is completed below
+                budget.complete(entry_id)
+        elif kind == "mean":
             settings, text = inputs
             pending = export.prepare_mean_commit(data.fd, settings, label=text)
             budget, note = ledger_ui.charge_account(pending.entry)
@@ -228,7 +238,17 @@ try:
                     + _mean_summary(settings) + ".")
         st.page_link("pages/mean.py", label="change the mechanism and its options on the Mean page",
                      icon=":material/show_chart:")
-        pending = export.prepare_mean_commit(ds.fd, settings, label=label)
+        if st.toggle("with the privacy band and the confidence band", key="rel_band_on",
+                     help="Spends a share of epsilon (and delta) on a private second moment: two ledger entries. "
+                          "The bands are post-processing (docs/METHODS.md 18)."):
+            b1, b2 = st.columns(2)
+            settings = replace(settings, confidence_band=b1.select_slider("band level", [0.8, 0.9, 0.95, 0.99],
+                                                                          value=0.95, key="rel_band_level"),
+                               band_share=b2.slider("second moment's share", 0.05, 0.5, value=0.2, step=0.05,
+                                                    key="rel_band_share"))
+            st.caption(f"Below: the mean's part (epsilon {settings.epsilon * (1 - settings.band_share):.3g}); the "
+                       f"second moment adds epsilon {settings.epsilon * settings.band_share:.3g}.")
+        pending = export.prepare_mean_commit(ds.fd, mean_part(settings), label=label)
         inputs = (settings, label)
     elif kind == "kde":
         from fdp_core.kde import KDE_MECHANISM_LABELS, KDE_MECHANISMS
