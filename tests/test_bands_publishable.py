@@ -63,3 +63,35 @@ def test_synthetic_curves_do_not_depend_on_one_person(neighbour, pair, tmp_path)
     out_a, out_b = _run(args_for("D"), tmp_path / "a"), _run(args_for(neighbour), tmp_path / "b")
     _compare(out_a, out_b, lambda c: c != "id")
     assert _analyst(out_a)["comparison"] != _analyst(out_b)["comparison"]
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "iclp-qr", "bernstein"])
+@pytest.mark.parametrize("neighbour", ["clipped", "dropped"])
+def test_committed_bundle_with_bands_does_not_depend_on_one_person(mechanism, neighbour, pair):  # noqa: F811
+    from fdp_core import export
+    from fdp_core.accounting import Ledger
+    from fdp_core.band_commit import commit_mean_with_band
+    from fdp_core.data import load_curves
+    from fdp_core.mean import MeanSettings
+    from test_publishable import _compare_files
+
+    settings = MeanSettings(mechanism=mechanism, kernel="matern52", rho=0.2, epsilon=1.0, psi=0.02, K=6,
+                            tau=None if mechanism == "bernstein" else 0.3, n_public=pair["n_persons"],
+                            value_range=(0.0, 1.0), person_column="subject", confidence_band=0.9)
+
+    def commit(which):
+        ledger = Ledger(50.0, 1e-3)
+        release = commit_mean_with_band(ledger, load_curves(pair[which]), settings, data_label="data.csv")
+        files = {name: content.decode() for name, content in export.bundle_files(release, ledger).items()}
+        return release, files, [e.id for e in ledger.entries]
+
+    (ra, fa, ids_a), (rb, fb, ids_b) = commit("D"), commit(neighbour)
+    assert set(fa) == set(export.BUNDLE_FILES) and "analyst_view.json" not in fa
+    for files in (fa, fb):
+        files["release.json"] = json.dumps(_strip(json.loads(files["release.json"])))
+        table = pd.read_csv(pd.io.common.StringIO(files["release.csv"]))
+        assert list(table.columns) == ["t", "value", "privacy_lower", "privacy_upper", "ci_lower", "ci_upper"]
+        files["release.csv"] = table[["t"]].to_csv(index=False)
+    _compare_files(fa, fb, ids_a + ids_b)
+    key = "n_dropped" if neighbour == "dropped" else "n_range_clipped"
+    assert ra.analyst[key] != rb.analyst[key]
