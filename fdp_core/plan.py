@@ -307,6 +307,7 @@ class ReleasePlan:
     basic: tuple[float, float]
     gdp: tuple | None  # (epsilon, delta, method): a cheaper valid total of the whole plan (GDP or zCDP), if any
     alternatives: tuple[dict, ...] = ()
+    profiles: Mapping = field(default_factory=dict, repr=False)  # statistic name -> NoiseProfile (not PCA)
 
     @property
     def cheapest(self) -> str:
@@ -488,7 +489,7 @@ def make_plan(mapping: Mapping) -> ReleasePlan:
         if total.method != "basic" and total.delta <= basic[1] * (1 + 1e-12) and \
                 (gdp is None or total.epsilon < gdp[0]) and total.epsilon < basic[0]:
             gdp = (total.epsilon, total.delta, total.method)
-    return ReleasePlan(tuple(parts), design, budget, basic, gdp, tuple(alternatives))
+    return ReleasePlan(tuple(parts), design, budget, basic, gdp, tuple(alternatives), profiles)
 
 
 def _weighted_error(stats, profiles, epsilons) -> float:

@@ -10,7 +10,9 @@ import io
 import json
 import zipfile
 
+import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 import yaml
 
@@ -103,6 +105,29 @@ if plan.gdp is not None:
               help="A valid total for the plan as a whole, its parameters being fixed in advance.")
 if not plan.fits():
     st.error("The plan costs more than its total budget: raise the targets or the budget.")
+
+
+def _radius_figure() -> go.Figure:
+    """Each statistic's 95% radius against its own epsilon (public), the planned point marked."""
+    fig = go.Figure()
+    grid = np.geomspace(0.05, 20, 60)
+    for part in plan.parts:
+        profile = plan.profiles.get(part.statistic.name)
+        if profile is None:
+            continue
+        eps = np.unique(np.append(grid, part.epsilon))
+        fig.add_trace(go.Scatter(x=eps, y=[profile.radius(e) / profile.radius(part.epsilon) for e in eps],
+                                 mode="lines", name=part.statistic.name))
+        fig.add_trace(go.Scatter(x=[part.epsilon], y=[1.0], mode="markers", showlegend=False,
+                                 marker={"size": 9}, name=f"{part.statistic.name}: planned"))
+    fig.update_layout(title="each statistic's 95% radius against its epsilon (1 = the planned radius)",
+                      xaxis={"title": "epsilon of the statistic", "type": "log"},
+                      yaxis={"title": "radius / planned radius", "type": "log"}, height=360,
+                      margin={"t": 50, "b": 40})
+    return fig
+
+
+st.plotly_chart(_radius_figure(), use_container_width=True)
 with st.expander("the plan in words"):
     st.text("\n".join(describe(plan)))
 
