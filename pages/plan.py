@@ -43,7 +43,8 @@ grid = c2.number_input("grid points", min_value=3, max_value=2000, value=int(ds.
 value_range = bounds["value_range"]
 c3.metric("public value range", "not declared" if value_range is None else f"{value_range[0]:g} .. {value_range[1]:g}")
 if value_range is None:
-    st.warning("Declare the public value range on the Data page first: every statistic's noise is calibrated to it.")
+    st.warning("No public value range is declared (Data page): this plan uses the sidebar's tau and a density box "
+               "of 0..1. Declare the range before committing: every statistic's noise is calibrated to it.")
 
 budget_on = st.checkbox("split a total budget between the weighted statistics", key="plan_budget_on")
 budget = None
@@ -66,9 +67,12 @@ rows = st.data_editor(DEFAULT_ROWS, num_rows="dynamic", key="plan_rows", use_con
 
 def _statistic(row) -> dict:
     smooth = {"kernel": g.kernel, "rho": g.rho, "eta": g.eta}
-    settings = {"mean": {**smooth, "phi": g.phi, "delta": g.delta, "tau": None},
+    # With a declared range, tau follows from it; without one, the sidebar's public tau.
+    tau = None if value_range is not None else g.tau
+    settings = {"mean": {**smooth, "phi": g.phi, "delta": g.delta, "tau": tau},
                 "kde": {"box": [list(value_range or (0.0, 1.0))], "delta": g.delta},
-                "covariance": {**smooth, "phi": g.phi, "delta": g.delta},
+                "covariance": {**smooth, "phi": g.phi, "delta": g.delta,
+                               **({} if value_range is not None else {"tau": g.tau, "centre": 0.0})},
                 "pca": {"k": 2, "kernel": g.kernel, "rho": g.rho}}[row["kind"]]
     out = {"name": str(row["name"] or row["kind"]), "kind": row["kind"], "settings": settings,
            row["rule"]: float(row["value"])}

@@ -34,4 +34,5 @@ def test_plan_page_gives_each_statistic_its_budget():
 
 def test_plan_page_asks_for_the_range_first():
     at = _plan_page(False)
-    assert any("Declare the public value range" in w.value for w in at.warning)
+    assert any("Declare the range before committing" in w.value for w in at.warning)
+    assert not at.error  # the sidebar's tau stands in until the range is declared
