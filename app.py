@@ -33,6 +33,7 @@ PAGE_SPECS = [
     ("pages/components.py", "Principal components"),
     ("pages/covariance.py", "Covariance & regression"),
     ("pages/tradeoffs.py", "Trade-offs"),
+    ("pages/plan.py", "Plan"),
     ("pages/release.py", "Release & audit"),
 ]
 PATHS = {}  # url path -> file, so the step bar and the tutorial know the page

@@ -1,0 +1,196 @@
+"""Planning a release by accuracy across statistics (fdp_core.plan, METHODS.md section 21)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import yaml
+
+from fdp_core.cli import main
+from fdp_core.errors import ParameterError
+from fdp_core.kde import KdeSettings, plan_kde_release
+from fdp_core.mean import MeanSettings, plan_mean_release
+from fdp_core.plan import PublicDesign, make_plan, parse_plan, split_by_weight, noise_profile
+from fdp_core.replay import parse_config
+
+PUBLIC = {"n": 200, "grid": 50, "value_range": [0, 1]}
+MEAN = {"mechanism": "gaussian", "kernel": "matern52", "rho": 0.1}
+MEAN_PURE = {"mechanism": "iclp-qr", "kernel": "matern52", "rho": 0.1}
+KDE = {"box": [[0, 1]]}
+
+
+def _plan(statistics, budget=None, public=PUBLIC):
+    mapping = {"schema": "fdp.plan/1", "public": dict(public), "statistics": statistics}
+    if budget is not None:
+        mapping["budget"] = budget
+    return make_plan(mapping)
+
+
+def _mean_radius_at(settings: dict, epsilon: float, design: PublicDesign) -> float:
+    """Independent check: plan the mean directly at epsilon on the stand-in and read its radius."""
+    s = MeanSettings(**{**settings, "epsilon": epsilon, "value_range": (0.0, 1.0)})
+    return plan_mean_release(design.stand_in(), s).l2_error_radius(0.95)
+
+
+@pytest.mark.parametrize("settings", [MEAN, MEAN_PURE], ids=["gaussian", "iclp-qr"])
+def test_target_gives_the_smallest_epsilon_meeting_it(settings):
+    plan = _plan([{"kind": "mean", "settings": settings, "target": 0.05}])
+    part = plan.parts[0]
+    design = PublicDesign.of(PUBLIC)
+    # The scaled radius agrees with a direct plan at that epsilon, meets the target, and 1% less misses it.
+    assert _mean_radius_at(settings, part.epsilon, design) == pytest.approx(part.radius, rel=1e-9)
+    assert _mean_radius_at(settings, part.epsilon, design) <= 0.05 * (1 + 1e-9)
+    assert _mean_radius_at(settings, part.epsilon * 0.99, design) > 0.05
+    # What the ledger charges (exact discrete export) is at least the calibrated epsilon.
+    assert part.charged_epsilon >= part.epsilon * (1 - 1e-9)
+
+
+def test_density_target_matches_a_direct_plan():
+    plan = _plan([{"kind": "kde", "feature": "mean:0:1", "settings": KDE, "target": 0.5}])
+    part = plan.parts[0]
+    direct = plan_kde_release(np.full(200, 0.5), KdeSettings(box=((0.0, 1.0),), epsilon=part.epsilon))
+    assert direct.l2_error_radius(0.95) == pytest.approx(0.5, rel=1e-6)
+
+
+def test_totals_basic_and_whole_plan_composition():
+    plan = _plan([{"kind": "mean", "settings": MEAN, "target": 0.05},
+                  {"kind": "kde", "feature": "mean:0:1", "settings": KDE, "target": 0.5},
+                  {"kind": "pca", "settings": {"k": 2}, "epsilon": 0.5}])
+    assert plan.basic[0] == pytest.approx(sum(p.charged_epsilon for p in plan.parts))
+    assert plan.basic[1] == pytest.approx(2e-5)
+    # With two Gaussian parts and a pure one, a composed total (GDP + basic or zCDP) is cheaper.
+    assert plan.gdp is not None and plan.gdp[0] < plan.basic[0]
+    record = plan.to_dict()
+    assert record["data_read"] is False and record["cheapest_valid_total"] == plan.gdp[2]
+
+
+def _brute_force_best(profiles, weights, total, steps=200):
+    best = np.inf
+    for cut in itertools.product(np.linspace(0.005, 0.995, steps), repeat=len(profiles) - 1):
+        if sum(cut) >= 1:
+            continue
+        shares = list(cut) + [1 - sum(cut)]
+        err = sum(w * p.radius(total * s) ** 2 for w, p, s in zip(weights, profiles, shares))
+        best = min(best, err)
+    return best
+
+
+@pytest.mark.parametrize("kinds", [("gaussian", "iclp-qr"), ("gaussian", "gaussian"), ("iclp-qr", "iclp-qr")])
+def test_weighted_split_is_within_one_percent_of_brute_force(kinds):
+    design = PublicDesign.of(PUBLIC)
+    settings = {"gaussian": MEAN, "iclp-qr": MEAN_PURE}
+    profiles = [noise_profile("mean", MeanSettings(**{**settings[k], "value_range": (0.0, 1.0)}), design)
+                for k in kinds]
+    profiles[1] = replace(profiles[1], radius_ref=profiles[1].radius_ref * 3.0)  # unequal statistics
+    weights = [1.0, 2.0]
+    split = split_by_weight(profiles, weights, 4.0)
+    assert sum(split) == pytest.approx(4.0)
+    chosen = sum(w * p.radius(e) ** 2 for w, p, e in zip(weights, profiles, split))
+    assert chosen <= _brute_force_best(profiles, weights, 4.0, steps=2000) * 1.01
+
+
+def test_three_part_split_against_brute_force():
+    design = PublicDesign.of(PUBLIC)
+    profiles = [noise_profile("mean", MeanSettings(**{**MEAN, "value_range": (0.0, 1.0)}), design),
+                noise_profile("mean", MeanSettings(**{**MEAN_PURE, "value_range": (0.0, 1.0)}), design),
+                noise_profile("kde", KdeSettings(box=((0.0, 1.0),)), design)]
+    weights = [1.0, 0.5, 0.01]
+    split = split_by_weight(profiles, weights, 3.0)
+    chosen = sum(w * p.radius(e) ** 2 for w, p, e in zip(weights, profiles, split))
+    assert chosen <= _brute_force_best(profiles, weights, 3.0, steps=120) * 1.01
+
+
+def test_weights_use_the_budget_left_after_targets():
+    plan = _plan([{"kind": "mean", "settings": MEAN, "target": 0.1},
+                  {"kind": "mean", "name": "pure", "settings": MEAN_PURE, "weight": 1},
+                  {"kind": "kde", "feature": "mean:0:1", "settings": KDE, "weight": 1}],
+                 budget={"epsilon": 8, "delta": 1e-4})
+    by_name = {p.statistic.name: p for p in plan.parts}
+    assert sum(p.epsilon for p in plan.parts) == pytest.approx(8.0)
+    assert by_name["1-mean"].radius == pytest.approx(0.1, rel=1e-6)
+    assert any(a["rule"].startswith("equal split") for a in plan.alternatives)
+
+
+@pytest.mark.parametrize("mapping, message", [
+    ({"public": {"n": 1}, "statistics": [{"kind": "mean", "target": 1}]}, "public.n"),
+    ({"public": PUBLIC, "statistics": []}, "non-empty list"),
+    ({"public": PUBLIC, "statistics": [{"kind": "mean", "settings": MEAN}]}, "exactly one of"),
+    ({"public": PUBLIC, "statistics": [{"kind": "pca", "target": 0.1}]}, "state epsilon"),
+    ({"public": PUBLIC, "statistics": [{"kind": "mean", "settings": MEAN, "weight": 1}]}, "need a total 'budget'"),
+    ({"public": PUBLIC, "statistics": [{"kind": "mean", "settings": MEAN, "target": True}]}, "must be a number"),
+    ({"public": PUBLIC, "statistics": [{"kind": "mean", "settings": {**MEAN, "tau_from_data": True},
+                                        "target": 0.1}]}, "data-dependent"),
+    ({"public": PUBLIC, "statistics": [{"kind": "nope", "target": 1}]}, "kind must be one of"),
+    ({"public": {**PUBLIC, "extra": 1}, "statistics": [{"kind": "mean", "target": 1}]}, "unknown public key"),
+])
+def test_bad_plans_get_one_specific_line(mapping, message):
+    with pytest.raises(ParameterError, match=message):
+        parse_plan(mapping)
+
+
+def _write_plan(tmp_path, statistics, budget=None):
+    mapping = {"schema": "fdp.plan/1", "public": {"n": 60, "grid": 101, "value_range": [-0.5, 2.0]},
+               "statistics": statistics}
+    if budget:
+        mapping["budget"] = budget
+    path = tmp_path / "plan.yaml"
+    path.write_text(yaml.safe_dump(mapping))
+    return path
+
+
+STATS = [{"kind": "mean", "settings": MEAN, "target": 0.3},
+         {"kind": "kde", "feature": "l2norm", "settings": {"box": [[0, 2]]}, "target": 2.0}]
+
+
+def test_cli_prints_the_plan_and_writes_replayable_configs(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["plan", str(_write_plan(tmp_path, STATS)), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "no data were read" in text and "total (basic composition" in text
+    record = json.loads((out / "plan.json").read_text())
+    assert [p["kind"] for p in record["parts"]] == ["mean", "kde"]
+    for name in ("part-1-mean.yaml", "part-2-kde.yaml"):
+        config = parse_config(out / name)
+        assert config["budget"]["epsilon_total"] == pytest.approx(record["total_basic"]["epsilon"])
+
+
+def test_commit_charges_every_part_as_one_act(tmp_path, capsys):
+    data = "data/example_curves.csv"
+    out = tmp_path / "out"
+    assert main(["plan", str(_write_plan(tmp_path, STATS)), "--out", str(out), "--data", data, "--commit"]) == 0
+    assert (out / "part-1-mean" / "release.json").exists() and (out / "part-2-kde" / "release.csv").exists()
+    record = json.loads((out / "plan.json").read_text())
+    capsys.readouterr()
+    assert main(["ledger", "show", "--data", data]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert len(shown["entries"]) == 2
+    assert sum(e["epsilon"] for e in shown["entries"]) == pytest.approx(record["total_basic"]["epsilon"], rel=1e-9)
+
+
+def test_commit_is_refused_whole_when_the_plan_does_not_fit(tmp_path, capsys):
+    data = "data/example_curves.csv"
+    assert main(["ledger", "init", "--data", data, "--epsilon", "1", "--delta", "1e-4"]) == 0
+    out = tmp_path / "out"
+    # The mean alone fits in epsilon 1; with the density it does not: nothing may be committed.
+    stats = [{"kind": "mean", "settings": MEAN, "target": 0.6},
+             {"kind": "kde", "feature": "l2norm", "settings": {"box": [[0, 2]]}, "target": 0.05}]
+    assert main(["plan", str(_write_plan(tmp_path, stats)), "--out", str(out), "--data", data, "--commit"]) == 2
+    assert "nothing was committed" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["ledger", "show", "--data", data]) == 0
+    assert json.loads(capsys.readouterr().out)["entries"] == []
+
+
+def test_commit_refuses_a_file_with_another_number_of_persons(tmp_path, capsys):
+    stats = [{"kind": "mean", "settings": MEAN, "target": 0.3}]
+    path = _write_plan(tmp_path, stats)
+    mapping = yaml.safe_load(path.read_text())
+    mapping["public"]["n"] = 61
+    path.write_text(yaml.safe_dump(mapping))
+    assert main(["plan", str(path), "--out", str(tmp_path / "o"), "--data", "data/example_curves.csv",
+                 "--commit"]) == 2
+    assert "made for n = 61" in capsys.readouterr().err
