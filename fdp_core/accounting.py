@@ -52,18 +52,19 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 import numpy as np
-from scipy import optimize
 
 from .errors import BudgetError, ParameterError
-from .mechanisms.calibration import analytic_delta
 from .params import check_choice, check_nonnegative, check_positive
+# The conversions between privacy curves live with the typed events; they are re-exported here,
+# where the ledger's readers have always found them.
+from .privacy_events import (CURVES, PrivacyEvent, cks_delta, cks_epsilon, event_of, gdp_delta,  # noqa: F401
+                             gdp_epsilon)
 
 KINDS = ("mean", "kde", "pca")
 # Releases of METHODS 13-16 (covariance, regression, a parameter selection that spends budget).
 # Kept apart from KINDS, which the app's split controls iterate over; the ledger accepts both.
 SUMMARY_KINDS = ("covariance", "regression", "tuning")
 LEDGER_KINDS = KINDS + SUMMARY_KINDS
-CURVES = ("gaussian", "pure", "bounded_range", "zcdp", "approximate")
 FILTERS = ("basic", "zcdp")
 NEIGHBOURING = "replace one curve"
 SCHEMA = "fdp.ledger/1"
@@ -77,95 +78,6 @@ _REL_TOL = 1e-9
 
 
 # --------------------------------------------------------------------------- conversions
-
-def gdp_delta(mu: float, epsilon: float) -> float:
-    """Exact privacy profile of mu-GDP: delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
-
-    Dong, Roth & Su (2022), Corollary 2.13. It is the Balle-Wang profile of a Gaussian
-    mechanism with Delta / sigma = mu, so it reuses the log-space evaluation.
-    """
-    if mu == 0:
-        return 0.0
-    return analytic_delta(1.0, mu, epsilon)
-
-
-def gdp_epsilon(mu: float, delta: float) -> float:
-    """Smallest epsilon >= 0 with gdp_delta(mu, epsilon) <= delta (rounded up, never down)."""
-    mu = float(mu)
-    if not 0 < delta < 1:
-        raise ParameterError(f"delta must be in (0, 1) to convert mu-GDP to (epsilon, delta), got {delta!r}")
-    if mu == 0 or gdp_delta(mu, 0.0) <= delta:
-        return 0.0
-    lo, hi = 0.0, max(1.0, mu * mu)
-    while gdp_delta(mu, hi) > delta:
-        lo, hi = hi, 2.0 * hi
-    # delta(eps) is decreasing in eps: bisect and return the upper (safe) end.
-    while hi - lo > 1e-12 * max(1.0, hi):
-        mid = 0.5 * (lo + hi)
-        if gdp_delta(mu, mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
-
-
-# Grid over t = log(alpha - 1) for the CKS optimisation; the refined optimum is always
-# compared with the best grid point, and any alpha gives a valid bound, so an imperfect
-# minimisation only ever costs tightness, never validity.
-_CKS_T_GRID = np.linspace(-15.0, 25.0, 801)
-
-
-def _cks_minimise(objective) -> float:
-    values = objective(_CKS_T_GRID)
-    i = int(np.argmin(values))
-    lo, hi = _CKS_T_GRID[max(i - 1, 0)], _CKS_T_GRID[min(i + 1, _CKS_T_GRID.size - 1)]
-    best = float(values[i])
-    res = optimize.minimize_scalar(lambda t: float(objective(np.array([t]))[0]), bounds=(lo, hi),
-                                   method="bounded", options={"xatol": 1e-10})
-    if res.success and np.isfinite(res.fun):
-        best = min(best, float(res.fun))
-    return best
-
-
-def cks_epsilon(rho: float, delta: float) -> float:
-    """epsilon such that rho-zCDP implies (epsilon, delta)-DP (Canonne, Kamath & Steinke 2020).
-
-    Their Proposition 12 / Corollary 13: rho-zCDP gives (eps, delta)-DP with
-    delta = inf_{alpha > 1} exp((alpha-1)(alpha rho - eps)) / (alpha-1) * (1 - 1/alpha)^alpha.
-    Solving for eps at fixed alpha gives
-    eps(alpha) = alpha rho + (log(1/delta) + (alpha-1) log(1 - 1/alpha) - log(alpha)) / (alpha-1),
-    minimised here over alpha (parametrised by t = log(alpha - 1)).
-    """
-    rho = float(rho)
-    if rho < 0 or not math.isfinite(rho):
-        raise ParameterError(f"rho must be a finite number >= 0, got {rho!r}")
-    if not 0 < delta < 1:
-        raise ParameterError(f"delta must be in (0, 1) to convert zCDP to (epsilon, delta), got {delta!r}")
-    if rho == 0:
-        return 0.0
-    log_inv_delta = -math.log(delta)
-
-    def eps_of_t(t):
-        am1 = np.exp(t)
-        alpha = 1.0 + am1
-        return alpha * rho + (log_inv_delta + am1 * np.log1p(-1.0 / alpha) - np.log(alpha)) / am1
-
-    return max(0.0, _cks_minimise(eps_of_t))
-
-
-def cks_delta(rho: float, epsilon: float) -> float:
-    """delta such that rho-zCDP implies (epsilon, delta)-DP, by the same CKS bound (capped at 1)."""
-    rho, epsilon = float(rho), float(epsilon)
-    if rho == 0:
-        return 0.0
-
-    def log_delta_of_t(t):
-        am1 = np.exp(t)
-        alpha = 1.0 + am1
-        return am1 * (alpha * rho - epsilon) - np.log(am1) + alpha * np.log1p(-1.0 / alpha)
-
-    return min(1.0, math.exp(_cks_minimise(log_delta_of_t)))
-
 
 # Cached: every Ledger (and each read of the persistent ledger, several per app rerun) needs it,
 # and the bisection over the CKS bound costs milliseconds; it is a pure function of its inputs.
@@ -254,59 +166,19 @@ class LedgerEntry:
         if self.delta >= 1:
             raise ParameterError(f"delta of a ledger entry must be < 1, got {self.delta!r}")
         object.__setattr__(self, "noise", dict(_jsonable(self.noise)))
-        getattr(self, f"_check_{self.curve}")()
+        # The typed event of its curve checks that the stored numbers are consistent.
+        object.__setattr__(self, "_event", event_of(self.curve, epsilon=self.epsilon, delta=self.delta, rho=self.rho,
+                                                    mu=self.mu))
 
-    def _check_gaussian(self):
-        if self.mu is None or self.mu <= 0:
-            raise ParameterError(f"a Gaussian entry needs mu = Delta/sigma > 0, got {self.mu!r}")
-        if self.rho is None or not _close(self.rho, self.mu**2 / 2):
-            raise ParameterError(f"a Gaussian entry has rho = mu^2/2 = {self.mu**2 / 2:.6g}, got {self.rho!r}")
-        # The claimed (epsilon, delta) must follow from mu (exact GDP profile): a release
-        # cannot be booked cheaper than its noise makes it.
-        needed = gdp_delta(self.mu, self.epsilon)
-        if needed > self.delta * (1 + _REL_TOL):
-            raise ParameterError(
-                f"a Gaussian release with mu = {self.mu:.6g} is only "
-                f"(epsilon={self.epsilon:g}, delta={needed:.3g})-DP, not delta = {self.delta:g}: its sigma is too small for the claimed guarantee")
-
-    def _check_pure(self):
-        self._check_pure_with(2.0, "epsilon^2/2")
-
-    def _check_bounded_range(self):
-        self._check_pure_with(8.0, "epsilon^2/8")
-
-    def _check_pure_with(self, divisor: float, formula: str):
-        if self.mu is not None:
-            raise ParameterError(f"a {self.curve} entry has no mu (mu is for Gaussian releases)")
-        if self.delta != 0:
-            raise ParameterError(f"a {self.curve} (pure epsilon-DP) entry has delta = 0, got {self.delta!r}")
-        if self.epsilon <= 0:
-            raise ParameterError(f"a {self.curve} entry needs epsilon > 0, got {self.epsilon!r}")
-        if self.rho is None or not _close(self.rho, self.epsilon**2 / divisor):
-            raise ParameterError(f"a {self.curve} entry has rho = {formula} = "
-                                 f"{self.epsilon**2 / divisor:.6g}, got {self.rho!r}")
-
-    def _check_zcdp(self):
-        if self.mu is not None:
-            raise ParameterError("a zCDP (discrete-Gaussian) entry has no mu: the sampler's guarantee is rho")
-        if self.rho is None or self.rho <= 0:
-            raise ParameterError(f"a zCDP entry needs rho > 0, got {self.rho!r}")
-        if not 0 < self.delta < 1:
-            raise ParameterError(
-                f"a zCDP entry needs a delta in (0, 1) for its (epsilon, delta) view, got {self.delta!r}")
-        needed = cks_epsilon(self.rho, self.delta)
-        if self.epsilon < needed * (1 - _REL_TOL):
-            raise ParameterError(f"rho = {self.rho:.6g} gives only epsilon = {needed:.6g} at delta = {self.delta:g} "
-                                 f"(CKS conversion), not {self.epsilon:g}")
-
-    def _check_approximate(self):
-        if self.mu is not None:
-            raise ParameterError("an approximate entry has no mu")
+    @property
+    def event(self) -> PrivacyEvent:
+        """The release's typed privacy event (fdp_core.privacy_events): how it composes and reads."""
+        return self._event
 
     @property
     def approximate(self) -> bool:
         """True when the sampler is approximate (Gibbs): no DP claim rests on this entry."""
-        return self.curve == "approximate"
+        return self.event.approximate
 
     def to_dict(self) -> dict:
         return _jsonable(dataclasses.asdict(self))
@@ -453,8 +325,8 @@ def gdp_composition(entries: Iterable[LedgerEntry], delta_target: float) -> Tota
     there is no Gaussian entry (the total would equal basic) or no delta is left for it.
     """
     entries = [e for e in entries if not e.approximate]
-    gaussian = [e for e in entries if e.curve == "gaussian"]
-    rest = [e for e in entries if e.curve != "gaussian"]
+    gaussian = [e for e in entries if e.event.gaussian]
+    rest = [e for e in entries if not e.event.gaussian]
     if not gaussian:
         return None
     mu = math.sqrt(math.fsum(e.mu**2 for e in gaussian))
@@ -485,21 +357,9 @@ PLD_DISCRETISATION = 1e-4
 
 
 def _entry_pld(entry: LedgerEntry):
-    """Privacy-loss distribution dominating one release (dp-accounting, pessimistic estimates).
-
-    Gaussian: the exact PLD of a scalar Gaussian shift with Delta / sigma = mu (the loss of the GP
-    mechanism is exactly that, METHODS 2). Every other curve: the PLD of a generic
-    (epsilon, delta)-DP mechanism at the entry's own (epsilon, delta), which dominates any mechanism
-    with that guarantee (pure: delta = 0; discrete Gaussian: its CKS (epsilon, delta) view).
-    """
-    from dp_accounting.pld import privacy_loss_distribution as pld
-    from dp_accounting.pld.common import DifferentialPrivacyParameters
-
-    if entry.curve == "gaussian":
-        return pld.from_gaussian_mechanism(1.0 / entry.mu, sensitivity=1.0,
-                                           value_discretization_interval=PLD_DISCRETISATION)
-    return pld.from_privacy_parameters(DifferentialPrivacyParameters(entry.epsilon, entry.delta),
-                                       value_discretization_interval=PLD_DISCRETISATION)
+    """Privacy-loss distribution dominating one release (its event's: exact for Gaussian DP, the
+    generic (epsilon, delta) one otherwise; dp-accounting, pessimistic estimates)."""
+    return entry.event.pld(PLD_DISCRETISATION)
 
 
 def pld_composition(entries: Iterable[LedgerEntry], delta_target: float) -> Total | None:
@@ -538,7 +398,7 @@ def compose(entries: Iterable[LedgerEntry], delta_target: float, *, pld: bool = 
             totals.append(total)
     valid = [t for t in totals if t.delta <= delta_target * (1 + _BUDGET_SLACK)]
     best = min(valid, key=lambda t: t.epsilon) if valid else None  # min keeps the first on ties
-    gaussian = [e for e in dp_entries if e.curve == "gaussian"]
+    gaussian = [e for e in dp_entries if e.event.gaussian]
     mu = math.sqrt(math.fsum(e.mu**2 for e in gaussian)) if gaussian else None
     notes = [_ADAPTIVE_NOTE]
     if approx:

@@ -29,15 +29,7 @@ ALPHA_SENTENCE = 0.05
 
 def native_parameter(entry: LedgerEntry) -> str:
     """The release's own privacy parameter, as the ledger composes it."""
-    if entry.curve == "gaussian":
-        return f"mu = {entry.mu:.4g} (Gaussian DP)"
-    if entry.curve == "zcdp":
-        return f"rho = {entry.rho:.4g} (zCDP, discrete Gaussian: the sampler's privacy map)"
-    if entry.curve == "pure":
-        return f"epsilon = {entry.epsilon:.4g} (pure DP)"
-    if entry.curve == "bounded_range":
-        return f"epsilon = {entry.epsilon:.4g} (exponential mechanism: rho = epsilon^2/8 = {entry.rho:.4g})"
-    return f"epsilon = {entry.epsilon:.4g} nominal (approximate sampler: not a DP claim)"
+    return entry.event.native()
 
 
 def ledger_table(ledger: Ledger) -> pd.DataFrame:
@@ -81,10 +73,10 @@ def entry_power(entry: LedgerEntry, alpha) -> np.ndarray:
     so the power is at most the minimum over eps of the (eps, delta) bounds.
     """
     a = np.asarray(alpha, dtype=float)
-    if entry.curve == "gaussian":
+    if entry.event.gaussian:
         return gdp_power(a, entry.mu)
     best = approx_dp_power(a, entry.epsilon, entry.delta)
-    if entry.curve == "zcdp":
+    if entry.event.accounted_by_rho:
         for eps in np.linspace(0.0, 3.0 * entry.epsilon + 1.0, 61):
             d = cks_delta(entry.rho, float(eps))
             if d < 1:
@@ -126,19 +118,7 @@ def privacy_statement(release: CommittedRelease) -> list[str]:
     person = release.record.get("person_column")
     unit = (f"one person's data (all curves sharing a value of '{person}')" if person else
             "one individual's curve" if release.kind != "kde" else "one individual's observation")
-    if e.curve == "zcdp":
-        out.append(f"This release satisfies rho-zero-concentrated differential privacy with rho = {e.rho:.4g}, as "
-                   f"reported by the exact discrete Gaussian sampler's own privacy map. That implies "
-                   f"(epsilon, delta)-DP with epsilon = {e.epsilon:.4g} at delta = {e.delta:.3g}.")
-    elif e.curve in ("pure", "bounded_range"):
-        out.append(f"This release satisfies pure epsilon-differential privacy with epsilon = {e.epsilon:.4g} "
-                   "(delta = 0).")
-    elif e.curve == "gaussian":
-        out.append(f"This release satisfies mu-Gaussian differential privacy with mu = {e.mu:.4g}, hence "
-                   f"(epsilon, delta)-DP with epsilon = {e.epsilon:.4g}, delta = {e.delta:.3g}.")
-    else:
-        out.append(f"This release was drawn with an approximate sampler: its nominal epsilon = {e.epsilon:.4g} "
-                   "is NOT a differential-privacy claim.")
+    out.append(e.event.statement())
     out.append(f"In plain words: replacing {unit} by any other changes the probability of any published result "
                f"by at most a factor e^epsilon = {math.exp(e.epsilon):.3g}"
                + (f", except with probability delta = {e.delta:.3g}." if e.delta > 0 else "."))

@@ -323,7 +323,7 @@ if entry is not None:
         st.error("Data-dependent: tau read off the data. The release is NOT differentially private.")
     cost = (f"This commit will be charged **epsilon {entry.epsilon:.4g}, delta {entry.delta:.3g}** "
             f"({export.native_parameter(entry)}).")
-    if entry.curve == "zcdp":
+    if entry.event.accounted_by_rho:
         cost += (f" The exact discrete Gaussian is accounted by the rho its privacy map reports; at delta "
                  f"{entry.delta:g} that is epsilon {entry.epsilon:.4g} (CKS conversion), a little more than the "
                  f"continuous calibration's epsilon {g.epsilon:g}.")
