@@ -242,7 +242,7 @@ def mixture_density(x, *, centers=(0.3, 0.7), sd: float = 0.1) -> np.ndarray:
 # --------------------------------------------------------------------------- sparse curves (METHODS.md 20)
 
 SPARSE_EXAMPLE = {"n": 500, "visits": (2, 10), "noise_sd": 0.1, "seed": 20, "domain": (0.0, 1.0),
-                  "value_range": (-1.5, 2.5)}
+                  "value_range": (-1.0, 2.0)}
 
 
 def sparse_true_mean(t) -> np.ndarray:

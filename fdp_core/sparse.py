@@ -365,3 +365,28 @@ def sparse_analyst_view(plan: SparseRelease, values: np.ndarray, data: SparseDat
             "l2_gap_to_pooled_smoother": l2(values, smooth.values),
             "l2_gap_nonprivate_estimate_to_smoother": l2(nonprivate, smooth.values),
             "l2_norm": "root mean square over the domain: sqrt((1/(b-a)) integral (f - g)^2)"}
+
+
+def sparse_ledger_entries(plan: SparseRelease, *, label: str = "") -> list:
+    """The two ledger entries of a sparse release (A and b, each with its share of the budget).
+
+    The ledger composes them like any two releases (basic, GDP, zCDP or PLD), so a sparse mean
+    is charged exactly what its guarantee says: gamma epsilon + (1 - gamma) epsilon under basic
+    composition, mu = sqrt(mu_A^2 + mu_b^2) for Gaussian noise under GDP.
+    """
+    from .accounting import gaussian_entry, pure_entry
+
+    out = []
+    for part, scale, sensitivity in (("A", plan.scale_a, plan.sensitivity_a), ("b", plan.scale_b, plan.sensitivity_b)):
+        g = plan.guarantee.details[part]
+        noise = {"part": part, "n_basis": plan.basis.n_basis, "route": "sparse"}
+        text = f"{label} (sparse mean, {part})".strip()
+        if plan.family.uses_delta:
+            out.append(gaussian_entry("mean", f"sparse-{plan.family.name}", sensitivity=sensitivity, sigma=scale,
+                                      epsilon=g.epsilon, delta=g.delta, sensitivity_norm=g.sensitivity_norm,
+                                      noise=noise, label=text))
+        else:
+            out.append(pure_entry("mean", f"sparse-{plan.family.name}", epsilon=g.epsilon, sensitivity=sensitivity,
+                                  sensitivity_norm=g.sensitivity_norm, noise={"laplace_scale": scale, **noise},
+                                  label=text))
+    return out

@@ -229,3 +229,136 @@ def test_sparse_design_is_recognised_as_sparse_and_a_gridded_long_file_is_not():
     dense = from_observations(np.repeat(["a", "b"], 30), np.concatenate([np.linspace(0, 1, 30),
                                                                            np.linspace(0.01, 0.99, 30)]), np.ones(60))
     assert not sparse_reason(dense).sparse
+
+
+# --------------------------------------------------------------------------- ledger
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_ledger_charges_both_parts_and_refuses_beyond_the_budget(noise):
+    from fdp_core.accounting import Ledger
+    from fdp_core.errors import FdpError
+    from fdp_core.sparse import sparse_ledger_entries
+
+    plan = plan_sparse_release(sparse_design(60, seed=1), _settings(noise=noise, epsilon=0.6, delta=1e-6))
+    ledger = Ledger(1.0, 1e-5)
+    for entry in sparse_ledger_entries(plan):
+        ledger.commit(entry)
+    spent = ledger.spent()
+    assert spent.epsilon == pytest.approx(0.6) and spent.delta == pytest.approx(1e-6 if noise == "gaussian" else 0)
+    with pytest.raises(FdpError):
+        for entry in sparse_ledger_entries(plan):
+            ledger.commit(entry)
+
+
+# --------------------------------------------------------------------------- CLI and the neighbour test
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+from fdp_core.cli import main  # noqa: E402
+from fdp_core.sparse_data import read_long  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SPARSE_EXAMPLE = ROOT / "data" / "example_sparse.csv"
+BASE = ["release", "mean", "--kernel", "matern52", "--rho", "0.2", "--epsilon", "2", "--value-range=-1,2"]
+
+
+def test_shipped_example_is_the_documented_design():
+    from fdp_core.simulate import SPARSE_EXAMPLE as spec
+
+    d = read_long(SPARSE_EXAMPLE)
+    again = sparse_design(spec["n"], visits=spec["visits"], noise_sd=spec["noise_sd"], seed=spec["seed"])
+    assert d.n == spec["n"] and d.same_values(again)
+    assert sparse_reason(d).sparse
+
+
+def test_cli_detects_a_sparse_file_and_releases_it(tmp_path, capsys):
+    out = tmp_path / "auto"
+    assert main([*BASE, "--data", str(SPARSE_EXAMPLE), "--domain", "0,1", "--seed", "1", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "sparse" in err and "own times" in err
+    record = json.loads((out / "release.json").read_text())
+    table = pd.read_csv(out / "release.csv")
+    assert record["route"] == "sparse" and record["n"] == 500 and record["guarantee"]["epsilon"] == 2.0
+    assert list(table.columns) == ["t", "value"] and len(table) == 101
+    analyst = json.loads((out / "analyst_view.json").read_text())
+    assert analyst["publishable"] is False and analyst["l2_gap_to_pooled_smoother"] > 0
+    assert "n_values_clipped" not in record and "pooled_smoother" not in record
+
+
+def test_cli_laplace_variant_and_renamed_columns(tmp_path):
+    frame = pd.read_csv(SPARSE_EXAMPLE).rename(columns={"id": "child", "t": "age", "value": "height"})
+    frame["age"] = 2 + 16 * frame["age"]
+    path = tmp_path / "growth.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "lap"
+    assert main([*BASE, "--data", str(path), "--id-column", "child", "--t-column", "age", "--value-column",
+                 "height", "--sparse", "--domain", "2,18", "--sparse-noise", "laplace", "--seed", "2",
+                 "--out", str(out)]) == 0
+    record = json.loads((out / "release.json").read_text())
+    assert record["guarantee"]["privacy"] == "epsilon-DP" and record["guarantee"]["delta"] == 0
+    assert record["grid"][0] == 2 and record["grid"][-1] == 18
+
+
+@pytest.mark.parametrize("extra,message", [
+    ([], "--domain A,B"),
+    (["--domain", "1,0"], "A < B"),
+    (["--domain", "0,1", "--basis-size", "99"], "at most 60"),
+])
+def test_bad_sparse_input_exits_2_with_one_line(extra, message, tmp_path, capsys):
+    out = tmp_path / "bad"
+    args = ["release", "mean", "--kernel", "matern52", "--rho", "0.2", "--epsilon", "1", "--value-range=-1,2",
+            "--data", str(SPARSE_EXAMPLE), "--sparse", *extra, "--out", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert message in err[-1]
+    assert not out.exists()
+
+
+def test_missing_value_range_is_refused(tmp_path, capsys):
+    args = ["release", "mean", "--kernel", "matern52", "--rho", "0.2", "--epsilon", "1", "--tau", "1",
+            "--data", str(SPARSE_EXAMPLE), "--sparse", "--domain", "0,1", "--out", str(tmp_path / "x")]
+    assert main(args) == 2
+    assert "--value-range" in capsys.readouterr().err
+
+
+def test_gridded_long_file_keeps_the_gridded_route(tmp_path):
+    out = tmp_path / "grid"
+    result = subprocess.run([sys.executable, "-m", "fdp_core", *BASE, "--data", str(ROOT / "data" / "example_long.csv"),
+                             "--out", str(out), "--seed", "1"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "route" not in json.loads((out / "release.json").read_text())
+
+
+def _publishable(out: Path) -> tuple[dict, pd.DataFrame]:
+    record = json.loads((out / "release.json").read_text())
+    record.pop("values")
+    return record, pd.read_csv(out / "release.csv")
+
+
+def test_neighbour_replacing_one_person_with_another_number_of_visits(tmp_path):
+    """D and D' differ in one person (3 visits vs 9 at other times): every publishable field but the
+    noised values is identical, and the values differ."""
+    frame = pd.read_csv(SPARSE_EXAMPLE)
+    first = frame["id"].iloc[0]
+    rest = frame[frame["id"] != first]
+    rng = np.random.default_rng(0)
+    a = pd.DataFrame({"id": first, "t": [0.1, 0.5, 0.9], "value": [1.9, -0.9, 1.5]})
+    b = pd.DataFrame({"id": first, "t": np.sort(rng.uniform(0, 1, 9)), "value": rng.uniform(-3, 4, 9)})
+    outs = []
+    for k, person in enumerate((a, b)):
+        path = tmp_path / f"d{k}.csv"
+        pd.concat([person, rest]).to_csv(path, index=False)
+        outs.append(tmp_path / f"out{k}")
+        assert main([*BASE, "--data", str(path), "--domain", "0,1", "--seed", "5", "--out", str(outs[-1])]) == 0
+    (r0, t0), (r1, t1) = _publishable(outs[0]), _publishable(outs[1])
+    for r in (r0, r1):
+        r.pop("created_utc", None)
+        r.pop("library_versions", None)
+    assert r0 == r1
+    np.testing.assert_array_equal(t0["t"], t1["t"])
+    assert not np.array_equal(t0["value"], t1["value"])
