@@ -23,6 +23,9 @@ import pandas as pd
 from .data import long_columns
 from .errors import DataError, ParameterError
 
+# Automatic detection needs this many persons: a handful of short curves is more likely a small
+# gridded file with a mistake (the gridded loader then names it) than a sparse design.
+MIN_PERSONS_AUTO = 10
 # A person with at least this many visits, all on one shared grid, is a dense curve: today's route.
 DENSE_VISITS = 20
 
@@ -111,7 +114,7 @@ class SparseVerdict:
     """Whether a long file is sparse, and why (for the Data page and the CLI's message)."""
 
     sparse: bool
-    reason: str
+    reason: str  # shown to the analyst (the Data page, the CLI's note)
     visits_min: int
     visits_median: float
     visits_max: int
@@ -119,7 +122,8 @@ class SparseVerdict:
 
 
 def sparse_reason(data: SparseData) -> SparseVerdict:
-    """Sparse when persons are observed at different times and have few visits (median < DENSE_VISITS).
+    """Sparse when persons are observed at different times and have few visits (median < DENSE_VISITS),
+    and there are at least MIN_PERSONS_AUTO of them.
 
     Curves on one shared grid keep the gridded route (however few its points); so do dense
     irregular curves (median visits >= DENSE_VISITS), which interpolate well onto one grid
@@ -140,7 +144,11 @@ def sparse_reason(data: SparseData) -> SparseVerdict:
                   "gridded route interpolates them onto one grid")
     else:
         reason = f"every person is observed on the same grid of {hi} points: the gridded route"
-    return SparseVerdict(few and different, reason, lo, med, hi, len(grids))
+    enough = counts.size >= MIN_PERSONS_AUTO
+    if few and different and not enough:
+        reason = (f"only {counts.size} persons: too few for the sparse route's pooled estimate to be recognised "
+                  f"automatically (at least {MIN_PERSONS_AUTO}); ask for it explicitly (--sparse)")
+    return SparseVerdict(few and different and enough, reason, lo, med, hi, len(grids))
 
 
 def parse_domain(text) -> tuple[float, float]:
