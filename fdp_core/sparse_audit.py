@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .mechanisms.families import noise_family
 from .sparse import SparseSettings, plan_sparse_release, sparse_basis
 from .sparse_data import from_observations
 from .summary_audit import SummaryAudit, audit_coefficient_noise
@@ -39,7 +40,7 @@ def worst_times(settings: SparseSettings, part: str, n_grid: int = 201) -> tuple
     basis = sparse_basis(s)
     t = np.linspace(float(s.domain[0]), float(s.domain[1]), n_grid)
     phi = basis.evaluate(s.to_unit(t))
-    l1 = s.noise == "laplace"
+    l1 = not noise_family(s.noise).uses_delta  # Laplace noise is calibrated in l1
     if part == "b":
         norms = np.sum(np.abs(phi), axis=1) if l1 else np.sqrt(np.sum(phi**2, axis=1))
         k = int(np.argmax(norms))
@@ -84,7 +85,7 @@ def audit_sparse_mechanism(settings: SparseSettings, n: int, part: str, *, n_sel
         c, c_prime = plan.statistics.b, plan_prime.statistics.b
         scales = np.full(c.shape, plan.scale_b)
     diff = (c - c_prime).ravel()
-    shift = np.abs(diff).sum() if s.noise == "laplace" else np.linalg.norm(diff)
+    shift = np.linalg.norm(diff) if plan.family.uses_delta else np.abs(diff).sum()
     common = dict(n_select=n_select, n_test=n_test, alpha=alpha, seed=seed)
     run = [audit_coefficient_noise(c, c_prime, scales, plan.family, g.epsilon, g.delta, factor=f, **common)
            for f in (1.0, control_factor)]

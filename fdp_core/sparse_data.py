@@ -13,6 +13,7 @@ published.
 
 from __future__ import annotations
 
+import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,7 +90,7 @@ def read_long(source, *, id_column=None, t_column=None, value_column=None, name:
             frame = pd.read_csv(source, sep=None, engine="python", dtype=str, keep_default_na=False)
     except FileNotFoundError:
         raise DataError(f"file not found: {source}") from None
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
+    except (ValueError, OSError, pd.errors.ParserError, csv.Error) as exc:
         raise DataError(f"{label} could not be read as a long file: {str(exc).splitlines()[0]}") from None
     lowered = {str(c).strip().lower(): c for c in frame.columns}
     picked = []

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import ParameterError
+from ..errors import DataError, ParameterError
 from ..release import write_release
 from ..sparse import NOISES, SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
 from ..sparse_data import SparseData, parse_domain, read_long, sparse_reason
@@ -60,7 +60,12 @@ def sparse_data_for(args) -> SparseData | None:
         if getattr(args, "transpose", False):
             raise ParameterError("--sparse reads a long file (id, t, value); --transpose applies to wide files")
         return _read(args)
-    data = _read(args) if args.engine in ("auto", "local") and _is_long_file(args) else None
+    data = None
+    if args.engine in ("auto", "local") and _is_long_file(args):
+        try:
+            data = _read(args)
+        except DataError:
+            data = None  # not readable as observations: the gridded loader names the problem
     verdict = sparse_reason(data) if data is not None else None
     if verdict is None or not verdict.sparse:
         if args.domain is not None:
