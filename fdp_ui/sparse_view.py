@@ -42,9 +42,9 @@ def keep() -> None:
         ss[key] = ss.get(key, default)
 
 
-def _use(data: SparseData, label: str) -> None:
+def _use(data: SparseData, label: str, file: str) -> None:
     ss = st.session_state
-    ss[SPARSE_KEY] = {"data": data, "label": label}
+    ss[SPARSE_KEY] = {"data": data, "label": label, "file": file}
     ss.setdefault(DOMAIN_LO, 0.0)
     ss.setdefault(DOMAIN_HI, 1.0)
     ss[DOMAIN_DECLARED] = False
@@ -76,13 +76,13 @@ def detect_upload(raw: bytes, name: str) -> None:
     if data is None or not sparse_reason(data).sparse:
         stop_using()
         return
-    _use(data, f"upload: {name}")
+    _use(data, f"upload: {name}", name)
     st.session_state.pop("data_error", None)
     st.session_state.pop("intake_pending", None)
 
 
 def load_example() -> None:
-    _use(read_long(EXAMPLE), f"built-in sparse example ({EXAMPLE.name})")
+    _use(read_long(EXAMPLE), f"built-in sparse example ({EXAMPLE.name})", f"data/{EXAMPLE.name}")
 
 
 def render_example_button() -> None:
@@ -225,7 +225,7 @@ def render_mean_section(g) -> None:
                     f"(bandwidth {smooth.bandwidth:.3g} by cross-validation): **{l2(nonprivate, smooth.values):.4g}**\n"
                     f"- L2 gap of the first preview to the smoother: **{l2(draws[0], smooth.values):.4g}**")
     lo, hi = value_range
-    st.code(f"python -m fdp_core release mean --data {info['label'].split(': ')[-1].split(' (')[0]} --sparse "
+    st.code(f"python -m fdp_core release mean --data {info['file']} --sparse "
             f"--domain {domain[0]:g},{domain[1]:g} --value-range={lo:g},{hi:g} --kernel {g.kernel} --rho {g.rho:g} "
             f"--eta {g.eta:g} --phi {g.phi:g} --epsilon {g.epsilon:g} --delta {g.delta:g} "
             f"--sparse-noise {settings.noise} --basis-size {settings.n_basis} --sparse-gamma {settings.gamma:g} "
