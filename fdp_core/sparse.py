@@ -179,6 +179,22 @@ class SparseStatistics:
     n_values_clipped: int  # values clipped to the range
 
 
+def accumulate_normal_equations(A: np.ndarray, b: np.ndarray, basis: SparseBasis, settings: SparseSettings,
+                                u: np.ndarray, y: np.ndarray, weights: np.ndarray) -> None:
+    """Add sum_j w_j phi(u_j) phi(u_j)^T to A and sum_j w_j (clip(y_j) - c) phi(u_j) to b, in place.
+
+    ``u``: times already on [0, 1] (inside the domain); ``weights``: 1 / m_i of each observation's person.
+    Blocks of CHUNK observations keep the memory bounded (the streamed route calls this per chunk).
+    """
+    lo, hi = float(settings.value_range[0]), float(settings.value_range[1])
+    for start in range(0, u.size, CHUNK):
+        part = slice(start, start + CHUNK)
+        phi = basis.evaluate(u[part])
+        w = weights[part]
+        A += (phi * w[:, None]).T @ phi
+        b += phi.T @ (w * (np.clip(y[part], lo, hi) - settings.centre))
+
+
 def sparse_statistics(data: SparseData, settings: SparseSettings, basis: SparseBasis | None = None
                       ) -> SparseStatistics:
     """Each person's A_i and b_i averaged over the n persons of the file.
@@ -194,17 +210,10 @@ def sparse_statistics(data: SparseData, settings: SparseSettings, basis: SparseB
     inside = (u >= 0.0) & (u <= 1.0)
     m = np.bincount(person[inside], minlength=n).astype(float)
     lo, hi = float(s.value_range[0]), float(s.value_range[1])
-    clipped = np.clip(data.y, lo, hi)
     J = basis.n_basis
     A = np.zeros((J, J))
     b = np.zeros(J)
-    idx = np.flatnonzero(inside)
-    for start in range(0, idx.size, CHUNK):
-        part = idx[start:start + CHUNK]
-        phi = basis.evaluate(u[part])
-        w = 1.0 / m[person[part]]
-        A += (phi * w[:, None]).T @ phi
-        b += phi.T @ (w * (clipped[part] - s.centre))
+    accumulate_normal_equations(A, b, basis, s, u[inside], data.y[inside], 1.0 / m[person[inside]])
     return SparseStatistics((A + A.T) / (2.0 * n), b / n, n, data.n_observations, int((~inside).sum()),
                             int(np.sum((data.y < lo) | (data.y > hi))))
 
@@ -279,14 +288,20 @@ def _part(family, epsilon, delta, sensitivity, scale, norm, key, noise) -> Guara
                      details={"sigma" if gaussian else "laplace_scale": float(scale)}, noise=noise)
 
 
-def plan_sparse_release(data: SparseData, settings: SparseSettings) -> SparseRelease:
-    """Statistics, sensitivities (METHODS.md 20), noise scales and the typed guarantee."""
+def plan_sparse_release(data: SparseData | None, settings: SparseSettings, *,
+                        statistics: SparseStatistics | None = None) -> SparseRelease:
+    """Statistics, sensitivities (METHODS.md 20), noise scales and the typed guarantee.
+
+    ``statistics``: A and b accumulated elsewhere (the streamed route, fdp_core/sparse_stream.py);
+    then ``data`` may be None.
+    """
     s = settings.validated()
     basis = sparse_basis(s)
-    stats = sparse_statistics(data, s, basis)
+    stats = statistics if statistics is not None else sparse_statistics(data, s, basis)
     n, J = stats.n, basis.n_basis
     if n < 2:
-        raise DataError(f"{data.name}: a sparse mean release needs at least 2 persons, found {n}")
+        name = data.name if data is not None else "the data"
+        raise DataError(f"{name}: a sparse mean release needs at least 2 persons, found {n}")
     family = noise_family(s.noise)
     g = float(s.gamma)
     eps_a, eps_b = g * s.epsilon, (1.0 - g) * s.epsilon
@@ -340,31 +355,35 @@ def sparse_release_record(plan: SparseRelease, values: np.ndarray, *, seed: int 
             **randomness_fields(seed)}
 
 
-def sparse_analyst_view(plan: SparseRelease, values: np.ndarray, data: SparseData) -> dict:
+def sparse_analyst_view(plan: SparseRelease, values: np.ndarray, data: SparseData | None) -> dict:
     """Everything computed from the data without noise: counts, the gap to the noiseless estimate
-    and to the non-private pooled local-linear smoother (Yao, Mueller & Wang 2005)."""
+    and to the non-private pooled local-linear smoother (Yao, Mueller & Wang 2005; not for a
+    streamed file, whose observations are never held in memory)."""
     from .smoother import pooled_local_linear
 
     st = plan.statistics
     grid = plan.output_grid
     nonprivate = plan.nonprivate_curve()
-    smooth = pooled_local_linear(data, grid, domain=plan.settings.domain)
     span = grid[-1] - grid[0]
 
     def l2(a, b):
         return float(math.sqrt(np.trapezoid((np.asarray(a) - np.asarray(b)) ** 2, grid) / span))
 
+    out = {"note": NOT_PUBLISHABLE, "n_persons": st.n, "n_observations": st.n_observations,
+           "n_outside_domain": st.n_outside_domain, "n_values_clipped": st.n_values_clipped,
+           "nonprivate_estimate": nonprivate, "l2_gap_to_nonprivate_estimate": l2(values, nonprivate),
+           "l2_norm": "root mean square over the domain: sqrt((1/(b-a)) integral (f - g)^2)"}
+    if data is None:
+        out["pooled_smoother"] = "not computed: the file was streamed"
+        return out
+    smooth = pooled_local_linear(data, grid, domain=plan.settings.domain)
     visits = data.visits_per_person()
-    return {"note": NOT_PUBLISHABLE, "n_persons": st.n, "n_observations": st.n_observations,
-            "visits_per_person": {"min": int(visits.min()), "median": float(np.median(visits)),
-                                  "max": int(visits.max())},
-            "n_outside_domain": st.n_outside_domain, "n_values_clipped": st.n_values_clipped,
-            "nonprivate_estimate": nonprivate, "pooled_smoother": smooth.values,
-            "pooled_smoother_bandwidth": smooth.bandwidth,
-            "l2_gap_to_nonprivate_estimate": l2(values, nonprivate),
-            "l2_gap_to_pooled_smoother": l2(values, smooth.values),
-            "l2_gap_nonprivate_estimate_to_smoother": l2(nonprivate, smooth.values),
-            "l2_norm": "root mean square over the domain: sqrt((1/(b-a)) integral (f - g)^2)"}
+    out.update({"visits_per_person": {"min": int(visits.min()), "median": float(np.median(visits)),
+                                      "max": int(visits.max())},
+                "pooled_smoother": smooth.values, "pooled_smoother_bandwidth": smooth.bandwidth,
+                "l2_gap_to_pooled_smoother": l2(values, smooth.values),
+                "l2_gap_nonprivate_estimate_to_smoother": l2(nonprivate, smooth.values)})
+    return out
 
 
 def sparse_ledger_entries(plan: SparseRelease, *, label: str = "") -> list:

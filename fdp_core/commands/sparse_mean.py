@@ -16,7 +16,8 @@ from ..errors import DataError, ParameterError
 from ..release import write_release
 from ..sparse import NOISES, SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
 from ..sparse_data import SparseData, parse_domain, read_long, sparse_reason
-from ._common import rng_from
+from ..sparse_stream import DEFAULT_CHUNK_ROWS, stream_sparse_statistics
+from ._common import engine_of, rng_from
 
 
 def add_sparse_options(parser) -> None:
@@ -54,14 +55,22 @@ def _read(args) -> SparseData:
     return read_long(args.data, id_column=args.id_column, t_column=args.t_column, value_column=args.value_column)
 
 
-def sparse_data_for(args) -> SparseData | None:
+class Streamed:
+    """The sparse route over a file read in chunks (--engine stream, or auto for a big file)."""
+
+    name = "streamed file"
+
+
+def sparse_data_for(args) -> SparseData | Streamed | None:
     """The observations when this run takes the sparse route (asked, or a long file recognised as sparse)."""
     if args.sparse:
         if getattr(args, "transpose", False):
             raise ParameterError("--sparse reads a long file (id, t, value); --transpose applies to wide files")
-        return _read(args)
+        if engine_of(args) == "dask":
+            raise ParameterError("the sparse route runs locally or streamed (--engine local or stream)")
+        return Streamed() if engine_of(args) == "stream" else _read(args)
     data = None
-    if args.engine in ("auto", "local") and _is_long_file(args):
+    if engine_of(args) == "local" and _is_long_file(args):
         try:
             data = _read(args)
         except DataError:
@@ -88,7 +97,13 @@ def run_sparse(args, mean_settings, data: SparseData) -> int:
         n_basis=args.basis_size, epsilon=mean_settings.epsilon, delta=mean_settings.delta, noise=args.sparse_noise,
         calibration=mean_settings.calibration, gamma=args.sparse_gamma, kappa=args.sparse_kappa,
         output_points=args.output_points)
-    plan = plan_sparse_release(data, settings)
+    if isinstance(data, Streamed):
+        statistics = stream_sparse_statistics(args.data, settings, id_column=args.id_column, t_column=args.t_column,
+                                              value_column=args.value_column,
+                                              chunk_rows=args.chunk_rows or DEFAULT_CHUNK_ROWS)
+        plan, data = plan_sparse_release(None, settings, statistics=statistics), None
+    else:
+        plan = plan_sparse_release(data, settings)
     values = plan.sample(rng_from(args), 1)[0]
     record = sparse_release_record(plan, values, seed=args.seed)
     write_release(args.out, record, pd.DataFrame({"t": plan.output_grid, "value": values}),
