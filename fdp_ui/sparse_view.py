@@ -230,3 +230,62 @@ def render_mean_section(g) -> None:
             f"--eta {g.eta:g} --phi {g.phi:g} --epsilon {g.epsilon:g} --delta {g.delta:g} "
             f"--sparse-noise {settings.noise} --basis-size {settings.n_basis} --sparse-gamma {settings.gamma:g} "
             f"--sparse-kappa {settings.kappa:g} --out release_folder", language="bash")
+
+
+def _settings_from(g, **changes) -> SparseSettings | None:
+    ss = st.session_state
+    domain, value_range = declared_domain(), g.value_range
+    if domain is None or value_range is None:
+        return None
+    base = dict(domain=domain, value_range=tuple(value_range), kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta,
+                phi=g.phi, n_basis=int(ss.get("sparse_J", CONTROLS["sparse_J"])), epsilon=g.epsilon, delta=g.delta,
+                noise=ss.get("sparse_noise", CONTROLS["sparse_noise"]),
+                gamma=float(ss.get("sparse_gamma", CONTROLS["sparse_gamma"])),
+                kappa=float(ss.get("sparse_kappa", CONTROLS["sparse_kappa"])))
+    base.update(changes)
+    return SparseSettings(**base)
+
+
+def _mean_l2(plan, reference, rng, draws: int = 100) -> float:
+    span = plan.output_grid[-1] - plan.output_grid[0]
+    curves = plan.sample(rng, draws)
+    return float(np.mean([math.sqrt(float(np.trapezoid((c - reference) ** 2, plan.output_grid)) / span)
+                          for c in curves]))
+
+
+def render_tradeoffs_section(g) -> None:
+    """The Trade-offs page on sparse data: L2 error against epsilon (both noises) and against J."""
+    keep()
+    info = active()
+    data = info["data"]
+    st.info(f"Sparse data in use: **{info['label']}**. Error of the sparse release (METHODS.md 20) against "
+            "epsilon and the number of basis functions J; the other settings are the Mean page's.")
+    settings = _settings_from(g)
+    if settings is None:
+        st.warning("Declare the public domain of t and the public value range on the Data page first.")
+        return
+    try:
+        smooth = pooled_local_linear(data, settings.output_grid(), domain=settings.domain).values
+        epsilons = np.geomspace(0.1, 10.0, 11)
+        fig = go.Figure()
+        for noise, color in (("gaussian", "rgb(31,119,180)"), ("laplace", "rgb(214,39,40)")):
+            errors = [_mean_l2(plan_sparse_release(data, _settings_from(g, epsilon=float(e), noise=noise)), smooth,
+                               g.rng(salt=11)) for e in epsilons]
+            fig.add_trace(go.Scatter(x=epsilons, y=errors, mode="lines+markers", name=noise, line=dict(color=color)))
+        fig.add_vline(x=g.epsilon, line_dash="dot", annotation_text="current epsilon")
+        fig.update_layout(title="L2 distance of a release to the pooled smoother, against epsilon", height=380,
+                          xaxis=dict(type="log", title="epsilon"), yaxis=dict(type="log", title="mean L2 distance"))
+        st.plotly_chart(fig, width="stretch", key="sparse_tradeoff_eps")
+        sizes = np.arange(2, 21, 2)
+        errors_j = [_mean_l2(plan_sparse_release(data, _settings_from(g, n_basis=int(J))), smooth, g.rng(salt=12))
+                    for J in sizes]
+        fig_j = go.Figure(go.Scatter(x=sizes, y=errors_j, mode="lines+markers", name=settings.noise))
+        fig_j.update_layout(title=f"... against the number of basis functions J (epsilon {g.epsilon:g}, "
+                                  f"{settings.noise} noise)", height=340, xaxis_title="J",
+                            yaxis=dict(type="log", title="mean L2 distance"))
+        st.plotly_chart(fig_j, width="stretch", key="sparse_tradeoff_J")
+    except FdpError as exc:
+        st.error(str(exc))
+        return
+    st.caption("Analyst view: the distances are computed from the data without noise (100 draws per point, "
+               "against the non-private pooled local-linear smoother); do not publish them.")

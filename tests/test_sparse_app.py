@@ -60,3 +60,21 @@ def test_mean_page_releases_the_sparse_mean_over_points():
     assert any("--sparse" in c.value for c in at.code)
     at.selectbox(key="sparse_noise").set_value("laplace").run()
     assert not at.exception and any("epsilon-DP" in m.value for m in at.markdown)
+
+
+def test_tradeoffs_page_on_sparse_data():
+    at = _sparse_app()
+    at.checkbox(key="sparse_domain_declared").check().run()
+    at.number_input(key="data_range_lo").set_value(-1.0).run()
+    at.number_input(key="data_range_hi").set_value(2.0).run()
+    at.checkbox(key="data_range_declared").check().run()
+    at.switch_page("pages/tradeoffs.py").run()
+    assert not at.exception and not at.error
+    figures = _figures(at)
+    eps = next(f for f in figures if "against epsilon" in f["layout"]["title"]["text"])
+    assert {trace["name"] for trace in eps["data"]} == {"gaussian", "laplace"}
+    from plotly_json import plotly_array
+
+    for trace in eps["data"]:
+        y = plotly_array(trace["y"])
+        assert y[0] > y[-1] > 0  # more epsilon, less error
