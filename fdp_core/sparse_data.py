@@ -162,3 +162,16 @@ def parse_domain(text) -> tuple[float, float]:
     if not (math.isfinite(a) and math.isfinite(b) and a < b):
         raise ParameterError(f"the domain A,B needs finite A < B, got {text!r}")
     return a, b
+
+
+# The privacy unit of a sparse file in the ledger: persons by id, observations (t, value) as rows.
+SPARSE_UNIT = {"person_column": "id", "layout": "sparse observations (t, value)"}
+
+
+def ledger_view(data: SparseData):
+    """The observations as a FunctionalData of rows (t, value) with the person ids as metadata: what the
+    ledger fingerprints (fdp_core.fingerprint) to key a sparse data set's budget with SPARSE_UNIT."""
+    from .data import FunctionalData
+
+    return FunctionalData(np.array([0.0, 1.0]), np.column_stack([data.t, data.y]),
+                          metadata=pd.DataFrame({"id": data.ids.astype(str)}))

@@ -393,3 +393,25 @@ def test_cli_streams_a_sparse_file(tmp_path):
                                atol=1e-9)
     analyst = json.loads((out / "analyst_view.json").read_text())
     assert analyst["pooled_smoother"].startswith("not computed")
+
+
+def test_cli_charges_the_stored_budget_and_refuses_beyond_it(tmp_path, capsys):
+    from fdp_core.ledger_store import open_budget
+    from fdp_core.sparse_data import SPARSE_UNIT, ledger_view
+
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    args = ["release", "mean", "--kernel", "matern52", "--rho", "0.2", "--epsilon", "0.6", "--value-range=-1,2",
+            "--data", str(SPARSE_EXAMPLE), "--sparse", "--domain", "0,1", "--ledger", url]
+    assert main([*args, "--out", str(tmp_path / "none")]) == 2
+    assert "ledger init --sparse" in capsys.readouterr().err
+    assert main(["ledger", "init", "--sparse", "--data", str(SPARSE_EXAMPLE), "--ledger", url, "--epsilon", "1",
+                 "--delta", "1e-4"]) == 0
+    assert main([*args, "--out", str(tmp_path / "first")]) == 0
+    record = json.loads((tmp_path / "first" / "release.json").read_text())
+    assert len(record["ledger_entry_ids"]) == 2
+    ledger = open_budget(url, ledger_view(read_long(SPARSE_EXAMPLE)), unit=SPARSE_UNIT).ledger()
+    assert ledger.spent().epsilon == pytest.approx(0.6) and len(ledger.entries) == 2
+    assert main([*args, "--out", str(tmp_path / "second")]) == 2  # 0.6 + 0.6 > 1
+    assert not (tmp_path / "second").exists()
+    ledger = open_budget(url, ledger_view(read_long(SPARSE_EXAMPLE)), unit=SPARSE_UNIT).ledger()
+    assert ledger.spent().epsilon == pytest.approx(0.6) and len(ledger.entries) == 2  # the refusal recorded nothing

@@ -37,6 +37,34 @@ def add_sparse_options(parser) -> None:
                        help=f"--sparse: public eigenvalue floor of A before solving (default {SparseSettings.kappa})")
     group.add_argument("--output-points", type=int, default=SparseSettings.output_points,
                        help="--sparse: points of the public output grid on the domain")
+    group.add_argument("--ledger", default=None, metavar="URL",
+                       help="--sparse: charge the stored budget of these observations in this ledger (created by "
+                            "ledger init --sparse) before any noise is drawn; both parts (A and b) are checked "
+                            "together, so a refusal records nothing")
+    group.add_argument("--budget-name", default=None, metavar="NAME", help="--sparse --ledger: the budget's name")
+
+
+def _reserve(args, data: SparseData, plan):
+    """Check both ledger entries against the stored budget, then reserve them (completed after writing)."""
+    from ..accounting import Ledger
+    from ..ledger_store import DEFAULT_BUDGET, open_budget
+    from ..sparse import sparse_ledger_entries
+    from ..sparse_data import SPARSE_UNIT, ledger_view
+
+    budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, name=args.budget_name or DEFAULT_BUDGET,
+                         source="cli", data_label=Path(args.data).name)
+    snapshot = budget.ledger()
+    if snapshot is None:
+        raise ParameterError("no stored budget for these observations: create one first (python -m fdp_core ledger "
+                             "init --sparse --data FILE --epsilon E --delta D)")
+    entries = sparse_ledger_entries(plan, label=f"release mean --sparse ({Path(args.data).name})")
+    trial = Ledger(snapshot.epsilon_total, snapshot.delta_total, snapshot.split, snapshot.filter,
+                   entries=list(snapshot.entries))
+    for entry in entries:
+        trial.commit(entry)  # refuses (BudgetError) before anything is charged
+    for entry in entries:
+        budget.reserve(entry)
+    return budget, entries
 
 
 def _is_long_file(args) -> bool:
@@ -104,10 +132,18 @@ def run_sparse(args, mean_settings, data: SparseData) -> int:
         plan, data = plan_sparse_release(None, settings, statistics=statistics), None
     else:
         plan = plan_sparse_release(data, settings)
+    if args.ledger is not None and data is None:
+        raise ParameterError("--ledger with the sparse route reads the file in memory: use --engine local")
+    charged = _reserve(args, data, plan) if args.ledger is not None else None
     values = plan.sample(rng_from(args), 1)[0]
     record = sparse_release_record(plan, values, seed=args.seed)
+    if charged is not None:
+        record["ledger_entry_ids"] = [entry.id for entry in charged[1]]
     write_release(args.out, record, pd.DataFrame({"t": plan.output_grid, "value": values}),
                   sparse_analyst_view(plan, values, data))
+    if charged is not None:
+        for entry in charged[1]:
+            charged[0].complete(entry.id)
     print(f"wrote {args.out}/release.json and {args.out}/release.csv (sparse route, {settings.noise} noise, "
           f"n={plan.n} persons, J={plan.basis.n_basis}); {args.out}/analyst_view.json is NOT for publication")
     return 0
