@@ -5,6 +5,8 @@
 example_curves.csv   wide CSV, 60 simulated growth-like curves on an uneven grid + metadata
 example_long.csv     the first 20 of those curves in long format (id, t, value)
 example_missing.csv  wide CSV with a few missing cells (interior gaps and one missing end point)
+example_sparse.csv   long CSV (id, t, value) of 500 persons with 2..10 visits each at their own Uniform(0, 1) times,
+                     fdp_core.simulate.sparse_design (known mean sparse_true_mean, seed 20): the sparse route
 example_counts.csv   value,count table: simulated deaths per single year of age 0..100 (Gompertz-Makeham
                      hazard on a stationary population of 20,000), for densities from counts
 """
@@ -54,6 +56,20 @@ def main() -> None:
     deaths = survival * (1 - np.exp(-hazard))
     counts = rng.multinomial(20_000, deaths / deaths.sum())
     pd.DataFrame({"value": age, "count": counts}).to_csv(HERE / "example_counts.csv", index=False)
+
+    make_sparse_example()
+
+
+def make_sparse_example() -> None:
+    """data/example_sparse.csv from the library's own sparse design (fixed seed)."""
+    import sys
+
+    sys.path.insert(0, str(HERE.parent))
+    from fdp_core.simulate import SPARSE_EXAMPLE, sparse_design
+
+    d = sparse_design(SPARSE_EXAMPLE["n"], visits=SPARSE_EXAMPLE["visits"], noise_sd=SPARSE_EXAMPLE["noise_sd"],
+                      seed=SPARSE_EXAMPLE["seed"])
+    pd.DataFrame({"id": d.ids, "t": d.t, "value": d.y}).to_csv(HERE / "example_sparse.csv", index=False)
 
 
 if __name__ == "__main__":

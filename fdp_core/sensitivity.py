@@ -216,6 +216,36 @@ def regression_t2_sensitivity_cm(eigenvalues: np.ndarray, shrink: np.ndarray, bo
     return 2.0 * check_positive("B", bound_b) * check_positive("tau", tau) * math.sqrt(float(ratio.max())) / n
 
 
+# --------------------------------------------------------------------------- sparse curves (METHODS.md 20)
+#
+# Replace one person: A_i = (1/m_i) sum_j phi_j phi_j^T is PSD with tr A_i <= R2 (each
+# ||phi(t)||_2^2 <= R2) and sum_kl |A_i,kl| <= R1 (each ||phi(t)||_1^2 <= R1); b_i = (1/m_i) sum_j
+# (y_j - c) phi_j with |y_j - c| <= h has ||b_i||_2 <= h sqrt(R2) and ||b_i||_1 <= h sqrt(R1).
+
+def sparse_gram_sensitivity_frobenius(r2: float, n: int) -> float:
+    """||A_i - A_i'||_F^2 = ||A_i||_F^2 + ||A_i'||_F^2 - 2 <A_i, A_i'> <= tr(A_i)^2 + tr(A_i')^2 <= 2 R2^2
+    (PSD: <A, A'> >= 0 and ||A||_F <= tr A), so Delta_F = sqrt(2) R2 / n. Attained when two times
+    have orthogonal phi of squared norm R2 (rank-one A_i, A_i'); in general it is an upper bound."""
+    return math.sqrt(2.0) * check_positive("R2", r2) / n
+
+
+def sparse_gram_sensitivity_l1(r1: float, r2: float, n_basis: int, n: int) -> float:
+    """l1 (all J^2 entries): ||A_i - A_i'||_1 <= ||A_i||_1 + ||A_i'||_1 <= 2 R1, and by Cauchy-Schwarz over the
+    J^2 entries ||A_i - A_i'||_1 <= J ||A_i - A_i'||_F <= sqrt(2) J R2; the smaller of the two."""
+    return min(2.0 * check_positive("R1", r1), math.sqrt(2.0) * int(n_basis) * check_positive("R2", r2)) / n
+
+
+def sparse_b_sensitivity_l2(r2: float, h: float, n: int) -> float:
+    """||b_i - b_i'||_2 <= 2 h sqrt(R2) / n; attained (up to R2's safety factor) by one visit at the t maximising
+    ||phi(t)|| with y = c + h versus y = c - h."""
+    return 2.0 * check_positive("h", h) * math.sqrt(check_positive("R2", r2)) / n
+
+
+def sparse_b_sensitivity_l1(r1: float, h: float, n: int) -> float:
+    """||b_i - b_i'||_1 <= 2 h sqrt(R1) / n; attained (up to R1's safety factor) as for the l2 bound."""
+    return 2.0 * check_positive("h", h) * math.sqrt(check_positive("R1", r1)) / n
+
+
 # --------------------------------------------------------------------------- densities (METHODS.md 4)
 #
 # Neighbouring data sets replace one observation; every observation lies in the public box

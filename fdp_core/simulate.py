@@ -237,3 +237,35 @@ def mixture_density(x, *, centers=(0.3, 0.7), sd: float = 0.1) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     z = (x[..., None] - np.asarray(centers)) / sd
     return np.exp(-0.5 * z**2).mean(axis=-1) / (sd * math.sqrt(2.0 * math.pi))
+
+
+# --------------------------------------------------------------------------- sparse curves (METHODS.md 20)
+
+SPARSE_EXAMPLE = {"n": 500, "visits": (2, 10), "noise_sd": 0.1, "seed": 20, "domain": (0.0, 1.0),
+                  "value_range": (-1.0, 2.0)}
+
+
+def sparse_true_mean(t) -> np.ndarray:
+    """The known mean of the sparse design: 0.4 + 0.5 sin(pi t) + 0.2 cos(3 pi t) on [0, 1]."""
+    t = np.asarray(t, dtype=float)
+    return 0.4 + 0.5 * np.sin(np.pi * t) + 0.2 * np.cos(3.0 * np.pi * t)
+
+
+def sparse_design(n: int = 500, *, visits=(2, 10), noise_sd: float = 0.1, seed: int = 20):
+    """A sparse design: person i has m_i ~ Uniform{visits} visits at independent Uniform(0, 1) times.
+
+    Y_ij = mu(t_ij) + xi_i1 sqrt(2) cos(pi t_ij) + xi_i2 sqrt(2) sin(pi t_ij) + e_ij, with
+    xi_i1 ~ N(0, 0.3^2), xi_i2 ~ N(0, 0.2^2) (each person's own smooth deviation) and e_ij ~ N(0, noise_sd^2);
+    mu = :func:`sparse_true_mean`. Returns a SparseData (ids p00001, ...).
+    """
+    from .sparse_data import from_observations
+
+    rng = np.random.default_rng(seed)
+    m = rng.integers(int(visits[0]), int(visits[1]) + 1, size=int(n))
+    person = np.repeat(np.arange(int(n)), m)
+    t = rng.uniform(0.0, 1.0, person.size)
+    xi = rng.normal(0.0, 1.0, (int(n), 2)) * np.array([0.3, 0.2])
+    y = (sparse_true_mean(t) + np.sqrt(2.0) * (xi[person, 0] * np.cos(np.pi * t) + xi[person, 1] * np.sin(np.pi * t))
+         + rng.normal(0.0, noise_sd, person.size))
+    ids = np.array([f"p{i + 1:05d}" for i in range(int(n))], dtype=object)[person]
+    return from_observations(ids, np.round(t, 6), np.round(y, 6), name="sparse design")

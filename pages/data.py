@@ -9,7 +9,7 @@ from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.preprocess import (NOT_DP_SUGGESTION, PublicBounds, curves_per_person, range_clipped_centred,
                                  repeated_id_columns, suggested_value_range)
 from fdp_core.simulate import SIMULATIONS
-from fdp_ui import intake_panel, plots, server_files, sidebar, state, steps
+from fdp_ui import intake_panel, plots, server_files, sidebar, sparse_view, state, steps
 
 st.title("Data")
 st.caption("The unit of privacy is a person: neighbouring data sets differ in one person's data. Without a person "
@@ -35,6 +35,7 @@ def _on_upload():
     missing = st.session_state.get("data_missing", "drop")
     state.replace_dataset(lambda: state.uploaded_dataset(upload.getvalue(), upload.name, missing))
     intake_panel.after_upload(upload.getvalue(), upload.name)
+    sparse_view.detect_upload(upload.getvalue(), upload.name)  # a few visits per person at their own times
 
 
 def _on_missing_change():
@@ -88,6 +89,11 @@ elif source == "simulate":
                          on_change=_on_simulation_change, help=p.help or None)
     if state.current().kind != "simulation":
         st.button("Generate", on_click=_on_simulation_change)
+
+if source == "built-in example":
+    sparse_view.render_example_button()
+if sparse_view.active():
+    sparse_view.render_data_section()
 
 ds = state.current()
 refused = "data_error" in st.session_state

@@ -14,7 +14,7 @@ from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.registry import MEAN_REGISTRY, mean_mechanism, truncating_mechanisms
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.tuning import PSS_MECHANISMS, pss_defaults
-from fdp_ui import band_panel, compare_plots, mean_controls, plots, sidebar, state
+from fdp_ui import band_panel, compare_plots, mean_controls, plots, sidebar, sparse_view, state
 from fdp_ui.mean_controls import KEYS
 
 LOG_PSI_RANGE = (-8.0, 3.0)
@@ -29,6 +29,9 @@ for key, value in _DEFAULTS.items():
 st.title("Mean function")
 ds = state.current()
 g = sidebar.render()
+if sparse_view.active():  # sparse curves (a few visits per person): their own release view
+    sparse_view.render_mean_section(g)
+    st.stop()
 
 
 def _apply_pss(eta: float, psi: float) -> None:

@@ -19,7 +19,7 @@ from fdp_core.registry import mean_mechanism, truncating_mechanisms
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.tradeoff_figures import tradeoff_figure, variance_ratio_figure
 from fdp_core.export import NONPRIVATE_VIEWS
-from fdp_ui import mean_controls, private_selection, sidebar, state
+from fdp_ui import mean_controls, private_selection, sidebar, sparse_view, state
 from fdp_ui.mean_controls import KEYS
 
 PAGE_DEFAULTS = {"to_param": "epsilon", "to_mc": 500, "to_mechanisms": list(MEAN_MECHANISMS),
@@ -39,6 +39,9 @@ for key, value in PAGE_DEFAULTS.items():
 st.title("Trade-offs")
 ds = state.current()
 g = sidebar.render()
+if sparse_view.active():  # sparse curves: their own trade-off curves
+    sparse_view.render_tradeoffs_section(g)
+    st.stop()
 fd = ds.fd
 truth = ds.true_mean(fd.grid_points) if ds.true_mean is not None else None
 

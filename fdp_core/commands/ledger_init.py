@@ -25,6 +25,9 @@ def configure(parser) -> None:
                         help="privacy filter: basic (sums of epsilon and delta, default) or zcdp (sum of rho)")
     parser.add_argument("--split", default=None, metavar="KIND=W,...",
                         help="optional split of the budget across kinds, e.g. mean=2,kde=1,pca=1 (weights)")
+    parser.add_argument("--sparse", action="store_true",
+                        help="the data are sparse observations (a long file id,t,value; persons by id) for "
+                             "release mean --sparse")
 
 
 def parse_split(text: str | None) -> dict | None:
@@ -45,7 +48,15 @@ def parse_split(text: str | None) -> dict | None:
 def run(args) -> int:
     spec = BudgetSpec(args.epsilon, args.delta, args.filter, parse_split(args.split))
     spec.ledger()  # validate before touching the data or the database
-    budget = budget_of(args, load_data(args))
+    if args.sparse:  # persons by id, observations as rows: the key release mean --sparse --ledger charges
+        from ..ledger_store import open_budget
+        from ..sparse_data import SPARSE_UNIT, ledger_view, read_long
+
+        data = read_long(args.data, id_column=args.id_column, t_column=args.t_column, value_column=args.value_column)
+        budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, name=args.name, source="cli",
+                             data_label=data.name)
+    else:
+        budget = budget_of(args, load_data(args))
     ledger, _ = budget.store.create_budget(budget.fingerprint, spec, name=budget.name, content=budget.content,
                                            unit=budget.unit, data_label=budget.data_label, created_by="cli")
     print(f"created budget '{budget.name}' (epsilon {ledger.epsilon_total:g}, delta {ledger.delta_total:g}, "

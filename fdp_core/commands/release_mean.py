@@ -10,6 +10,7 @@ from ..release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
                       stream_options)
+from .sparse_mean import add_sparse_options, run_sparse, sparse_data_for
 
 PATH = ("release", "mean")
 HELP = "release a differentially private mean function"
@@ -20,10 +21,14 @@ def configure(parser) -> None:
     add_options(parser, MeanSettings)
     add_engine_options(parser)
     add_output_options(parser)
+    add_sparse_options(parser)
 
 
 def run(args) -> int:
     settings = settings_from_args(MeanSettings, args)
+    sparse = sparse_data_for(args)  # a long file with a few visits per person at their own times
+    if sparse is not None:
+        return run_sparse(args, settings, sparse)
     engine = engine_of(args)
     if settings.confidence_band is not None:
         return _run_with_band(args, settings, engine)

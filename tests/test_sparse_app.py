@@ -1,0 +1,80 @@
+"""AppTest: sparse curves on the Data and Mean pages (why sparse, visits histogram, points never joined)."""
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+
+
+def _figures(at):
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def _sparse_app():
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.button(key="sparse_example_button").click().run()
+    assert not at.exception
+    return at
+
+
+def test_data_page_says_why_the_file_is_sparse_and_shows_the_visits_histogram():
+    at = _sparse_app()
+    assert any("Sparse:" in i.value and "own times" in i.value for i in at.info)
+    figures = _figures(at)
+    titles = [f["layout"]["title"]["text"] for f in figures if "title" in f["layout"]]
+    assert "Observations per person" in titles
+    points = next(f for f in figures if f["layout"].get("title", {}).get("text", "").startswith("Observations ("))
+    assert all(trace["mode"] == "markers" for trace in points["data"])
+
+
+def test_uploaded_sparse_file_is_taken_up_without_an_error():
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.radio(key="data_source").set_value("upload a file").run()
+    raw = (ROOT / "data" / "example_sparse.csv").read_bytes().replace(b"id,t,value", b"child,age,height")
+    at.file_uploader(key="data_upload").set_value(("growth.csv", raw, "text/csv")).run()
+    assert not at.exception and not at.error
+    assert any("Sparse:" in i.value for i in at.info)
+
+
+def test_mean_page_releases_the_sparse_mean_over_points():
+    at = _sparse_app()
+    at.switch_page("pages/mean.py").run()
+    assert any("Declare the public domain" in w.value for w in at.warning)
+    at.switch_page("pages/data.py").run()
+    at.checkbox(key="sparse_domain_declared").check().run()
+    at.number_input(key="data_range_lo").set_value(-1.0).run()
+    at.number_input(key="data_range_hi").set_value(2.0).run()
+    at.checkbox(key="data_range_declared").check().run()
+    at.switch_page("pages/mean.py").run()
+    assert not at.exception and not at.error
+    fig = next(f for f in _figures(at) if f["layout"]["title"]["text"].startswith("Private mean"))
+    modes = [trace["mode"] for trace in fig["data"]]
+    assert modes[0] == "markers" and modes.count("markers") == 1  # observations as points only
+    assert "lines" in modes
+    assert any("Guarantee" in m.value for m in at.markdown)
+    assert any("--sparse" in c.value for c in at.code)
+    at.selectbox(key="sparse_noise").set_value("laplace").run()
+    assert not at.exception and any("epsilon-DP" in m.value for m in at.markdown)
+
+
+def test_tradeoffs_page_on_sparse_data():
+    at = _sparse_app()
+    at.checkbox(key="sparse_domain_declared").check().run()
+    at.number_input(key="data_range_lo").set_value(-1.0).run()
+    at.number_input(key="data_range_hi").set_value(2.0).run()
+    at.checkbox(key="data_range_declared").check().run()
+    at.switch_page("pages/tradeoffs.py").run()
+    assert not at.exception and not at.error
+    figures = _figures(at)
+    eps = next(f for f in figures if "against epsilon" in f["layout"]["title"]["text"])
+    assert {trace["name"] for trace in eps["data"]} == {"gaussian", "laplace"}
+    from plotly_json import plotly_array
+
+    for trace in eps["data"]:
+        y = plotly_array(trace["y"])
+        assert y[0] > y[-1] > 0  # more epsilon, less error
