@@ -493,7 +493,7 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
 
     kde = _kde_module()
     obs = person_features(fd, feature, settings.box, person_column=settings.person_column,
-                          value_range=settings.value_range)
+                          value_range=settings.value_range, n_public=settings.n_public)
     points, features = obs.points, obs.features
     plan = kde.plan_kde_release(points, settings)
     mechanism = kde_mechanism(plan.mechanism)
@@ -514,6 +514,7 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
                          context={"feature": features_label(features), "settings": settings, "points": points,
                                   "n_dropped": fd.report.n_dropped, "missing": _missing_policy(fd),
                                   "n_curves": obs.n_curves, "n_outside_box": obs.n_outside_box,
+                                  "n_unusable": obs.n_unusable,
                                   "coefficient_shape": np.shape(pieces.scales),
                                   "post_processing": mechanism.post_processing})
 
@@ -579,7 +580,8 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
               "export": {"granularity_exp": pending.noise_plan.granularity_exp},
               "budget": _budget_config(ledger), "replays": pending.entry.id}
     analyst = {**kde.analyst_view(plan, n_dropped=pending.context["n_dropped"], n_curves=pending.context["n_curves"],
-                                  n_outside_box=pending.context["n_outside_box"]),
+                                  n_outside_box=pending.context["n_outside_box"],
+                                  n_unusable=pending.context.get("n_unusable", 0)),
                "committed_noise_l2_radius_95": l2}
     return CommittedRelease("kde", pending.entry, record, table, _coefficient_table(pending, noise, full, index),
                             config, kde_tradeoff(pending.context["points"], settings), record["accuracy"], analyst)

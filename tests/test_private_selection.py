@@ -124,7 +124,7 @@ def test_sharper_selection_with_the_range_bound():
     assert probs["range"] >= probs["linear"] >= probs["general"]
 
 
-def test_selection_uses_the_release_transform_and_refuses_a_person_column():
+def test_selection_uses_the_release_transform_and_averages_persons():
     import pandas as pd
 
     rng = np.random.default_rng(3)
@@ -135,10 +135,18 @@ def test_selection_uses_the_release_transform_and_refuses_a_person_column():
     manual = pcv_private_scores(FunctionalData(GRID, np.clip(values, 0, 1) - 0.5), MeanSettings(kernel="matern52",
                                                                                                 tau=0.4), pens, rhos)
     np.testing.assert_allclose(declared, manual, rtol=1e-12)
+    # A person column: each person's clipped, centred curves are averaged into one row before the folds.
+    from fdp_core.data import clip_to_ball
+
     meta = pd.DataFrame({"subject": np.repeat(np.arange(15), 2)})
-    with pytest.raises(ParameterError, match="person"):
-        pcv_private_scores(FunctionalData(GRID, values, metadata=meta),
-                           MeanSettings(kernel="matern52", tau=0.4, person_column="subject"), pens, rhos)
+    persons = pcv_private_scores(FunctionalData(GRID, values, metadata=meta),
+                                 MeanSettings(kernel="matern52", tau=0.4, value_range=(0.0, 1.0),
+                                              person_column="subject"), pens, rhos)
+    rows = clip_to_ball(np.clip(values, 0, 1) - 0.5, FunctionalData(GRID, values).weights, 0.4).values
+    averaged = rows.reshape(15, 2, GRID.size).mean(axis=1)
+    np.testing.assert_allclose(persons, pcv_private_scores(FunctionalData(GRID, averaged),
+                                                           MeanSettings(kernel="matern52", tau=0.4), pens, rhos),
+                               rtol=1e-10)
 
 
 def test_cli_select_charges_the_persistent_ledger_until_refused(tmp_path, capsys):
