@@ -405,6 +405,8 @@ def analyst_view(plan: CovarianceRelease, release: dict, k: int, fd: FunctionalD
     return {
         "warning": NOT_PUBLISHABLE,
         "n_clipped": plan.n_clipped,
+        "n_curves": fd.n, "n_dropped": fd.report.n_dropped, "n_persons": plan.n,
+        "n_persons_without_usable_curve": file_persons(fd, plan.settings.person_column).n_unusable,
         "hs_distance_to_nonprivate": float(np.linalg.norm(C - nonprivate)),
         "nonprivate_top_eigenvalues": np_values,
         "private_top_eigenvalues": private_values,

@@ -15,7 +15,7 @@ from ..errors import ParameterError
 from ..mean import MeanSettings
 from ..private_selection import (SELECTION_BOUNDS, SELECTION_MECHANISMS, commit_selection, select_parameters,
                                  selection_counts, selection_entry)
-from ..release import to_json
+from ..release import analyst_record, to_json
 from ..settings_fields import add_options, settings_from_args
 from ._common import add_data_options, load_data
 from .ledger import add_ledger_option, budget_of
@@ -85,10 +85,10 @@ def run(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "selection.json").write_text(to_json({**selection.record(), **charged}))
-    (out / "analyst_view.json").write_text(to_json({
-        "warning": "NOT FOR PUBLICATION: PCV scores computed from the data without noise", "publishable": False,
+    (out / "analyst_view.json").write_text(to_json(analyst_record({
+        "contents": "NOT FOR PUBLICATION: PCV scores computed from the data without noise",
         "scores": selection.scores, "rhos": selection.rhos, "penalties": selection.penalties,
-        **selection_counts(fd, settings)}))
+        **selection_counts(fd, settings)})))
     print(f"selected penalty {selection.chosen_penalty:g}, rho {selection.chosen_rho:g} (epsilon "
           f"{selection.epsilon:g} spent, {'charged to the ledger' if charged['charged'] else 'NOT charged'}); wrote "
           f"{out}/selection.json and analyst_view.json (NOT for publication)")
