@@ -11,9 +11,11 @@ For each curve X_i (a row of a block), in this order:
 
 Every mechanism then runs unchanged on the person-level rows with n = number of persons,
 and adds c back after the noise (post-processing). n is a *declared public* input: the
-user states that the number of persons is public (the literature's replace-one
-assumption), or fixes it with ``n_public`` (persons without a usable curve then count as
-the centre curve, which keeps the replace-one sensitivity 2 tau / n exact).
+number of persons *in the file* (rows, or distinct ids of the person column), usable or not
+(the literature's replace-one assumption: replacing a person keeps the count, whereas which
+persons have a usable curve is data), or the user's ``n_public``. Persons without a usable
+curve count as the centre curve (a zero row), which keeps the replace-one sensitivity
+2 tau / n exact (METHODS.md 11).
 
 The functions work on a block of curves plus their person codes and return sums and
 counts, so a streaming pipeline can apply them chunk by chunk (group by person first: a
@@ -134,8 +136,8 @@ class PublicBounds:
     ``value_range``: (lo, hi) in data units, or None (no pointwise clip, centre 0).
     ``reference``: optional public reference curve, (t, value) pairs; replaces the centre c.
     ``person_column``: metadata column grouping curves into persons, or None (curve = person).
-    ``n_public``: a declared number of persons, or None (the number of persons with a usable
-    curve, declared public).
+    ``n_public``: a declared number of persons, or None (the number of persons in the file,
+    usable or not, declared public).
     """
 
     value_range: tuple | None = None

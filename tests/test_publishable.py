@@ -339,6 +339,11 @@ CLI_KINDS = {
     "covariance-iclp": ["release", "covariance", "--mechanism", "iclp", "--kernel", "matern52", "--rho", "0.2"],
     "regression": ["release", "regression", "--covariates", "age", "--B", "2", "--kernel", "matern52",
                    "--rho", "0.2"],
+    # The streamed engine counts the same persons (dropped ones included) as the in-memory one.
+    "mean-gaussian-stream": [*_mean_args("gaussian"), "--engine", "stream"],
+    "kde-iclp-1d-stream": ["release", "kde", "--mechanism", "iclp", "--feature", "value:0.5", "--box", "0,1",
+                           "--grid-size", "16", "--engine", "stream"],
+    "pca-exact-stream": ["release", "pca", "--k", "1", "--basis", "fourier", "--p", "5", "--engine", "stream"],
     "select": ["select", "--kernel", "matern52", "--penalties", "1e-4,1e-2,1", "--rhos", "0.1,0.3",
                "--select-epsilon", "1", "--no-ledger"],
 }
@@ -375,6 +380,21 @@ def test_cli_default_settings_publish_nothing_about_one_person(kind, unit, neigh
     assert record["n"] == n_file
     if neighbour == "dropped" and "n_persons_without_usable_curve" in view_b:
         assert view_b["n_persons_without_usable_curve"] == view_a["n_persons_without_usable_curve"] + 1
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "iclp"])
+def test_cli_counts_density_does_not_depend_on_one_individual(mechanism, tmp_path):
+    """Densities from counts: one count unit moved far outside the box (clipped); n = total count."""
+    d, d_prime = tmp_path / "D.csv", tmp_path / "D2.csv"
+    d.write_text("value,count\n0.2,5\n0.5,7\n0.8,4\n5.0,0\n")
+    d_prime.write_text("value,count\n0.2,5\n0.5,6\n0.8,4\n5.0,1\n")
+    files = {}
+    for label, path in (("a", d), ("b", d_prime)):
+        out = _run(["release", "kde-counts", "--counts", str(path), "--mechanism", mechanism, "--box", "0,1",
+                    "--epsilon", "1", "--grid-size", "32", "--seed", "7"], tmp_path / label)
+        files[label] = _read_folder(out)
+    _compare_files(files["a"], files["b"])
+    assert json.loads(files["a"]["release.json"])["n"] == 16
 
 
 def _commit_default(kind, which, pair, unit):
