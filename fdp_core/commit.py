@@ -58,6 +58,7 @@ from .estimators import shrinkage
 from .mechanisms.families import NoiseFamily, noise_family
 from .mechanisms.discrete import DEFAULT_GRANULARITY_EXP, DiscretePlan
 from .mean import analyst_view as mean_analyst_view
+from .preprocess import file_persons
 from .registry import mean_mechanism
 from .registry.kde import kde_mechanism
 from .registry.pca import pca_sampler
@@ -663,5 +664,6 @@ def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_la
     config = {"schema": CONFIG_SCHEMA, "kind": "pca", "settings": config_of(settings),
               "data": {"missing": _missing_policy(fd), "label": data_label, "n": result.n, "m": result.m},
               "export": {}, "budget": _budget_config(ledger), "replays": entry.id}
-    analyst = pca.analyst_view(result, n_dropped=fd.report.n_dropped)
+    analyst = pca.analyst_view(result, n_dropped=fd.report.n_dropped,
+                               n_unusable=file_persons(fd, settings.bounds.person_column).n_unusable)
     return CommittedRelease("pca", entry, record, table, coefficients, config, {}, PCA_ACCURACY, analyst)

@@ -593,14 +593,17 @@ def release_record(result: PrivatePCAResult, *, seed: int | None = None) -> dict
 ANALYST_DIAGNOSTICS = ("acceptance_rate", "acceptance_rates", "n_proposed", "acg_b", "trace", "n_spectral_solves")
 
 
-def analyst_view(result: PrivatePCAResult, *, n_dropped: int = 0) -> dict:
-    """Computed from the data without noise: never publish."""
+def analyst_view(result: PrivatePCAResult, *, n_dropped: int = 0, n_unusable: int | None = None) -> dict:
+    """Computed from the data without noise: never publish. ``n_unusable``: persons of the file
+    without a usable curve (when known)."""
     view = {"n_curves": result.n_curves, "n_persons": result.n, "n_dropped": int(n_dropped),
             "n_clipped": result.n_clipped,
             "n_clipped_meaning": "curves whose coefficient row (after the range clip and centring) was shrunk to tau",
             "n_range_clipped": result.n_range_clipped,
             "variance_ratio": result.variance_ratio, "subspace_distance": result.subspace_distance,
             "explained_variance_ratio": result.explained_variance_ratio[: max(result.k, 5)]}
+    if n_unusable is not None:
+        view["n_persons_without_usable_curve"] = int(n_unusable)
     for key in ANALYST_DIAGNOSTICS:
         if key in result.diagnostics:
             view[key] = result.diagnostics[key]

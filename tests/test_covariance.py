@@ -255,7 +255,7 @@ def test_cli_writes_publishable_and_analyst_files_separately(tmp_path):
         assert key not in json.dumps(record)
         assert key in view
     assert record["release"] == "covariance" and record["publishable"] is False  # seeded: not for publication
-    assert "do not publish" in view["warning"]
+    assert "NOT FOR PUBLICATION" in view["warning"] and view["publishable"] is False
     table = pd.read_csv(out / "release.csv")
     fd = load_curves(EXAMPLE)
     assert list(table.columns) == ["s", "t", "value"] and len(table) == fd.m**2
