@@ -561,7 +561,7 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
     l2, sup = _kde_radii(plan, c)
     settings = pending.context["settings"]
     record = kde.release_record(plan, feature=pending.context["feature"], person_column=settings.person_column,
-                                value_range=settings.value_range)
+                                value_range=settings.value_range, n_public=settings.n_public)
     record.update(_common_record(pending, noise, ledger, label=pending.entry.label, data_label=data_label))
     record.update(expected_sq_l2_error=plan.expected_sq_l2_error * c * c, l2_error_radius_95=l2,
                   sup_error_radius_95=sup, accuracy=_accuracy_sentence(l2, sup, "the non-private density"))

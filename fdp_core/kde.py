@@ -235,7 +235,8 @@ def release_table(release: KdeRelease, values: np.ndarray) -> pd.DataFrame:
 
 
 def release_record(release: KdeRelease, *, feature: str | None = None, n_dropped: int | None = None,
-                   seed: int | None = None, person_column: str | None = None, value_range=None) -> dict:
+                   seed: int | None = None, person_column: str | None = None, value_range=None,
+                   n_public: int | None = None) -> dict:
     """The publishable record of one sanitized density: public inputs and the noise law only.
 
     Counts computed from the data (observations clipped to the box, curves dropped) are in
@@ -257,7 +258,8 @@ def release_record(release: KdeRelease, *, feature: str | None = None, n_dropped
                             else "curve (one observation each)"),
         "person_column": person_column,
         "value_range": None if value_range is None else [float(v) for v in value_range],
-        "n_policy": "declared public",
+        # n: the persons of the file, usable or not (those without a usable curve sit at the box centre)
+        "n_policy": "declared public" if n_public is None else "declared public (fixed by the user)",
         "sensitivity": release.sensitivity,
         "sigma": release.sigma,
         "laplace_scales": None if release.laplace_scales is None else release.laplace_scales.ravel(),

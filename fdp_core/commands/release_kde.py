@@ -44,7 +44,8 @@ def run(args) -> int:
     plan = plan_kde_release(points, settings)
     values = plan.sample(rng_from(args), 1)[0]
     record = release_record(plan, feature=features_label(features), seed=args.seed,
-                            person_column=settings.person_column, value_range=settings.value_range)
+                            person_column=settings.person_column, value_range=settings.value_range,
+                            n_public=settings.n_public)
     view = analyst_view(plan, n_dropped=n_dropped, n_curves=obs.n_curves, n_outside_box=obs.n_outside_box,
                         n_unusable=obs.n_unusable)
     write_release(args.out, record, release_table(plan, values), view)
