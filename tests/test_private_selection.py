@@ -241,3 +241,16 @@ def test_black_box_audit_at_person_level(factor, flagged):
                                        factor=factor, n_select=50_000, n_test=200_000, visits=3)
     print(f"selection audit (person level) x{factor}: {result}")
     assert result.flagged is flagged, result
+
+
+@pytest.mark.parametrize("m,K", [(4, 5), (10, 5)])
+def test_person_with_more_visits_attains_but_never_exceeds_the_bounds(m, K):
+    """Issue 31: replacing a person (one curve in D, three in D', person column) changes the scores by at
+    most the stated scales, and the documented pair attains them at person level too."""
+    settings = MeanSettings(tau=1.0, kernel="matern52", rho=0.2, epsilon=1e6, person_column="person")
+    d, d_prime = selection_worst_pair(settings, GRID, m, K, 0.2, visits=3)
+    pens = np.logspace(-9, 9, 13)
+    linear = _change_ratio(d, d_prime, settings, pens, [0.2], K, "linear")
+    spread = _change_ratio(d, d_prime, settings, pens, [0.2], K, "range")
+    assert 0.999 < linear <= 1 + 1e-9
+    assert spread == pytest.approx(1 - 1 / ((K + 1) * m), rel=1e-6)
