@@ -254,3 +254,35 @@ def test_person_with_more_visits_attains_but_never_exceeds_the_bounds(m, K):
     spread = _change_ratio(d, d_prime, settings, pens, [0.2], K, "range")
     assert 0.999 < linear <= 1 + 1e-9
     assert spread == pytest.approx(1 - 1 / ((K + 1) * m), rel=1e-6)
+
+
+def test_cli_select_at_person_level_charges_the_person_level_budget(tmp_path, capsys):
+    """select --person-column: n = persons of the file (usable or not), charged to the budget the
+    person-level releases of the same data use (created by ledger init --person-column)."""
+    import json
+
+    import pandas as pd
+
+    from fdp_core.cli import main
+
+    rng = np.random.default_rng(4)
+    values = np.clip(0.5 + 0.2 * rng.normal(size=(45, GRID.size)), 0, 1)
+    values[44, 3] = np.nan  # the last person's only curve is dropped: they still count
+    frame = pd.DataFrame(values, columns=[repr(float(t)) for t in GRID])
+    frame.insert(0, "subject", [f"s{i // 3}" for i in range(42)] + ["s14", "s15", "s16"])
+    data = tmp_path / "curves.csv"
+    frame.to_csv(data, index=False, na_rep="")
+    ledger = str(tmp_path / "ledger.sqlite3")
+    base = ["select", "--data", str(data), "--ledger", ledger, "--kernel", "matern52", "--epsilon", "1",
+            "--value-range", "0,1", "--penalties", "1e-4,1e-2,1", "--rhos", "0.1,0.3", "--select-epsilon", "0.5",
+            "--out", str(tmp_path / "sel")]
+    assert main(["ledger", "init", "--data", str(data), "--ledger", ledger, "--epsilon", "1", "--delta", "1e-5",
+                 "--person-column", "subject"]) == 0
+    capsys.readouterr()
+    assert main(base) == 2 and "no stored budget" in capsys.readouterr().err  # curve level: another budget
+    assert main([*base, "--person-column", "subject"]) == 0
+    record = json.loads((tmp_path / "sel" / "selection.json").read_text())
+    assert record["charged"] is True and record["n"] == 17 and record["fold_size"] == 3
+    assert record["unit_of_privacy"].startswith("person")
+    view = json.loads((tmp_path / "sel" / "analyst_view.json").read_text())
+    assert view["publishable"] is False and view["n_persons_without_usable_curve"] == 1
