@@ -68,6 +68,11 @@ def box_widths(box: Box) -> np.ndarray:
     return np.array([hi - lo for lo, hi in box])
 
 
+def box_centre(box: Box) -> np.ndarray:
+    """(d,) centre of the box: the data-free observation of a person without a usable curve."""
+    return np.array([lo / 2.0 + hi / 2.0 for lo, hi in check_box(box)])
+
+
 def box_diameter(box: Box) -> float:
     """Euclidean diameter D of the box: the largest distance two observations can have."""
     return float(np.sqrt(np.sum(box_widths(box) ** 2)))

@@ -58,6 +58,7 @@ from .estimators import shrinkage
 from .mechanisms.families import NoiseFamily, noise_family
 from .mechanisms.discrete import DEFAULT_GRANULARITY_EXP, DiscretePlan
 from .mean import analyst_view as mean_analyst_view
+from .preprocess import file_persons
 from .registry import mean_mechanism
 from .registry.kde import kde_mechanism
 from .registry.pca import pca_sampler
@@ -493,7 +494,7 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
 
     kde = _kde_module()
     obs = person_features(fd, feature, settings.box, person_column=settings.person_column,
-                          value_range=settings.value_range)
+                          value_range=settings.value_range, n_public=settings.n_public)
     points, features = obs.points, obs.features
     plan = kde.plan_kde_release(points, settings)
     mechanism = kde_mechanism(plan.mechanism)
@@ -514,6 +515,7 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
                          context={"feature": features_label(features), "settings": settings, "points": points,
                                   "n_dropped": fd.report.n_dropped, "missing": _missing_policy(fd),
                                   "n_curves": obs.n_curves, "n_outside_box": obs.n_outside_box,
+                                  "n_unusable": obs.n_unusable,
                                   "coefficient_shape": np.shape(pieces.scales),
                                   "post_processing": mechanism.post_processing})
 
@@ -559,7 +561,7 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
     l2, sup = _kde_radii(plan, c)
     settings = pending.context["settings"]
     record = kde.release_record(plan, feature=pending.context["feature"], person_column=settings.person_column,
-                                value_range=settings.value_range)
+                                value_range=settings.value_range, n_public=settings.n_public)
     record.update(_common_record(pending, noise, ledger, label=pending.entry.label, data_label=data_label))
     record.update(expected_sq_l2_error=plan.expected_sq_l2_error * c * c, l2_error_radius_95=l2,
                   sup_error_radius_95=sup, accuracy=_accuracy_sentence(l2, sup, "the non-private density"))
@@ -579,7 +581,8 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
               "export": {"granularity_exp": pending.noise_plan.granularity_exp},
               "budget": _budget_config(ledger), "replays": pending.entry.id}
     analyst = {**kde.analyst_view(plan, n_dropped=pending.context["n_dropped"], n_curves=pending.context["n_curves"],
-                                  n_outside_box=pending.context["n_outside_box"]),
+                                  n_outside_box=pending.context["n_outside_box"],
+                                  n_unusable=pending.context.get("n_unusable", 0)),
                "committed_noise_l2_radius_95": l2}
     return CommittedRelease("kde", pending.entry, record, table, _coefficient_table(pending, noise, full, index),
                             config, kde_tradeoff(pending.context["points"], settings), record["accuracy"], analyst)
@@ -661,5 +664,6 @@ def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_la
     config = {"schema": CONFIG_SCHEMA, "kind": "pca", "settings": config_of(settings),
               "data": {"missing": _missing_policy(fd), "label": data_label, "n": result.n, "m": result.m},
               "export": {}, "budget": _budget_config(ledger), "replays": entry.id}
-    analyst = pca.analyst_view(result, n_dropped=fd.report.n_dropped)
+    analyst = pca.analyst_view(result, n_dropped=fd.report.n_dropped,
+                               n_unusable=file_persons(fd, settings.bounds.person_column).n_unusable)
     return CommittedRelease("pca", entry, record, table, coefficients, config, {}, PCA_ACCURACY, analyst)

@@ -28,7 +28,7 @@ from .mechanisms.families import NoiseFamily, noise_family
 from .mechanisms.guarantee import Guarantee
 from .params import check_choice, check_epsilon, check_eta, check_finite, check_positive
 from .limits import MAX_ABS_VALUE, MAX_TAU, check_at_most
-from .preprocess import PublicBounds, person_codes, person_row_weights
+from .preprocess import PublicBounds, file_persons, person_row_weights
 from .registry.covariance import REGISTRY as MECHANISM_REGISTRY
 from .registry.covariance import covariance_mechanism
 from .release import randomness_fields
@@ -167,10 +167,11 @@ def person_weights(fd: FunctionalData, settings) -> tuple[np.ndarray, int, int]:
     and sum_jl A_jl |P_jl| <= sum_jl A_jl sqrt(P_jj P_ll) <= r(A) tr P. n = P, or the declared n_public
     (persons without a usable curve count as zero curves).
     """
-    codes, P = person_codes(fd.metadata, settings.person_column, fd.n)
+    persons = file_persons(fd, settings.person_column)  # the file's persons, usable or not
+    codes, P = persons.index, persons.n_persons
     n = P if settings.n_public is None else int(settings.n_public)
     if n < P:
-        raise DataError(f"the declared number of persons n = {n} is smaller than the {P} persons in the data: "
+        raise DataError(f"the declared number of persons n = {n} is smaller than the {P} persons in the file: "
                         "declare the true public number")
     return person_row_weights(codes, P), n, P
 
@@ -404,6 +405,8 @@ def analyst_view(plan: CovarianceRelease, release: dict, k: int, fd: FunctionalD
     return {
         "warning": NOT_PUBLISHABLE,
         "n_clipped": plan.n_clipped,
+        "n_curves": fd.n, "n_dropped": fd.report.n_dropped, "n_persons": plan.n,
+        "n_persons_without_usable_curve": file_persons(fd, plan.settings.person_column).n_unusable,
         "hs_distance_to_nonprivate": float(np.linalg.norm(C - nonprivate)),
         "nonprivate_top_eigenvalues": np_values,
         "private_top_eigenvalues": private_values,

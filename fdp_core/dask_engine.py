@@ -119,7 +119,10 @@ def _count_task(part: Partition, meta: dict, person_column: str) -> pd.Series:
     tally = stream.Tally(reader.m)
     parts = [pd.Series(stream.person_keys(c.metadata, person_column, reader.name)).value_counts()
              for c in reader.chunks(tally)]
-    return pd.concat(parts).groupby(level=0).sum() if parts else pd.Series(dtype="int64")
+    # Persons whose rows were all dropped count in n with 0 usable rows (METHODS.md 11).
+    dropped = pd.concat(tally.dropped_meta, ignore_index=True) if tally.dropped_meta else None
+    parts.append(stream.dropped_person_counts(dropped, person_column, reader.name))
+    return pd.concat(parts).groupby(level=0).sum()
 
 
 def _sum_task(part: Partition, meta: dict, template, features, person_column, counts, value_range=None):
@@ -217,16 +220,15 @@ def _reduce(kind, source, template, *, features=None, person_column=None, value_
             if cluster is not None:
                 cluster.close()
     report = tally.finish(reader.name, reader.missing)
-    n = int(counts.size) if counts is not None else tally.n_kept
-    return reader, acc, report, n
+    return reader, acc, report, stream.persons_of(counts, tally.n_read, tally.n_kept)
 
 
 def dask_mean_sums(source, settings, **kwargs):
     settings = settings.validated()
-    reader, acc, report, n = _reduce(
+    reader, acc, report, persons = _reduce(
         "mean", source, lambda r: stream.MeanAccumulator(settings, r.grid, r.unit_grid, r.weights),
         person_column=settings.bounds.person_column, **kwargs)
-    return acc.sums(n, report.n_dropped)
+    return acc.sums(persons.n, report.n_dropped, persons.usable)
 
 
 def dask_pca_sums(source, settings, *, released_mean=None, with_report: bool = False, **kwargs):
@@ -239,18 +241,21 @@ def dask_pca_sums(source, settings, *, released_mean=None, with_report: bool = F
         centre, holder["flags"] = pca_centre(settings, r.grid, released_mean)
         return stream.PcaAccumulator(settings, pca_basis(settings, r.unit_grid, r.weights), r.grid, r.weights, centre)
 
-    reader, acc, report, n = _reduce("pca", source, template, person_column=settings.bounds.person_column, **kwargs)
-    sums = acc.sums(n, holder["flags"])
+    reader, acc, report, persons = _reduce("pca", source, template, person_column=settings.bounds.person_column,
+                                           **kwargs)
+    sums = acc.sums(persons.n, holder["flags"])
     return (sums, report.n_dropped) if with_report else sums
 
 
 def dask_kde_sums(source, settings, feature, **kwargs) -> "stream.StreamedFeatures":
     features, box, grid_size = stream.kde_feature_inputs(settings, feature)
-    reader, acc, report, n = _reduce(
+    reader, acc, report, persons = _reduce(
         "kde", source, lambda r: stream.KdeAccumulator(settings, box, grid_size, stream.kde_mode(settings)),
         features=features, person_column=getattr(settings, "person_column", None),
         value_range=getattr(settings, "value_range", None), **kwargs)
-    return stream.StreamedFeatures(acc.sums(), features, report.n_dropped, acc.n_rows, acc.n_clipped)
+    n = stream.mechanism_n_public(getattr(settings, "n_public", None), persons.n)
+    return stream.StreamedFeatures(acc.sums(n), features, report.n_dropped, acc.n_rows, acc.n_clipped,
+                                   persons.n - persons.usable)
 
 
 __all__ = ["dask_mean_sums", "dask_pca_sums", "dask_kde_sums", "client_for", "partitions"]

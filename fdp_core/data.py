@@ -49,6 +49,9 @@ class LoadReport:
     n_missing_cells: int = 0
     dropped_rows: tuple = ()
     messages: tuple = ()
+    # The metadata of the dropped curves (file order): their person ids still count towards n,
+    # the number of persons in the file, which must not depend on which curves are usable.
+    dropped_metadata: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,21 @@ class FunctionalData:
         """Sum of the curves clipped at tau (the mean's sufficient statistic, METHODS.md 17)."""
         factor = _clip_factors(self._norms, check_positive("tau", tau))
         return factor @ self.data_matrix
+
+
+def file_positions(fd: FunctionalData) -> tuple[np.ndarray, int]:
+    """(0-based position in the file of each usable curve, number of curves in the file).
+
+    The file's row count is a public input (replacing one person keeps it); which rows are
+    usable depends on the data. When the report does not describe ``fd`` (arrays wrapped by
+    hand, a subset), every row of ``fd`` is taken as the whole file."""
+    report = fd.report
+    dropped = np.asarray(report.dropped_rows, dtype=np.int64) - 1
+    if report.n_read != fd.n + report.n_dropped or dropped.size != report.n_dropped or not report.n_dropped:
+        return np.arange(fd.n), fd.n
+    keep = np.ones(report.n_read, dtype=bool)
+    keep[dropped] = False
+    return np.flatnonzero(keep), int(report.n_read)
 
 
 def unit_interval(grid) -> np.ndarray:
@@ -641,6 +659,7 @@ def _finish(grid, values, meta, name, missing, extra_messages=()) -> FunctionalD
     _check_magnitudes(grid, values, name)
     values, keep, n_interp = _handle_missing(grid, values, missing)
     n_dropped = int((~keep).sum())
+    dropped_metadata = meta[~keep].reset_index(drop=True) if n_dropped else None
     if keep.sum() == 0:
         hint = "" if missing == "interpolate" else " (try interpolating interior gaps)"
         raise DataError(f"{name}: all {n_read} curves have missing values and were dropped{hint}")
@@ -656,7 +675,7 @@ def _finish(grid, values, meta, name, missing, extra_messages=()) -> FunctionalD
     if n_interp:
         messages.append(f"{n_interp} curve(s) had interior gaps filled by linear interpolation")
     report = LoadReport(name, n_read, n_dropped, n_interp, n_missing_cells,
-                        tuple(int(i) + 1 for i in np.flatnonzero(~keep)), tuple(messages))
+                        tuple(int(i) + 1 for i in np.flatnonzero(~keep)), tuple(messages), dropped_metadata)
     return FunctionalData(grid, values, meta, report)
 
 

@@ -241,22 +241,33 @@ class PersonFeatures:
     n_curves: int
     n_persons: int
     n_outside_box: int  # NON-PRIVATE: curves whose feature lay outside the box
+    n_unusable: int = 0  # NON-PRIVATE: persons of the file without a usable curve (at the box centre)
 
 
-def person_features(data, spec, box, *, person_column: str | None = None, value_range=None) -> PersonFeatures:
+def person_features(data, spec, box, *, person_column: str | None = None, value_range=None,
+                    n_public: int | None = None) -> PersonFeatures:
     """Features of every curve (curves first clipped pointwise to the public ``value_range``
-    when one is declared), clipped to ``box``, averaged per person of ``person_column``."""
+    when one is declared), clipped to ``box``, averaged per person of ``person_column``.
+
+    A person of the file without a usable curve (all their curves dropped for missing values),
+    and every person up to a declared ``n_public``, is observed at the box's centre: a
+    data-free point, so n is the number of persons in the file and a dropped curve changes one
+    observation, never n or the bandwidth rule (METHODS.md 11)."""
     from dataclasses import replace as _replace
 
-    from .box import clip_to_box
-    from .preprocess import clip_values, person_average, person_codes
+    from .box import box_centre, clip_to_box
+    from .preprocess import PublicBounds, clip_values, file_persons, mechanism_n, person_average
 
     features = parse_feature_spec(spec) if isinstance(spec, str) else tuple(spec)
     if value_range is not None and any(f.kind != "column" for f in features):
         data = _replace(data, data_matrix=clip_values(data.data_matrix, value_range)[0])
     points, _ = extract_features(data, features)
     clip = clip_to_box(points, box)
-    codes, n_persons = person_codes(data.metadata, person_column, clip.points.shape[0])
-    averaged = clip.points if person_column is None else person_average(clip.points, codes, n_persons)
+    persons = file_persons(data, person_column)
+    codes, positions = persons.compact()
+    averaged = clip.points if person_column is None else person_average(clip.points, codes, positions.size)
+    n = mechanism_n(PublicBounds(n_public=n_public).validated().n_public, persons.n_persons)
+    if n > averaged.shape[0]:
+        averaged = np.vstack([averaged, np.tile(box_centre(box), (n - averaged.shape[0], 1))])
     out = averaged[:, 0] if averaged.shape[1] == 1 else averaged
-    return PersonFeatures(out, features, int(clip.points.shape[0]), n_persons, clip.n_clipped)
+    return PersonFeatures(out, features, int(clip.points.shape[0]), n, clip.n_clipped, persons.n_unusable)

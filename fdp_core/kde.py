@@ -29,7 +29,7 @@ from .mechanisms.kde_plan import KdeNoisePlan
 from .registry.kde import REGISTRY, KdeMechanism, kde_mechanism
 from .release import randomness_fields
 from .sensitivity import KDE_BOUNDS
-from .settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, NU, PERSON_COLUMN, RHO, VALUE_RANGE, Control,
+from .settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, RHO, VALUE_RANGE, Control,
                               option)
 
 # Views of the registry (fdp_core/registry/kde.py): the CLI's --mechanism choices and labels.
@@ -207,6 +207,9 @@ class KdeSettings:
     value_range: tuple | None = option(None, VALUE_RANGE,
                                        help="public range of the curve values: curves are clipped pointwise to it "
                                             "before their features are computed")
+    # n: the persons of the file (usable or not), or this declared number; persons without a usable
+    # curve are observed at the box centre (features.person_features).
+    n_public: int | None = option(None, N_PUBLIC)
 
 
 def plan_kde_release(points, settings: KdeSettings) -> KdeRelease:
@@ -232,7 +235,8 @@ def release_table(release: KdeRelease, values: np.ndarray) -> pd.DataFrame:
 
 
 def release_record(release: KdeRelease, *, feature: str | None = None, n_dropped: int | None = None,
-                   seed: int | None = None, person_column: str | None = None, value_range=None) -> dict:
+                   seed: int | None = None, person_column: str | None = None, value_range=None,
+                   n_public: int | None = None) -> dict:
     """The publishable record of one sanitized density: public inputs and the noise law only.
 
     Counts computed from the data (observations clipped to the box, curves dropped) are in
@@ -254,7 +258,8 @@ def release_record(release: KdeRelease, *, feature: str | None = None, n_dropped
                             else "curve (one observation each)"),
         "person_column": person_column,
         "value_range": None if value_range is None else [float(v) for v in value_range],
-        "n_policy": "declared public",
+        # n: the persons of the file, usable or not (those without a usable curve sit at the box centre)
+        "n_policy": "declared public" if n_public is None else "declared public (fixed by the user)",
         "sensitivity": release.sensitivity,
         "sigma": release.sigma,
         "laplace_scales": None if release.laplace_scales is None else release.laplace_scales.ravel(),
@@ -272,10 +277,10 @@ def release_record(release: KdeRelease, *, feature: str | None = None, n_dropped
 
 
 def analyst_view(release: KdeRelease, *, n_dropped: int = 0, n_curves: int | None = None,
-                 n_outside_box: int | None = None) -> dict:
+                 n_outside_box: int | None = None, n_unusable: int = 0) -> dict:
     """Counts computed from the data without noise (never publish)."""
     view = {"n_persons": release.n, "n_curves": release.n if n_curves is None else int(n_curves),
-            "n_dropped": int(n_dropped),
+            "n_dropped": int(n_dropped), "n_persons_without_usable_curve": int(n_unusable),
             "n_clipped": int(release.n_clipped_box if n_outside_box is None else n_outside_box),
             "n_clipped_meaning": "observations (one per curve) with a coordinate outside the box, moved onto it"}
     if release.data_dependent_flags and release.bandwidth is not None:

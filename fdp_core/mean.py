@@ -152,6 +152,7 @@ class MeanRelease:
     raw_mean: np.ndarray | None = field(default=None, repr=False)  # NON-PRIVATE: mean of the raw curves
     n_curves: int = 0  # NON-PRIVATE when a person column groups curves (analyst view)
     n_range_clipped: int = 0  # NON-PRIVATE: curves with a value outside the public range
+    n_unusable: int = 0  # NON-PRIVATE: persons of the file without a usable curve (counted as the centre)
 
     @property
     def m(self) -> int:
@@ -270,6 +271,7 @@ class MeanSums:
     tau: float | None = None  # None: Bernstein
     total: np.ndarray | None = None  # (m,) sum of person-level clipped centred curves, or (K + 1,) lattice sums
     data_dependent_flags: tuple = ()
+    n_unusable: int = 0  # NON-PRIVATE: persons of the file without a usable curve
 
 
 def mean_sums(fd: FunctionalData, settings: MeanSettings) -> MeanSums:
@@ -283,7 +285,7 @@ def mean_sums(fd: FunctionalData, settings: MeanSettings) -> MeanSums:
     prepared = prepare_curves(fd, settings.bounds, tau)
     return MeanSums(n=prepared.n, offset=prepared.centre, n_range_clipped=prepared.n_range_clipped,
                     n_clipped=prepared.n_norm_clipped, tau=tau, total=prepared.values.sum(axis=0),
-                    data_dependent_flags=flags, **common)
+                    data_dependent_flags=flags, n_unusable=prepared.n_unusable, **common)
 
 
 def _bernstein_sums(fd: FunctionalData, s: MeanSettings, common: dict) -> MeanSums:
@@ -305,7 +307,7 @@ def _bernstein_sums(fd: FunctionalData, s: MeanSettings, common: dict) -> MeanSu
         rows = np.vstack([rows, np.full((prepared.n - rows.shape[0], fd.m), lo)])
     lattice = rows @ lattice_interpolation_matrix(fd.unit_grid, K)
     return MeanSums(n=prepared.n, offset=np.zeros(fd.m), n_range_clipped=n_outside, n_clipped=n_outside,
-                    total=np.add.reduce(lattice, axis=0), **common)
+                    total=np.add.reduce(lattice, axis=0), n_unusable=prepared.n_unusable, **common)
 
 
 def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> MeanRelease:
@@ -321,7 +323,8 @@ def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> 
                              "release settings")
     common = dict(settings=settings, grid_points=sums.grid_points, weights=sums.weights,
                   n_dropped=sums.n_dropped, raw_mean=sums.raw_sum / sums.n_curves, n_curves=sums.n_curves,
-                  n=n, offset=sums.offset, n_range_clipped=sums.n_range_clipped, n_clipped=sums.n_clipped)
+                  n=n, offset=sums.offset, n_range_clipped=sums.n_range_clipped, n_clipped=sums.n_clipped,
+                  n_unusable=sums.n_unusable)
     if mean_mechanism(settings.mechanism).lattice:
         return _plan_bernstein(sums, settings, common)
     tau, flags = sums.tau, sums.data_dependent_flags
@@ -397,6 +400,7 @@ def analyst_view(plan: MeanRelease) -> dict:
         "n_curves": plan.n_curves,
         "n_persons": plan.n,
         "n_dropped": plan.n_dropped,
+        "n_persons_without_usable_curve": plan.n_unusable,
         "n_clipped": plan.n_clipped,
         "n_clipped_meaning": ("curves with a value outside [lo, hi] (clipped)" if mean_mechanism(plan.settings.mechanism).lattice
                               else "curves shrunk by the L2 clip at tau (after the range clip and centring)"),

@@ -35,7 +35,7 @@ from .kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
 from .mechanisms.bingham import exponential_mechanism_from_gram, single_blas_thread
 from .mechanisms.guarantee import Guarantee
 from .params import check_choice, check_epsilon, check_integer, check_nonnegative, check_positive, check_tau
-from .preprocess import PublicBounds, bounds_of, clip_values, person_codes, person_row_weights
+from .preprocess import PublicBounds, bounds_of, clip_values, file_persons, person_row_weights
 from .registry.pca import REGISTRY as SAMPLER_REGISTRY
 from .registry.pca import default_sampler, pca_sampler, samplers_reading
 from .release import randomness_fields
@@ -467,14 +467,17 @@ def pca_sums(fd, settings, released_mean=None, data_dependent_flags=()) -> PcaSu
     """The sufficient statistics of ``fd`` for ``settings`` (in memory)."""
     k = int(settings.k)
     bounds = settings.bounds
-    codes, n_persons = person_codes(fd.metadata, bounds.person_column, fd.n)
+    # Persons of the file, usable or not (METHODS.md 11): one without a usable curve adds nothing to
+    # the Gram matrix (a zero row: the centre) but counts in n.
+    persons = file_persons(fd, bounds.person_column)
+    codes, n_persons = persons.index, persons.n_persons
     if n_persons < k:
         unit = "persons" if bounds.person_column else "curves"
         raise DataError(f"private PCA with k = {k} components needs at least k = {k} {unit}, the data have "
                         f"{n_persons}")
     n = n_persons if bounds.n_public is None else int(bounds.n_public)
     if n < n_persons:
-        raise DataError(f"the declared number of persons n = {n} is smaller than the {n_persons} persons in the data")
+        raise DataError(f"the declared number of persons n = {n} is smaller than the {n_persons} persons in the file")
     flags = list(data_dependent_flags)
     values, n_range_clipped = clip_values(fd.data_matrix, bounds.value_range)
     centre, centre_flags = pca_centre(settings, fd.grid_points, released_mean, values)
@@ -590,14 +593,17 @@ def release_record(result: PrivatePCAResult, *, seed: int | None = None) -> dict
 ANALYST_DIAGNOSTICS = ("acceptance_rate", "acceptance_rates", "n_proposed", "acg_b", "trace", "n_spectral_solves")
 
 
-def analyst_view(result: PrivatePCAResult, *, n_dropped: int = 0) -> dict:
-    """Computed from the data without noise: never publish."""
+def analyst_view(result: PrivatePCAResult, *, n_dropped: int = 0, n_unusable: int | None = None) -> dict:
+    """Computed from the data without noise: never publish. ``n_unusable``: persons of the file
+    without a usable curve (when known)."""
     view = {"n_curves": result.n_curves, "n_persons": result.n, "n_dropped": int(n_dropped),
             "n_clipped": result.n_clipped,
             "n_clipped_meaning": "curves whose coefficient row (after the range clip and centring) was shrunk to tau",
             "n_range_clipped": result.n_range_clipped,
             "variance_ratio": result.variance_ratio, "subspace_distance": result.subspace_distance,
             "explained_variance_ratio": result.explained_variance_ratio[: max(result.k, 5)]}
+    if n_unusable is not None:
+        view["n_persons_without_usable_curve"] = int(n_unusable)
     for key in ANALYST_DIAGNOSTICS:
         if key in result.diagnostics:
             view[key] = result.diagnostics[key]

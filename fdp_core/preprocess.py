@@ -11,9 +11,11 @@ For each curve X_i (a row of a block), in this order:
 
 Every mechanism then runs unchanged on the person-level rows with n = number of persons,
 and adds c back after the noise (post-processing). n is a *declared public* input: the
-user states that the number of persons is public (the literature's replace-one
-assumption), or fixes it with ``n_public`` (persons without a usable curve then count as
-the centre curve, which keeps the replace-one sensitivity 2 tau / n exact).
+number of persons *in the file* (rows, or distinct ids of the person column), usable or not
+(the literature's replace-one assumption: replacing a person keeps the count, whereas which
+persons have a usable curve is data), or the user's ``n_public``. Persons without a usable
+curve count as the centre curve (a zero row), which keeps the replace-one sensitivity
+2 tau / n exact (METHODS.md 11).
 
 The functions work on a block of curves plus their person codes and return sums and
 counts, so a streaming pipeline can apply them chunk by chunk (group by person first: a
@@ -31,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import FunctionalData, clip_to_ball, l2_norms
+from .data import FunctionalData, clip_to_ball, file_positions, l2_norms
 from .errors import DataError, ParameterError
 from .params import check_bound_value
 
@@ -134,8 +136,8 @@ class PublicBounds:
     ``value_range``: (lo, hi) in data units, or None (no pointwise clip, centre 0).
     ``reference``: optional public reference curve, (t, value) pairs; replaces the centre c.
     ``person_column``: metadata column grouping curves into persons, or None (curve = person).
-    ``n_public``: a declared number of persons, or None (the number of persons with a usable
-    curve, declared public).
+    ``n_public``: a declared number of persons, or None (the number of persons in the file,
+    usable or not, declared public).
     """
 
     value_range: tuple | None = None
@@ -246,6 +248,49 @@ def person_codes(metadata: pd.DataFrame, person_column: str | None, n_rows: int)
     return codes.astype(np.int64), int(len(uniques))
 
 
+@dataclass(frozen=True)
+class FilePersons:
+    """The persons of the file, usable or not (METHODS.md 11: n counts persons, not usable curves).
+
+    ``index``: for each usable row of the data, its person's position among all persons of the
+    file (0..P-1, in order of first appearance in the file, dropped rows included); ``n_persons``
+    (P): rows of the file without a person column, distinct ids with one. Both are public
+    (replacing one person keeps the file's persons and their order); which persons have a usable
+    curve is data (``n_unusable``, analyst view only).
+    """
+
+    index: np.ndarray
+    n_persons: int
+
+    @property
+    def n_unusable(self) -> int:
+        return int(self.n_persons - np.unique(self.index).size)
+
+    def compact(self) -> tuple[np.ndarray, np.ndarray]:
+        """(code 0..U-1 of each usable row's person, file position of each of the U usable persons)."""
+        positions, codes = np.unique(self.index, return_inverse=True)
+        return codes.astype(np.int64), positions
+
+
+def file_persons(fd: FunctionalData, person_column: str | None) -> FilePersons:
+    """Every person of the file, including those whose curves were all dropped (missing values)."""
+    positions, n_rows = file_positions(fd)
+    if person_column is None:
+        return FilePersons(positions, n_rows)
+    person_codes(fd.metadata, person_column, fd.n)  # the checks and messages of the usable rows
+    dropped = fd.report.dropped_metadata
+    if n_rows == fd.n or dropped is None or person_column not in dropped.columns:
+        codes, P = person_codes(fd.metadata, person_column, fd.n)
+        return FilePersons(codes, P)
+    ids = np.empty(n_rows, dtype=object)
+    ids[positions] = fd.metadata[person_column].to_numpy(object)
+    missing = np.ones(n_rows, dtype=bool)
+    missing[positions] = False
+    ids[missing] = dropped[person_column].to_numpy(object)
+    codes, P = person_codes(pd.DataFrame({person_column: ids}), person_column, n_rows)
+    return FilePersons(codes[positions], P)
+
+
 def person_counts(codes: np.ndarray, n_persons: int) -> np.ndarray:
     return np.bincount(codes, minlength=n_persons)
 
@@ -277,9 +322,10 @@ def person_row_weights(codes: np.ndarray, n_persons: int) -> np.ndarray:
 class PreparedCurves:
     """Person-level, centred and clipped curves ready for a mean mechanism.
 
-    ``values`` (P, m): each person's average clipped centred curve (norm <= tau).
-    ``n``: the n the mechanism uses (P, or the declared ``n_public``); the mean is
-    ``values.sum(0) / n``. Counts below ``n`` are for the analyst view only.
+    ``values`` (U, m): each usable person's average clipped centred curve (norm <= tau).
+    ``n``: the n the mechanism uses (P, the persons of the file, usable or not, or the declared
+    ``n_public``); the mean is ``values.sum(0) / n``, so a person without a usable curve counts
+    as the centre c (a zero row). Counts below ``n`` are for the analyst view only.
     """
 
     values: np.ndarray = field(repr=False)
@@ -291,6 +337,10 @@ class PreparedCurves:
     n_range_clipped: int
     n_norm_clipped: int
     curves_per_person: np.ndarray = field(repr=False)
+    # File position (among all persons of the file) of each row of ``values``: folds and any
+    # other per-person assignment use it, so a dropped curve never moves anyone else.
+    person_index: np.ndarray | None = field(default=None, repr=False)
+    n_unusable: int = 0  # NON-PRIVATE: persons of the file without a usable curve (analyst view)
 
     def mean(self) -> np.ndarray:
         """(1/n) sum_p Z_p: the centred, clipped, person-level mean (add ``centre`` back for data units)."""
@@ -298,12 +348,17 @@ class PreparedCurves:
 
 
 def _n_for(bounds: PublicBounds, n_persons: int) -> int:
-    if bounds.n_public is None:
-        return n_persons
-    n = int(bounds.n_public)
+    return mechanism_n(bounds.n_public, n_persons)
+
+
+def mechanism_n(n_public: int | None, n_persons: int) -> int:
+    """The n a mechanism uses: the persons of the file, or the declared ``n_public`` (never fewer)."""
+    if n_public is None:
+        return int(n_persons)
+    n = int(n_public)
     if n < n_persons:
         raise DataError(f"the declared number of persons n = {n} is smaller than the {n_persons} persons in the "
-                        "data: declare the true public number")
+                        "file: declare the true public number")
     return n
 
 
@@ -322,7 +377,9 @@ def prepare_curves(fd: FunctionalData, bounds: PublicBounds, tau: float | None) 
     if tau is not None:
         clip = clip_to_ball(Y, fd.weights, tau)
         Y, n_norm = clip.values, clip.n_clipped
-    codes, P = person_codes(fd.metadata, bounds.person_column, fd.n)
+    persons = file_persons(fd, bounds.person_column)
+    codes, positions = persons.compact()
+    P = positions.size  # persons with a usable curve; the others count as the centre (a zero row)
     Z = Y
     if bounds.person_column is not None:
         Z = person_average(Y, codes, P)
@@ -332,7 +389,8 @@ def prepare_curves(fd: FunctionalData, bounds: PublicBounds, tau: float | None) 
             Z = clip_to_ball(Z, fd.weights, tau).values
         elif bounds.value_range is not None:
             Z = clip_values(Z, bounds.value_range)[0]
-    return PreparedCurves(Z, centre, tau, _n_for(bounds, P), P, fd.n, n_range, n_norm, person_counts(codes, P))
+    return PreparedCurves(Z, centre, tau, _n_for(bounds, persons.n_persons), persons.n_persons, fd.n, n_range, n_norm,
+                          person_counts(codes, P), positions, persons.n_unusable)
 
 
 def data_tau(fd: FunctionalData, bounds: PublicBounds) -> float:

@@ -3,8 +3,14 @@ exponential mechanism on the closed-form PCV score. The selection is epsilon-DP 
 epsilon-bounded-range, so rho = epsilon^2 / 8), is charged to the ledger like any release, and the
 chosen parameters are then public.
 
-Folds are data-independent: record i (i < K m, m = n // K) goes to fold i mod K; the n - K m
-trailing records (fewer than K) take no part in the selection. Fold sizes m are public.
+Folds are data-independent and hold persons: the person at position i of the file (i < K m,
+m = n // K; positions count every person of the file in order of first appearance, those whose
+curves were all dropped for missing values included) goes to fold i mod K; the n - K m trailing
+persons (fewer than K) take no part in the selection. n is the number of persons of the file (or
+the declared n_public), so fold sizes m are public and a dropped curve moves nobody between folds.
+Each person is one row: their curves range-clipped, centred, L2-clipped at tau and averaged
+(fdp_core.preprocess, as for the mean release); a person without a usable curve is the centre
+(a zero row).
 The score of grid point g is u(g) = -PCV(g),
 
     PCV(g) = (1/K) sum_k ||S_g xbar_(-k) - Xbar_k||^2 + V(g),
@@ -14,7 +20,7 @@ with xbar_(-k) the mean of the clipped curves of the other folds, Xbar_k the cli
 zero outside the kept eigenfunctions) and V(g) the release's noise variance at the training size
 (K - 1) m, which is public.
 
-Sensitivities (replace one curve; derivations in the docstrings below):
+Sensitivities (replace one person, i.e. one row of norm <= tau; derivations in the docstrings below):
 
 * ``general``: Delta_u <= 16 tau^2 / (K m), valid for any non-expansive shrinkage (METHODS 16);
 * ``linear``: Delta_u = 4 tau^2 (2m - 1) / ((K - 1) m^2) for linear shrinkage, attained as s -> 1;
@@ -31,14 +37,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .accuracy import penalised_noise_scales
-from .data import clip_to_ball
 from .errors import ParameterError
 from .kernels import eigenbasis
 from .mechanisms.guarantee import Guarantee
 from .mean import MeanSettings
 from .registry import mean_mechanism, quadratic_penalty_mechanisms
 from .params import check_choice, check_epsilon, check_positive
-from .preprocess import bounds_of, range_clipped_centred
+from .preprocess import bounds_of, file_persons, mechanism_n, prepare_curves
 
 SELECTION_BOUNDS = ("range", "linear", "general")
 SELECTION_MECHANISMS = quadratic_penalty_mechanisms()  # the PCV score sensitivity needs linear shrinkage
@@ -80,19 +85,40 @@ def score_sensitivity(tau: float, m: int, K: int, bound: str) -> float:
 def selection_tau(fd, settings: MeanSettings) -> float:
     """The public tau of the selection: the settings' tau, else the declared range's default.
 
-    One curve per person only: with a person column the folds would have to hold persons and the
-    fold means person averages; that case is refused rather than mis-analysed.
+    With a person column each person's clipped curves are averaged into one row of norm <= tau
+    (convexity), so replacing a person moves one row, exactly as replacing a curve does without
+    one: every bound below holds with persons for records (METHODS.md 16).
     """
     if settings.tau_from_data:
         raise ParameterError("the private selection needs a public tau (tau from the data is not DP)")
     bounds = bounds_of(settings)
-    if bounds.person_column is not None:
-        raise ParameterError("the private selection treats every curve as a person: run it without a person "
-                             "column (or on one curve per person)")
     tau = settings.tau if settings.tau is not None else bounds.default_tau(fd.grid_points)
     if tau is None:
         raise ParameterError("the private selection needs a public tau or a declared value range")
     return check_positive("tau", tau)
+
+
+def selection_n(fd, settings: MeanSettings) -> int:
+    """The public n of the selection: the persons of the file (usable or not), or the declared n_public."""
+    bounds = bounds_of(settings)
+    return mechanism_n(bounds.n_public, file_persons(fd, bounds.person_column).n_persons)
+
+
+def selection_counts(fd, settings: MeanSettings) -> dict:
+    """NON-PRIVATE counts for the analyst view: curves read, dropped, persons without a usable curve."""
+    persons = file_persons(fd, bounds_of(settings).person_column)
+    return {"n_curves": fd.n, "n_dropped": fd.report.n_dropped, "n_persons": persons.n_persons,
+            "n_persons_without_usable_curve": persons.n_unusable}
+
+
+def fold_sums(rows: np.ndarray, positions: np.ndarray, m: int, K: int) -> np.ndarray:
+    """(K, m_grid) sum of the rows of each fold: the row of the person at file position i goes to
+    fold i mod K when i < K m (a person absent from ``positions`` adds a zero row: the centre)."""
+    positions = np.asarray(positions, dtype=np.int64)
+    used = positions < K * m
+    out = np.zeros((K, rows.shape[1]))
+    np.add.at(out, positions[used] % K, rows[used])
+    return out
 
 
 def pcv_private_scores(fd, settings: MeanSettings, penalties, rhos, *, folds: int = 5) -> np.ndarray:
@@ -112,14 +138,13 @@ def pcv_private_scores(fd, settings: MeanSettings, penalties, rhos, *, folds: in
     for name, values in (("penalty", penalties), ("rho", rhos)):
         if values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
             raise ParameterError(f"every {name} of the selection grid must be a finite number > 0")
-    m, fold_index = selection_folds(fd.n, folds)
-    K = len(fold_index)
     weights = fd.weights
-    # The same per-curve transform as the mean release: clip into the declared range, centre at its
-    # midpoint (or the reference), clip to the tau ball.
-    centred, _, _ = range_clipped_centred(fd, bounds_of(settings))
-    clipped = clip_to_ball(centred, weights, tau).values
-    fold_means = np.stack([clipped[idx].mean(axis=0) for idx in fold_index])  # (K, m_grid)
+    # The same per-record transform as the mean release: clip into the declared range, centre at its
+    # midpoint (or the reference), clip to the tau ball, average each person's curves.
+    prepared = prepare_curves(fd, bounds_of(settings), tau)
+    m, fold_index = selection_folds(prepared.n, folds)
+    K = len(fold_index)
+    fold_means = fold_sums(prepared.values, prepared.person_index, m, K) / m  # (K, m_grid), norms <= tau
     train_means = (fold_means.sum(axis=0)[None, :] - fold_means) / (K - 1)
     test_sq = (fold_means**2) @ weights
     variance = mean_mechanism(settings.mechanism).noise_variance_factor  # Laplace(b): 2 b^2
@@ -168,10 +193,11 @@ class PrivateSelection:
     chosen_rho: float
     scores: np.ndarray  # NON-PRIVATE: analyst view only
     guarantee: Guarantee
+    public_inputs: dict | None = None  # n (persons of the file), unit of privacy, range, centre, tau
 
     def record(self) -> dict:
         """Publishable: the grid, the chosen point and the guarantee (never the scores)."""
-        return {"release": "tuning", "mechanism": "exponential mechanism on -PCV", "tuned_for": self.mechanism,
+        return {**(self.public_inputs or {}), "release": "tuning", "mechanism": "exponential mechanism on -PCV", "tuned_for": self.mechanism,
                 "penalties": self.penalties, "rhos": self.rhos, "chosen_penalty": self.chosen_penalty,
                 "chosen_rho": self.chosen_rho, "epsilon": self.epsilon, "delta": 0.0, "bound": self.bound,
                 "folds": self.folds, "fold_size": self.fold_size, "guarantee": self.guarantee.record()}
@@ -182,7 +208,8 @@ def select_parameters(fd, settings: MeanSettings, penalties, rhos, *, epsilon: f
     """Choose (penalty, rho) from the public grid, spending ``epsilon`` (pure DP, bounded range)."""
     epsilon = check_epsilon(epsilon)
     scores = pcv_private_scores(fd, settings, penalties, rhos, folds=folds)
-    m, fold_index = selection_folds(fd.n, folds)
+    n = selection_n(fd, settings)
+    m, fold_index = selection_folds(n, folds)
     tau = selection_tau(fd, settings)
     scale = score_sensitivity(tau, m, len(fold_index), bound)
     rng = rng if rng is not None else np.random.default_rng()
@@ -196,9 +223,13 @@ def select_parameters(fd, settings: MeanSettings, penalties, rhos, *, epsilon: f
         "epsilon-DP (exponential mechanism; epsilon-bounded range: rho = epsilon^2 / 8)", epsilon, 0.0,
         sensitivities={b: score_sensitivity(tau, m, K, b) / 2 for b in ("general", "linear")},
         details={"score_scale": scale, "bound": bound, "spread_range": score_sensitivity(tau, m, K, "range"),
-                 "folds": f"record i -> fold i mod {K} for i < {K * m}; {fd.n - K * m} trailing record(s) unused"})
+                 "folds": f"record i -> fold i mod {K} for i < {K * m}; {n - K * m} trailing record(s) unused",
+                 "fold_rule": (f"the person at position i of the file (all {n} persons, usable or not) -> fold "
+                               f"i mod {K} for i < {K * m}; persons without a usable curve count as the centre")})
+    bounds = bounds_of(settings)
+    public = {"n": n, **bounds.describe(fd.grid_points), "tau": tau}
     return PrivateSelection(settings.mechanism, penalties, rhos, epsilon, bound, len(fold_index), m, scale,
-                            float(penalties[p]), float(rhos[r]), scores, guarantee)
+                            float(penalties[p]), float(rhos[r]), scores, guarantee, public)
 
 
 def selection_ledger_entry(epsilon: float, scale: float, bound: str, grid_size: int, label: str = ""):
@@ -213,7 +244,7 @@ def selection_ledger_entry(epsilon: float, scale: float, bound: str, grid_size: 
 def selection_entry(fd, settings: MeanSettings, penalties, rhos, *, epsilon: float, folds: int = 5,
                     bound: str = "range", label: str = ""):
     """What a selection will cost, from public inputs only (n, K, tau, the grid size): nothing computed."""
-    m, fold_index = selection_folds(fd.n, folds)
+    m, fold_index = selection_folds(selection_n(fd, settings), folds)
     scale = score_sensitivity(selection_tau(fd, settings), m, len(fold_index), bound)
     return selection_ledger_entry(epsilon, scale, bound, int(np.size(penalties) * np.size(rhos)), label)
 

@@ -67,7 +67,12 @@ ANALYST_WARNING = ("NOT FOR PUBLICATION: every number in this file is computed f
 
 
 def analyst_record(view: dict) -> dict:
-    """The analyst view with its not-for-publication marking first."""
+    """The analyst view with its not-for-publication marking first: the same marker and warning
+    for every kind (a kind's own warning text, if any, is kept as ``note``)."""
+    view = dict(view)
+    own = view.pop("warning", None)
+    if own is not None and own != ANALYST_WARNING:
+        view.setdefault("note", own)
     return {"publishable": False, "differentially_private": False, "warning": ANALYST_WARNING, **view}
 
 

@@ -156,8 +156,8 @@ VALUE_RANGE = Option("public range of every curve value in data units, declared 
                      "--value-range=-5,40 when LO is negative", parse=parse_value_range, metavar="LO,HI")
 REFERENCE = Option("public reference curve (CSV with columns t,value) to centre at instead of (LO + HI)/2; needs "
                    "--value-range", parse=load_reference, metavar="PATH", placeholder="REFERENCE_CSV")
-N_PUBLIC = Option("declared public number of persons (default: the number of persons with a usable curve, declared "
-                  "public); persons without a usable curve count at the centre", metavar="N")
+N_PUBLIC = Option("declared public number of persons (default: the persons in the file, rows or distinct ids of "
+                  "the person column, usable or not); persons without a usable curve count at the centre", metavar="N")
 TAU = Option("public L2 norm bound (after centring); curves are clipped to it. Required without --value-range, "
              "which implies tau = (HI - LO)/2", group="tau", cli_default=None)
 TAU_FROM_DATA = Option("use the largest centred curve norm (data-dependent: the release is then NOT differentially "

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -91,6 +92,7 @@ class Tally:
     def __init__(self, m: int):
         self.n_read = self.n_kept = self.n_interp = self.n_missing = 0
         self.dropped: list[int] = []
+        self.dropped_meta: list[pd.DataFrame] = []  # every dropped row's metadata: its person still counts in n
         self.col_min = np.full(m, np.inf)
         self.col_max = np.full(m, -np.inf)
         self.any_varying = False
@@ -112,6 +114,7 @@ class Tally:
         self.n_interp += k_interp
         if not keep.all():
             self.dropped.extend((self.n_read + np.flatnonzero(~keep) + 1).tolist()[:max(0, 1000 - len(self.dropped))])
+            self.dropped_meta.append(meta[~keep].reset_index(drop=True))
             values, meta = values[keep], meta[keep].reset_index(drop=True)
         first = self.n_read
         self.n_read += r
@@ -133,6 +136,7 @@ class Tally:
         self.n_interp += other.n_interp
         self.n_missing += other.n_missing
         self.dropped.extend(other.dropped[:max(0, 1000 - len(self.dropped))])
+        self.dropped_meta.extend(other.dropped_meta)
         np.minimum(self.col_min, other.col_min, out=self.col_min)
         np.maximum(self.col_max, other.col_max, out=self.col_max)
         self.any_varying = self.any_varying or other.any_varying
@@ -158,8 +162,9 @@ class Tally:
             messages.append(f"{self.n_dropped} curve(s) with missing values dropped")
         if self.n_interp:
             messages.append(f"{self.n_interp} curve(s) had interior gaps filled by linear interpolation")
+        dropped_meta = pd.concat(self.dropped_meta, ignore_index=True) if self.dropped_meta else None
         return LoadReport(name, self.n_read, self.n_dropped, self.n_interp, self.n_missing, tuple(self.dropped),
-                          tuple(messages))
+                          tuple(messages), dropped_meta)
 
 
 class BlockReader:
@@ -377,9 +382,28 @@ def person_keys(meta: pd.DataFrame, person_column: str, name: str) -> np.ndarray
 
 
 def count_persons(reader: BlockReader, person_column: str) -> pd.Series:
-    """First pass: rows per person (after missing-value handling), indexed by the id hash."""
+    """First pass: usable rows per person, indexed by the id hash; a person whose rows were all
+    dropped (missing values) is there with 0 rows, so the index counts the persons of the file."""
     parts = [pd.Series(person_keys(c.metadata, person_column, reader.name)).value_counts() for c in reader.chunks()]
+    parts.append(dropped_person_counts(reader.report.dropped_metadata, person_column, reader.name))
     return pd.concat(parts).groupby(level=0).sum()
+
+
+def dropped_person_counts(dropped: pd.DataFrame | None, person_column: str, name: str) -> pd.Series:
+    """0 usable rows for each person id among the dropped rows (they count in n, METHODS.md 11)."""
+    if dropped is None or not len(dropped):
+        return pd.Series(dtype="int64")
+    keys = np.unique(person_keys(dropped, person_column, name))
+    return pd.Series(np.zeros(keys.size, dtype="int64"), index=keys)
+
+
+def file_rows(reader: BlockReader) -> int:
+    """Curves in the file, usable or not: n without a person column (METHODS.md 11)."""
+    if isinstance(reader, _FdReader):
+        from .data import file_positions
+
+        return file_positions(reader.fd)[1]
+    return int(reader.report.n_read)
 
 
 def person_weights(keys: np.ndarray, counts: pd.Series) -> np.ndarray:
@@ -388,9 +412,9 @@ def person_weights(keys: np.ndarray, counts: pd.Series) -> np.ndarray:
 
 
 def mechanism_n(bounds, n_persons: int) -> int:
-    from .preprocess import _n_for
+    from .preprocess import mechanism_n as declared_n
 
-    return _n_for(bounds, n_persons)
+    return declared_n(bounds.n_public, n_persons)
 
 
 # --------------------------------------------------------------------------- accumulators
@@ -471,18 +495,20 @@ class MeanAccumulator:
         self.max_norm = max(self.max_norm, other.max_norm)
         return self
 
-    def sums(self, n_persons: int, n_dropped: int):
+    def sums(self, n_persons: int, n_dropped: int, n_usable: int | None = None):
         from .mean import MeanSums
 
         s = self.settings
         n = mechanism_n(s.bounds, n_persons)
+        usable = n_persons if n_usable is None else int(n_usable)
         total = self.total
-        if mean_mechanism(s.mechanism).lattice and n > n_persons:
-            total = total + (n - n_persons) * float(s.bernstein_range[0])  # absent persons count at lo
+        if mean_mechanism(s.mechanism).lattice and n > usable:
+            # Persons without a usable curve, and those up to n_public, count at lo (as in memory).
+            total = total + (n - usable) * float(s.bernstein_range[0])
         if self.tau is None and not mean_mechanism(s.mechanism).lattice and not self.max_norm > 0:
             raise DataError("every centred curve is zero: tau from the data would be 0")
         common = dict(grid_points=self.grid, unit_grid=self.unit_grid, weights=self.weights, n=n,
-                      n_dropped=n_dropped, n_curves=self.n_rows, raw_sum=self.raw_sum, offset=self.centre,
+                      n_dropped=n_dropped, n_unusable=n_persons - usable, n_curves=self.n_rows, raw_sum=self.raw_sum, offset=self.centre,
                       n_range_clipped=self.n_range_clipped, n_clipped=self.n_clipped, total=total)
         if mean_mechanism(s.mechanism).lattice:
             return MeanSums(**common)
@@ -614,9 +640,12 @@ class KdeAccumulator:
         self.person_sums.extend(other.person_sums)
         return self
 
-    def sums(self):
+    def sums(self, n_persons: int | None = None):
         """KdeSums of the person-level observations (already inside the box: n_clipped_box = 0,
-        as for the in-memory path, which clips before planning; the count is in ``n_clipped``)."""
+        as for the in-memory path, which clips before planning; the count is in ``n_clipped``).
+
+        ``n_persons``: the persons of the file (or the declared n_public); those without a usable
+        curve are observed at the box centre, as in features.person_features."""
         from .box import KdeSums
 
         if self.n_rows and self.n_clipped == self.n_rows:
@@ -635,6 +664,11 @@ class KdeAccumulator:
             n = averaged.shape[0]
         else:
             n = self.n_rows
+        if n_persons is not None and n_persons > n:
+            from .box import box_centre
+
+            self._add(np.tile(box_centre(self.box), (n_persons - n, 1)))
+            n = n_persons
         common = dict(box=self.box, grid_size=self.grid_size, n=n, n_clipped_box=0)
         if self.mode == "counts":
             return KdeSums(node_counts=self.total, **common)
@@ -666,16 +700,33 @@ def kde_features(chunk_fd: FunctionalData, features, value_range):
 
 # --------------------------------------------------------------------------- drivers
 
-def _run(reader: BlockReader, person_column: str | None, consume):
-    """Feed the chunks to ``consume(chunk, keys, weights)``; returns the number of persons."""
+class Persons(NamedTuple):
+    """The persons of a streamed file: ``n`` all of them (public, the mechanism's n before
+    n_public), ``usable`` those with at least one usable curve (NON-PRIVATE: the others count
+    as the centre, or the Bernstein lower bound, or the box centre, never as nobody)."""
+
+    n: int
+    usable: int
+
+
+def persons_of(counts: pd.Series | None, n_rows: int, n_kept: int) -> Persons:
+    if counts is None:
+        return Persons(int(n_rows), int(n_kept))
+    return Persons(int(counts.size), int(np.count_nonzero(counts.to_numpy() > 0)))
+
+
+def _run(reader: BlockReader, person_column: str | None, consume) -> Persons:
+    """Feed the chunks to ``consume(chunk, keys, weights)``; returns the persons of the file."""
     counts = count_persons(reader, person_column) if person_column else None
+    n_kept = 0
     for chunk in reader.chunks():
         keys = weights = None
         if person_column:
             keys = person_keys(chunk.metadata, person_column, reader.name)
             weights = person_weights(keys, counts)
         consume(chunk, keys, weights)
-    return int(counts.size) if counts is not None else reader.report.n_read - reader.report.n_dropped
+        n_kept += chunk.values.shape[0]
+    return persons_of(counts, file_rows(reader), n_kept)
 
 
 def _with_fallback(reader: BlockReader, make, person_column):
@@ -705,8 +756,8 @@ def stream_mean_sums(source, settings, **options):
         acc = MeanAccumulator(settings, r.grid, r.unit_grid, r.weights)
         return acc, lambda chunk, keys, w: acc.update(chunk.values, w)
 
-    reader, acc, n = _with_fallback(reader, make, person_column)
-    return acc.sums(n, reader.report.n_dropped)
+    reader, acc, persons = _with_fallback(reader, make, person_column)
+    return acc.sums(persons.n, reader.report.n_dropped, persons.usable)
 
 
 def stream_pca_sums(source, settings, *, released_mean=None, with_report: bool = False, **options):
@@ -725,8 +776,8 @@ def stream_pca_sums(source, settings, *, released_mean=None, with_report: bool =
         return acc, lambda chunk, keys, w: acc.update(chunk.values, w)
 
     with single_blas_thread():  # many small p x p products; threads would only add overhead
-        reader, acc, n = _with_fallback(reader, make, person_column)
-    sums = acc.sums(n, flags)
+        reader, acc, persons = _with_fallback(reader, make, person_column)
+    sums = acc.sums(persons.n, flags)
     return (sums, reader.report.n_dropped) if with_report else sums
 
 
@@ -739,6 +790,7 @@ class StreamedFeatures:
     n_dropped: int
     n_curves: int
     n_outside_box: int  # NON-PRIVATE
+    n_unusable: int = 0  # NON-PRIVATE: persons of the file without a usable curve
 
 
 def kde_feature_inputs(settings, feature) -> tuple[tuple, tuple, int]:
@@ -771,8 +823,16 @@ def stream_kde_sums(source, settings, feature, **options) -> StreamedFeatures:
                        keys)
         return acc, consume
 
-    reader, acc, n = _with_fallback(reader, make, person_column)
-    return StreamedFeatures(acc.sums(), features, reader.report.n_dropped, acc.n_rows, acc.n_clipped)
+    reader, acc, persons = _with_fallback(reader, make, person_column)
+    n = mechanism_n_public(getattr(settings, "n_public", None), persons.n)
+    return StreamedFeatures(acc.sums(n), features, reader.report.n_dropped, acc.n_rows, acc.n_clipped,
+                            persons.n - persons.usable)
+
+
+def mechanism_n_public(n_public, n_persons: int) -> int:
+    from .preprocess import mechanism_n as declared_n
+
+    return declared_n(n_public, n_persons)
 
 
 def choose_engine(engine: str, data_path) -> str:

@@ -140,19 +140,35 @@ def audit_coefficient_noise(c: np.ndarray, c_prime: np.ndarray, scales: np.ndarr
                       seed=seed, chunk=chunk)
 
 
-def _pair_data(grid: np.ndarray, n: int, centre: float, curve_x: np.ndarray, curve_y: np.ndarray):
+def _pair_data(grid: np.ndarray, n: int, centre: float, curve_x: np.ndarray, curve_y: np.ndarray, visits: int = 1):
+    """D, D' (n persons); ``visits`` > 1: the replaced person has that many curves in D' (all y), one in D,
+    and every curve carries its person's id in the metadata column ``person`` (person-level releases)."""
     rest = np.full((n - 1, grid.size), centre)
-    return (FunctionalData(grid, np.vstack([rest, centre + curve_x])),
-            FunctionalData(grid, np.vstack([rest, centre + curve_y])))
+    if visits == 1:
+        return (FunctionalData(grid, np.vstack([rest, centre + curve_x])),
+                FunctionalData(grid, np.vstack([rest, centre + curve_y])))
+    return (person_data(grid, [*rest, centre + curve_x], [*range(1, n), 0]),
+            person_data(grid, [*rest, *([centre + curve_y] * visits)], [*range(1, n), *([0] * visits)]))
+
+
+def person_data(grid: np.ndarray, rows, persons) -> FunctionalData:
+    """Curves with a ``person`` metadata column (ids ``p<k>``)."""
+    import pandas as pd
+
+    meta = pd.DataFrame({"person": [f"p{k}" for k in persons]})
+    return FunctionalData(grid, np.asarray(rows, dtype=float), metadata=meta)
 
 
 def audit_covariance_mechanism(settings, grid, n: int, *, n_select: int = 50_000, n_test: int = 200_000,
-                               alpha: float = 1e-6, seed: int = 0, control_factor: float = 0.7) -> SummaryAudit:
+                               alpha: float = 1e-6, seed: int = 0, control_factor: float = 0.7,
+                               visits: int = 1) -> SummaryAudit:
     """Audit the covariance release's calibration (public centring) on the worst pair found by search.
 
     The other n - 1 curves sit at the centre (coefficients 0); the pair's curves are the
     coefficient vectors x, y synthesised on the grid. Both data sets are run through the real
     planner (:func:`fdp_core.covariance.plan_covariance_release`), and only its outputs are used.
+    ``visits`` > 1 audits at person level: the replaced person has ``visits`` curves in D' (one in D),
+    grouped by a person column, so D' has more curves than D but the same n persons.
     """
     from dataclasses import replace
 
@@ -160,6 +176,8 @@ def audit_covariance_mechanism(settings, grid, n: int, *, n_select: int = 50_000
     from .sensitivity import covariance_weights
 
     s = replace(settings.validated(), centring="public")
+    if visits > 1:
+        s = replace(s, person_column="person")
     grid = np.asarray(grid, dtype=float)
     unit = unit_interval(grid)
     weights = FunctionalData(grid, np.zeros((1, grid.size))).weights
@@ -172,7 +190,7 @@ def audit_covariance_mechanism(settings, grid, n: int, *, n_select: int = 50_000
     # statistic heavy-tailed enough for a finite sample to see the privacy loss (a refined, spread-out
     # pair attains a little more in norm but spreads the loss over L^2 entries).
     label, x, y, value = worst_covariance_pair(A, tau, norm, n_random=0, refine=0)
-    d, d_prime = _pair_data(grid, int(n), s.centre_value, basis.synthesize(x), basis.synthesize(y))
+    d, d_prime = _pair_data(grid, int(n), s.centre_value, basis.synthesize(x), basis.synthesize(y), int(visits))
     plan, plan_prime = plan_covariance_release(d, s), plan_covariance_release(d_prime, s)
     if not np.allclose(plan.scales, plan_prime.scales, rtol=1e-12, atol=0):
         raise RuntimeError("noise scales depend on the data: the audit pair is not comparable")
@@ -245,12 +263,15 @@ def audit_regression_mechanism(settings, grid, n: int, part: str, *, n_select: i
                         float(shift / g.sensitivity), run[0], run[1], control_factor)
 
 
-def selection_worst_pair(settings, grid, m: int, K: int, rho: float):
+def selection_worst_pair(settings, grid, m: int, K: int, rho: float, visits: int = 1):
     """Data sets D, D' (n = K m) attaining the score bounds of METHODS 16, from public inputs only.
 
     Every curve of folds 2..K is -tau u; fold 1 has m - 1 curves tau u and the replaced curve is
     -tau u in D and tau u in D' (u = the first eigenfunction of the kernel at ``rho``). Records go
     to fold i mod K, so fold 1 is rows 0, K, 2K, ...
+    ``visits`` > 1: person level (metadata column ``person``, one curve per person in D); in D' the
+    replaced person (the first of the file) has ``visits`` curves tau u, the last ones of the file, so
+    D' has more curves than D but the same persons in the same order.
     """
     grid = np.asarray(grid, dtype=float)
     unit = unit_interval(grid)
@@ -262,12 +283,18 @@ def selection_worst_pair(settings, grid, m: int, K: int, rho: float):
     d = values.copy()
     d_prime = values.copy()
     d_prime[0] = tau * u
+    if visits > 1:
+        persons = list(range(K * m))
+        return (person_data(grid, d, persons),
+                person_data(grid, np.vstack([d_prime, np.tile(tau * u, (visits - 1, 1))]),
+                            persons + [0] * (visits - 1)))
     return FunctionalData(grid, d), FunctionalData(grid, d_prime)
 
 
 def audit_selection_mechanism(settings, grid, m: int, K: int, *, epsilon: float, rho: float = 0.2,
                               bound: str = "range", factor: float = 1.0, n_select: int = 50_000,
-                              n_test: int = 200_000, alpha: float = 1e-6, seed: int = 0) -> AuditResult:
+                              n_test: int = 200_000, alpha: float = 1e-6, seed: int = 0,
+                              visits: int = 1) -> AuditResult:
     """Black-box audit of the exponential-mechanism selection run with ``factor`` x epsilon (claims epsilon).
 
     Grid: a nearly unshrunk point (penalty 1e-12) and copies of a fully shrunk one (penalty 1e12):
@@ -281,8 +308,8 @@ def audit_selection_mechanism(settings, grid, m: int, K: int, *, epsilon: float,
 
     # A huge release epsilon makes the (public, data-independent) noise term V(g) negligible, so both
     # grid points keep comparable scores; V never changes between D and D'.
-    settings = replace(settings, epsilon=1e6)
-    d, d_prime = selection_worst_pair(settings, grid, m, K, rho)
+    settings = replace(settings, epsilon=1e6, person_column="person" if visits > 1 else None)
+    d, d_prime = selection_worst_pair(settings, grid, m, K, rho, visits)
     pens = np.array([1e-9, 1e9])
     scale = score_sensitivity(float(settings.tau), m, K, bound)
     s_d = pcv_private_scores(d, settings, pens, [rho], folds=K)[0]

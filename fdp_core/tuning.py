@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .accuracy import penalised_noise_scales
-from .data import clip_to_ball
+from .data import clip_to_ball, file_positions
 from .errors import ParameterError
 from .kernels import KERNEL_NAMES, eigenbasis, matern_nu
 from .mean import resolve_tau
@@ -92,6 +92,22 @@ def pcv_folds(n: int, folds: int, seed: int | None = 0) -> list[np.ndarray]:
     return np.array_split(np.random.default_rng(seed).permutation(n), folds)
 
 
+def file_folds(fd, folds: int, seed: int | None = 0) -> list[np.ndarray]:
+    """The usable rows of each fold, the folds drawn over every curve of the file (dropped ones
+    included, :func:`fdp_core.data.file_positions`): a dropped curve moves no other curve to
+    another fold. Refuses a fold left without a usable curve."""
+    positions, n_file = file_positions(fd)
+    fold_of = np.empty(n_file, dtype=np.int64)
+    for k, idx in enumerate(pcv_folds(n_file, folds, seed)):
+        fold_of[idx] = k
+    row_fold = fold_of[positions]
+    out = [np.flatnonzero(row_fold == k) for k in range(int(folds))]
+    if any(idx.size == 0 for idx in out) or any(idx.size == fd.n for idx in out):
+        raise ParameterError(f"PCV with {folds} folds leaves a fold without usable curves (or nothing to train on); "
+                             "use fewer folds")
+    return out
+
+
 def pcv_grid(fd, settings, penalties, rhos, *, folds: int = 10, seed: int | None = 0) -> PCVResult:
     """K-fold PCV score for every (rho, penalty) pair, in closed form (METHODS.md 6).
 
@@ -120,7 +136,7 @@ def pcv_grid(fd, settings, penalties, rhos, *, folds: int = 10, seed: int | None
     grid, weights = fd.unit_grid, fd.weights
     raw = fd.data_matrix
     clipped = clip_to_ball(raw, weights, tau).values
-    held_out = pcv_folds(fd.n, folds, seed)
+    held_out = file_folds(fd, folds, seed)
     n_train = np.array([fd.n - idx.size for idx in held_out], dtype=float)
     # Fold sums make every training mean one subtraction away: O(n m) once, not O(K n m).
     clipped_total = clipped.sum(axis=0)

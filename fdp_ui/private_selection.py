@@ -14,7 +14,7 @@ import streamlit as st
 from fdp_core.errors import FdpError
 from fdp_core.mean import MeanSettings
 from fdp_core.private_selection import (SELECTION_BOUNDS, commit_selection, pcv_private_scores, score_sensitivity,
-                                        selection_entry, selection_folds, selection_probabilities,
+                                        selection_entry, selection_folds, selection_n, selection_probabilities,
                                         selection_tau)
 from fdp_core.registry import mean_mechanism
 
@@ -93,8 +93,8 @@ def render(fd, settings, mechanism: str, folds: int, data_key: str) -> None:
         st.warning("The private selection needs a public tau.")
         return
     try:
-        m, fold_index = selection_folds(fd.n, folds)
         s = replace(settings, mechanism=mechanism)
+        m, fold_index = selection_folds(selection_n(fd, s), folds)  # folds over the file's persons
         tau = selection_tau(fd, s)
         scores = _scores(data_key, tuple(asdict(s).items()), int(folds), fd)
     except FdpError as exc:
@@ -110,8 +110,8 @@ def render(fd, settings, mechanism: str, folds: int, data_key: str) -> None:
     c1.metric("P(PCV-optimal grid point)", f"{probs[best]:.3f}")
     c2.metric("P(one of the 5 best)", f"{top5:.3f}")
     c3.metric("expected score / best score", f"{expected / float(scores.ravel()[best]):.3g}")
-    st.caption(f"{GRID_SIZE} x {GRID_SIZE} public grid, {len(fold_index)} folds of m = {m} records by record order "
-               f"(i mod K); score scale {scale:.3g}. The probabilities use the data's scores: analyst view. "
+    st.caption(f"{GRID_SIZE} x {GRID_SIZE} public grid, {len(fold_index)} folds of m = {m} persons by their order in "
+               f"the file (i mod K); score scale {scale:.3g}. The probabilities use the data's scores: analyst view. "
                "Committing draws the choice with fresh randomness, charges the ledger, and applies it to the sidebar.")
     st.button("select privately and charge the ledger", key="sel_commit", on_click=_commit,
               args=(fd, replace(settings, mechanism=mechanism), int(folds), float(epsilon), bound, mechanism))

@@ -177,6 +177,18 @@ def test_black_box_audit_passes_and_flags_the_07_control(mechanism):
     assert audit.control.flagged, audit.control
 
 
+def test_black_box_audit_at_person_level_flags_the_07_control():
+    """Issue 22/31: the Gaussian covariance audited with the replaced person holding 3 curves in D'
+    (person column): n stays the number of persons, the claimed epsilon passes, 0.7x is flagged."""
+    s = CovarianceSettings(mechanism="gaussian", kernel="matern52", centre=0.0, tau=1.0, epsilon=1.0, delta=0.05,
+                           rho=0.3, phi=1e-3)
+    audit = audit_covariance_mechanism(s, np.linspace(0, 1, 20), 10, n_select=40_000, n_test=150_000, visits=3)
+    print(f"covariance audit (person level): {audit.result} control {audit.control}")
+    assert 0.9 < audit.attained_fraction <= 1 + 1e-9
+    assert not audit.result.flagged, audit.result
+    assert audit.control.flagged, audit.control
+
+
 def test_closed_form_error_matches_monte_carlo():
     grid = np.linspace(0, 1, 20)
     fd = FunctionalData(grid, np.random.default_rng(1).normal(0, 0.3, (15, grid.size)))
@@ -243,7 +255,7 @@ def test_cli_writes_publishable_and_analyst_files_separately(tmp_path):
         assert key not in json.dumps(record)
         assert key in view
     assert record["release"] == "covariance" and record["publishable"] is False  # seeded: not for publication
-    assert "do not publish" in view["warning"]
+    assert "NOT FOR PUBLICATION" in view["warning"] and view["publishable"] is False
     table = pd.read_csv(out / "release.csv")
     fd = load_curves(EXAMPLE)
     assert list(table.columns) == ["s", "t", "value"] and len(table) == fd.m**2

@@ -227,3 +227,28 @@ def test_cli_reference_curve_and_bad_ranges(tmp_path, capsys):
         err = capsys.readouterr().err
         assert code == 2 and message in err and err.count("\n") == 1, err
     assert not (tmp_path / "bad").exists()
+
+
+# --------------------------------------------------------------------------- the file's persons (issue 22)
+
+def test_n_counts_every_person_of_the_file_usable_or_not():
+    """A person whose curves were all dropped (missing values) still counts in n, in file order."""
+    from fdp_core.data import load_curves
+    from fdp_core.features import person_features
+    from fdp_core.preprocess import file_persons, prepare_curves
+
+    text = "subj,0,0.5,1\na,0.1,0.2,0.3\nb,0.1,,0.3\nc,0.2,0.2,0.2\na,0.0,0.1,0.1\nd,,0.1,0.1\n"
+    fd = load_curves(text.encode())
+    assert fd.n == 3 and fd.report.n_dropped == 2
+    persons = file_persons(fd, "subj")
+    assert persons.n_persons == 4 and persons.n_unusable == 2 and list(persons.index) == [0, 2, 0]
+    curves = file_persons(fd, None)
+    assert curves.n_persons == 5 and list(curves.index) == [0, 2, 3]
+    prepared = prepare_curves(fd, PublicBounds((0.0, 1.0), None, "subj"), 0.5)
+    assert prepared.n == 4 and list(prepared.person_index) == [0, 2] and prepared.n_unusable == 2
+    # KDE: persons without a usable curve are observed at the box centre; n_public pads the same way.
+    obs = person_features(fd, "mean:0:1", ((0.0, 4.0),), person_column="subj")
+    assert obs.n_persons == 4 and obs.n_unusable == 2 and sorted(obs.points)[-2:] == [2.0, 2.0]
+    assert person_features(fd, "mean:0:1", ((0.0, 4.0),), n_public=9).points.size == 9
+    with pytest.raises(DataError, match="smaller than the 5 persons in the file"):
+        person_features(fd, "mean:0:1", ((0.0, 4.0),), n_public=4)

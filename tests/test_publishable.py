@@ -34,6 +34,8 @@ N_CURVES = 36
 TIME_KEYS = {"created_utc", "timestamp"}
 # Columns of the publishable CSVs that hold the noised output.
 OUTPUT_COLUMNS = {"value", "unit_value", "density", "pc1", "pc2", "component_1", "component_2", "V_1", "V_2"}
+# The private selection's output: the grid point it drew (with fresh randomness: no seed).
+OUTPUT_KEYS = {"chosen_penalty", "chosen_rho"}
 # Every mechanism gets every mechanism-specific option (each reads only its own).
 MEAN_OPTIONS = ["--psi", "0.02", "--M", "5", "--K", "6"]
 
@@ -63,9 +65,13 @@ def pair(tmp_path_factory):
     clipped[-1] = 5.0  # far outside the public range [0, 1] and the box: clipped
     dropped = values.copy()
     dropped[-1, 3] = np.nan  # a missing value: the curve is dropped on load
+    # The last person (one curve) replaced by a person with three visits, in the same place of the file.
+    visits_meta = pd.concat([meta, meta.iloc[[-1, -1]]], ignore_index=True)
+    visits = np.vstack([values[:-1], np.full((3, GRID.size), 0.9) - np.array([[0.0], [0.2], [0.4]])])
     return {"D": _write(folder / "D.csv", meta, values),
             "clipped": _write(folder / "D_clipped.csv", meta, clipped),
             "dropped": _write(folder / "D_dropped.csv", meta, dropped),
+            "visits": _write(folder / "D_visits.csv", visits_meta, visits),
             "n_persons": meta["subject"].nunique()}
 
 
@@ -78,11 +84,11 @@ def _normalise(text: str, ids) -> str:
 
 
 def _assert_same(a, b, path="$"):
-    """Walk two JSON-like trees: identical everywhere except timestamps."""
+    """Walk two JSON-like trees: identical everywhere except timestamps (and the selection's draw)."""
     if isinstance(a, dict) and isinstance(b, dict):
         assert set(a) == set(b), f"{path}: keys differ {set(a) ^ set(b)}"
         for key in a:
-            if key in TIME_KEYS:
+            if key in TIME_KEYS or key in OUTPUT_KEYS:
                 continue
             _assert_same(a[key], b[key], f"{path}.{key}")
         return
@@ -304,3 +310,184 @@ def test_the_neighbour_test_catches_a_data_dependent_field(pair, tmp_path, monke
                 "--epsilon", "1", "--value-range", "0,1", "--tau", "0.3", "--seed", "7"]
     with pytest.raises(AssertionError, match="n_clipped"):
         _check_pair(tmp_path, args_for, "clipped")
+
+
+# --------------------------------------------------------------------------- every kind x path x neighbour, defaults
+# Issue 22: with DEFAULT settings (no --n-public), n is the number of persons in the file, so a
+# curve dropped for a missing value, a clipped curve, or a person with another number of visits
+# leaves every publishable file identical except the noised output. "visits" replaces a person,
+# so it needs the person column; "dropped" and "clipped" run with and without it.
+
+def _mean_args(mechanism):
+    return ["release", "mean", "--mechanism", mechanism, *MEAN_OPTIONS, "--kernel", "matern52", "--rho", "0.2",
+            *(["--eta", "1"] if mechanism == "iclp-ar" else [])]
+
+
+CLI_KINDS = {
+    **{f"mean-{m}": _mean_args(m) for m in MEAN_MECHANISMS},
+    "kde-gaussian-1d": ["release", "kde", "--feature", "value:0.5", "--box", "0,1", "--grid-size", "16"],
+    "kde-iclp-1d": ["release", "kde", "--mechanism", "iclp", "--feature", "value:0.5", "--box", "0,1",
+                    "--grid-size", "16"],
+    "kde-gaussian-2d": ["release", "kde", "--feature", "value:0.25,value:0.75", "--box", "0,1,0,1",
+                        "--grid-size", "16"],
+    "kde-iclp-2d": ["release", "kde", "--mechanism", "iclp", "--feature", "value:0.25,value:0.75", "--box",
+                    "0,1,0,1", "--grid-size", "16"],
+    **{f"pca-{sampler}": ["release", "pca", "--k", str(k), "--sampler", sampler, "--basis", "fourier", "--p", "5",
+                          "--gibbs-sweeps", "40"] for sampler, k in (("exact", 1), ("deflation", 2), ("gibbs", 2))},
+    "covariance-gaussian": ["release", "covariance", "--mechanism", "gaussian", "--kernel", "matern52",
+                            "--rho", "0.2"],
+    "covariance-iclp": ["release", "covariance", "--mechanism", "iclp", "--kernel", "matern52", "--rho", "0.2"],
+    "regression": ["release", "regression", "--covariates", "age", "--B", "2", "--kernel", "matern52",
+                   "--rho", "0.2"],
+    # The streamed engine counts the same persons (dropped ones included) as the in-memory one.
+    "mean-gaussian-stream": [*_mean_args("gaussian"), "--engine", "stream"],
+    "kde-iclp-1d-stream": ["release", "kde", "--mechanism", "iclp", "--feature", "value:0.5", "--box", "0,1",
+                           "--grid-size", "16", "--engine", "stream"],
+    "pca-exact-stream": ["release", "pca", "--k", "1", "--basis", "fourier", "--p", "5", "--engine", "stream"],
+    "select": ["select", "--kernel", "matern52", "--penalties", "1e-4,1e-2,1", "--rhos", "0.1,0.3",
+               "--select-epsilon", "1", "--no-ledger"],
+}
+SEEDLESS = {"select"}  # the selection draws with fresh randomness (its draw is OUTPUT_KEYS)
+CASES = [(kind, unit, neighbour) for kind in CLI_KINDS for unit in ("curve", "person")
+         for neighbour in ("clipped", "dropped", "visits") if not (unit == "curve" and neighbour == "visits")]
+
+
+def _default_args(kind, unit, which, pair):
+    """The kind's command with only the public inputs every release needs: epsilon and the range."""
+    return [*CLI_KINDS[kind], "--data", str(pair[which]), "--epsilon", "2", "--value-range", "0,1",
+            *(["--person-column", "subject"] if unit == "person" else []),
+            *([] if kind in SEEDLESS else ["--seed", "7"])]
+
+
+def _check_defaults(tmp_path, args_for, neighbour):
+    out_a = _run(args_for("D"), tmp_path / "a")
+    out_b = _run(args_for(neighbour), tmp_path / "b")
+    files_a, files_b = _read_folder(out_a), _read_folder(out_b)
+    assert files_a and ("release.json" in files_a or "selection.json" in files_a)
+    _compare_files(files_a, files_b)
+    view_a, view_b = _analyst(out_a), _analyst(out_b)
+    if neighbour != "clipped":  # a clipped curve may leave every count unchanged (e.g. inside the box)
+        assert view_a != view_b  # the analyst sees the neighbour; the publishable files do not
+    return files_a, view_a, view_b
+
+
+@pytest.mark.parametrize("kind,unit,neighbour", CASES, ids=["-".join(c) for c in CASES])
+def test_cli_default_settings_publish_nothing_about_one_person(kind, unit, neighbour, pair, tmp_path):
+    files, view_a, view_b = _check_defaults(tmp_path, lambda w: _default_args(kind, unit, w, pair), neighbour)
+    record = json.loads(files.get("release.json") or files["selection.json"])
+    # n is the persons of the file (rows without a person column), usable or not: a public input.
+    n_file = pair["n_persons"] if unit == "person" else N_CURVES
+    assert record["n"] == n_file
+    if neighbour == "dropped" and "n_persons_without_usable_curve" in view_b:
+        assert view_b["n_persons_without_usable_curve"] == view_a["n_persons_without_usable_curve"] + 1
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "iclp"])
+def test_cli_counts_density_does_not_depend_on_one_individual(mechanism, tmp_path):
+    """Densities from counts: one count unit moved far outside the box (clipped); n = total count."""
+    d, d_prime = tmp_path / "D.csv", tmp_path / "D2.csv"
+    d.write_text("value,count\n0.2,5\n0.5,7\n0.8,4\n5.0,0\n")
+    d_prime.write_text("value,count\n0.2,5\n0.5,6\n0.8,4\n5.0,1\n")
+    files = {}
+    for label, path in (("a", d), ("b", d_prime)):
+        out = _run(["release", "kde-counts", "--counts", str(path), "--mechanism", mechanism, "--box", "0,1",
+                    "--epsilon", "1", "--grid-size", "32", "--seed", "7"], tmp_path / label)
+        files[label] = _read_folder(out)
+    _compare_files(files["a"], files["b"])
+    assert json.loads(files["a"]["release.json"])["n"] == 16
+
+
+def _commit_default(kind, which, pair, unit):
+    from fdp_core.commit_summaries import commit_covariance, commit_regression
+    from fdp_core.covariance import CovarianceSettings
+    from fdp_core.regression import RegressionSettings
+
+    person = {"person_column": "subject"} if unit == "person" else {}
+    fd = load_curves(pair[which])
+    ledger = Ledger(50.0, 1e-3)
+    if kind == "mean":
+        release = export.commit_mean(ledger, fd, MeanSettings(epsilon=2.0, value_range=(0.0, 1.0), tau=None,
+                                                              **person), data_label="data.csv")
+    elif kind == "kde":
+        release = export.commit_kde(ledger, fd, "value:0.5", KdeSettings(box=((0.0, 1.0),), epsilon=2.0,
+                                                                         grid_size=16, **person),
+                                    data_label="data.csv")
+    elif kind == "pca":
+        release = export.commit_pca(ledger, fd, PcaSettings(k=1, basis="fourier", p=5, epsilon=2.0,
+                                                            value_range=(0.0, 1.0), **person), data_label="data.csv")
+    elif kind == "covariance":
+        release = commit_covariance(ledger, fd, CovarianceSettings(epsilon=2.0, lo=0.0, hi=1.0, **person),
+                                    data_label="data.csv")
+    else:
+        release = commit_regression(ledger, fd, RegressionSettings(covariates=("age",), epsilon=2.0, lo=0.0,
+                                                                   hi=1.0, **person), data_label="data.csv")
+    files = {name: content.decode() for name, content in export.bundle_files(release, ledger).items()}
+    return release, files, [release.id] + [e.id for e in ledger.entries]
+
+
+COMMIT_CASES = [(kind, unit, neighbour) for kind in ("mean", "kde", "pca", "covariance", "regression")
+                for unit, neighbour in (("curve", "dropped"), ("person", "dropped"), ("person", "visits"),
+                                        ("person", "clipped"))]
+
+
+@pytest.mark.parametrize("kind,unit,neighbour", COMMIT_CASES, ids=["-".join(c) for c in COMMIT_CASES])
+def test_commit_bundle_and_replay_default_settings(kind, unit, neighbour, pair, tmp_path):
+    """Commit + bundle (every file, and the zip's members), then replay of the first commit's config."""
+    import io
+    import zipfile
+
+    ra, fa, ids_a = _commit_default(kind, "D", pair, unit)
+    rb, fb, ids_b = _commit_default(kind, neighbour, pair, unit)
+    _compare_files(fa, fb, ids_a + ids_b)
+    assert ra.analyst != rb.analyst
+    members = []
+    for release in (ra, rb):
+        with zipfile.ZipFile(io.BytesIO(export.export_zip(release, None))) as archive:
+            members.append({name.split("/", 1)[1]: archive.read(name).decode() for name in archive.namelist()})
+    _compare_files(*members, ids_a + ids_b)
+    config = tmp_path / "config.yaml"
+    config.write_text(export.config_yaml(ra.config))
+    outs = []
+    for which in ("D", neighbour):
+        data = tmp_path / which / "data.csv"  # the file name is a public label: the same for both
+        data.parent.mkdir()
+        data.write_bytes(pair[which].read_bytes())
+        outs.append(tmp_path / f"replay_{which}")
+        assert main(["replay", str(config), "--data", str(data), "--out", str(outs[-1])]) == 0
+    ids = [json.loads((o / "release.json").read_text())["id"] for o in outs]
+    ids += [e["id"] for o in outs for e in json.loads((o / "ledger.json").read_text())["entries"]]
+    _compare_files(_read_folder(outs[0]), _read_folder(outs[1]), ids)
+
+
+def test_every_analyst_view_carries_the_marker_and_the_warning(pair, tmp_path):
+    """Issue 31: whatever the kind, analyst_view.json says it is not for publication, in the same words."""
+    from fdp_core.release import ANALYST_WARNING
+
+    for kind in CLI_KINDS:
+        out = _run(_default_args(kind, "person", "D", pair), tmp_path / kind)
+        view = json.loads((out / "analyst_view.json").read_text())
+        assert view["publishable"] is False and view["warning"] == ANALYST_WARNING, kind
+    for kind in ("mean", "kde", "pca", "covariance", "regression"):
+        release, _, _ = _commit_default(kind, "D", pair, "person")
+        view = json.loads(export.analyst_view_json(release))
+        assert view["publishable"] is False and view["warning"] == ANALYST_WARNING, kind
+
+
+def test_the_default_neighbour_test_catches_a_planted_leak(pair, tmp_path, monkeypatch):
+    """Power of the default-settings test: the number of persons with a usable curve (data, not a public
+    input) planted in selection.json must make the comparison fail on the dropped neighbour."""
+    from dataclasses import replace
+
+    from fdp_core import private_selection
+
+    real_select = private_selection.select_parameters
+
+    def leaky(fd, settings, *args, **kwargs):
+        selection = real_select(fd, settings, *args, **kwargs)
+        counts = private_selection.selection_counts(fd, settings)
+        usable = counts["n_persons"] - counts["n_persons_without_usable_curve"]
+        return replace(selection, public_inputs={**selection.public_inputs, "n_usable": usable})
+
+    monkeypatch.setattr("fdp_core.commands.select.select_parameters", leaky)
+    with pytest.raises(AssertionError, match="n_usable"):
+        _check_defaults(tmp_path, lambda w: _default_args("select", "person", w, pair), "dropped")

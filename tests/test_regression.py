@@ -119,7 +119,8 @@ def test_cli_files(tmp_path):
     record = json.loads((out / "release.json").read_text())
     view = json.loads((out / "analyst_view.json").read_text())
     assert "n_clipped" not in json.dumps(record) and "ols" not in record
-    assert set(view["ols"]) == {"intercept", "group", "sex=m"} and "do not publish" in view["warning"]
+    assert set(view["ols"]) == {"intercept", "group", "sex=m"}
+    assert "NOT FOR PUBLICATION" in view["warning"] and view["publishable"] is False
     assert record["publishable"] is True and record["guarantee"]["t1"]["epsilon"] == pytest.approx(0.6)
 
 

@@ -54,7 +54,8 @@ FLAGS = {
     "release mean": DATA + ENGINE + OUTPUT + MEAN + ["--band-share", "--confidence-band", "--smoothness-bound"],
     "release kde": DATA + ENGINE + OUTPUT + [
         "--bandwidth", "--bandwidth-from-data", "--bound", "--box", "--calibration", "--delta", "--epsilon", "--eta",
-        "--feature", "--grid-size", "--kernel", "--mechanism", "--nu", "--person-column", "--rho", "--value-range"],
+        "--feature", "--grid-size", "--kernel", "--mechanism", "--n-public", "--nu", "--person-column", "--rho",
+        "--value-range"],
     "release kde-counts": OUTPUT + [
         "--bandwidth", "--bound", "--box", "--calibration", "--counts", "--delta", "--epsilon", "--eta",
         "--grid-size", "--kernel", "--mechanism", "--nu", "--rho"],
@@ -72,8 +73,8 @@ FLAGS = {
     "tradeoff": DATA + OUTPUT + MEAN + ["--mc-draws", "--param", "--quantiles", "--values"],
     "select": DATA + [
         "--bound", "--budget-name", "--delta", "--epsilon", "--eta", "--folds", "--kernel", "--ledger",
-        "--mechanism", "--no-ledger", "--nu", "--out", "--penalties", "--rho", "--rhos", "--select-epsilon", "--tau",
-        "--value-range"],
+        "--mechanism", "--n-public", "--no-ledger", "--nu", "--out", "--penalties", "--person-column", "--reference",
+        "--rho", "--rhos", "--select-epsilon", "--tau", "--value-range"],
     "release synthetic": DATA + OUTPUT + [
         "--bound", "--calibration", "--centre", "--delta", "--epsilon", "--eta", "--gamma", "--kernel", "--mechanism",
         "--n-public", "--n-synthetic", "--nu", "--person-column", "--phi", "--rho", "--tau", "--value-range"],

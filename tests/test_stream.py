@@ -52,8 +52,10 @@ def _close(a, b):
 
 
 def _sources(root, fd):
+    # The chunks are the file's rows, missing values included: n counts every curve of the file.
+    raw = pd.read_csv(root / "c.csv").iloc[:, 1:].to_numpy(dtype=float)
     return {"csv": root / "c.csv", "parquet": root / "c.parquet", "fd": fd,
-            "chunks": [fd.data_matrix[i:i + 97] for i in range(0, fd.n, 97)]}
+            "chunks": [raw[i:i + 97] for i in range(0, raw.shape[0], 97)]}
 
 
 MEAN_SETTINGS = [MeanSettings(mechanism=m, tau=0.6, lo=0.0, hi=1.0, rho=0.2) for m in MEAN_MECHANISMS]
@@ -81,7 +83,7 @@ def test_streamed_mean_equals_in_memory(files, settings, missing):
         plan = plan_mean_release(sums, settings)
         assert plan.n == expected.n and plan.n_clipped == expected.n_clipped and plan.n_curves == expected.n_curves
         np.testing.assert_allclose(plan.raw_mean, expected.raw_mean, rtol=1e-12)
-        assert plan.n_dropped == (0 if label == "chunks" else expected.n_dropped)  # the arrays are the kept curves
+        assert plan.n_dropped == expected.n_dropped  # the chunks are the file's rows too
         _close(expected.sample(np.random.default_rng(7), 3), plan.sample(np.random.default_rng(7), 3))
 
 
@@ -158,20 +160,22 @@ def _person_reference(fd, person, stat):
 
 
 def test_person_averaged_mean_matches_a_direct_groupby(files):
-    root, _ = files
+    root, frame = files
     fd = load_curves(root / "c.csv")
     tau = 0.6
     clipped = fd.data_matrix * np.minimum(1.0, tau / fd.norms())[:, None]
     expected, n_persons = _person_reference(fd, fd.metadata["subject"].astype(str), clipped)
     settings = MeanSettings(tau=tau, rho=0.2, person_column="subject")
+    n_file = frame["subject"].nunique()  # persons of the file: one whose curves were all dropped counts too
+    assert n_file > n_persons
     for source in (root / "c.csv", root / "c.parquet", fd):
         sums = stream.stream_mean_sums(source, settings, chunk_rows=50)
-        assert sums.n == n_persons < fd.n
+        assert sums.n == n_file < fd.n
         np.testing.assert_allclose(sums.total, expected, rtol=1e-12)
 
 
 def test_person_averaged_pca_and_kde(files):
-    root, _ = files
+    root, frame = files
     fd = load_curves(root / "c.parquet")
     settings = PcaSettings(tau=1.0, person_column="subject")
     sums = stream.stream_pca_sums(root / "c.parquet", settings, chunk_rows=64)
@@ -181,14 +185,15 @@ def test_person_averaged_pca_and_kde(files):
                               1.0)
     outer = np.einsum("ij,ik->ijk", X, X).reshape(fd.n, -1)
     expected, n_persons = _person_reference(fd, fd.metadata["subject"].astype(str), outer)
-    assert sums.n == n_persons
+    assert sums.n == frame["subject"].nunique() == n_persons + 1  # one person has no usable curve
     np.testing.assert_allclose(sums.gram.ravel(), expected, rtol=1e-12, atol=1e-15)
     kde_settings = KdeSettings(box=(0.0, 1.5), bandwidth=0.1, person_column="subject")
     ksums = stream.stream_kde_sums(root / "c.csv", kde_settings, "max", chunk_rows=64).sums
     points, _ = extract_features(fd, "max")
     averaged = pd.Series(np.clip(points, 0.0, 1.5)).groupby(fd.metadata["subject"].astype(str).to_numpy()).mean()
-    direct = plan_kde_release(averaged.to_numpy(), KdeSettings(box=(0.0, 1.5), bandwidth=0.1))
-    assert ksums.n == averaged.size
+    # The person without a usable curve is observed at the box centre (a data-free point).
+    direct = plan_kde_release(np.append(averaged.to_numpy(), 0.75), KdeSettings(box=(0.0, 1.5), bandwidth=0.1))
+    assert ksums.n == averaged.size + 1
     _close(direct.density, plan_kde_release(ksums, kde_settings).density)
 
 
@@ -270,7 +275,7 @@ def test_cli_engines_agree_with_local(files, tmp_path, engine):
             assert _cli(argv + common + ["--engine", eng, "--chunk-rows", "300", "--out", out]) == 0
             outs[eng] = pd.read_csv(out / "release.csv").to_numpy()
             record = json.loads((out / "release.json").read_text())
-            assert record["n"] == 1198
+            assert record["n"] == 1200  # every curve of the file, the 2 dropped ones too
         np.testing.assert_allclose(outs[engine], outs["local"], rtol=1e-9, atol=1e-12)
 
 

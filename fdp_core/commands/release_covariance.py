@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..covariance import CovarianceSettings, analyst_view, plan_covariance_release, release_record
 from ..errors import ParameterError
-from ..release import to_json, write_release
+from ..release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import add_data_options, add_output_options, load_data, rng_from
 
@@ -37,9 +37,8 @@ def run(args) -> int:
                                    "value": settings.centre_value + plan.eigenfunctions @ draw["mean"][0]}
     t = plan.grid_points
     table = pd.DataFrame({"s": np.repeat(t, t.size), "t": np.tile(t, t.size), "value": surface.ravel()})
-    out = write_release(args.out, record, table)
     view = analyst_view(plan, draw, min(args.components, plan.n_components), fd)
-    (out / "analyst_view.json").write_text(to_json(view))
+    write_release(args.out, record, table, view)  # analyst_view.json marked not for publication
     print(f"wrote {args.out}/release.json, release.csv (publishable) and analyst_view.json (NOT for publication) "
           f"({settings.mechanism}, n={plan.n}, L={plan.n_components}, expected squared HS error "
           f"{plan.expected_sq_hs_error:.4g})")

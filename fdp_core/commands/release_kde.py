@@ -29,7 +29,7 @@ def run(args) -> int:
     if engine == "local":
         fd = load_data(args)
         obs = person_features(fd, args.feature, settings.box, person_column=settings.person_column,
-                              value_range=settings.value_range)
+                              value_range=settings.value_range, n_public=settings.n_public)
         points, features, n_dropped = obs.points, obs.features, fd.report.n_dropped
     else:
         if engine == "stream":
@@ -44,8 +44,10 @@ def run(args) -> int:
     plan = plan_kde_release(points, settings)
     values = plan.sample(rng_from(args), 1)[0]
     record = release_record(plan, feature=features_label(features), seed=args.seed,
-                            person_column=settings.person_column, value_range=settings.value_range)
-    view = analyst_view(plan, n_dropped=n_dropped, n_curves=obs.n_curves, n_outside_box=obs.n_outside_box)
+                            person_column=settings.person_column, value_range=settings.value_range,
+                            n_public=settings.n_public)
+    view = analyst_view(plan, n_dropped=n_dropped, n_curves=obs.n_curves, n_outside_box=obs.n_outside_box,
+                        n_unusable=obs.n_unusable)
     write_release(args.out, record, release_table(plan, values), view)
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({settings.mechanism} KDE, n={plan.n}, "
           f"expected squared L2 error {plan.expected_sq_l2_error:.4g}); {args.out}/analyst_view.json (with the "

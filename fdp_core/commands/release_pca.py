@@ -7,6 +7,7 @@ import pandas as pd
 
 from ..errors import DataError, ParameterError
 from ..pca import PcaSettings, analyst_view, private_pca, release_record
+from ..preprocess import file_persons
 from ..release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
@@ -56,9 +57,11 @@ def run(args) -> int:
         mean = None if args.released_mean is None else _released_mean(args.released_mean, fd.grid_points)
         result = private_pca(fd, settings, rng_from(args), released_mean=mean)
         n_dropped = fd.report.n_dropped
+        n_unusable = file_persons(fd, settings.bounds.person_column).n_unusable
     else:
         from ..stream import open_source
 
+        n_unusable = None  # the streamed engines count persons, not these (analyst view)
         grid = open_source(args.data, **stream_options(args)).grid
         mean = None if args.released_mean is None else _released_mean(args.released_mean, grid)
         if engine == "stream":
@@ -77,7 +80,7 @@ def run(args) -> int:
         record["released_mean_file"] = str(args.released_mean)
     table = pd.DataFrame({"t": result.grid_points,
                           **{f"pc{l + 1}": result.components[:, l] for l in range(result.k)}})
-    write_release(args.out, record, table, analyst_view(result, n_dropped=n_dropped))
+    write_release(args.out, record, table, analyst_view(result, n_dropped=n_dropped, n_unusable=n_unusable))
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({record['sampler']}, k={result.k}, "
           f"p={result.p}, n={result.n}); {args.out}/analyst_view.json (variance ratio {result.variance_ratio:.3f}, "
           "not private) is NOT for publication")

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ..regression import RegressionSettings, analyst_view, plan_regression_release, release_record
-from ..release import to_json, write_release
+from ..release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import add_data_options, add_output_options, load_data, rng_from
 
@@ -29,8 +29,8 @@ def run(args) -> int:
     record = release_record(plan, seed=args.seed)
     table = pd.DataFrame({"t": plan.grid_points, **{f"beta_{label}": functions[k]
                                                     for k, label in enumerate(plan.labels)}})
-    out = write_release(args.out, record, table)
-    (out / "analyst_view.json").write_text(to_json(analyst_view(plan, functions, np.random.default_rng())))
+    # analyst_view.json marked not for publication, as for every other kind
+    write_release(args.out, record, table, analyst_view(plan, functions, np.random.default_rng()))
     print(f"wrote {args.out}/release.json, release.csv (publishable) and analyst_view.json (NOT for publication) "
           f"(covariates {', '.join(plan.labels)}, n={plan.n})")
     return 0

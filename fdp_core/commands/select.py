@@ -14,8 +14,8 @@ import numpy as np
 from ..errors import ParameterError
 from ..mean import MeanSettings
 from ..private_selection import (SELECTION_BOUNDS, SELECTION_MECHANISMS, commit_selection, select_parameters,
-                                 selection_entry)
-from ..release import to_json
+                                 selection_counts, selection_entry)
+from ..release import analyst_record, to_json
 from ..settings_fields import add_options, settings_from_args
 from ._common import add_data_options, load_data
 from .ledger import add_ledger_option, budget_of
@@ -35,7 +35,8 @@ def _numbers(text: str, flag: str) -> np.ndarray:
 
 
 # The mean settings the selection reads (rho, phi and psi come from the grids).
-FIELDS = ("mechanism", "kernel", "rho", "nu", "eta", "epsilon", "delta", "tau", "value_range")
+FIELDS = ("mechanism", "kernel", "rho", "nu", "eta", "epsilon", "delta", "tau", "value_range", "reference",
+          "person_column", "n_public")
 
 
 def configure(parser) -> None:
@@ -50,7 +51,8 @@ def configure(parser) -> None:
     parser.add_argument("--penalties", required=True, help="public grid of phi (gaussian) or psi (iclp-qr), e.g. "
                                                            "1e-6,1e-4,1e-2,1")
     parser.add_argument("--rhos", required=True, help="public grid of rho, e.g. 0.05,0.1,0.2")
-    parser.add_argument("--folds", type=int, default=5, help="K folds by record order (i mod K)")
+    parser.add_argument("--folds", type=int, default=5,
+                        help="K folds by the persons' order in the file (i mod K; every person of the file counts)")
     parser.add_argument("--select-epsilon", type=float, required=True, help="epsilon spent on the selection")
     parser.add_argument("--bound", choices=SELECTION_BOUNDS, default="range",
                         help="score sensitivity: range (default, tightest), linear, general")
@@ -83,9 +85,10 @@ def run(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "selection.json").write_text(to_json({**selection.record(), **charged}))
-    (out / "analyst_view.json").write_text(to_json({
-        "warning": "NOT FOR PUBLICATION: PCV scores computed from the data without noise", "publishable": False,
-        "scores": selection.scores, "rhos": selection.rhos, "penalties": selection.penalties}))
+    (out / "analyst_view.json").write_text(to_json(analyst_record({
+        "contents": "NOT FOR PUBLICATION: PCV scores computed from the data without noise",
+        "scores": selection.scores, "rhos": selection.rhos, "penalties": selection.penalties,
+        **selection_counts(fd, settings)})))
     print(f"selected penalty {selection.chosen_penalty:g}, rho {selection.chosen_rho:g} (epsilon "
           f"{selection.epsilon:g} spent, {'charged to the ledger' if charged['charged'] else 'NOT charged'}); wrote "
           f"{out}/selection.json and analyst_view.json (NOT for publication)")
