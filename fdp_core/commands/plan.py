@@ -78,7 +78,7 @@ def _commit(args, plan, configs, out: Path) -> int:
     """Read the data once, check the whole plan against the budget left, commit every part."""
     from ..bundle import export_folder
     from ..data import load_curves
-    from ..preprocess import person_codes
+    from ..preprocess import file_persons
     from ..replay import replay
     from .ledger import budget_of
 
@@ -86,7 +86,7 @@ def _commit(args, plan, configs, out: Path) -> int:
     person = plan.design.person_column
     if person is not None and person not in fd.metadata.columns:
         raise ParameterError(f"the plan's person column '{person}' is not a column of {Path(args.data).name}")
-    _, persons = person_codes(fd.metadata, person, fd.n)
+    persons = file_persons(fd, person).n_persons  # every person of the file, usable or not (METHODS 11)
     if persons != plan.design.n:
         raise ParameterError(f"the plan was made for n = {plan.design.n} persons; {Path(args.data).name} holds "
                              f"{persons}: make the plan again with the declared n")
