@@ -142,7 +142,9 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
         release = commit_kde(ledger, fd, config["data"]["feature"], settings,
                              label=f"replay of {config.get('replays', 'a release')}", data_label=label,
                              granularity_exp=k, pre_registered=True)
-    return release, (ledger if isinstance(ledger, Ledger) else ledger.ledger())
+    # A stored budget: the snapshot its charge returned (no second read of the database between the
+    # draw and the caller's 'complete').
+    return release, (ledger if isinstance(ledger, Ledger) else (ledger.last_snapshot or ledger.ledger()))
 
 
 def data_mismatch(config: Mapping, release: CommittedRelease) -> str | None:
