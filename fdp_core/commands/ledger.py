@@ -90,6 +90,7 @@ def complete_then_publish(budget, entry_ids, staged: Path, out: Path, *, ledger_
             f"the ledger database failed after the noise was drawn ({' '.join(str(exc).split())[:160]}): the charge "
             f"stands (entry {', '.join(ids)} is recorded as reserved and counts as spent) and NOTHING was published to "
             f"{out}; the drawn release waits unpublished in {staged}: to finish, once the database is back run "
-            f"'python -m fdp_core ledger complete --entry {ids[-1]}{where} --staged {staged} --out {out}'; to void "
+            f"'python -m fdp_core ledger complete{''.join(f' --entry {i}' for i in ids)}{where} --staged {staged} "
+            f"--out {out}'; to void "
             f"it, delete {staged} (the charge stays spent)") from None
     publish(staged, out)
