@@ -178,6 +178,7 @@ def _commit(kind: str, inputs: tuple) -> None:
         if kind in ("mean", "pca") and inputs[0].value_range is None:
             ss[COMMIT_MESSAGE_KEY] = ("error", RANGE_REQUIRED)
             return
+        export.refuse_data_dependent(inputs[1] if kind == "kde" else inputs[0])  # before the draft is stored
         if kind == "mean":
             settings, text = inputs
             pending = export.prepare_mean_commit(data.fd, settings, label=text)
