@@ -103,13 +103,14 @@ def check_reason(reason: str | None) -> str | None:
 def resolve(store: LedgerStore, fd: FunctionalData, *, unit: Mapping | None = None, name: str = DEFAULT_BUDGET,
             source: str = "library", data_label: str = "", dataset: str | None = None, new_dataset: bool = False,
             reason: str | None = None, value_range=None, n_policy: str | None = None,
-            vectors: np.ndarray | None = None) -> StoredBudget:
+            vectors: np.ndarray | None = None, fingerprints: tuple[str, str] | None = None) -> StoredBudget:
     """The budget ``name`` of the registered data set ``fd`` belongs to (registered on first use).
 
     ``dataset``: the registration's name (checked against the match; the name of a new one);
     ``new_dataset`` with ``reason``: register a near-match as new data (recorded);
     ``value_range`` / ``n_policy``: what a new registration records; ``vectors``: the file's
-    sketch when already computed (e.g. chunk by chunk by the stream engine). Nothing is
+    sketch when already computed (e.g. chunk by chunk by the stream engine); ``fingerprints``:
+    (fingerprint with the unit, curves only) when already computed (the app caches them). Nothing is
     written here: the registration is recorded with the budget or charge that needs it.
     """
     name = check_name(name)
@@ -122,7 +123,7 @@ def resolve(store: LedgerStore, fd: FunctionalData, *, unit: Mapping | None = No
     if dataset is not None:
         dataset = check_name(dataset)
     unit_json = canonical_unit(unit)
-    key, content = fingerprint(fd, unit), fingerprint(fd, None)
+    key, content = fingerprints or (fingerprint(fd, unit), fingerprint(fd, None))
     vectors = sketches.sketch_of(fd) if vectors is None else vectors
     sketch_text = sketches.encode(vectors) if vectors.shape[0] else None
     found = find_match(store, fd, key, vectors)
