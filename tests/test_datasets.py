@@ -181,3 +181,75 @@ def test_a_refused_charge_registers_nothing(tmp_path):
         budget.reserve(pure_entry("mean", "frl", epsilon=1.0))
     store = LedgerStore(url)
     assert store.datasets() == [] and store.ledger(budget.fingerprint) is None
+
+
+# Schema 1 on PostgreSQL, as commit 0dff774 created it (the SQLite fixture's rows are copied in).
+PG_SCHEMA_1 = (
+    "CREATE TABLE schema_version (component TEXT PRIMARY KEY, version INTEGER NOT NULL, updated_utc TEXT NOT NULL)",
+    "CREATE TABLE fdp_budgets (id BIGSERIAL PRIMARY KEY, fingerprint TEXT NOT NULL, name TEXT NOT NULL, content TEXT "
+    "NOT NULL, unit TEXT NOT NULL, epsilon_total DOUBLE PRECISION NOT NULL, delta_total DOUBLE PRECISION NOT NULL, "
+    "filter TEXT NOT NULL, split TEXT, data_label TEXT NOT NULL, created_by TEXT NOT NULL, created_utc TEXT NOT NULL, "
+    "UNIQUE (fingerprint, name))",
+    "CREATE TABLE fdp_entries (seq BIGSERIAL PRIMARY KEY, budget_id BIGINT NOT NULL REFERENCES fdp_budgets(id), "
+    "entry_id TEXT NOT NULL UNIQUE, status TEXT NOT NULL, kind TEXT NOT NULL, mechanism TEXT NOT NULL, curve TEXT "
+    "NOT NULL, epsilon DOUBLE PRECISION NOT NULL, delta DOUBLE PRECISION NOT NULL, rho DOUBLE PRECISION, mu DOUBLE "
+    "PRECISION, label TEXT NOT NULL, entry TEXT NOT NULL, source TEXT NOT NULL, data_label TEXT NOT NULL, "
+    "reserved_utc TEXT NOT NULL, completed_utc TEXT)",
+)
+
+
+def test_schema_1_ledger_on_postgres_migrates_with_budgets_intact(postgres_url):
+    import psycopg
+
+    with sqlite3.connect(FIXTURE_V1) as old, psycopg.connect(postgres_url, autocommit=True) as conn:
+        for statement in PG_SCHEMA_1:
+            conn.execute(statement)
+        for table in ("schema_version", "fdp_budgets", "fdp_entries"):
+            cur = old.execute(f"SELECT * FROM {table}")
+            keep = [i for i, d in enumerate(cur.description) if d[0] not in ("id", "seq")]  # the sequences number them
+            columns = [cur.description[i][0] for i in keep]
+            for full in cur.fetchall():
+                row = [full[i] for i in keep]
+                conn.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(row))})",
+                             row)
+    fd = load_curves(EXAMPLE)
+    budget = open_budget(postgres_url, fd)
+    assert budget.match["how"] == "fingerprint" and budget.ledger().epsilon_total == 3.0
+    assert len(budget.ledger().entries) == 1
+    assert open_budget(postgres_url, fd, unit={"person_column": "id"}, name="second look").ledger().epsilon_total == 1.5
+    budget.reserve(pure_entry("mean", "frl", epsilon=0.5))  # stores the sketch, in one transaction
+    assert budget.ledger().spent().epsilon == pytest.approx(1.5, rel=1e-9)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_replay_of_a_near_copy_says_which_data_set_it_charged(tmp_path, capsys):
+    import pandas as pd
+    import yaml
+
+    from fdp_core import export
+    from fdp_core.accounting import Ledger
+    from fdp_core.mean import MeanSettings
+
+    url = f"sqlite:///{tmp_path / 'l.sqlite3'}"
+    assert main(["ledger", "init", "--ledger", url, "--data", str(EXAMPLE), "--dataset", "EX-2026", "--epsilon", "3",
+                 "--delta", "0"]) == 0
+    release = export.commit_mean(Ledger(3.0, 0.0), load_curves(EXAMPLE),
+                                 MeanSettings(mechanism="frl", epsilon=1.0, tau=1.0, M=8))
+    config = tmp_path / "config.yaml"
+    config.write_text(export.config_yaml(release.config))
+    frame = pd.read_csv(EXAMPLE)
+    near = tmp_path / "re-export.csv"
+    frame.iloc[:-1].round(6).sample(frac=1.0, random_state=1).to_csv(near, index=False)
+    capsys.readouterr()
+    assert main(["replay", str(config), "--data", str(near), "--ledger", url, "--out", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert "note: charged to data set 'EX-2026': the file matches EX-2026: 59 of 60 curves (content sketch)" in out
+    assert "budget 'default': spent epsilon 1 of 3" in out
+    for path in (tmp_path / "r").iterdir():
+        text = path.read_text()
+        assert "59 of 60" not in text and sketch.SKETCH_SCHEME not in text, path.name
+    assert json.loads((tmp_path / "r" / "release.json").read_text())["ledger_at_commit"]["store"]["dataset"] == \
+        "EX-2026"
+    assert yaml.safe_load(config.read_text())["kind"] == "mean"
+    assert not [p for p in tmp_path.iterdir() if ".fdp-staging-" in p.name]  # published, nothing left behind
