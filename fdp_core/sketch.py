@@ -16,7 +16,10 @@ leave it (nearly) unchanged:
 Ids, metadata columns, row order, layout (wide, long, Parquet) and the person column do not
 enter. Two files are compared curve by curve: a curve is *found* in a registration when its
 nearest stored vector lies within :data:`FOUND_DISTANCE` (root mean square over the 16 bins,
-in units of the curve's own standard deviation). Rounding the vectors onto a lattice and
+in units of the curve's own standard deviation) and is at most :data:`RATIO` times the
+distance to the second nearest (or within :data:`EXACT_DISTANCE`): simulated curves of one
+smooth design, drawn with another seed, have close neighbours but none distinctly closest
+(without the ratio test two seeds of a simulation design matched each other). Rounding the vectors onto a lattice and
 hashing them (the first idea of section 22) breaks whenever a coordinate sits near a rounding
 boundary; the nearest-neighbour distance has no boundaries. Measured on the DTI curves: the
 same curves re-exported differ by at most 1e-5 (rounding to 6 significant digits), every other
@@ -45,6 +48,9 @@ SKETCH_SCHEME = "fdp.sketch/1"
 BINS = 16
 _FINE = 256
 FOUND_DISTANCE = 0.1
+# The nearest stored curve must be this much nearer than the second nearest (see _found).
+RATIO = 0.3
+EXACT_DISTANCE = 0.005
 # A file is the registered data set when at least this share of its curves is found there,
 # or of the registration's curves in the file (a subset or a superset of the same people).
 MATCH_CONTAINMENT = 0.5
@@ -114,18 +120,28 @@ def decode(text: str | None) -> np.ndarray | None:
 
 
 def _found(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """For each row of a: is its nearest row of b within FOUND_DISTANCE?"""
+    """For each row of a: is it *the same curve* as a row of b?
+
+    Its nearest row of b must lie within FOUND_DISTANCE and be distinctly nearer than the
+    second nearest (a ratio test): curves drawn independently from one smooth, low-dimensional
+    design have many near neighbours and none distinctly nearest, a re-exported curve has one.
+    Copies within EXACT_DISTANCE (rounding) are found whatever their neighbours.
+    """
     if a.shape[0] == 0 or b.shape[0] == 0:
         return np.zeros(a.shape[0], dtype=bool)
     a64, b64 = a.astype(float), b.astype(float)
     b_sq = (b64**2).sum(axis=1)
     step = max(1, _PAIRS_PER_BLOCK // b.shape[0])
     out = np.empty(a.shape[0], dtype=bool)
-    limit = FOUND_DISTANCE**2 * BINS
     for start in range(0, a.shape[0], step):
         block = a64[start:start + step]
-        d2 = (block**2).sum(axis=1)[:, None] + b_sq[None, :] - 2.0 * block @ b64.T
-        out[start:start + step] = d2.min(axis=1) <= limit
+        d2 = np.maximum((block**2).sum(axis=1)[:, None] + b_sq[None, :] - 2.0 * block @ b64.T, 0.0) / BINS
+        if b.shape[0] > 1:
+            two = np.partition(d2, 1, axis=1)[:, :2]
+            first, second = np.sqrt(two[:, 0]), np.sqrt(two[:, 1])
+        else:
+            first, second = np.sqrt(d2[:, 0]), np.full(d2.shape[0], np.inf)
+        out[start:start + step] = (first <= FOUND_DISTANCE) & ((first <= EXACT_DISTANCE) | (first < RATIO * second))
     return out
 
 

@@ -253,3 +253,19 @@ def test_replay_of_a_near_copy_says_which_data_set_it_charged(tmp_path, capsys):
         "EX-2026"
     assert yaml.safe_load(config.read_text())["kind"] == "mean"
     assert not [p for p in tmp_path.iterdir() if ".fdp-staging-" in p.name]  # published, nothing left behind
+
+
+@pytest.mark.parametrize("design", ["kl", "s1", "s2", "s3", "s4"])
+def test_another_seed_of_a_simulation_design_is_other_people(tmp_path, design):
+    """Curves of one smooth design lie close together; another draw must not pass for the registered one
+    (the ratio test of sketch._found), while a subset of the registered draw still does."""
+    from fdp_core.data import from_arrays
+    from fdp_core.simulate import simulate
+
+    url = f"sqlite:///{tmp_path / 'l.sqlite3'}"
+    first = simulate(design, seed=0)
+    open_budget(url, first, dataset=f"{design} seed 0").ensure(BudgetSpec(1.0, 0.0))
+    assert open_budget(url, simulate(design, seed=1)).match is None
+    n = first.data_matrix.shape[0]
+    subset = from_arrays(first.grid_points * 3, first.data_matrix[: int(0.9 * n)] * 7 + 1, name="subset")
+    assert open_budget(url, subset).match["dataset"] == f"{design} seed 0"
