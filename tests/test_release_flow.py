@@ -326,7 +326,7 @@ def test_an_unusable_ledger_is_said_plainly_and_refuses_commits(tmp_path, monkey
     from fdp_core.ledger_store import LedgerStore
 
     path = tmp_path / "newer.sqlite3"
-    LedgerStore(str(path))
+    LedgerStore(str(path)).create_schema()
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE schema_version SET version = 99")
     monkeypatch.setenv("FDP_LEDGER_URL", str(path))

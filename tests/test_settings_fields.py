@@ -74,7 +74,9 @@ FLAGS = {
         "--bound", "--budget-name", "--delta", "--epsilon", "--eta", "--folds", "--kernel", "--ledger",
         "--mechanism", "--no-ledger", "--nu", "--out", "--penalties", "--rho", "--rhos", "--select-epsilon", "--tau",
         "--value-range"],
-    "ledger init": DATA + ["--delta", "--epsilon", "--filter", "--ledger", "--name", "--person-column", "--split"],
+    "ledger init": DATA + ["--dataset", "--delta", "--epsilon", "--filter", "--ledger", "--n-policy", "--name",
+                           "--new-dataset", "--person-column", "--reason", "--split", "--value-range"],
+    "ledger complete": ["--entry", "--ledger", "--out", "--staged"],
     "ledger show": DATA + ["--ledger", "--name", "--person-column"],
     "replay": ["--budget-name", "--data", "--ledger", "--missing", "--no-ledger", "--out"],
 }
@@ -89,6 +91,7 @@ REQUIRED = {
     "select": {"--data", "--epsilon", "--out", "--penalties", "--rhos", "--select-epsilon"},
     "ledger init": {"--data", "--delta", "--epsilon"},
     "ledger show": {"--data"},
+    "ledger complete": {"--entry"},
     "replay": {"--data"},
 }
 # (flags, one of them required)

@@ -73,5 +73,11 @@ def run(args) -> int:
                                            registration=budget.registration)
     print(f"created budget '{budget.name}' (epsilon {ledger.epsilon_total:g}, delta {ledger.delta_total:g}, "
           f"{ledger.filter} filter) for data set {budget.fingerprint[:16]} in {budget.store.location}")
-    print(f"data set: '{budget.dataset_name}'" + (f"; {match_line(budget)}" if budget.match else " (registered)"))
+    match = budget.match
+    if match is None:
+        print(f"data set: '{budget.dataset_name}' (registered)")
+    elif match.get("registered_as_new"):
+        print(f"data set: {match_line(budget)}")
+    else:
+        print(f"data set: '{budget.dataset_name}': the file {match['message']}")
     return 0
