@@ -2,8 +2,9 @@
 
 The ledger lives in a database (:mod:`fdp_core.ledger_store`: a SQLite file by default,
 PostgreSQL when ``FDP_LEDGER_URL`` says so), shared by every browser session, every server
-restart and the command line. A budget belongs to a data set (its fingerprint: the curves'
-content and the unit of privacy, not the file name) and a budget name. Until the first
+restart and the command line. A budget belongs to a registered data set (METHODS.md 22: the
+data are matched to the registrations by fingerprint, else by content sketch; the Data page
+says which, and registers a near-match as new only with a reason) and a budget name. Until the first
 commit the budget widgets edit a *draft* kept in the session; the first commit (or the
 "create the budget now" button) stores it, and from then on it is fixed: the app can only
 spend it. The ledger only changes inside callbacks, which run before the script, so the

@@ -18,7 +18,7 @@ from fdp_core.accounting import pure_entry
 from fdp_core.cli import main
 from fdp_core.data import load_curves
 from fdp_core.datasets import resolve
-from fdp_core.errors import LedgerError, ParameterError
+from fdp_core.errors import ParameterError
 from fdp_core.ledger_store import SCHEMA_VERSION, BudgetSpec, LedgerStore, open_budget
 from fdp_core import sketch
 from fdp_core.release import to_json
