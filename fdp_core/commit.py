@@ -204,6 +204,21 @@ def _settle(account, ledger: Ledger, entry: LedgerEntry) -> None:
         ledger.commit(entry)
 
 
+# Settings computed from the data without noise: a release using them is not differentially
+# private, so the publication paths (commit, replay) refuse them; they stay in exploration.
+DATA_DEPENDENT_SETTINGS = ("tau_from_data", "data_dependent_bandwidth")
+
+
+def refuse_data_dependent(settings, where: str = "a commit") -> None:
+    """ParameterError when ``settings`` (a mapping or a settings object) use a data-dependent setting."""
+    get = settings.get if isinstance(settings, dict) else (lambda key: getattr(settings, key, None))
+    used = [key for key in DATA_DEPENDENT_SETTINGS if get(key) is True]
+    if used:
+        raise ParameterError(f"{where} refuses data-dependent settings ({', '.join(used)}: the release would NOT be "
+                             "differentially private); they are for exploration only: declare a public value "
+                             "instead (tau or a value range, a bandwidth)")
+
+
 def _execute(account, pending: PendingCommit):
     """check (charge) -> draw -> commit. A refused release raises before any noise is drawn.
 
@@ -443,6 +458,7 @@ def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: st
     the draw; the caller marks the entry complete once the release is written). Raises
     BudgetError (nothing drawn, nothing recorded) when the release does not fit.
     """
+    refuse_data_dependent(settings)  # before anything is charged or drawn
     pending = pending or prepare_mean_commit(fd, settings, label=label, granularity_exp=granularity_exp)
     full, noise, ledger = _execute(ledger, pending)
     plan: MeanRelease = pending.plan
@@ -551,6 +567,7 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
                data_label: str = "", granularity_exp: int | None = None,
                pending: PendingCommit | None = None, looked_at=None, pre_registered: bool = False) -> CommittedRelease:
     """Commit one sanitized density (Hall or ICLP-KDE) through the same check -> draw -> record path."""
+    refuse_data_dependent(settings)  # before anything is charged or drawn
     kde = _kde_module()
     pending = pending or prepare_kde_commit(fd, feature, settings, label=label, granularity_exp=granularity_exp)
     full, noise, ledger = _execute(ledger, pending)
@@ -634,6 +651,7 @@ def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_la
     is already in the ledger. The record drops everything computed from the raw data (the
     analyst-view metrics and the sampler's acceptance rate, which depends on X^T X).
     """
+    refuse_data_dependent(settings)  # before anything is charged or drawn
     pca = _pca_module()
     settings = settings.validated()
     if settings.centring == "released-mean" and released_mean is None:

@@ -16,7 +16,8 @@ from .commit import (BUNDLE_FILES, COMMIT_RANDOMNESS, CONFIG_SCHEMA, NO_PERSISTE
                      NOT_DP_WARNING, NOTHING_DECLARED, ON_GRID_NOTE, PCA_ACCURACY, PCA_HARDENING, PCA_NOT_EXPORTED,
                      PCA_ON_GRID, PRE_REGISTERED, RANDOMNESS_PCA, RELEASE_SCHEMA, SUMMARY_COMMIT_KINDS, CommittedRelease,
                      PendingCommit, commit_kde, commit_mean, commit_pca, kde_tradeoff, ledger_state, ledger_store_note,
-                     looked_at_field, mean_tradeoff, pca_ledger_entry, prepare_kde_commit, prepare_mean_commit)
+                     looked_at_field, mean_tradeoff, pca_ledger_entry, prepare_kde_commit, prepare_mean_commit,
+                     refuse_data_dependent)
 from .replay import COMMIT_KINDS, data_mismatch, parse_config, replay
 from .report import (ALPHA_SENTENCE, METHOD_LABELS, composition_table, entry_power, ledger_power, ledger_table,
                      native_parameter, power_figure, power_sentence, privacy_statement, release_figure, report_html,
@@ -31,5 +32,6 @@ __all__ = [
     "config_yaml", "data_mismatch", "entry_power", "export_folder", "export_zip", "kde_tradeoff", "ledger_power",
     "ledger_state", "ledger_store_note", "ledger_table", "looked_at_field", "mean_tradeoff", "native_parameter",
     "parse_config", "pca_ledger_entry", "power_figure", "power_sentence", "prepare_kde_commit",
-    "prepare_mean_commit", "privacy_statement", "release_figure", "replay", "report_html", "tradeoff_figure",
+    "prepare_mean_commit", "privacy_statement", "refuse_data_dependent", "release_figure", "replay", "report_html",
+    "tradeoff_figure",
 ]

@@ -40,12 +40,10 @@ from .errors import BudgetError, LedgerError, ParameterError
 
 ENV_VAR = "FDP_LEDGER_URL"
 SCHEMA_COMPONENT = "fdp.ledger"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_BUDGET = "default"
 STATUSES = ("reserved", "complete")
 SOURCES = ("app", "cli", "library")
-# Each migration takes a database from version v to v + 1 (none yet: version 1 is the first).
-MIGRATIONS: dict[int, tuple[str, ...]] = {}
 # SQLite waits this long for another writer's transaction before giving up.
 _SQLITE_BUSY_SECONDS = 60.0
 # An advisory-lock key that serialises schema creation on PostgreSQL ("fdpl" in ASCII).
@@ -90,13 +88,21 @@ class PersistentLedger(Ledger):
     budget_name: str = DEFAULT_BUDGET
     location: str = ""
     created_utc: str = ""
+    dataset: str | None = None  # the registered data set (schema 2)
+    dataset_reason: str | None = None  # why it was registered as new data although it matched another
 
     def to_dict(self) -> dict:
         return {**super().to_dict(), "budget_name": self.budget_name, "persistent": True}
 
     def store_note(self) -> dict:
-        """What a release record says about the ledger it was charged to."""
-        return {"persistent": True, "budget_name": self.budget_name, "created_utc": self.created_utc}
+        """What a release record says about the ledger it was charged to (public inputs only: the
+        names the custodian chose and the reason written for a registration)."""
+        note = {"persistent": True, "budget_name": self.budget_name, "created_utc": self.created_utc}
+        if self.dataset is not None:
+            note["dataset"] = self.dataset
+        if self.dataset_reason:
+            note["dataset_reason"] = self.dataset_reason
+        return note
 
 
 # --------------------------------------------------------------------------- SQL dialects
@@ -116,6 +122,14 @@ _DDL = {
         "reserved_utc TEXT NOT NULL, completed_utc TEXT)",
         "CREATE INDEX IF NOT EXISTS fdp_entries_budget ON fdp_entries (budget_id, seq)",
         "CREATE INDEX IF NOT EXISTS fdp_budgets_content ON fdp_budgets (content)",
+        "CREATE TABLE IF NOT EXISTS fdp_datasets (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE, "
+        "budget_key TEXT NOT NULL UNIQUE, person_column TEXT, domain TEXT, value_range TEXT, n_policy TEXT, reason TEXT, "
+        "created_by TEXT NOT NULL, created_utc TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS fdp_versions (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset_id INTEGER NOT NULL "
+        "REFERENCES fdp_datasets(id), fingerprint TEXT NOT NULL UNIQUE, unit TEXT NOT NULL, n INTEGER, m INTEGER, "
+        "score REAL, why TEXT NOT NULL, sketch TEXT, data_label TEXT NOT NULL, created_by TEXT NOT NULL, "
+        "created_utc TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS fdp_versions_dataset ON fdp_versions (dataset_id, id)",
     ),
     "postgresql": (
         "CREATE TABLE IF NOT EXISTS schema_version (component TEXT PRIMARY KEY, version INTEGER NOT NULL, "
@@ -132,6 +146,14 @@ _DDL = {
         "completed_utc TEXT)",
         "CREATE INDEX IF NOT EXISTS fdp_entries_budget ON fdp_entries (budget_id, seq)",
         "CREATE INDEX IF NOT EXISTS fdp_budgets_content ON fdp_budgets (content)",
+        "CREATE TABLE IF NOT EXISTS fdp_datasets (id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE, "
+        "budget_key TEXT NOT NULL UNIQUE, person_column TEXT, domain TEXT, value_range TEXT, n_policy TEXT, reason TEXT, "
+        "created_by TEXT NOT NULL, created_utc TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS fdp_versions (id BIGSERIAL PRIMARY KEY, dataset_id BIGINT NOT NULL "
+        "REFERENCES fdp_datasets(id), fingerprint TEXT NOT NULL UNIQUE, unit TEXT NOT NULL, n INTEGER, m INTEGER, "
+        "score DOUBLE PRECISION, why TEXT NOT NULL, sketch TEXT, data_label TEXT NOT NULL, created_by TEXT NOT NULL, "
+        "created_utc TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS fdp_versions_dataset ON fdp_versions (dataset_id, id)",
     ),
 }
 _BUDGET_COLUMNS = ("id", "fingerprint", "name", "content", "unit", "epsilon_total", "delta_total", "filter", "split",
@@ -180,6 +202,75 @@ class BudgetSpec:
                    None if ledger.split is None else dict(ledger.split))
 
 
+@dataclass(frozen=True)
+class Dataset:
+    """A registered data set (METHODS.md 22): the people a budget belongs to."""
+
+    id: int
+    name: str
+    budget_key: str  # the fdp_budgets.fingerprint of its budgets (its first version's fingerprint)
+    person_column: str | None = None
+    domain: list | None = None
+    value_range: list | None = None
+    n_policy: str | None = None
+    reason: str | None = None
+    created_by: str = ""
+    created_utc: str = ""
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "person_column": self.person_column, "domain": self.domain,
+                "value_range": self.value_range, "n_policy": self.n_policy, "reason": self.reason,
+                "created_by": self.created_by, "created_utc": self.created_utc}
+
+
+@dataclass(frozen=True)
+class NewDataset:
+    """A registration to create (with the charge or the budget that needs it, in one transaction)."""
+
+    name: str
+    person_column: str | None = None
+    domain: list | None = None
+    value_range: list | None = None
+    n_policy: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class NewVersion:
+    """A file's version of a data set, recorded with its first charge (fingerprint, size, why, sketch)."""
+
+    fingerprint: str
+    unit: str = "{}"
+    n: int | None = None
+    m: int | None = None
+    score: float | None = None
+    why: str = ""
+    sketch: str | None = None  # data-derived: stays in the database
+    data_label: str = ""
+
+
+@dataclass(frozen=True)
+class Registration:
+    """Which data set a charge belongs to and what to record about it: an existing registration
+    (``dataset``) or a new one (``new``), and the file's version (``version``; None when known)."""
+
+    dataset: Dataset | None = None
+    new: NewDataset | None = None
+    version: NewVersion | None = None
+
+
+_DATASET_COLUMNS = ("id", "name", "budget_key", "person_column", "domain", "value_range", "n_policy", "reason",
+                    "created_by", "created_utc")
+_VERSION_COLUMNS = ("fingerprint", "unit", "n", "m", "score", "why", "data_label", "created_by", "created_utc")
+
+
+def _dataset(row) -> Dataset:
+    d = dict(zip(_DATASET_COLUMNS, row))
+    for key in ("domain", "value_range"):
+        d[key] = None if d[key] is None else json.loads(d[key])
+    return Dataset(**d)
+
+
 class LedgerStore:
     """Budgets and their entries in one database (SQLite file or PostgreSQL).
 
@@ -198,7 +289,25 @@ class LedgerStore:
             except ImportError:  # pragma: no cover - psycopg is a pinned dependency
                 raise LedgerError("a postgresql:// ledger needs the psycopg package (pip install 'psycopg[binary]')") \
                     from None
-        self._ensure_schema()
+        self._ready = False
+        # Reading never creates anything: a missing SQLite file is an empty ledger, and the
+        # schema is created by the first write (ledger init, a charge).
+        if self._exists():
+            self._ensure_schema(create=False)
+
+    def create_schema(self) -> "LedgerStore":
+        """Create fdp's tables now (otherwise the first write does); returns the store."""
+        self._ensure_schema(create=True)
+        return self
+
+    def _exists(self) -> bool:
+        return self.dialect == "postgresql" or Path(self._target).exists()
+
+    def _has_schema(self) -> bool:
+        """Whether fdp's tables are there to read (checked once they are)."""
+        if not self._ready and self._exists():
+            self._ensure_schema(create=False)
+        return self._ready
 
     # -- where it lives ------------------------------------------------------------
     @property
@@ -258,7 +367,8 @@ class LedgerStore:
             conn.close()
 
     # -- schema --------------------------------------------------------------------
-    def _ensure_schema(self) -> None:
+    def _ensure_schema(self, *, create: bool = True) -> None:
+        """Check (and migrate) fdp's schema; with ``create``, create it in a database without one."""
         with self._lock:
             if self._ready:
                 return
@@ -273,6 +383,8 @@ class LedgerStore:
                                                   "WHERE table_schema = current_schema()")}
                 version = self._stored_version(s, tables)
                 if version is None:
+                    if not create:
+                        return
                     for statement in _DDL[self.dialect]:
                         s.execute(statement)
                     s.execute("INSERT INTO schema_version (component, version, updated_utc) VALUES (?, ?, ?)",
@@ -290,11 +402,13 @@ class LedgerStore:
             self._ready = True
 
     def _stored_version(self, s: _Session, tables: set) -> int | None:
+        tables = {t for t in tables if not str(t).startswith("sqlite_")}
         if "schema_version" not in tables:
-            ours = {"fdp_budgets", "fdp_entries"} & tables
-            if ours:
-                raise LedgerError(f"ledger {self.location} has fdp tables but no schema_version table: unknown "
-                                  "schema, refusing to use it")
+            if tables:
+                # Another application's database (or fdp tables without their version):
+                # fdp never adds its tables beside someone else's.
+                raise LedgerError(f"ledger {self.location} holds other tables ({', '.join(sorted(tables)[:5])}) and "
+                                  "no schema_version table: not an fdp ledger, refusing to use it")
             return None
         try:
             row = s.one("SELECT version FROM schema_version WHERE component = ?", (SCHEMA_COMPONENT,))
@@ -313,11 +427,32 @@ class LedgerStore:
 
     def _migrate(self, s: _Session, version: int) -> None:
         while version < SCHEMA_VERSION:
-            for statement in MIGRATIONS[version]:
-                s.execute(statement)
+            MIGRATIONS[version](self, s)
             version += 1
             s.execute("UPDATE schema_version SET version = ?, updated_utc = ? WHERE component = ?",
                       (version, _now(), SCHEMA_COMPONENT))
+
+    def _to_version_2(self, s: _Session) -> None:
+        """Schema 1 -> 2: the registered data sets. Every existing budget's data set (its fingerprint)
+        becomes a registration of its own, holding its budgets exactly as they were; its sketch is
+        filled in the first time a file with that fingerprint is seen again."""
+        for statement in _DDL[self.dialect]:
+            s.execute(statement)  # IF NOT EXISTS: only the new tables are created
+        rows = s.all("SELECT fingerprint, MIN(unit), MIN(data_label), MIN(created_by), MIN(created_utc), MIN(id) "
+                     "FROM fdp_budgets GROUP BY fingerprint ORDER BY MIN(id)")
+        taken = set()
+        for fingerprint, unit, label, created_by, created_utc, _ in rows:
+            stem = Path(str(label or "")).stem or "data"
+            name = check_name(f"{stem[:60]} {fingerprint[:8]}" if stem in taken else stem[:90])
+            taken.add(name)
+            person = json.loads(unit or "{}").get("person_column")
+            dataset_id = s.one("INSERT INTO fdp_datasets (name, budget_key, person_column, domain, value_range, "
+                               "n_policy, reason, created_by, created_utc) VALUES (?, ?, ?, NULL, NULL, NULL, NULL, ?, ?) "
+                               "RETURNING id", (name, fingerprint, person, created_by, created_utc))[0]
+            s.execute("INSERT INTO fdp_versions (dataset_id, fingerprint, unit, n, m, score, why, sketch, data_label, "
+                      "created_by, created_utc) VALUES (?, ?, ?, NULL, NULL, 1.0, ?, NULL, ?, ?, ?)",
+                      (dataset_id, fingerprint, unit, "registered from an existing budget by the schema-2 migration",
+                       str(label or ""), created_by, created_utc))
 
     # -- reading -------------------------------------------------------------------
     def _budget_row(self, s: _Session, fingerprint: str, name: str, *, lock: bool = False):
@@ -332,42 +467,128 @@ class LedgerStore:
                      (budget_id,))
         return [dict(zip(_ENTRY_COLUMNS, r)) for r in rows]
 
-    def _snapshot(self, budget: dict, entries: list[dict]) -> PersistentLedger:
+    def _snapshot(self, budget: dict, entries: list[dict], s: _Session | None = None) -> PersistentLedger:
         split = None if budget["split"] is None else json.loads(budget["split"])
+        dataset = None
+        if s is not None:
+            row = s.one(f"SELECT {', '.join(_DATASET_COLUMNS)} FROM fdp_datasets WHERE budget_key = ?",
+                        (budget["fingerprint"],))
+            dataset = None if row is None else _dataset(row)
         return PersistentLedger(float(budget["epsilon_total"]), float(budget["delta_total"]), split, budget["filter"],
                                 [LedgerEntry.from_dict(json.loads(e["entry"])) for e in entries],
                                 budget_name=budget["name"], location=self.location,
-                                created_utc=budget["created_utc"])
+                                created_utc=budget["created_utc"], dataset=None if dataset is None else dataset.name,
+                                dataset_reason=None if dataset is None else dataset.reason)
 
     def ledger(self, fingerprint: str, name: str = DEFAULT_BUDGET) -> PersistentLedger | None:
         """The budget and its entries as a Ledger, or None when no such budget exists."""
+        if not self._has_schema():
+            return None
         with self._transaction(write=False) as s:
             budget = self._budget_row(s, fingerprint, check_name(name))
             if budget is None:
                 return None
-            return self._snapshot(budget, self._entry_rows(s, budget["id"]))
+            return self._snapshot(budget, self._entry_rows(s, budget["id"]), s)
 
     def budget_names(self, fingerprint: str) -> list[str]:
+        if not self._has_schema():
+            return []
         with self._transaction(write=False) as s:
             return [r[0] for r in s.all("SELECT name FROM fdp_budgets WHERE fingerprint = ? ORDER BY id",
                                         (fingerprint,))]
 
     def other_units(self, fingerprint: str, content: str) -> list[str]:
         """Unit settings of budgets on the same curves under another unit of privacy."""
+        if not self._has_schema():
+            return []
         with self._transaction(write=False) as s:
             rows = s.all("SELECT DISTINCT unit FROM fdp_budgets WHERE content = ? AND fingerprint <> ?",
                          (content, fingerprint))
         return sorted(r[0] for r in rows)
 
-    def show(self, fingerprint: str, name: str = DEFAULT_BUDGET) -> dict:
-        """JSON-ready {"budget", "spent", "remaining", "entries"} (what ``ledger show`` prints)."""
-        name = check_name(name)
+    # -- registered data sets ------------------------------------------------------
+    def datasets(self) -> list[Dataset]:
+        if not self._has_schema():
+            return []
         with self._transaction(write=False) as s:
-            budget = self._budget_row(s, fingerprint, name)
-            if budget is None:
-                raise LedgerError(f"no budget '{name}' for this data set in the ledger {self.location}; create it "
-                                  "with: python -m fdp_core ledger init --data PATH --epsilon E --delta D")
-            rows = self._entry_rows(s, budget["id"])
+            return [_dataset(r) for r in s.all(f"SELECT {', '.join(_DATASET_COLUMNS)} FROM fdp_datasets ORDER BY id")]
+
+    def dataset_named(self, name: str) -> Dataset | None:
+        return next((d for d in self.datasets() if d.name == name), None)
+
+    def dataset_of_fingerprint(self, fingerprint: str) -> tuple[Dataset, bool] | None:
+        """The data set a fingerprint was recorded under, and whether that version has a sketch."""
+        if not self._has_schema():
+            return None
+        with self._transaction(write=False) as s:
+            row = s.one(f"SELECT {', '.join('d.' + c for c in _DATASET_COLUMNS)}, v.sketch IS NOT NULL "
+                        "FROM fdp_versions v JOIN fdp_datasets d ON d.id = v.dataset_id WHERE v.fingerprint = ?",
+                        (fingerprint,))
+        return None if row is None else (_dataset(row[:-1]), bool(row[-1]))
+
+    def sketches(self) -> list[tuple[Dataset, list[str]]]:
+        """Every registration with the stored sketches of its versions (data-derived: never exported)."""
+        if not self._has_schema():
+            return []
+        with self._transaction(write=False) as s:
+            datasets = [_dataset(r) for r in s.all(f"SELECT {', '.join(_DATASET_COLUMNS)} FROM fdp_datasets "
+                                                   "ORDER BY id")]
+            rows = s.all("SELECT dataset_id, sketch FROM fdp_versions WHERE sketch IS NOT NULL ORDER BY id")
+        by_id: dict[int, list[str]] = {}
+        for dataset_id, sketch in rows:
+            by_id.setdefault(dataset_id, []).append(sketch)
+        return [(d, by_id.get(d.id, [])) for d in datasets]
+
+    def versions(self, dataset: Dataset) -> list[dict]:
+        """A data set's versions, oldest first: fingerprint, n, m, score, why, when (no sketch)."""
+        with self._transaction(write=False) as s:
+            rows = s.all(f"SELECT {', '.join(_VERSION_COLUMNS)} FROM fdp_versions WHERE dataset_id = ? ORDER BY id",
+                         (dataset.id,))
+        return [dict(zip(_VERSION_COLUMNS, r)) for r in rows]
+
+    def _register(self, s: _Session, registration: Registration | None, key: str, created_by: str) -> None:
+        """Record a new data set and/or a file's version inside the caller's transaction."""
+        if registration is None:
+            return
+        dataset, new, version = registration.dataset, registration.new, registration.version
+        if new is not None:
+            row = s.one("INSERT INTO fdp_datasets (name, budget_key, person_column, domain, value_range, n_policy, "
+                        "reason, created_by, created_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                        "ON CONFLICT DO NOTHING RETURNING id",
+                        (check_name(new.name), key, new.person_column,
+                         None if new.domain is None else json.dumps(new.domain),
+                         None if new.value_range is None else json.dumps(new.value_range), new.n_policy, new.reason,
+                         created_by, _now()))
+            stored = s.one(f"SELECT {', '.join(_DATASET_COLUMNS)} FROM fdp_datasets WHERE name = ?", (new.name,))
+            if row is None and (stored is None or stored[2] != key):
+                raise LedgerError(f"a data set named '{new.name}' is already registered in the ledger {self.location} "
+                                  "with other data: choose another --dataset name")
+            dataset = _dataset(stored)
+        if dataset is None or version is None:
+            return
+        s.execute("INSERT INTO fdp_versions (dataset_id, fingerprint, unit, n, m, score, why, sketch, data_label, "
+                  "created_by, created_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                  (dataset.id, version.fingerprint, version.unit, version.n, version.m, version.score, version.why,
+                   version.sketch, str(version.data_label), created_by, _now()))
+        if version.sketch is not None:  # a migrated version gets its sketch the first time it is seen
+            s.execute("UPDATE fdp_versions SET sketch = ?, n = ?, m = ? WHERE fingerprint = ? AND sketch IS NULL",
+                      (version.sketch, version.n, version.m, version.fingerprint))
+
+    def show(self, fingerprint: str, name: str = DEFAULT_BUDGET, *, match: Mapping | None = None) -> dict:
+        """JSON-ready {"budget", "spent", "remaining", "entries", "dataset", "versions", "match"}
+        (what ``ledger show`` prints; ``match``: how the file was matched to its data set)."""
+        name = check_name(name)
+        budget = None
+        if self._has_schema():
+            with self._transaction(write=False) as s:
+                budget = self._budget_row(s, fingerprint, name)
+                rows = [] if budget is None else self._entry_rows(s, budget["id"])
+                found = s.one(f"SELECT {', '.join(_DATASET_COLUMNS)} FROM fdp_datasets WHERE budget_key = ?",
+                              (fingerprint,))
+        if budget is None:
+            raise LedgerError(f"no budget '{name}' for this data set in the ledger {self.location}; create it "
+                              "with: python -m fdp_core ledger init --data PATH --epsilon E --delta D")
+        dataset = None if found is None else _dataset(found)
         ledger = self._snapshot(budget, rows)
         spent, remaining = ledger.spent(), ledger.remaining()
         return {
@@ -383,24 +604,33 @@ class LedgerStore:
             "entries": [{**json.loads(r["entry"]), "status": r["status"], "source": r["source"],
                          "data_label": r["data_label"], "reserved_utc": r["reserved_utc"],
                          "completed_utc": r["completed_utc"]} for r in rows],
+            # Added by schema 2 (today's keys above are unchanged): the registered data set the
+            # budget belongs to, its versions (no sketch: it never leaves the database) and how
+            # this file was matched to it.
+            "dataset": None if dataset is None else dataset.to_dict(),
+            "versions": [] if dataset is None else self.versions(dataset),
+            "match": None if match is None else dict(match),
         }
 
     # -- writing -------------------------------------------------------------------
     def create_budget(self, fingerprint: str, spec: BudgetSpec, *, name: str = DEFAULT_BUDGET, content: str = "",
                       unit: str = "{}", data_label: str = "", created_by: str = "library",
-                      exist_ok: bool = False) -> tuple[PersistentLedger, bool]:
+                      exist_ok: bool = False, registration: Registration | None = None) -> tuple[PersistentLedger, bool]:
         """Create a budget once; returns (the stored budget, whether this call created it).
 
         An existing budget is never changed: with ``exist_ok`` it is returned as stored
-        (whatever ``spec`` says), otherwise LedgerError.
+        (whatever ``spec`` says), otherwise LedgerError. ``registration``: the data set (and the
+        file's version) recorded in the same transaction.
         """
         name = check_name(name)
         spec.ledger()  # validation before anything is written
+        self._ensure_schema(create=True)
         if spec.filter not in FILTERS:  # pragma: no cover - Ledger() already refuses it
             raise ParameterError(f"filter must be one of {FILTERS}")
         split = None if spec.split is None else json.dumps({k: float(v) for k, v in spec.split.items()},
                                                            sort_keys=True)
         with self._transaction(write=True) as s:
+            self._register(s, registration, fingerprint, created_by)
             inserted = s.one("INSERT INTO fdp_budgets (fingerprint, name, content, unit, epsilon_total, delta_total, "
                              "filter, split, data_label, created_by, created_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                              "ON CONFLICT (fingerprint, name) DO NOTHING RETURNING id",
@@ -408,30 +638,47 @@ class LedgerStore:
                               float(spec.delta_total), spec.filter, split, str(data_label), created_by, _now()))
             budget = self._budget_row(s, fingerprint, name)
             entries = self._entry_rows(s, budget["id"])
-        was_created = inserted is not None
-        if not was_created and not exist_ok:
-            stored = self._snapshot(budget, entries)
-            raise LedgerError(f"a budget '{name}' already exists for this data set (epsilon {stored.epsilon_total:g}, "
-                              f"delta {stored.delta_total:g}, {stored.filter} filter, created "
-                              f"{budget['created_utc']}); a budget is created once and never changed: choose "
-                              "another --name for a new one")
-        return self._snapshot(budget, entries), was_created
+            snapshot = self._snapshot(budget, entries, s)
+            was_created = inserted is not None
+            if not was_created and not exist_ok:  # raised inside: the registration is rolled back too
+                stored = snapshot
+                raise LedgerError(f"a budget '{name}' already exists for this data set (epsilon {stored.epsilon_total:g}, "
+                                  f"delta {stored.delta_total:g}, {stored.filter} filter, created "
+                                  f"{budget['created_utc']}); a budget is created once and never changed: choose "
+                                  "another --name for a new one")
+        return snapshot, was_created
 
     def reserve(self, fingerprint: str, entry: LedgerEntry, *, name: str = DEFAULT_BUDGET, source: str = "library",
-                data_label: str = "") -> PersistentLedger:
+                data_label: str = "", registration: Registration | None = None, spec: BudgetSpec | None = None,
+                content: str = "", unit: str = "{}") -> PersistentLedger:
         """Check-and-charge in one locked transaction; returns the ledger including ``entry``.
 
-        Raises BudgetError (nothing recorded) when the entry does not fit, LedgerError when
-        the budget does not exist.
+        ``registration`` (the data set and the file's version) and, when the budget does not
+        exist yet, a budget created from ``spec`` are recorded in the same transaction: a
+        refused release leaves nothing behind. Raises BudgetError (nothing recorded) when the
+        entry does not fit, LedgerError when the budget does not exist and no ``spec`` is given.
         """
         name = check_name(name)
         if source not in SOURCES:
             raise ParameterError(f"source must be one of {SOURCES}, got {source!r}")
+        if spec is not None:
+            spec.ledger()
+        self._ensure_schema(create=True)
         with self._transaction(write=True) as s:
+            self._register(s, registration, fingerprint, source)
             budget = self._budget_row(s, fingerprint, name, lock=True)
+            if budget is None and spec is not None:
+                split = None if spec.split is None else json.dumps({k: float(v) for k, v in spec.split.items()},
+                                                                   sort_keys=True)
+                s.execute("INSERT INTO fdp_budgets (fingerprint, name, content, unit, epsilon_total, delta_total, "
+                          "filter, split, data_label, created_by, created_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                          "ON CONFLICT (fingerprint, name) DO NOTHING",
+                          (fingerprint, name, content or fingerprint, unit, float(spec.epsilon_total),
+                           float(spec.delta_total), spec.filter, split, str(data_label), source, _now()))
+                budget = self._budget_row(s, fingerprint, name, lock=True)
             if budget is None:
                 raise LedgerError(f"no budget '{name}' for this data set in the ledger {self.location}")
-            ledger = self._snapshot(budget, self._entry_rows(s, budget["id"]))
+            ledger = self._snapshot(budget, self._entry_rows(s, budget["id"]), s)
             ledger.commit(entry)  # Ledger.check's arithmetic; raises BudgetError when it does not fit
             s.execute("INSERT INTO fdp_entries (budget_id, entry_id, status, kind, mechanism, curve, epsilon, delta, "
                       "rho, mu, label, entry, source, data_label, reserved_utc) "
@@ -443,11 +690,16 @@ class LedgerStore:
 
     def complete(self, entry_id: str) -> None:
         """Mark a reserved entry complete (its release has been written)."""
+        self._ensure_schema(create=True)
         with self._transaction(write=True) as s:
             cur = s.execute("UPDATE fdp_entries SET status = 'complete', completed_utc = ? "
                             "WHERE entry_id = ? AND status = 'reserved'", (_now(), str(entry_id)))
             if cur.rowcount != 1:
                 raise LedgerError(f"no reserved ledger entry {entry_id!r} to complete")
+
+
+# Each migration takes a database from version v to v + 1.
+MIGRATIONS = {1: LedgerStore._to_version_2}
 
 
 def _parse_url(url: str) -> tuple[str, str]:
@@ -479,7 +731,14 @@ def _parse_url(url: str) -> tuple[str, str]:
 
 @dataclass
 class StoredBudget:
-    """One budget of one data set in a store: what a commit charges (see export.commit_*)."""
+    """One budget of one registered data set in a store: what a commit charges (see export.commit_*).
+
+    ``registration``: the data set (new or existing) and this file's version, recorded with the
+    first charge; ``spec``: the budget to create at that charge when it does not exist yet
+    (replay's config budget); ``match``: how the file was matched to the data set (for messages
+    and ``ledger show``). All of it is written in the charge's own transaction, so a refused
+    release writes nothing.
+    """
 
     store: LedgerStore
     fingerprint: str
@@ -488,10 +747,21 @@ class StoredBudget:
     data_label: str = ""
     content: str = ""
     unit: str = "{}"
+    registration: Registration | None = None
+    spec: BudgetSpec | None = None
+    match: dict | None = None
+    last_snapshot: PersistentLedger | None = field(default=None, repr=False)  # what the last charge returned
     _created: bool = field(default=False, repr=False)
 
     def __post_init__(self):
         self.name = check_name(self.name)
+
+    @property
+    def dataset_name(self) -> str | None:
+        r = self.registration
+        if r is None:
+            return None
+        return r.new.name if r.new is not None else (r.dataset.name if r.dataset is not None else None)
 
     def ledger(self) -> PersistentLedger | None:
         return self.store.ledger(self.fingerprint, self.name)
@@ -499,24 +769,31 @@ class StoredBudget:
     def ensure(self, spec: BudgetSpec) -> tuple[PersistentLedger, bool]:
         """The stored budget, created from ``spec`` if it does not exist yet (never changed)."""
         return self.store.create_budget(self.fingerprint, spec, name=self.name, content=self.content, unit=self.unit,
-                                        data_label=self.data_label, created_by=self.source, exist_ok=True)
+                                        data_label=self.data_label, created_by=self.source, exist_ok=True,
+                                        registration=self.registration)
 
     def reserve(self, entry: LedgerEntry) -> PersistentLedger:
-        return self.store.reserve(self.fingerprint, entry, name=self.name, source=self.source,
-                                  data_label=self.data_label)
+        self.last_snapshot = self.store.reserve(self.fingerprint, entry, name=self.name, source=self.source,
+                                                data_label=self.data_label, registration=self.registration,
+                                                spec=self.spec, content=self.content, unit=self.unit)
+        return self.last_snapshot
 
     def complete(self, entry_id: str) -> None:
         self.store.complete(entry_id)
 
 
 def open_budget(url: str | None, fd, *, unit: Mapping | None = None, name: str = DEFAULT_BUDGET,
-                source: str = "library", data_label: str = "") -> StoredBudget:
-    """The budget ``name`` of the data set ``fd`` (with its unit settings) in the ledger at ``url``."""
-    from .fingerprint import canonical_unit, fingerprint
+                source: str = "library", data_label: str = "", **registration) -> StoredBudget:
+    """The budget ``name`` of the registered data set ``fd`` belongs to, in the ledger at ``url``.
 
-    return StoredBudget(LedgerStore(url), fingerprint(fd, unit), name, source, data_label,
-                        content=fingerprint(fd, None), unit=canonical_unit(unit))
+    The file is matched to the registrations (:func:`fdp_core.datasets.resolve`: exact
+    fingerprint, else the content sketch); ``registration`` takes resolve's keyword arguments
+    (``dataset``, ``new_dataset``, ``reason``, ``value_range``, ``n_policy``).
+    """
+    from .datasets import resolve
+
+    return resolve(LedgerStore(url), fd, unit=unit, name=name, source=source, data_label=data_label, **registration)
 
 
-__all__ = ["BudgetError", "BudgetSpec", "DEFAULT_BUDGET", "ENV_VAR", "LedgerStore", "PersistentLedger",
-           "StoredBudget", "default_path", "open_budget", "resolve_url"]
+__all__ = ["BudgetError", "BudgetSpec", "DEFAULT_BUDGET", "Dataset", "ENV_VAR", "LedgerStore", "NewDataset",
+           "NewVersion", "PersistentLedger", "Registration", "StoredBudget", "default_path", "open_budget", "resolve_url"]

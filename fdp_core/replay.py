@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import typing
 from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
@@ -17,7 +19,7 @@ from .errors import ParameterError
 from .mechanisms.discrete import DEFAULT_GRANULARITY_EXP
 from .settings_fields import settings_from_config
 from .commit import (CONFIG_SCHEMA, SUMMARY_COMMIT_KINDS, CommittedRelease, commit_kde,
-                     commit_mean, commit_pca)
+                     commit_mean, commit_pca, refuse_data_dependent)
 
 # --------------------------------------------------------------------------- replay
 
@@ -83,9 +85,34 @@ def parse_config(source) -> dict:
     return {**config, "settings": settings, "data": data, "export": export, "budget": budget}
 
 
+def _strict_type(cls, name: str, value) -> None:
+    """A hand-edited config is read strictly: YAML booleans are booleans, numbers are numbers.
+
+    (``tau_from_data: 'no'`` is a non-empty string, which Python would read as true.)
+    """
+    if value is None:
+        return
+    hint = typing.get_type_hints(cls)[name]
+    types = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    want = types[0]
+    ok = {bool: lambda v: isinstance(v, bool),
+          int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+          float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+          str: lambda v: isinstance(v, str)}.get(want)
+    if ok is not None and not ok(value):
+        words = {bool: "a YAML boolean (true or false, unquoted)", int: "an integer", float: "a number",
+                 str: "text"}[want]
+        raise ParameterError(f"config: settings.{name} must be {words}, got {value!r}")
+
+
 def _settings_object(kind: str, settings: dict):
     module, name = SETTINGS_CLASSES[kind]
     cls = getattr(importlib.import_module(f"{__package__}.{module}"), name)
+    names = {f.name for f in dataclasses.fields(cls)}
+    for key, value in settings.items():
+        if key in names:
+            _strict_type(cls, key, value)
+    refuse_data_dependent(settings, "replay")
     try:
         obj = settings_from_config(cls, settings)
     except ParameterError as exc:
@@ -105,6 +132,11 @@ def _budget_ledger(budget: dict) -> Ledger:
         raise ParameterError(f"config: unknown budget key(s) {', '.join(unknown)}")
     if "epsilon_total" not in budget or "delta_total" not in budget:
         raise ParameterError("config: budget needs epsilon_total and delta_total")
+    for key in ("epsilon_total", "delta_total"):
+        if isinstance(budget[key], bool) or not isinstance(budget[key], (int, float)):
+            raise ParameterError(f"config: budget.{key} must be a number, got {budget[key]!r}")
+    if "name" in budget and not isinstance(budget["name"], str):
+        raise ParameterError(f"config: budget.name must be text, got {budget['name']!r}")
     return Ledger(budget["epsilon_total"], budget["delta_total"], budget.get("split"), budget.get("filter", "basic"))
 
 
@@ -145,7 +177,9 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
         release = commit_kde(ledger, fd, config["data"]["feature"], settings,
                              label=f"replay of {config.get('replays', 'a release')}", data_label=label,
                              granularity_exp=k, pre_registered=True)
-    return release, (ledger if isinstance(ledger, Ledger) else ledger.ledger())
+    # A stored budget: the snapshot its charge returned (no second read of the database between the
+    # draw and the caller's 'complete').
+    return release, (ledger if isinstance(ledger, Ledger) else (ledger.last_snapshot or ledger.ledger()))
 
 
 def data_mismatch(config: Mapping, release: CommittedRelease) -> str | None:

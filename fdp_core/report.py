@@ -252,7 +252,10 @@ def _ledger_context(ledger: Ledger | None) -> dict | None:
     return {"epsilon_total": ledger.epsilon_total, "delta_total": ledger.delta_total, "filter": ledger.filter,
             "n_entries": len(ledger.entries), "entries": _table(ledger_table(ledger).drop(columns=["sampler"])),
             "composition": _table(composition_table(report)), "notes": list(report.notes),
-            "approximate": None if approx is None else f"epsilon {approx.epsilon:.4g}, delta {approx.delta:.3g}"}
+            "approximate": None if approx is None else f"epsilon {approx.epsilon:.4g}, delta {approx.delta:.3g}",
+            # The registered data set the budget belongs to, and the custodian's reason when it was
+            # registered as new data although it matched another (METHODS.md 22); public inputs.
+            "dataset": getattr(ledger, "dataset", None), "dataset_reason": getattr(ledger, "dataset_reason", None)}
 
 
 def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:

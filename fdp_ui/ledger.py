@@ -2,8 +2,9 @@
 
 The ledger lives in a database (:mod:`fdp_core.ledger_store`: a SQLite file by default,
 PostgreSQL when ``FDP_LEDGER_URL`` says so), shared by every browser session, every server
-restart and the command line. A budget belongs to a data set (its fingerprint: the curves'
-content and the unit of privacy, not the file name) and a budget name. Until the first
+restart and the command line. A budget belongs to a registered data set (METHODS.md 22: the
+data are matched to the registrations by fingerprint, else by content sketch; the Data page
+says which, and registers a near-match as new only with a reason) and a budget name. Until the first
 commit the budget widgets edit a *draft* kept in the session; the first commit (or the
 "create the budget now" button) stores it, and from then on it is fixed: the app can only
 spend it. The ledger only changes inside callbacks, which run before the script, so the
@@ -18,10 +19,12 @@ import streamlit as st
 
 from fdp_core import ledger_store
 from fdp_core.accounting import KINDS, Ledger, LedgerEntry
+from fdp_core.datasets import resolve
 from fdp_core.errors import FdpError, LedgerError
 from fdp_core.fingerprint import canonical_unit, fingerprint, unit_of_privacy
 from fdp_core.presets import preset
 from fdp_core.registry import pure_mechanism_names
+from fdp_core.sketch import sketch_of
 
 from . import choices, state
 
@@ -32,6 +35,8 @@ MESSAGE_KEY = "fdp_ledger_message"
 ERROR_KEY = "fdp_ledger_error"
 NAME_KEY = "rel_budget_name"
 FINGERPRINT_KEY = "fdp_fingerprint"
+SKETCH_KEY = "fdp_sketch"  # the current data's content sketch (data-derived: never exported)
+DATASET_CHOICE_KEY = "fdp_dataset_choice"  # the Data page's registration choice (resolve's keyword arguments)
 # Where the Data page keeps the unit of privacy (e.g. {"person_column": "subject"}); part of
 # the budget's key (fdp_core.fingerprint.UNIT_KEYS).
 UNIT_KEY = "fdp_unit"
@@ -96,17 +101,77 @@ def budget_name() -> str:
     return st.session_state.get(NAME_KEY) or ledger_store.DEFAULT_BUDGET
 
 
+def _sketch():
+    """The current data's content sketch (computed once per data set; stays in this session and the ledger)."""
+    fd = state.current().fd
+    cached = st.session_state.get(SKETCH_KEY)
+    if cached is None or cached[0] is not fd:
+        cached = (fd, sketch_of(fd))
+        st.session_state[SKETCH_KEY] = cached
+    return cached[1]
+
+
 def account() -> ledger_store.StoredBudget:
-    """The current data set's budget in the store (it may not exist yet)."""
-    key, content = _fingerprints()
-    return ledger_store.StoredBudget(store(), key, budget_name(), "app", state.current().label, content=content,
-                                     unit=canonical_unit(unit_settings()))
+    """The budget of the registered data set the current data belong to (it may not exist yet):
+    matched by fingerprint or content sketch (METHODS.md 22), or the Data page's choice."""
+    return resolve(store(), state.current().fd, unit=unit_settings(), name=budget_name(), source="app",
+                   data_label=state.current().label, vectors=_sketch(), fingerprints=_fingerprints(), **_choice())
+
+
+def _choice() -> dict:
+    """The Data page's registration choice for the data now loaded (another data set resets it)."""
+    saved = st.session_state.get(DATASET_CHOICE_KEY)
+    return dict(saved[1]) if saved and saved[0] is state.current().fd else {}
+
+
+def _choose(**choice) -> None:
+    st.session_state[DATASET_CHOICE_KEY] = (state.current().fd, choice)
+
+
+def render_dataset_choice(container) -> None:
+    """The Data page's registration box: which registered data set these data belong to, and the
+    deliberate, recorded act of registering a near-match as new data (a name and a reason)."""
+    container.markdown("**Registered data set** (the budget belongs to it, not to this file)")
+    choice = _choice()
+    try:
+        budget = account()
+    except FdpError as exc:
+        container.error(f"Data set not usable: {exc}")
+        if choice and container.button("Undo the data-set choice", key="data_dataset_undo"):
+            st.session_state.pop(DATASET_CHOICE_KEY, None)
+            st.rerun()
+        return
+    match = budget.match
+    if match and not match.get("registered_as_new"):
+        container.info(f"{match['message'][0].upper()}{match['message'][1:]}: releases are charged to its budget.")
+        if container.checkbox("These are other people: register them as a new data set", key="data_new_dataset"):
+            name = container.text_input("name of the new data set", key="data_new_dataset_name")
+            reason = container.text_input("reason (recorded in the ledger and shown in later reports)",
+                                          key="data_new_dataset_reason")
+            if container.button("Register as a new data set", key="data_new_dataset_confirm",
+                                disabled=not (name.strip() and reason.strip())):
+                _choose(dataset=name, new_dataset=True, reason=reason)
+                st.rerun()
+    elif match:
+        container.warning(f"Registering as the new data set '{match['registered_as_new']}' although these data "
+                          f"{match['message']} (reason: {match['reason']}); recorded with the budget at the first "
+                          "commit.")
+    else:
+        registered = [d.name for d in budget.store.datasets()]
+        new_label = f"new data set '{budget.dataset_name}'"
+        picked = container.selectbox("these data match no registered data set", [new_label] + registered,
+                                     key="data_dataset_pick",
+                                     help="A new data set is registered with its budget at the first commit. "
+                                          "Picking a registered one is refused unless these data match it.")
+        if picked != new_label:
+            _choose(dataset=picked)
+            st.rerun()
 
 
 def budget_names() -> list[str]:
     """Budgets stored for the current data set (the default one always offered)."""
     try:
-        names = store().budget_names(_fingerprints()[0])
+        names = store().budget_names(account().fingerprint)
     except FdpError:
         names = []
     return list(dict.fromkeys([ledger_store.DEFAULT_BUDGET, *names, budget_name()]))

@@ -10,6 +10,7 @@ from fdp_core.preprocess import (NOT_DP_SUGGESTION, PublicBounds, curves_per_per
                                  repeated_id_columns, suggested_value_range)
 from fdp_core.simulate import SIMULATIONS
 from fdp_ui import intake_panel, plots, server_files, sidebar, sparse_view, state, steps
+from fdp_ui import ledger as ledger_ui
 
 st.title("Data")
 st.caption("The unit of privacy is a person: neighbouring data sets differ in one person's data. Without a person "
@@ -158,6 +159,8 @@ with range_col:
         state.note_view(NONPRIVATE_VIEWS["range_suggestion"])
         st.warning(f"No range declared: previews are centred at 0 and commits of curves are refused. The data run "
                    f"from {d_lo:.4g} to {d_hi:.4g} ({NOT_DP_SUGGESTION}).")
+
+ledger_ui.render_dataset_choice(st.container())
 
 settings = sidebar.render()
 

@@ -179,6 +179,7 @@ def _commit(kind: str, inputs: tuple) -> None:
         if kind in ("mean", "pca") and inputs[0].value_range is None:
             ss[COMMIT_MESSAGE_KEY] = ("error", RANGE_REQUIRED)
             return
+        export.refuse_data_dependent(inputs[1] if kind == "kde" else inputs[0])  # before the draft is stored
         if kind == "mean" and inputs[0].confidence_band is not None:  # the mean and its second moment
             from fdp_core.band_commit import commit_mean_with_band
 

@@ -297,17 +297,16 @@ def test_leak_check_has_power():
         _assert_no_private_values(tampered, fd.data_matrix)
 
 
-def test_data_dependent_tau_is_flagged_in_every_file():
+def test_data_dependent_tau_is_refused_by_a_commit():
+    """Issue 21: data-dependent settings are for exploration; a commit (a publication path) refuses them
+    before anything is charged or drawn."""
     fd = load_curves(EXAMPLE)
     ledger = Ledger(5.0, 1e-5)
     from dataclasses import replace
 
-    release = export.commit_mean(ledger, fd, replace(MEAN_CASES["frl"], tau_from_data=True))
-    files = _bundle(release, ledger)
-    record = json.loads(files["release.json"])
-    assert record["differentially_private"] is False and record["data_dependent_flags"]
-    assert "NOT differentially private" in files["report.html"].decode()
-    assert yaml_load(files["config.yaml"])["settings"]["tau_from_data"] is True
+    with pytest.raises(ParameterError, match="refuses data-dependent settings \\(tau_from_data"):
+        export.commit_mean(ledger, fd, replace(MEAN_CASES["frl"], tau_from_data=True))
+    assert ledger.entries == []
 
 
 def yaml_load(content: bytes):

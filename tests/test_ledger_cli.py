@@ -67,7 +67,8 @@ def test_sequential_budget_two_releases_land_the_third_is_refused(ledger_url, tm
         assert f"budget 'default': spent epsilon {i:.4g} of 2.5" in out
         record = json.loads((tmp_path / f"r{i}" / "release.json").read_text())
         assert record["ledger_at_commit"]["store"] == {"persistent": True, "budget_name": "default",
-                                                      "created_utc": show(ledger_url)["budget"]["created_utc"]}
+                                                      "created_utc": show(ledger_url)["budget"]["created_utc"],
+                                                      "dataset": "example_curves"}
     code, out, err = run_cli("replay", config, "--data", EXAMPLE, "--ledger", ledger_url, "--out", tmp_path / "r3")
     assert code == 2 and out == ""
     assert err.startswith("error: release refused, nothing recorded") and err.count("\n") == 1, err

@@ -133,12 +133,12 @@ def test_budget_is_created_once_and_never_changed(ledger_url):
     other = open_budget(ledger_url, fd, name="annual 2026")
     other.ensure(BudgetSpec(1.0, 0.0))
     assert budget.store.budget_names(budget.fingerprint) == ["default", "annual 2026"]
-    # Another unit of privacy on the same curves is another data set, and the store says so.
+    # The same curves under another person column are the same people (METHODS.md 22): they match the
+    # registered data set and spend its budget, recorded as another version of it.
     person = open_budget(ledger_url, fd, unit={"person_column": "id"})
-    assert person.fingerprint != budget.fingerprint and person.content == budget.content
-    assert person.ledger() is None
-    person.ensure(BudgetSpec(1.0, 1e-6))
-    assert budget.store.other_units(budget.fingerprint, budget.content) == ['{"person_column":"id"}']
+    assert person.fingerprint == budget.fingerprint and person.content == budget.content
+    assert person.match["dataset"] == "example_curves" and person.match["k"] == person.match["n"] == 60
+    assert person.ledger().epsilon_total == 2.0
 
 
 def test_charges_follow_the_in_memory_ledger_exactly(ledger_url):
@@ -209,7 +209,7 @@ def test_show_reserve_complete_and_entries_json(ledger_url):
 
 def test_newer_or_unknown_schema_is_refused_with_a_clear_message(tmp_path):
     url = f"sqlite:///{tmp_path / 'l.sqlite3'}"
-    LedgerStore(url)
+    LedgerStore(url).create_schema()
     conn = sqlite3.connect(tmp_path / "l.sqlite3")
     conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
     conn.commit()
@@ -236,7 +236,7 @@ def test_newer_or_unknown_schema_is_refused_with_a_clear_message(tmp_path):
 def test_newer_schema_is_refused_on_postgres(postgres_url):
     import psycopg
 
-    LedgerStore(postgres_url)
+    LedgerStore(postgres_url).create_schema()
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute("UPDATE schema_version SET version = %s", (SCHEMA_VERSION + 7,))
     with pytest.raises(LedgerError, match="newer than this fdp"):

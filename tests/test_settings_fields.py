@@ -78,7 +78,9 @@ FLAGS = {
     "release synthetic": DATA + OUTPUT + [
         "--bound", "--calibration", "--centre", "--delta", "--epsilon", "--eta", "--gamma", "--kernel", "--mechanism",
         "--n-public", "--n-synthetic", "--nu", "--person-column", "--phi", "--rho", "--tau", "--value-range"],
-    "ledger init": DATA + ["--delta", "--epsilon", "--filter", "--ledger", "--name", "--person-column", "--split"],
+    "ledger init": DATA + ["--dataset", "--delta", "--epsilon", "--filter", "--ledger", "--n-policy", "--name",
+                           "--new-dataset", "--person-column", "--reason", "--sparse", "--split", "--value-range"],
+    "ledger complete": ["--entry", "--ledger", "--out", "--staged"],
     "ledger show": DATA + ["--ledger", "--name", "--person-column"],
     "replay": ["--budget-name", "--data", "--ledger", "--missing", "--no-ledger", "--out"],
 }
@@ -94,6 +96,7 @@ REQUIRED = {
     "select": {"--data", "--epsilon", "--out", "--penalties", "--rhos", "--select-epsilon"},
     "ledger init": {"--data", "--delta", "--epsilon"},
     "ledger show": {"--data"},
+    "ledger complete": {"--entry"},
     "replay": {"--data"},
 }
 # (flags, one of them required)

@@ -6,10 +6,14 @@ Not a command itself (no PATH): ``ledger_init``, ``ledger_show``, ``replay`` and
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
+import uuid
 from dataclasses import replace
 from pathlib import Path
 
 from ..fingerprint import unit_of_privacy
+from ..errors import LedgerError
 from ..ledger_store import DEFAULT_BUDGET, ENV_VAR, StoredBudget, default_path, open_budget
 from ..settings_fields import PERSON_COLUMN, add_option
 from ._common import add_data_options
@@ -33,9 +37,60 @@ def add_budget_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default=DEFAULT_BUDGET, help="budget name (default: %(default)s)")
 
 
-def budget_of(args, fd, *, name: str | None = None, settings=None) -> StoredBudget:
-    """The stored budget of the data ``fd`` named by the options (or ``name``), for a CLI run."""
+def budget_of(args, fd, *, name: str | None = None, settings=None, **registration) -> StoredBudget:
+    """The stored budget of the registered data set ``fd`` belongs to, named by the options (or
+    ``name``), for a CLI run; ``registration``: see fdp_core.datasets.resolve."""
     unit = unit_of_privacy(settings) if settings is not None else unit_of_privacy(vars(args))
     label = Path(str(getattr(args, "data", "") or "")).name
     return open_budget(args.ledger, fd, unit=unit, name=name or getattr(args, "name", None) or DEFAULT_BUDGET,
-                       source="cli", data_label=label)
+                       source="cli", data_label=label, **registration)
+
+
+def match_line(budget: StoredBudget) -> str | None:
+    """What the user is told about the data set a file was matched to (None for a new one)."""
+    match = budget.match
+    if match is None:
+        return None
+    if match.get("registered_as_new"):
+        return (f"registered as new data set '{match['registered_as_new']}' although it {match['message']} "
+                f"(reason: {match['reason']})")
+    return f"charged to data set '{match['dataset']}': the file {match['message']}"
+
+
+# --------------------------------------------------------------------------- one transaction from the user's view
+
+def staging_dir(out: Path) -> Path:
+    """A fresh folder next to ``out`` (same file system, so publishing it is a rename)."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return out.parent / f".{out.name}.fdp-staging-{uuid.uuid4().hex[:8]}"
+
+
+def publish(staged: Path, out: Path) -> None:
+    """Move the finished files of ``staged`` into ``out`` (renames), then remove ``staged``."""
+    out = Path(out)
+    if not out.exists():
+        os.replace(staged, out)
+        return
+    for item in staged.iterdir():
+        os.replace(item, out / item.name)
+    shutil.rmtree(staged, ignore_errors=True)
+
+
+def complete_then_publish(budget, entry_ids, staged: Path, out: Path, *, ledger_url: str | None) -> None:
+    """Mark the entries complete, then publish the staged files; a database failure in between
+    is said in one line: the charge stands, nothing is published, and how to finish or void it."""
+    ids = list(dict.fromkeys(entry_ids))
+    try:
+        for entry_id in ids:
+            budget.complete(entry_id)
+    except LedgerError as exc:
+        where = f" --ledger {ledger_url}" if ledger_url else ""
+        raise LedgerError(
+            f"the ledger database failed after the noise was drawn ({' '.join(str(exc).split())[:160]}): the charge "
+            f"stands (entry {', '.join(ids)} is recorded as reserved and counts as spent) and NOTHING was published to "
+            f"{out}; the drawn release waits unpublished in {staged}: to finish, once the database is back run "
+            f"'python -m fdp_core ledger complete{''.join(f' --entry {i}' for i in ids)}{where} --staged {staged} "
+            f"--out {out}'; to void "
+            f"it, delete {staged} (the charge stays spent)") from None
+    publish(staged, out)

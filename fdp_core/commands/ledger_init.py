@@ -1,20 +1,24 @@
-"""``python -m fdp_core ledger init``: create a named privacy budget for a data set, once.
+"""``python -m fdp_core ledger init``: register a data set and create a named privacy budget for it, once.
 
-The budget is keyed by the data's fingerprint (content of the parsed curves and the unit of
-privacy), so any file holding the same curves spends it. It can never be raised or reset:
-a new budget needs a new ``--name``.
+A budget belongs to a registered data set (METHODS.md 22): ``--dataset NAME`` registers the
+file's curves under that name (default: the file's name) with their person column, domain,
+value range and n policy. A file that matches a registered data set (the same curves, or a
+subset or superset of its people in another export) belongs to it: its budgets are created
+there, unless ``--new-dataset --reason TEXT`` registers it as new data, deliberately and on
+the record. A budget can never be raised or reset: a new budget needs a new ``--name``.
 """
 
 from __future__ import annotations
 
 from ..accounting import FILTERS, KINDS
 from ..errors import ParameterError
-from ..ledger_store import BudgetSpec
+from ..ledger_store import BudgetSpec, check_name
+from ..preprocess import parse_value_range
 from ._common import load_data
-from .ledger import add_budget_options, budget_of
+from .ledger import add_budget_options, budget_of, match_line
 
 PATH = ("ledger", "init")
-HELP = "create a data set's privacy budget in the persistent ledger (once; never raised or reset)"
+HELP = "register a data set and create its privacy budget in the persistent ledger (once; never raised or reset)"
 
 
 def configure(parser) -> None:
@@ -28,6 +32,19 @@ def configure(parser) -> None:
     parser.add_argument("--sparse", action="store_true",
                         help="the data are sparse observations (a long file id,t,value; persons by id) for "
                              "release mean --sparse")
+    parser.add_argument("--dataset", default=None, metavar="NAME",
+                        help="name of the registered data set the budget belongs to (default: the file's name, or "
+                             "the registered data set the file matches)")
+    parser.add_argument("--value-range", dest="value_range", default=None, metavar="LO,HI",
+                        help="public range of the values, recorded with a new registration (write "
+                             "--value-range=-5,40 when LO is negative)")
+    parser.add_argument("--n-policy", dest="n_policy", default=None, metavar="TEXT",
+                        help="how n is declared for this data set, recorded with a new registration (e.g. "
+                             "'declared public: 142 persons')")
+    parser.add_argument("--new-dataset", action="store_true",
+                        help="register the file as a new data set even though it matches a registered one "
+                             "(needs --reason; recorded and shown in ledger show and later reports)")
+    parser.add_argument("--reason", default=None, metavar="TEXT", help="why (with --new-dataset)")
 
 
 def parse_split(text: str | None) -> dict | None:
@@ -48,6 +65,10 @@ def parse_split(text: str | None) -> dict | None:
 def run(args) -> int:
     spec = BudgetSpec(args.epsilon, args.delta, args.filter, parse_split(args.split))
     spec.ledger()  # validate before touching the data or the database
+    check_name(args.name)  # the budget's name too: a refusal creates no file
+    value_range = None if args.value_range is None else parse_value_range(args.value_range)
+    if args.reason is not None and not args.new_dataset:
+        raise ParameterError("--reason goes with --new-dataset (the reason a near-match is registered as new data)")
     if args.sparse:  # persons by id, observations as rows: the key release mean --sparse --ledger charges
         from ..ledger_store import open_budget
         from ..sparse_data import SPARSE_UNIT, ledger_view, read_long
@@ -56,9 +77,18 @@ def run(args) -> int:
         budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, name=args.name, source="cli",
                              data_label=data.name)
     else:
-        budget = budget_of(args, load_data(args))
+        budget = budget_of(args, load_data(args), dataset=args.dataset, new_dataset=args.new_dataset,
+                           reason=args.reason, value_range=value_range, n_policy=args.n_policy)
     ledger, _ = budget.store.create_budget(budget.fingerprint, spec, name=budget.name, content=budget.content,
-                                           unit=budget.unit, data_label=budget.data_label, created_by="cli")
+                                           unit=budget.unit, data_label=budget.data_label, created_by="cli",
+                                           registration=budget.registration)
     print(f"created budget '{budget.name}' (epsilon {ledger.epsilon_total:g}, delta {ledger.delta_total:g}, "
           f"{ledger.filter} filter) for data set {budget.fingerprint[:16]} in {budget.store.location}")
+    match = budget.match
+    if match is None:
+        print(f"data set: '{budget.dataset_name}' (registered)")
+    elif match.get("registered_as_new"):
+        print(f"data set: {match_line(budget)}")
+    else:
+        print(f"data set: '{budget.dataset_name}': the file {match['message']}")
     return 0

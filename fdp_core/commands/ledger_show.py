@@ -8,7 +8,8 @@ from ._common import load_data
 from .ledger import add_budget_options, budget_of
 
 PATH = ("ledger", "show")
-HELP = 'print a data set\'s budget as JSON: {"budget": ..., "spent": ..., "entries": [...]}'
+HELP = ('print a data set\'s budget as JSON: {"budget": ..., "spent": ..., "entries": [...], "dataset": ..., '
+        '"versions": [...], "match": ...}')
 
 
 def configure(parser) -> None:
@@ -17,5 +18,5 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     budget = budget_of(args, load_data(args))
-    print(json.dumps(budget.store.show(budget.fingerprint, budget.name), indent=2))
+    print(json.dumps(budget.store.show(budget.fingerprint, budget.name, match=budget.match), indent=2))
     return 0

@@ -19,7 +19,7 @@ from ..data import MISSING_POLICIES, load_curves
 from ..bundle import export_folder
 from ..replay import _budget_ledger, data_mismatch, parse_config, replay
 from ..ledger_store import BudgetSpec
-from .ledger import add_ledger_option, budget_of
+from .ledger import add_ledger_option, budget_of, complete_then_publish, match_line, staging_dir
 
 PATH = ("replay",)
 HELP = "replay an exported release's config.yaml on a data file: same settings, fresh exact discrete noise"
@@ -47,25 +47,36 @@ def run(args) -> int:
     label = Path(args.data).name
     notes = []
     budget = None
+    spec = BudgetSpec.of(_budget_ledger(config["budget"]))
     if args.no_ledger:
         notes.append("no persistent ledger was used (--no-ledger): earlier releases of these data are not counted")
     else:
         budget = budget_of(args, fd, name=args.budget_name or config["budget"].get("name"),
                            settings=config["settings"])
-        stored, created = budget.ensure(BudgetSpec.of(_budget_ledger(config["budget"])))
-        if created:
+        stored = budget.ledger()
+        if stored is None:
+            # Created with the release's own charge (one transaction): a refused release leaves no budget.
+            budget.spec = spec
             notes.append(f"created budget '{budget.name}' for these data from the config (epsilon "
-                         f"{stored.epsilon_total:g}, delta {stored.delta_total:g}, {stored.filter} filter)")
-        elif BudgetSpec.of(stored) != BudgetSpec.of(_budget_ledger(config["budget"])):
+                         f"{spec.epsilon_total:g}, delta {spec.delta_total:g}, {spec.filter} filter)")
+        elif BudgetSpec.of(stored) != spec:
             notes.append(f"charged the stored budget '{budget.name}' (epsilon {stored.epsilon_total:g}, delta "
                          f"{stored.delta_total:g}, {stored.filter} filter), not the config's budget section")
+        if budget.match is not None:
+            notes.append(match_line(budget))
+        elif budget.registration is not None and budget.registration.new is not None:
+            notes.append(f"registered these data as the new data set '{budget.dataset_name}'")
     release, ledger = replay(config, fd, data_label=label, ledger=budget)
     out = Path(args.out) if args.out else Path(args.config).with_name(f"{Path(args.config).stem}_replay")
-    export_folder(release, out, ledger, include_analyst_view=True)
-    if budget is not None:
+    if budget is None:
+        export_folder(release, out, ledger, include_analyst_view=True)
+    else:
+        # The files reach --out only once the ledger entry is complete: written next to it first.
+        staged = staging_dir(out)
+        export_folder(release, staged, ledger, include_analyst_view=True)
         # Two-part releases (covariance with its mean, regression's T1 and T2) charged every part.
-        for entry_id in dict.fromkeys([*release.record.get("part_entry_ids", ()), release.id]):
-            budget.complete(entry_id)
+        complete_then_publish(budget, [*release.record.get("part_entry_ids", ()), release.id], staged, out,
+                              ledger_url=args.ledger)
     e = release.entry
     print(f"wrote {out}/ (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, report.html; "
           "analyst_view.json is NOT for publication): "
@@ -77,6 +88,6 @@ def run(args) -> int:
               f"{ledger.epsilon_total:g}, delta {spent.delta:.3g} of {ledger.delta_total:g} "
               f"({len(ledger.entries)} release(s))")
     note = data_mismatch(config, release)
-    for line in notes + ([note] if note else []):
+    for line in [n for n in notes if n] + ([note] if note else []):
         print(f"note: {line}")
     return 0

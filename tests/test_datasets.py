@@ -1,0 +1,271 @@
+"""Registered data sets (METHODS.md 22, issue 21): a budget belongs to the people, not to the bytes.
+
+Variants of the DTI data a custodian meets (re-exports, rounding, units, subsets, supersets,
+layouts) are all charged to the one registered budget, on both engines (the sketch read from
+the loaded curves and chunk by chunk); other studies and simulated data are not matched. A
+ledger written by schema 1 opens with its budgets intact.
+"""
+
+import json
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from fdp_core.accounting import pure_entry
+from fdp_core.cli import main
+from fdp_core.data import load_curves
+from fdp_core.datasets import resolve
+from fdp_core.errors import ParameterError
+from fdp_core.ledger_store import SCHEMA_VERSION, BudgetSpec, LedgerStore, open_budget
+from fdp_core import sketch
+from fdp_core.release import to_json
+
+sys.path.insert(0, str(Path(__file__).parent))
+from dataset_variants import unrelated, variants  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "data" / "example_curves.csv"
+FIXTURE_V1 = Path(__file__).parent / "fixtures" / "ledger_schema_v1.sqlite3"
+
+
+def _load(path, options):
+    options = {k: v for k, v in options.items() if k != "person"}
+    return load_curves(path, **options)
+
+
+def _vectors(path, options, engine):
+    if engine == "local":
+        return sketch.sketch_of(_load(path, options))
+    return sketch.sketch_of_stream(path, chunk_rows=37, **{k: v for k, v in options.items() if k != "person"})
+
+
+@pytest.mark.parametrize("engine", ["local", "stream"])
+def test_variants_of_one_data_set_are_charged_to_its_one_budget(shared_data, tmp_path, engine):
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    dti = shared_data / "dti_cca.csv"
+    store = LedgerStore(url)
+    registered = resolve(store, load_curves(dti), unit={"person_column": "subject"}, dataset="DTI-2026",
+                         source="cli", data_label="dti_cca.csv")
+    registered.ensure(BudgetSpec(1000.0, 0.0))
+    cases = variants(dti, tmp_path)
+    assert len(cases) >= 20
+    table = []
+    for name, (path, options) in cases.items():
+        person = options.get("person", "subject")
+        fd = _load(path, options)
+        budget = resolve(store, fd, unit=None if person is None else {"person_column": person}, source="cli",
+                         data_label=path.name, vectors=_vectors(path, options, engine))
+        assert budget.fingerprint == registered.fingerprint, name
+        assert budget.match is not None and budget.match["dataset"] == "DTI-2026", name
+        budget.reserve(pure_entry("mean", "frl", epsilon=1.0, label=name))
+        table.append((name, budget.match["dataset"], budget.match["k"], budget.match["n"], budget.match["score"]))
+    shown = store.show(registered.fingerprint)
+    assert len(shown["entries"]) == len(cases) and shown["spent"]["epsilon"] == pytest.approx(len(cases))
+    assert shown["dataset"]["name"] == "DTI-2026" and shown["dataset"]["person_column"] == "subject"
+    # Every distinct file is a version of the one data set: when, n, why; never the sketch.
+    assert len(shown["versions"]) >= 15 and "sketch" not in json.dumps(shown["versions"])
+    assert [d.name for d in store.datasets()] == ["DTI-2026"]
+    # Unrelated data: no match, a registration of their own.
+    others = unrelated(shared_data, ROOT, tmp_path)
+    assert len(others) >= 4
+    for name, (path, options) in others.items():
+        fd = _load(path, options)
+        budget = resolve(store, fd, source="cli", data_label=path.name, vectors=_vectors(path, options, engine))
+        assert budget.match is None and budget.fingerprint != registered.fingerprint, name
+        assert budget.registration.new is not None, name
+        table.append((name, "(new registration)", 0, fd.data_matrix.shape[0], 0.0))
+    print(f"\nvariants table ({engine} engine): variant -> matched data set, k of n curves, score")
+    for name, dataset, k, n, score in table:
+        print(f"  {name:45s} -> {dataset:20s} {k:4d} of {n:4d}  {score:.3f}")
+
+
+def test_schema_1_ledger_opens_with_budgets_intact_and_gets_a_sketch(tmp_path):
+    path = tmp_path / "old.sqlite3"
+    shutil.copy(FIXTURE_V1, path)
+    url = f"sqlite:///{path}"
+    fd = load_curves(EXAMPLE)
+    budget = open_budget(url, fd, source="cli", data_label="example_curves.csv")
+    assert budget.match["how"] == "fingerprint" and budget.match["dataset"] == "example_curves"
+    ledger = budget.ledger()
+    assert (ledger.epsilon_total, ledger.delta_total, len(ledger.entries)) == (3.0, 1e-5, 1)
+    assert ledger.spent().epsilon == pytest.approx(1.0, rel=1e-9)
+    person = open_budget(url, fd, unit={"person_column": "id"}, name="second look")
+    assert person.ledger().epsilon_total == 1.5 and person.match["how"] == "fingerprint"
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("SELECT COUNT(*) FROM fdp_versions WHERE sketch IS NULL").fetchone()[0] == 2
+    # The first charge after the migration stores the sketch; a variant then matches by content.
+    budget.reserve(pure_entry("mean", "frl", epsilon=0.5))
+    assert budget.ledger().spent().epsilon == pytest.approx(1.5, rel=1e-9)
+    shown = budget.store.show(budget.fingerprint)
+    assert shown["budget"]["epsilon_total"] == 3.0 and [e["status"] for e in shown["entries"]] == ["complete",
+                                                                                                   "reserved"]
+    half = load_curves(EXAMPLE)
+    from fdp_core.data import from_arrays
+    variant = from_arrays(half.grid_points * 10, half.data_matrix[:40] * 3, name="v")
+    matched = open_budget(url, variant)
+    assert matched.fingerprint == budget.fingerprint and matched.match["k"] == 40
+
+
+def test_near_match_is_new_data_only_with_a_recorded_reason(shared_data, tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'l.sqlite3'}"
+    dti = shared_data / "dti_cca.csv"
+    assert main(["ledger", "init", "--ledger", url, "--data", str(dti), "--person-column", "subject",
+                 "--dataset", "DTI-2026", "--value-range", "0,1", "--epsilon", "2", "--delta", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "data set: 'DTI-2026' (registered)" in out
+    frame = __import__("pandas").read_csv(dti)
+    subset = tmp_path / "dti_without_one.csv"
+    frame.iloc[1:].to_csv(subset, index=False)
+    # A near-match is the registered data set: its budget exists already, another name is refused.
+    assert main(["ledger", "init", "--ledger", url, "--data", str(subset), "--person-column", "subject",
+                 "--epsilon", "50", "--delta", "0"]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert main(["ledger", "init", "--ledger", url, "--data", str(subset), "--dataset", "fresh", "--epsilon", "50",
+                 "--delta", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "matches DTI-2026: 375 of 376 curves" in err and "--new-dataset --reason" in err and err.count("\n") == 1
+    assert main(["ledger", "init", "--ledger", url, "--data", str(subset), "--dataset", "fresh", "--new-dataset",
+                 "--epsilon", "50", "--delta", "0"]) == 2
+    assert "--new-dataset needs --reason" in capsys.readouterr().err
+    assert main(["ledger", "init", "--ledger", url, "--data", str(subset), "--dataset", "DTI-2027",
+                 "--new-dataset", "--reason", "second scan session, different scanner", "--epsilon", "1",
+                 "--delta", "0"]) == 0
+    assert "although it matches DTI-2026: 375 of 376 curves" in capsys.readouterr().out
+    assert main(["ledger", "show", "--ledger", url, "--data", str(subset)]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["dataset"]["name"] == "DTI-2027"
+    assert shown["dataset"]["reason"] == "second scan session, different scanner"
+    assert shown["versions"][0]["why"].startswith("registered as new data although it matches DTI-2026")
+    assert shown["match"]["how"] == "fingerprint"
+    assert main(["ledger", "show", "--ledger", url, "--data", str(dti), "--person-column", "subject"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["dataset"] == {**shown["dataset"], "name": "DTI-2026", "value_range": [0.0, 1.0],
+                                "person_column": "subject", "reason": None}
+    assert set(shown) >= {"ledger", "budget", "spent", "remaining", "entries", "dataset", "versions", "match"}
+
+
+def test_reason_reaches_the_release_record_and_report(tmp_path):
+    from fdp_core import export
+    from fdp_core.mean import MeanSettings
+
+    url = f"sqlite:///{tmp_path / 'l.sqlite3'}"
+    fd = load_curves(EXAMPLE)
+    first = open_budget(url, fd, dataset="example")
+    first.ensure(BudgetSpec(5.0, 0.0))
+    from fdp_core.data import from_arrays
+    near = from_arrays(fd.grid_points, fd.data_matrix[:55], name="near")
+    with pytest.raises(ParameterError, match="--new-dataset needs --reason"):
+        open_budget(url, near, new_dataset=True)
+    budget = open_budget(url, near, dataset="example-b", new_dataset=True, reason="a later wave: new consent")
+    budget.spec = BudgetSpec(5.0, 0.0)
+    release = export.commit_mean(budget, near, MeanSettings(mechanism="frl", epsilon=1.0, tau=1.0, M=8))
+    store_note = release.record["ledger_at_commit"]["store"]
+    assert store_note["dataset"] == "example-b" and store_note["dataset_reason"] == "a later wave: new consent"
+    html = export.report_html(release, budget.last_snapshot)
+    assert "a later wave: new consent" in html and "example-b" in html
+    # The sketch and the match figures are data-derived: they stay out of the publishable files.
+    text = to_json(release.record) + export.config_yaml(release.config) + html
+    assert sketch.SKETCH_SCHEME not in text and "containment" not in text
+
+
+def test_a_refused_charge_registers_nothing(tmp_path):
+    url = f"sqlite:///{tmp_path / 'l.sqlite3'}"
+    fd = load_curves(EXAMPLE)
+    budget = open_budget(url, fd, dataset="example")
+    budget.spec = BudgetSpec(0.5, 0.0)
+    with pytest.raises(Exception, match="exceed|budget|remaining"):
+        budget.reserve(pure_entry("mean", "frl", epsilon=1.0))
+    store = LedgerStore(url)
+    assert store.datasets() == [] and store.ledger(budget.fingerprint) is None
+
+
+# Schema 1 on PostgreSQL, as commit 0dff774 created it (the SQLite fixture's rows are copied in).
+PG_SCHEMA_1 = (
+    "CREATE TABLE schema_version (component TEXT PRIMARY KEY, version INTEGER NOT NULL, updated_utc TEXT NOT NULL)",
+    "CREATE TABLE fdp_budgets (id BIGSERIAL PRIMARY KEY, fingerprint TEXT NOT NULL, name TEXT NOT NULL, content TEXT "
+    "NOT NULL, unit TEXT NOT NULL, epsilon_total DOUBLE PRECISION NOT NULL, delta_total DOUBLE PRECISION NOT NULL, "
+    "filter TEXT NOT NULL, split TEXT, data_label TEXT NOT NULL, created_by TEXT NOT NULL, created_utc TEXT NOT NULL, "
+    "UNIQUE (fingerprint, name))",
+    "CREATE TABLE fdp_entries (seq BIGSERIAL PRIMARY KEY, budget_id BIGINT NOT NULL REFERENCES fdp_budgets(id), "
+    "entry_id TEXT NOT NULL UNIQUE, status TEXT NOT NULL, kind TEXT NOT NULL, mechanism TEXT NOT NULL, curve TEXT "
+    "NOT NULL, epsilon DOUBLE PRECISION NOT NULL, delta DOUBLE PRECISION NOT NULL, rho DOUBLE PRECISION, mu DOUBLE "
+    "PRECISION, label TEXT NOT NULL, entry TEXT NOT NULL, source TEXT NOT NULL, data_label TEXT NOT NULL, "
+    "reserved_utc TEXT NOT NULL, completed_utc TEXT)",
+)
+
+
+def test_schema_1_ledger_on_postgres_migrates_with_budgets_intact(postgres_url):
+    import psycopg
+
+    with sqlite3.connect(FIXTURE_V1) as old, psycopg.connect(postgres_url, autocommit=True) as conn:
+        for statement in PG_SCHEMA_1:
+            conn.execute(statement)
+        for table in ("schema_version", "fdp_budgets", "fdp_entries"):
+            cur = old.execute(f"SELECT * FROM {table}")
+            keep = [i for i, d in enumerate(cur.description) if d[0] not in ("id", "seq")]  # the sequences number them
+            columns = [cur.description[i][0] for i in keep]
+            for full in cur.fetchall():
+                row = [full[i] for i in keep]
+                conn.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(row))})",
+                             row)
+    fd = load_curves(EXAMPLE)
+    budget = open_budget(postgres_url, fd)
+    assert budget.match["how"] == "fingerprint" and budget.ledger().epsilon_total == 3.0
+    assert len(budget.ledger().entries) == 1
+    assert open_budget(postgres_url, fd, unit={"person_column": "id"}, name="second look").ledger().epsilon_total == 1.5
+    budget.reserve(pure_entry("mean", "frl", epsilon=0.5))  # stores the sketch, in one transaction
+    assert budget.ledger().spent().epsilon == pytest.approx(1.5, rel=1e-9)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_replay_of_a_near_copy_says_which_data_set_it_charged(tmp_path, capsys):
+    import pandas as pd
+    import yaml
+
+    from fdp_core import export
+    from fdp_core.accounting import Ledger
+    from fdp_core.mean import MeanSettings
+
+    url = f"sqlite:///{tmp_path / 'l.sqlite3'}"
+    assert main(["ledger", "init", "--ledger", url, "--data", str(EXAMPLE), "--dataset", "EX-2026", "--epsilon", "3",
+                 "--delta", "0"]) == 0
+    release = export.commit_mean(Ledger(3.0, 0.0), load_curves(EXAMPLE),
+                                 MeanSettings(mechanism="frl", epsilon=1.0, tau=1.0, M=8))
+    config = tmp_path / "config.yaml"
+    config.write_text(export.config_yaml(release.config))
+    frame = pd.read_csv(EXAMPLE)
+    near = tmp_path / "re-export.csv"
+    frame.iloc[:-1].round(6).sample(frac=1.0, random_state=1).to_csv(near, index=False)
+    capsys.readouterr()
+    assert main(["replay", str(config), "--data", str(near), "--ledger", url, "--out", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert "note: charged to data set 'EX-2026': the file matches EX-2026: 59 of 60 curves (content sketch)" in out
+    assert "budget 'default': spent epsilon 1 of 3" in out
+    for path in (tmp_path / "r").iterdir():
+        text = path.read_text()
+        assert "59 of 60" not in text and sketch.SKETCH_SCHEME not in text, path.name
+    assert json.loads((tmp_path / "r" / "release.json").read_text())["ledger_at_commit"]["store"]["dataset"] == \
+        "EX-2026"
+    assert yaml.safe_load(config.read_text())["kind"] == "mean"
+    assert not [p for p in tmp_path.iterdir() if ".fdp-staging-" in p.name]  # published, nothing left behind
+
+
+@pytest.mark.parametrize("design", ["kl", "s1", "s2", "s3", "s4"])
+def test_another_seed_of_a_simulation_design_is_other_people(tmp_path, design):
+    """Curves of one smooth design lie close together; another draw must not pass for the registered one
+    (the ratio test of sketch._found), while a subset of the registered draw still does."""
+    from fdp_core.data import from_arrays
+    from fdp_core.simulate import simulate
+
+    url = f"sqlite:///{tmp_path / 'l.sqlite3'}"
+    first = simulate(design, seed=0)
+    open_budget(url, first, dataset=f"{design} seed 0").ensure(BudgetSpec(1.0, 0.0))
+    assert open_budget(url, simulate(design, seed=1)).match is None
+    n = first.data_matrix.shape[0]
+    subset = from_arrays(first.grid_points * 3, first.data_matrix[: int(0.9 * n)] * 7 + 1, name="subset")
+    assert open_budget(url, subset).match["dataset"] == f"{design} seed 0"
