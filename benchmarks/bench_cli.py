@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "dti_cca.csv"
-TARGETS_S = {"fdp --help": 0.5, "fdp release mean --help": 0.5, "release mean on DTI": 1.0,
+TARGETS_S = {"fdp --help": 0.5, "fdp release mean --help": 1.0, "release mean on DTI": 1.0,
              "import fdp_core.mean": 0.7}
 
 
@@ -56,6 +56,7 @@ def run_once(argv: list[str], cwd: Path) -> float:
 
 def export_revision(rev: str, into: Path) -> Path:
     """The tree of ``rev`` as plain files (no checkout, no worktree)."""
+    into.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(["git", "archive", rev], cwd=ROOT, check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
