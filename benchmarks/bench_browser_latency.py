@@ -168,7 +168,7 @@ def run(data: Path, changes: int, trees: dict[str, Path], rounds: int = 2) -> di
     from playwright.sync_api import sync_playwright
 
     result = {"data": str(data), "changes_per_page": changes, "trees": {}}
-    with contextlib.ExitStack() as stack, sync_playwright() as playwright:
+    with sync_playwright() as playwright, contextlib.ExitStack() as stack:
         servers = {name: stack.enter_context(harness.AppServer(root)) for name, root in trees.items()}
         browser = harness.launch_chromium(playwright)
         stack.callback(browser.close)
