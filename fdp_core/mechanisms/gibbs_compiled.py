@@ -18,6 +18,7 @@ from an eigendecomposition of I - Z Z^T rather than a complete QR, which numba l
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -29,8 +30,9 @@ except ImportError:  # pragma: no cover - pinned in requirements.txt; the Python
 REFRESH = 64
 
 
-# Loading the compiled chain costs a few seconds per process (tens of seconds the very first
-# time, when numba compiles it into __pycache__): worth it from about this many column updates.
+# Loading the compiled chain from numba's disk cache costs a few seconds per process: worth it
+# from about this many column updates. (Compiling it the very first time takes ~30 s: that is
+# done in the background, see worth_it.)
 AUTO_MIN_UPDATES = 30_000
 
 
@@ -38,13 +40,57 @@ def available() -> bool:
     return numba is not None
 
 
+def loaded() -> bool:
+    """The compiled chain is ready in this process (compiled or loaded from the disk cache)."""
+    return bool(numba is not None and globals().get("_chain") is not None and _chain.signatures)
+
+
+def cached_on_disk() -> bool:
+    """numba's cache (``cache=True``: __pycache__, or a per-user folder when that is read-only)
+    holds the compiled chain: loading it takes seconds. Without it the first compile takes
+    ~30 s. Read through numba's cache object; any surprise from it counts as "not cached"."""
+    try:
+        return bool(_chain._cache._cache_file._load_index())
+    except Exception:
+        return False
+
+
+_warm_up: threading.Thread | None = None
+_warm_up_lock = threading.Lock()
+
+
+def warm_up_in_background() -> threading.Thread | None:
+    """Compile (or load) the chain in a daemon thread, once per process; the thread, or None
+    when there is nothing to do. A one-sweep chain on a tiny problem gives numba the same
+    argument types as a real run, so it compiles the signature every later call uses."""
+    global _warm_up
+    if numba is None or loaded():
+        return None
+    with _warm_up_lock:
+        if _warm_up is None:
+            def compile_chain():
+                a = np.array([2.0, 1.0, 0.0])
+                gibbs_chain(a, np.eye(3), np.eye(3)[:, :1], np.random.default_rng(0), 1, 0, 1)
+
+            _warm_up = threading.Thread(target=compile_chain, name="fdp-gibbs-compile", daemon=True)
+            _warm_up.start()
+    return _warm_up
+
+
 def worth_it(n_sweeps: int, k: int) -> bool:
-    """Use the compiled chain: numba is installed and it is already loaded in this process,
-    or the chain is long enough to repay loading it."""
+    """Use the compiled chain: numba is installed and the chain is loaded in this process, or
+    it is in numba's disk cache and the chain is long enough to repay loading it.
+
+    Never compile in the user's way: when the chain is neither loaded nor cached (the very
+    first PCA after an install or an upgrade would wait ~30 s for numba), this chain runs in
+    Python. The app compiles the chain ahead, in the background (warm_up_in_background, from
+    the Principal components page); later chains use it once it is ready.
+    """
     if numba is None:
         return False
-    loaded = bool(globals().get("_chain") is not None and _chain.signatures)
-    return loaded or int(n_sweeps) * int(k) >= AUTO_MIN_UPDATES
+    if loaded():
+        return True
+    return cached_on_disk() and int(n_sweeps) * int(k) >= AUTO_MIN_UPDATES
 
 
 if numba is not None:
