@@ -104,27 +104,52 @@ def add_line(fig: go.Figure, grid, values, *, name: str, color: str, dash: str |
                              line=dict(color=color, width=width, dash=dash)))
 
 
+def _curves_spec(grid, curves, *, name: str, color: str, width: float = 1.0, opacity: float = 1.0) -> dict:
+    x, y = stacked_curves(np.asarray(grid), np.asarray(curves))
+    return {"type": line_trace_type(x.size), "x": x, "y": y, "mode": "lines", "line": {"width": width, "color": color},
+            "opacity": opacity, "name": name, "hoverinfo": "skip"}
+
+
+def _line_spec(grid, values, *, name: str, color: str, dash: str | None = None, width: float = 2.5) -> dict:
+    line = {"color": color, "width": width}
+    if dash is not None:
+        line["dash"] = dash
+    return {"type": "scatter", "x": np.asarray(grid), "y": np.asarray(values), "mode": "lines", "name": name,
+            "line": line}
+
+
+def _band_spec(grid, lower, upper, *, name: str, color: str = "rgba(31,119,180,0.2)") -> dict:
+    grid = np.asarray(grid)
+    return {"type": "scatter", "x": np.concatenate([grid, grid[::-1]]),
+            "y": np.concatenate([np.asarray(upper), np.asarray(lower)[::-1]]), "fill": "toself", "fillcolor": color,
+            "line": {"width": 0}, "name": name, "hoverinfo": "skip"}
+
+
 def release_figure(grid, draws: np.ndarray, estimate: np.ndarray | None, *, title: str, style: str = "draws",
                    truth: np.ndarray | None = None, x_title: str | None = None, label: str = "sanitized mean",
                    color: str = PRIVATE_COLOR, y_title: str | None = None) -> go.Figure:
     """Sanitized draws (spaghetti, or a pointwise 5-95% band) with the analyst-view estimate.
-    Axis titles default to the session's t label and value unit."""
+    Axis titles default to the session's t label and value unit.
+
+    Written as a plain plotly spec and wrapped without plotly's per-property validation (it
+    cost ~20 ms of every rerun of the Mean page); the same figure as add_band / add_line /
+    add_curves build (tests/test_plots_spec.py)."""
     x_title, y_title = x_title or t_title(), y_title or value_title()
-    fig = go.Figure()
+    data = []
     if style == "band":
         lo, hi = np.quantile(draws, [0.05, 0.95], axis=0)
-        add_band(fig, grid, lo, hi, name=f"{label}: pointwise 5-95% of {len(draws)} draws")
-        add_line(fig, grid, draws[0], name=f"{label} (one draw)", color=color, width=1.5)
+        data.append(_band_spec(grid, lo, hi, name=f"{label}: pointwise 5-95% of {len(draws)} draws"))
+        data.append(_line_spec(grid, draws[0], name=f"{label} (one draw)", color=color, width=1.5))
     else:
-        add_curves(fig, grid, draws, name=f"{label}: {len(draws)} draws", color=color, opacity=0.45)
+        data.append(_curves_spec(grid, draws, name=f"{label}: {len(draws)} draws", color=color, opacity=0.45))
     if truth is not None:
-        add_line(fig, grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot")
+        data.append(_line_spec(grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot"))
     if estimate is not None:
-        add_line(fig, grid, estimate, name=ANALYST_LABEL, color=ANALYST_COLOR, dash="dash")
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=460,
-                      margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=-0.35))
-    return fig
+        data.append(_line_spec(grid, estimate, name=ANALYST_LABEL, color=ANALYST_COLOR, dash="dash"))
+    layout = {"title": {"text": title}, "xaxis": {"title": {"text": x_title}}, "yaxis": {"title": {"text": y_title}},
+              "height": 460, "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+              "legend": {"orientation": "h", "yanchor": "bottom", "y": -0.35}}
+    return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 
 # --------------------------------------------------------------------------- axis names
