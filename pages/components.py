@@ -10,7 +10,6 @@ fdp_core.pca; previews cost no budget (commits happen on the Release & audit pag
 """
 
 import hashlib
-import threading
 from dataclasses import asdict
 
 import numpy as np
@@ -86,20 +85,14 @@ g = sidebar.render()
 ds = state.current()
 
 
-def _load_gibbs_chain() -> None:
-    from fdp_core.mechanisms import gibbs_compiled  # imports numba: in the background thread only
-
-    gibbs_compiled.warm_up_in_background()
-
-
 @st.cache_resource(show_spinner=False)
-def _gibbs_chain_warm_up() -> threading.Thread:
-    """Once per server: load numba's compiled Gibbs chain in the background (compile it, ~30 s,
-    the first time after an install), so that no Gibbs preview waits for it; until it is ready
-    the Gibbs sampler runs its Python chain."""
-    thread = threading.Thread(target=_load_gibbs_chain, name="fdp-gibbs-load", daemon=True)
-    thread.start()
-    return thread
+def _gibbs_chain_warm_up():
+    """Once per server: numba's compiled Gibbs chain is built into its disk cache by a child
+    process at low priority (~30 s the first time after an install), so that no Gibbs preview
+    waits for the compiler; until then the Gibbs sampler runs its Python chain."""
+    from fdp_core.mechanisms.gibbs_warm_up import warm_up_in_background
+
+    return warm_up_in_background()
 
 
 _gibbs_chain_warm_up()

@@ -20,21 +20,14 @@ def test_worth_it_never_compiles_in_the_users_way(monkeypatch, loaded, cached, u
     assert gibbs_compiled.worth_it(updates, 1) is expected
 
 
-def test_warm_up_starts_one_thread_per_process_and_none_once_loaded(monkeypatch):
+def test_warm_up_starts_one_low_priority_child_per_process(monkeypatch):
+    """A child process (numba's compiler holds the GIL: a thread would stall the app's server),
+    started once, that fills the disk cache; the page calling it does not import numba."""
+    from fdp_core.mechanisms import gibbs_warm_up
+
     started = []
-
-    class FakeThread:
-        def __init__(self, target, name, daemon):
-            assert daemon  # never keeps a process alive
-            started.append(name)
-
-        def start(self):
-            pass
-
-    monkeypatch.setattr(gibbs_compiled, "_warm_up", None)
-    monkeypatch.setattr(gibbs_compiled, "loaded", lambda: False)
-    monkeypatch.setattr(gibbs_compiled.threading, "Thread", FakeThread)
-    first = gibbs_compiled.warm_up_in_background()
-    assert gibbs_compiled.warm_up_in_background() is first and started == ["fdp-gibbs-compile"]
-    monkeypatch.setattr(gibbs_compiled, "loaded", lambda: True)
-    assert gibbs_compiled.warm_up_in_background() is None
+    monkeypatch.setattr(gibbs_warm_up, "_warm_up", None)
+    monkeypatch.setattr(gibbs_warm_up.subprocess, "Popen", lambda argv, **kw: started.append(argv) or "child")
+    assert gibbs_warm_up.warm_up_in_background() == "child"
+    assert gibbs_warm_up.warm_up_in_background() is None and len(started) == 1
+    assert "os.nice(19)" in started[0][-1] and "compile_now()" in started[0][-1]

@@ -18,7 +18,6 @@ from an eigendecomposition of I - Z Z^T rather than a complete QR, which numba l
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 
@@ -31,8 +30,8 @@ REFRESH = 64
 
 
 # Loading the compiled chain from numba's disk cache costs a few seconds per process: worth it
-# from about this many column updates. (Compiling it the very first time takes ~30 s: that is
-# done in the background, see worth_it.)
+# from about this many column updates. (Compiling it the very first time takes ~30 s: never in
+# a user's way, see worth_it.)
 AUTO_MIN_UPDATES = 30_000
 
 
@@ -55,26 +54,14 @@ def cached_on_disk() -> bool:
         return False
 
 
-_warm_up: threading.Thread | None = None
-_warm_up_lock = threading.Lock()
-
-
-def warm_up_in_background() -> threading.Thread | None:
-    """Compile (or load) the chain in a daemon thread, once per process; the thread, or None
-    when there is nothing to do. A one-sweep chain on a tiny problem gives numba the same
-    argument types as a real run, so it compiles the signature every later call uses."""
-    global _warm_up
-    if numba is None or loaded():
-        return None
-    with _warm_up_lock:
-        if _warm_up is None:
-            def compile_chain():
-                a = np.array([2.0, 1.0, 0.0])
-                gibbs_chain(a, np.eye(3), np.eye(3)[:, :1], np.random.default_rng(0), 1, 0, 1)
-
-            _warm_up = threading.Thread(target=compile_chain, name="fdp-gibbs-compile", daemon=True)
-            _warm_up.start()
-    return _warm_up
+def compile_now() -> None:
+    """Compile the chain (or load it from numba's disk cache) in this process. A one-sweep chain
+    on a tiny problem gives numba the same argument types as a real run, so the signature it
+    compiles, and caches on disk, is the one every later call uses."""
+    if numba is None or loaded() or cached_on_disk():
+        return
+    a = np.array([2.0, 1.0, 0.0])
+    gibbs_chain(a, np.eye(3), np.eye(3)[:, :1], np.random.default_rng(0), 1, 0, 1)
 
 
 def worth_it(n_sweeps: int, k: int) -> bool:
@@ -83,8 +70,9 @@ def worth_it(n_sweeps: int, k: int) -> bool:
 
     Never compile in the user's way: when the chain is neither loaded nor cached (the very
     first PCA after an install or an upgrade would wait ~30 s for numba), this chain runs in
-    Python. The app compiles the chain ahead, in the background (warm_up_in_background, from
-    the Principal components page); later chains use it once it is ready.
+    Python. The app fills the cache ahead, in a background process
+    (gibbs_warm_up.warm_up_in_background, from the Principal components page); later long
+    chains load the compiled chain from it.
     """
     if numba is None:
         return False
