@@ -84,8 +84,9 @@ def main(argv=None) -> int:
         browser = harness.launch_chromium(playwright)
         runs = {name: [] for name in trees}
         try:
-            for _ in range(args.repeats):
-                for name, root in trees.items():
+            for repeat in range(args.repeats):
+                order = list(trees.items())
+                for name, root in (order if repeat % 2 == 0 else order[::-1]):  # neither always goes first
                     runs[name].append(measure(root, browser, args.sessions))
         finally:
             browser.close()
