@@ -8,19 +8,35 @@ clock, the time from the key press until the page's first chart shows a new figu
 changed and was drawn) and the script run has ended. One browser, one session: this is the
 latency a person feels, not a load test (bench_load.py is that).
 
+Each change is split, with the websocket frames' times from Chromium's network stack
+(DevTools protocol, so they do not wait for a busy page), into
+- ``input``: key press to the rerun request leaving the browser (the slider's debounce);
+- ``server``: from there to the arrival of the run's last message (the page script, the
+  figures' serialisation, the transfer: all on the server's side of the socket);
+- ``client``: from there to the chart showing the new figure and the run shown as ended
+  (protobuf decoding, React, Plotly, WebGL contexts for Scattergl traces);
+and ``kb``: the bytes received for the change (``largest_kb``: its largest message).
+
 Targets: median < 400 ms, p90 < 800 ms per page.
+
+With ``--baseline REV`` the app of revision REV (``git archive`` into a temporary folder)
+runs on a second server and the two take turns on every page, so that before and after
+share the machine's load (it is shared: the load average is printed with the figures).
 
 Usage (repository root)::
 
-    python benchmarks/bench_browser_latency.py [--data PATH] [--changes 15] [--json out.json]
+    python benchmarks/bench_browser_latency.py [--data PATH] [--changes 15] [--baseline REV] [--json out.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -29,7 +45,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_load as harness  # noqa: E402
 
-DATA = Path("/work/shared/data/dti_cca.csv")
+DATA = ROOT.parent / "shared" / "data" / "dti_cca.csv"
 PAGES = ("Mean", "Principal components", "Trade-offs")
 TARGET_MEDIAN_MS, TARGET_P90_MS = 400.0, 800.0
 
@@ -55,6 +71,42 @@ WATCH_JS = """() => {
 }"""
 
 
+class FrameLog:
+    """The page's websocket frames as Chromium's network stack saw them (DevTools protocol):
+    their times do not wait for the page's busy main thread, unlike a JavaScript listener."""
+
+    def __init__(self, page):
+        self.frames: list[tuple[float, int, str]] = []  # (CDP monotonic ms, bytes, "in" | "out")
+        self.offset_ms: float | None = None  # wall clock ms - CDP monotonic ms
+        cdp = page.context.new_cdp_session(page)
+        cdp.on("Network.webSocketWillSendHandshakeRequest", self._handshake)
+        cdp.on("Network.webSocketFrameReceived", lambda e: self._frame(e, "in"))
+        cdp.on("Network.webSocketFrameSent", lambda e: self._frame(e, "out"))
+        cdp.send("Network.enable")
+        self.page = page
+
+    def _handshake(self, event) -> None:
+        self.offset_ms = event["wallTime"] * 1000.0 - event["timestamp"] * 1000.0
+
+    def _frame(self, event, direction: str) -> None:
+        response = event["response"]
+        payload = response.get("payloadData", "")
+        size = len(payload) * 3 // 4 if response.get("opcode") == 2 else len(payload)  # binary frames are base64
+        self.frames.append((event["timestamp"] * 1000.0, size, direction))
+
+    def split(self, t0: float, done: float) -> dict:
+        """input (key press to the rerun request leaving), server (to the run's last message
+        arriving), client (from there to the chart drawn and the run shown ended), on the page's
+        clock; kb: bytes received for the change, largest_kb: its largest message."""
+        shift = self.offset_ms - self.page.evaluate("performance.timeOrigin")  # CDP ms -> page ms
+        frames = [(t + shift, n, d) for t, n, d in self.frames if t0 < t + shift <= done + 1.0]
+        sent = next((t for t, _, d in frames if d == "out"), t0)
+        received = [(t, n) for t, n, d in frames if d == "in" and t >= sent]
+        last = received[-1][0] if received else sent
+        return {"input": sent - t0, "server": last - sent, "client": done - last,
+                "kb": sum(n for _, n in received) / 1024, "largest_kb": max((n for _, n in received), default=0) / 1024}
+
+
 def _percentile(values, q):
     ordered = sorted(values)
     k = (len(ordered) - 1) * q
@@ -70,11 +122,11 @@ def _upload(page, path: Path) -> None:
     harness.wait_idle(page, 120_000)
 
 
-def measure_page(page, title: str, changes: int) -> list[float]:
+def measure_page(page, title: str, changes: int, frames: FrameLog) -> tuple[list[float], list[dict]]:
     harness.goto_page(page, title)
     harness.wait_idle(page, 120_000)
     slider = page.locator("[data-testid='stSidebar']").get_by_role("slider", name="epsilon")
-    latencies, parts = [], []
+    latencies, splits = [], []
     for i in range(changes + 1):  # the first change warms the page's caches and is not counted
         key = "ArrowRight" if i % 2 == 0 else "ArrowLeft"
         for _attempt in range(2):  # a key press landing during a re-render can be lost: press again
@@ -92,43 +144,63 @@ def measure_page(page, title: str, changes: int) -> list[float]:
         changed = page.evaluate("window.__fdpChanged")
         if i:
             latencies.append(max(changed - t0, run * 1000))
-            parts.append((run * 1000, changed - t0))
+            splits.append(frames.split(t0, max(changed, t0 + run * 1000)))
         harness.wait_idle(page, 60_000, settle_ms=100)
-    measure_page.parts = parts  # (script run ended, chart redrawn) per change, ms
-    return latencies
+    return latencies, splits
 
 
-def run(data: Path, changes: int) -> dict:
+def _open_session(browser, server, data: Path):
+    context = harness.new_context(browser, width=1400, height=900)
+    page = context.new_page()
+    frames = FrameLog(page)
+    page.goto(server.url + "/")
+    harness.wait_idle(page, 120_000)
+    _upload(page, data)
+    caption = page.locator("[data-testid='stSidebar']").get_by_text("Data:").first.inner_text()
+    if data.name not in caption:
+        raise RuntimeError(f"the upload of {data} was not loaded: {caption}")
+    return context, page, frames, caption
+
+
+def run(data: Path, changes: int, trees: dict[str, Path], rounds: int = 2) -> dict:
+    """Every tree's app on its own server, one browser; per page the trees take turns
+    (``rounds`` turns of changes / rounds changes each), so they share the machine's load."""
     from playwright.sync_api import sync_playwright
 
-    result = {"data": str(data), "changes_per_page": changes, "pages": {}}
-    with harness.AppServer(ROOT) as server, sync_playwright() as playwright:
+    result = {"data": str(data), "changes_per_page": changes, "trees": {}}
+    with sync_playwright() as playwright, contextlib.ExitStack() as stack:
+        servers = {name: stack.enter_context(harness.AppServer(root)) for name, root in trees.items()}
         browser = harness.launch_chromium(playwright)
-        try:
-            context = harness.new_context(browser, width=1400, height=900)
-            page = context.new_page()
-            page.goto(server.url + "/")
-            harness.wait_idle(page, 120_000)
-            _upload(page, data)
-            caption = page.locator("[data-testid='stSidebar']").get_by_text("Data:").first.inner_text()
-            if data.name not in caption:
-                raise RuntimeError(f"the upload of {data} was not loaded: {caption}")
-            result["data_caption"] = caption
-            for title in PAGES:
-                start = time.monotonic()
-                ms = measure_page(page, title, changes)
-                errors = harness.exception_texts(page)
-                parts = measure_page.parts
-                result.setdefault("run_end_vs_chart_ms", {})[title] = [
-                    statistics.median(p[0] for p in parts), statistics.median(p[1] for p in parts)]
-                result["pages"][title] = {
+        stack.callback(browser.close)
+        sessions = {name: _open_session(browser, server, data) for name, server in servers.items()}
+        per_turn = max(1, changes // rounds)
+        for title in PAGES:
+            got = {name: ([], [], time.monotonic()) for name in trees}
+            for _ in range(rounds):
+                for name, (_, page, frames, _) in sessions.items():
+                    ms, splits = measure_page(page, title, per_turn, frames)
+                    got[name][0].extend(ms)
+                    got[name][1].extend(splits)
+            for name, (ms, splits, start) in got.items():
+                page = sessions[name][1]
+                split = {k: statistics.median(s[k] for s in splits)
+                         for k in ("input", "server", "client", "kb", "largest_kb")}
+                result["trees"].setdefault(name, {"data_caption": sessions[name][3], "pages": {}})["pages"][title] = {
+                    "split_median": {k: round(v, 1) for k, v in split.items()},
                     "n": len(ms), "median_ms": statistics.median(ms), "p90_ms": _percentile(ms, 0.9),
-                    "max_ms": max(ms), "wall_s": time.monotonic() - start, "exceptions": errors,
+                    "max_ms": max(ms), "exceptions": harness.exception_texts(page),
                     "meets_target": statistics.median(ms) < TARGET_MEDIAN_MS and _percentile(ms, 0.9) < TARGET_P90_MS}
+        for context, *_ in sessions.values():
             context.close()
-        finally:
-            browser.close()
     return result
+
+
+def export_revision(rev: str, into: Path) -> Path:
+    """The tree of ``rev`` as plain files (no checkout, no worktree)."""
+    into.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "archive", rev], cwd=ROOT, check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
 
 
 def main(argv=None) -> int:
@@ -136,6 +208,8 @@ def main(argv=None) -> int:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--changes", type=int, default=15, help="measured slider changes per page")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--baseline", default=None,
+                        help="git revision whose app is measured side by side, turn by turn (e.g. main)")
     args = parser.parse_args(argv)
     reason = harness.chromium_skip_reason()
     if reason:
@@ -144,13 +218,23 @@ def main(argv=None) -> int:
     if not args.data.exists():
         print(f"{args.data} not found: nothing measured")
         return 0
-    result = run(args.data, args.changes)
+    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {"now": ROOT}
+        if args.baseline:
+            trees[f"baseline {args.baseline}"] = export_revision(args.baseline, Path(tmp) / "baseline")
+        result = run(args.data, args.changes, trees)
+    result["loadavg_before"], result["loadavg_after"] = load_before, Path("/proc/loadavg").read_text().split()[:3]
     print(json.dumps(result, indent=2))
-    print(f"\n{'page':<22} {'n':>3} {'median ms':>10} {'p90 ms':>8} {'max ms':>8}  target (median < "
-          f"{TARGET_MEDIAN_MS:.0f}, p90 < {TARGET_P90_MS:.0f})")
-    for title, r in result["pages"].items():
-        print(f"{title:<22} {r['n']:>3} {r['median_ms']:>10.0f} {r['p90_ms']:>8.0f} {r['max_ms']:>8.0f}  "
-              f"{'met' if r['meets_target'] else 'MISSED'}")
+    print(f"\nload average before {' '.join(result['loadavg_before'])}, after {' '.join(result['loadavg_after'])}")
+    print(f"{'tree: page':<36} {'n':>3} {'median ms':>10} {'p90 ms':>8} {'max ms':>8}  {'input':>6} {'server':>7} "
+          f"{'client':>7} {'KB':>6} {'max KB':>7}  target (median < {TARGET_MEDIAN_MS:.0f}, p90 < {TARGET_P90_MS:.0f})")
+    for tree, pages in result["trees"].items():
+        for title, r in pages["pages"].items():
+            sp = r["split_median"]
+            print(f"{tree[:18] + ': ' + title[:16]:<36} {r['n']:>3} {r['median_ms']:>10.0f} {r['p90_ms']:>8.0f} "
+                  f"{r['max_ms']:>8.0f}  {sp['input']:>6.0f} {sp['server']:>7.0f} {sp['client']:>7.0f} {sp['kb']:>6.0f} "
+                  f"{sp['largest_kb']:>7.0f}  {'met' if r['meets_target'] else 'MISSED'}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     return 0

@@ -20,7 +20,6 @@ from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
-from scipy import optimize, special
 
 from .errors import ParameterError
 from .estimators import shrinkage
@@ -90,6 +89,11 @@ def noise_scale_factor(plan: MeanRelease, epsilon: float, delta: float | None = 
 
 def gaussian_sum_abs_quantile(coefficients: np.ndarray, prob: float = 0.95) -> np.ndarray:
     """q with P(|sum_l a_l Z_l| <= q) = prob for each row a of ``coefficients``; Z_l iid N(0, 1) (exact)."""
+    # scipy.special and scipy.optimize take ~0.5-1 s to import together and only the two
+    # quantile functions here need them: imported late so that starting the app or the CLI
+    # does not pay for them.
+    from scipy import special
+
     a = np.atleast_2d(np.asarray(coefficients, dtype=float))
     return special.ndtri(0.5 + prob / 2.0) * np.sqrt(np.sum(a**2, axis=1))
 
@@ -108,6 +112,8 @@ def laplace_sum_abs_quantile(coefficients: np.ndarray, prob: float = 0.95, *, to
     returned q errs on the large (conservative) side by about 1e-6 relative. Checked against
     the closed forms for one and two Laplace terms and against Monte Carlo in the tests.
     """
+    from scipy import optimize  # late, as in gaussian_sum_abs_quantile
+
     A = np.abs(np.atleast_2d(np.asarray(coefficients, dtype=float)))
     if not 0 < prob <= 0.999:
         # The root is bracketed in [0, 10] standard deviations: P(|X| > 10 sd) <= exp(-10 sqrt 2).

@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
-from scipy import stats
 
 from .data import FunctionalData, unit_interval
 from .errors import ParameterError
@@ -48,6 +47,10 @@ class AuditResult:
 
 def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
     """One-sided Clopper-Pearson bounds (lower, upper), each holding with prob >= 1 - alpha."""
+    # scipy.stats takes ~0.4-0.9 s to import and is needed only here: imported late so that starting the app or
+    # the CLI does not pay for it.
+    from scipy import stats
+
     lower = 0.0 if k == 0 else float(stats.beta.ppf(alpha, k, n - k + 1))
     upper = 1.0 if k == n else float(stats.beta.isf(alpha, k + 1, n - k))
     return lower, upper

@@ -4,15 +4,22 @@ Commands live one per module in :mod:`fdp_core.commands`; each module defines
 ``PATH`` (the subcommand words, e.g. ("release", "mean")), ``HELP``, ``configure(parser)``
 and ``run(args) -> int``. Any :class:`FdpError` becomes a one-line message on stderr and
 exit status 2, never a traceback.
+
+A run imports only the command it runs: the command tree (names and one-line helps) is read
+from the modules' source text, and a command's module is imported, and its options added,
+when argparse reaches that command. Importing all of them (and with them scipy.stats,
+pandas, the mechanisms) cost ~2 s before ``--help`` could print.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import pkgutil
 import re
 import sys
+from pathlib import Path
 
 from . import commands
 from .errors import FdpError
@@ -21,37 +28,109 @@ EXIT_BAD_INPUT = 2
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse prints usage + message and exits 2; keep it to one line."""
+    """argparse prints usage + message and exits 2; keep it to one line.
+
+    A command's parser may be created before its options: ``pending_module`` then names the
+    module whose ``configure`` adds them the first time the parser parses or prints help.
+    """
+
+    pending_module: str | None = None
+
+    def ensure_configured(self) -> None:
+        if self.pending_module is not None:
+            module = importlib.import_module(self.pending_module)
+            self.pending_module = None
+            _configure_leaf(self, module)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self.ensure_configured()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self):
+        self.ensure_configured()
+        return super().format_usage()
+
+    def format_help(self):
+        self.ensure_configured()
+        return super().format_help()
 
     def error(self, message):
         sys.stderr.write(f"error: {message} (see --help)\n")
         raise SystemExit(EXIT_BAD_INPUT)
 
 
-def _command_modules():
+def _configure_leaf(leaf: argparse.ArgumentParser, module) -> None:
+    module.configure(leaf)
+    leaf.set_defaults(_run=module.run)
+
+
+_NOT_LITERAL = object()
+
+
+def _top_level_assignments(source: str, names: tuple[str, ...]) -> dict:
+    """Top-level ``NAME = <literal>`` assignments of a module's source (without running it);
+    a name assigned something else maps to ``_NOT_LITERAL``."""
+    found = {}
+    for node in ast.parse(source).body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id in names):
+            try:
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:  # built from other names: only importing the module tells
+                found[node.targets[0].id] = _NOT_LITERAL
+    return found
+
+
+def _command_table() -> list[tuple[str, tuple, str]]:
+    """(module name, PATH, HELP) of every command module, sorted by module name.
+
+    Read from the source text, so that listing the commands imports none of them; a module
+    whose PATH or HELP is not a plain literal is imported to read them. Modules without a
+    PATH (shared helpers) are not commands.
+    """
+    table = []
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
-        if not info.name.startswith("_"):
-            module = importlib.import_module(f"{commands.__name__}.{info.name}")
-            if hasattr(module, "PATH"):
-                yield module
+        if info.name.startswith("_"):
+            continue
+        name = f"{commands.__name__}.{info.name}"
+        source = Path(info.module_finder.path, f"{info.name}.py")
+        found = (_top_level_assignments(source.read_text("utf-8"), ("PATH", "HELP")) if source.is_file()
+                 else {"PATH": _NOT_LITERAL})
+        if "PATH" not in found:
+            continue
+        if found["PATH"] is _NOT_LITERAL or found.get("HELP", _NOT_LITERAL) is _NOT_LITERAL:
+            module = importlib.import_module(name)
+            if not hasattr(module, "PATH"):
+                continue
+            found = {"PATH": module.PATH, "HELP": module.HELP}
+        table.append((name, tuple(found["PATH"]), found["HELP"]))
+    return table
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_modules():
+    for name, _, _ in _command_table():
+        yield importlib.import_module(name)
+
+
+def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
+    """The whole command tree. ``lazy``: add a command's options (importing its module) only
+    when that command is parsed or its help printed, as ``main`` does; the default builds
+    every command now (for code that inspects the parsers)."""
     parser = _Parser(prog="python -m fdp_core", description="Differentially private release of functional data.")
     groups: dict[tuple, argparse._SubParsersAction] = {(): parser.add_subparsers(dest="command", required=True,
                                                                                  parser_class=_Parser)}
     parsers: dict[tuple, argparse.ArgumentParser] = {}
-    for module in _command_modules():
-        path = tuple(module.PATH)
+    for module_name, path, help_text in _command_table():
         for depth in range(1, len(path)):
             prefix = path[:depth]
             if prefix not in groups:
                 sub = groups[prefix[:-1]].add_parser(prefix[-1], help=f"{prefix[-1]} commands")
                 parsers[prefix] = sub
                 groups[prefix] = sub.add_subparsers(dest="_".join(prefix), required=True, parser_class=_Parser)
-        leaf = groups[path[:-1]].add_parser(path[-1], help=module.HELP, description=module.HELP)
-        module.configure(leaf)
-        leaf.set_defaults(_run=module.run)
+        leaf = groups[path[:-1]].add_parser(path[-1], help=help_text, description=help_text)
+        leaf.pending_module = module_name
+        if not lazy:
+            leaf.ensure_configured()
     return parser
 
 
@@ -72,7 +151,7 @@ def _attach_negative_lists(argv: list[str]) -> list[str]:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(_attach_negative_lists(argv))
+    args = build_parser(lazy=True).parse_args(_attach_negative_lists(argv))
     try:
         return int(args._run(args) or 0)
     except FdpError as exc:

@@ -50,7 +50,8 @@ import pandas as pd
 from .accounting import Ledger, LedgerEntry, discrete_entry
 from .box import check_box
 from .data import FunctionalData, unit_interval
-from .errors import FdpError, ParameterError
+from .epsilon_tradeoff import kde_epsilon_errors, mean_epsilon_errors
+from .errors import ParameterError
 from .kernels import eigenbasis
 from .mean import MECHANISM_LABELS, MeanRelease, MeanSettings, plan_mean_release
 from .mean import release_record as mean_release_record
@@ -418,23 +419,18 @@ def prepare_mean_commit(fd: FunctionalData, settings: MeanSettings, *, label: st
                          plan.noise_scales[active], active, float(d_in), bound)
 
 
-def mean_tradeoff(fd: FunctionalData, settings: MeanSettings, n_points: int = 31) -> dict:
-    """Expected squared L2 error against epsilon (closed form, re-planned at each epsilon).
+def mean_tradeoff(fd: FunctionalData, settings: MeanSettings, n_points: int = 31,
+                  plan: MeanRelease | None = None) -> dict:
+    """Expected squared L2 error against epsilon (closed form, from one plan).
 
     The error of every mean mechanism depends on n, tau and the public settings only (not
     on the data values), so the curve is publishable. delta stays fixed for the Gaussian
     mechanism; epsilons a calibration refuses (classical, epsilon > 1) are left out.
+    ``plan``: the release already planned with ``settings`` (a commit passes its own), else
+    planned here; the other epsilons rescale its noise (fdp_core/epsilon_tradeoff.py).
     """
-    grid = np.unique(np.concatenate([np.logspace(-2, 1, n_points), [settings.epsilon]]))
-    eps, err = [], []
-    for e in grid:
-        try:
-            plan = plan_mean_release(fd, replace(settings, epsilon=float(e)))
-        except FdpError:
-            continue
-        eps.append(float(e))
-        err.append(plan.expected_sq_l2_error)
-    chosen = plan_mean_release(fd, settings)
+    chosen = plan if plan is not None else plan_mean_release(fd, settings)
+    eps, err = mean_epsilon_errors(chosen, n_points)
     return {"parameter": "epsilon", "epsilon": eps, "expected_sq_l2_error": err,
             "chosen_epsilon": float(settings.epsilon), "chosen_error": chosen.expected_sq_l2_error,
             "metric": "expected squared L2 distance to the non-private estimate (closed form)",
@@ -485,7 +481,7 @@ def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: st
               "budget": _budget_config(ledger), "replays": pending.entry.id}
     analyst = {**mean_analyst_view(plan), "committed_noise_l2_radius_95": l2}
     return CommittedRelease("mean", pending.entry, record, table, _coefficient_table(pending, noise, full, index),
-                            config, mean_tradeoff(fd, plan.settings), record["accuracy"], analyst)
+                            config, mean_tradeoff(fd, plan.settings, plan=plan), record["accuracy"], analyst)
 
 
 # --------------------------------------------------------------------------- density (KDE)
@@ -536,19 +532,15 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
                                   "post_processing": mechanism.post_processing})
 
 
-def kde_tradeoff(points, settings, n_points: int = 15) -> dict:
-    """Expected squared L2 error of the density release against epsilon (closed form; data-free given n)."""
+def kde_tradeoff(points, settings, n_points: int = 15, plan=None) -> dict:
+    """Expected squared L2 error of the density release against epsilon (closed form; data-free given n).
+
+    ``plan``: the release already planned with ``settings`` (a commit passes its own), else
+    planned here; the other epsilons rescale its noise (fdp_core/epsilon_tradeoff.py).
+    """
     kde = _kde_module()
-    grid = np.unique(np.concatenate([np.logspace(-2, 1, n_points), [settings.epsilon]]))
-    eps, err = [], []
-    for e in grid:
-        try:
-            plan = kde.plan_kde_release(points, replace(settings, epsilon=float(e)))
-        except FdpError:
-            continue
-        eps.append(float(e))
-        err.append(plan.expected_sq_l2_error)
-    chosen = kde.plan_kde_release(points, settings)
+    chosen = plan if plan is not None else kde.plan_kde_release(points, settings)
+    eps, err = kde_epsilon_errors(chosen, kde_mechanism(settings.mechanism).family, settings, n_points)
     return {"parameter": "epsilon", "epsilon": eps, "expected_sq_l2_error": err,
             "chosen_epsilon": float(settings.epsilon), "chosen_error": chosen.expected_sq_l2_error,
             "metric": "expected squared L2 distance to the non-private density (closed form, box coordinates)",
@@ -602,7 +594,8 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
                                   n_unusable=pending.context.get("n_unusable", 0)),
                "committed_noise_l2_radius_95": l2}
     return CommittedRelease("kde", pending.entry, record, table, _coefficient_table(pending, noise, full, index),
-                            config, kde_tradeoff(pending.context["points"], settings), record["accuracy"], analyst)
+                            config, kde_tradeoff(pending.context["points"], settings, plan=plan), record["accuracy"],
+                            analyst)
 
 
 # --------------------------------------------------------------------------- principal components

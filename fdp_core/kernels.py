@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
-from scipy import special
 
 from .errors import ParameterError
 from .threads import small_problem
@@ -65,6 +64,10 @@ def kernel_function(kernel: str, d: np.ndarray, rho: float, nu: float | None = N
     pos = r > 0
     # kv(nu, 0) is infinite; the limit of the whole expression at d = 0 is 1.
     rp = r[pos]
+    # scipy.special takes ~0.15-0.3 s to import (it pulls numpy.f2py and unittest in);
+    # imported where used so that importing the library and starting the CLI do not pay for it.
+    from scipy import special
+
     out[pos] = (2.0 ** (1.0 - nu) / special.gamma(nu)) * rp**nu * special.kv(nu, rp)
     # For very large r, kv underflows to 0 and rp**nu may overflow: the kernel is 0 there.
     out[~np.isfinite(out)] = 0.0

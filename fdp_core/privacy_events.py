@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy import optimize
 
 from .errors import ParameterError
 from .mechanisms.calibration import analytic_delta
@@ -68,6 +67,10 @@ def _cks_minimise(objective) -> float:
     i = int(np.argmin(values))
     lo, hi = _CKS_T_GRID[max(i - 1, 0)], _CKS_T_GRID[min(i + 1, _CKS_T_GRID.size - 1)]
     best = float(values[i])
+    # scipy.optimize takes ~0.3-0.8 s to import and is needed only here: imported late so that starting the app or
+    # the CLI does not pay for it.
+    from scipy import optimize
+
     res = optimize.minimize_scalar(lambda t: float(objective(np.array([t]))[0]), bounds=(lo, hi),
                                    method="bounded", options={"xatol": 1e-10})
     if res.success and np.isfinite(res.fun):

@@ -11,7 +11,6 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
 from .box import box_diameter, check_box
 from .params import check_choice, check_positive, check_tau
@@ -269,6 +268,10 @@ def hall_sensitivities(n: int, bandwidth: float, box) -> dict:
 
 def _l1_diameter(A: np.ndarray, chunk: int = 256) -> tuple[float, tuple[int, int]]:
     """max_{j, k} ||A_j - A_k||_1 over rows (exact, blockwise cdist), with an attaining pair."""
+    # scipy.spatial takes ~0.1-0.2 s to import and only the density sensitivities need it:
+    # imported here so that importing the mean (and the CLI) does not pay for it.
+    from scipy.spatial.distance import cdist
+
     best, pair = -1.0, (0, 0)
     for start in range(0, A.shape[0], chunk):
         D = cdist(A[start:start + chunk], A, "cityblock")
@@ -290,6 +293,8 @@ def _l1_diameter_kron(A: np.ndarray, B: np.ndarray) -> tuple[float, tuple]:
     in decreasing order of their bound, are evaluated exactly until the next bound is no
     larger than the best value. The result is the exact maximum (tested against brute force).
     """
+    from scipy.spatial.distance import cdist  # late, as in _l1_diameter
+
     nA, nB = np.abs(A).sum(axis=1), np.abs(B).sum(axis=1)
     DA, SA = cdist(A, A, "cityblock"), cdist(A, -A, "cityblock")
     DB, SB = cdist(B, B, "cityblock"), cdist(B, -B, "cityblock")

@@ -18,6 +18,7 @@ at once.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import numbers
 import shlex
@@ -184,9 +185,16 @@ def options_of(cls, names=None) -> list[tuple[str, Option]]:
     return [(n, found[n]) for n in names]
 
 
+@functools.lru_cache(maxsize=None)
+def _type_hints(cls) -> dict:
+    """typing.get_type_hints, once per settings class: it re-evaluates every annotation string
+    (~5 ms per call), and the pages ask for each field's type on every rerun."""
+    return typing.get_type_hints(cls)
+
+
 def _value_type(cls, name: str) -> type:
     """The field's type without None: float for ``float | None``."""
-    hint = typing.get_type_hints(cls)[name]
+    hint = _type_hints(cls)[name]
     args = [a for a in typing.get_args(hint) if a is not type(None)]
     return args[0] if args else hint
 

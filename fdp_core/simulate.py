@@ -15,8 +15,6 @@ import pandas as pd
 
 from functools import lru_cache
 
-from scipy import stats
-
 from .data import FunctionalData, from_arrays
 from .kernels import eigenbasis, kernel_function, kernel_matrix
 from .threads import small_problem
@@ -61,6 +59,10 @@ _S4_REFERENCE_POINTS = 401
 
 
 def _normal_density(t, mean: float, sd: float) -> np.ndarray:
+    # scipy.stats takes ~0.4-0.9 s to import and is needed only here: imported late so that starting the app or
+    # the CLI does not pay for it.
+    from scipy import stats
+
     return stats.norm.pdf(np.asarray(t, dtype=float), mean, sd)
 
 

@@ -58,8 +58,9 @@ def small_multiples(grid, draws_by_key: dict, *, labels: dict, colors: dict, tit
     for i, k in enumerate(keys):
         row, col = divmod(i, COLUMNS)
         x, y = plots.stacked_curves(grid, np.asarray(draws_by_key[k]))
-        fig.add_trace(go.Scattergl(x=x, y=y, mode="lines", line=dict(width=1.1, color=colors[k]), opacity=0.6,
-                                   name=f"{labels[k]}: {len(draws_by_key[k])} draws", hoverinfo="skip"),
+        trace = go.Scatter if plots.line_trace_type(x.size) == "scatter" else go.Scattergl
+        fig.add_trace(trace(x=x, y=y, mode="lines", line=dict(width=1.1, color=colors[k]), opacity=0.6,
+                            name=f"{labels[k]}: {len(draws_by_key[k])} draws", hoverinfo="skip"),
                       row=row + 1, col=col + 1)
         if truth is not None:
             fig.add_trace(go.Scatter(x=grid, y=truth, mode="lines", line=dict(color="#2ca02c", dash="dot", width=2),

@@ -96,10 +96,10 @@ def components_figure(grid, draws: list[np.ndarray], nonprivate: np.ndarray, *, 
     for j, ref in enumerate(refs):
         first = j == 0
         if len(draws) > 1:
-            # All further draws of a component as one WebGL polyline (NaN-separated).
+            # All further draws of a component as one polyline (NaN-separated).
             x, y = plots.stacked_curves(np.asarray(grid), np.array([d[:, j] for d in draws[1:]]))
             trace = _line(x, y, name=f"further private draws ({len(draws) - 1}){tag}", ref=ref, color=DRAWS_COLOR,
-                          width=1.0, group="rest", legend=first, kind="scattergl")
+                          width=1.0, group="rest", legend=first, kind=plots.line_trace_type(x.size))
             trace["hoverinfo"] = "skip"
             data.append(trace)
         data.append(_line(grid, draws[0][:, j], name=f"private draw 1{tag}", ref=ref, color=plots.PRIVATE_COLOR,
@@ -152,7 +152,8 @@ def gibbs_trace_figure(trace: np.ndarray, burn_in: int, thin: int) -> go.Figure:
     step = max(1, math.ceil(n_sweeps / MAX_TRACE_POINTS))
     sweeps = np.arange(0, n_sweeps, step)
     data = [_line(sweeps + 1, trace[sweeps, j], name=f"column {j + 1}", ref=("x", "y"),
-                  color=TRACE_COLORS[j % len(TRACE_COLORS)], width=1.2, group=f"c{j}", legend=True, kind="scattergl")
+                  color=TRACE_COLORS[j % len(TRACE_COLORS)], width=1.2, group=f"c{j}", legend=True,
+                  kind=plots.line_trace_type(sweeps.size * k))
             for j in range(k)]
     shown = f" (one sweep in {step} shown)" if step > 1 else ""
     layout = {"title": {"text": f"Gibbs chain (approximate DP): v_l' A v_l per sweep{shown}; thin = {thin}"},

@@ -6,6 +6,14 @@ import numpy as np
 import plotly.graph_objects as go
 
 MAX_CURVES_DRAWN = 300
+# Up to this many points a polyline is drawn as SVG: each WebGL trace makes the browser create
+# a WebGL context on every redraw (~120 ms measured per slider change, software-rendered),
+# while an SVG path of a few thousand points costs a few ms. Beyond it WebGL pays off.
+SVG_MAX_POINTS = 20_000
+# The Data page's preview: a sample of curves over the pointwise quantile envelope of all of
+# them (300 curves as one trace was a 760 KB figure sent on every rerun of the page).
+PREVIEW_CURVES = 40
+ENVELOPE_LEVELS = ((0.05, 0.95, "rgba(127,127,127,0.18)"), (0.25, 0.75, "rgba(127,127,127,0.30)"))
 ANALYST_LABEL = "non-private estimate (analyst view: do not publish)"
 PRIVATE_COLOR = "#1f77b4"
 ANALYST_COLOR = "#d62728"
@@ -19,12 +27,18 @@ def stacked_curves(grid: np.ndarray, curves: np.ndarray) -> tuple[np.ndarray, np
     return x, y
 
 
+def line_trace_type(n_points: int) -> str:
+    """Plotly trace type for one polyline of ``n_points``: SVG "scatter" unless it is large."""
+    return "scatter" if n_points <= SVG_MAX_POINTS else "scattergl"
+
+
 def add_curves(fig: go.Figure, grid, curves, *, name: str, color: str, width: float = 1.0,
                opacity: float = 1.0) -> None:
-    """Add many curves to ``fig`` as a single WebGL trace."""
+    """Add many curves to ``fig`` as a single trace (SVG, or WebGL when very many points)."""
     x, y = stacked_curves(np.asarray(grid), np.asarray(curves))
-    fig.add_trace(go.Scattergl(x=x, y=y, mode="lines", line=dict(width=width, color=color), opacity=opacity,
-                               name=name, hoverinfo="skip"))
+    trace = go.Scatter if line_trace_type(x.size) == "scatter" else go.Scattergl
+    fig.add_trace(trace(x=x, y=y, mode="lines", line=dict(width=width, color=color), opacity=opacity,
+                        name=name, hoverinfo="skip"))
 
 
 def curve_subset(n: int, limit: int = MAX_CURVES_DRAWN, seed: int = 0) -> np.ndarray:
@@ -40,6 +54,29 @@ def curves_figure(grid, curves, *, title: str, color: str = "rgba(31,119,180,0.3
     x_title, y_title = x_title or t_title(), y_title or value_title()
     fig = go.Figure()
     add_curves(fig, grid, curves, name=name, color=color)
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=420,
+                      margin=dict(l=10, r=10, t=50, b=10), showlegend=True)
+    return fig
+
+
+def curves_preview_figure(grid, curves, *, title: str, n_shown: int = PREVIEW_CURVES, seed: int = 0,
+                          x_title: str | None = None, y_title: str | None = None) -> go.Figure:
+    """All curves summarised: their pointwise 5-95% and 25-75% envelopes and median, with a
+    fixed random sample of ``n_shown`` curves drawn over them (all of them when fewer)."""
+    x_title, y_title = x_title or t_title(), y_title or value_title()
+    curves = np.asarray(curves)
+    grid = np.asarray(grid)
+    fig = go.Figure()
+    if curves.shape[0] > n_shown:
+        for lo, hi, color in ENVELOPE_LEVELS:
+            lower, upper = np.quantile(curves, [lo, hi], axis=0)
+            add_band(fig, grid, lower, upper, name=f"pointwise {lo:.0%}-{hi:.0%} of all {curves.shape[0]} curves",
+                     color=color)
+        add_line(fig, grid, np.median(curves, axis=0), name="pointwise median", color="#555555", width=1.5)
+    shown = curves[curve_subset(curves.shape[0], n_shown, seed)]
+    add_curves(fig, grid, shown, name=f"{shown.shape[0]} curves" + (" (random sample)" if shown.shape[0] <
+                                                                      curves.shape[0] else ""),
+               color="rgba(31,119,180,0.45)")
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=420,
                       margin=dict(l=10, r=10, t=50, b=10), showlegend=True)
     return fig
@@ -67,27 +104,52 @@ def add_line(fig: go.Figure, grid, values, *, name: str, color: str, dash: str |
                              line=dict(color=color, width=width, dash=dash)))
 
 
+def _curves_spec(grid, curves, *, name: str, color: str, width: float = 1.0, opacity: float = 1.0) -> dict:
+    x, y = stacked_curves(np.asarray(grid), np.asarray(curves))
+    return {"type": line_trace_type(x.size), "x": x, "y": y, "mode": "lines", "line": {"width": width, "color": color},
+            "opacity": opacity, "name": name, "hoverinfo": "skip"}
+
+
+def _line_spec(grid, values, *, name: str, color: str, dash: str | None = None, width: float = 2.5) -> dict:
+    line = {"color": color, "width": width}
+    if dash is not None:
+        line["dash"] = dash
+    return {"type": "scatter", "x": np.asarray(grid), "y": np.asarray(values), "mode": "lines", "name": name,
+            "line": line}
+
+
+def _band_spec(grid, lower, upper, *, name: str, color: str = "rgba(31,119,180,0.2)") -> dict:
+    grid = np.asarray(grid)
+    return {"type": "scatter", "x": np.concatenate([grid, grid[::-1]]),
+            "y": np.concatenate([np.asarray(upper), np.asarray(lower)[::-1]]), "fill": "toself", "fillcolor": color,
+            "line": {"width": 0}, "name": name, "hoverinfo": "skip"}
+
+
 def release_figure(grid, draws: np.ndarray, estimate: np.ndarray | None, *, title: str, style: str = "draws",
                    truth: np.ndarray | None = None, x_title: str | None = None, label: str = "sanitized mean",
                    color: str = PRIVATE_COLOR, y_title: str | None = None) -> go.Figure:
     """Sanitized draws (spaghetti, or a pointwise 5-95% band) with the analyst-view estimate.
-    Axis titles default to the session's t label and value unit."""
+    Axis titles default to the session's t label and value unit.
+
+    Written as a plain plotly spec and wrapped without plotly's per-property validation (it
+    cost ~20 ms of every rerun of the Mean page); the same figure as add_band / add_line /
+    add_curves build (tests/test_plots_spec.py)."""
     x_title, y_title = x_title or t_title(), y_title or value_title()
-    fig = go.Figure()
+    data = []
     if style == "band":
         lo, hi = np.quantile(draws, [0.05, 0.95], axis=0)
-        add_band(fig, grid, lo, hi, name=f"{label}: pointwise 5-95% of {len(draws)} draws")
-        add_line(fig, grid, draws[0], name=f"{label} (one draw)", color=color, width=1.5)
+        data.append(_band_spec(grid, lo, hi, name=f"{label}: pointwise 5-95% of {len(draws)} draws"))
+        data.append(_line_spec(grid, draws[0], name=f"{label} (one draw)", color=color, width=1.5))
     else:
-        add_curves(fig, grid, draws, name=f"{label}: {len(draws)} draws", color=color, opacity=0.45)
+        data.append(_curves_spec(grid, draws, name=f"{label}: {len(draws)} draws", color=color, opacity=0.45))
     if truth is not None:
-        add_line(fig, grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot")
+        data.append(_line_spec(grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot"))
     if estimate is not None:
-        add_line(fig, grid, estimate, name=ANALYST_LABEL, color=ANALYST_COLOR, dash="dash")
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=460,
-                      margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=-0.35))
-    return fig
+        data.append(_line_spec(grid, estimate, name=ANALYST_LABEL, color=ANALYST_COLOR, dash="dash"))
+    layout = {"title": {"text": title}, "xaxis": {"title": {"text": x_title}}, "yaxis": {"title": {"text": y_title}},
+              "height": 460, "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+              "legend": {"orientation": "h", "yanchor": "bottom", "y": -0.35}}
+    return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 
 # --------------------------------------------------------------------------- axis names

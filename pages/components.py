@@ -85,6 +85,19 @@ g = sidebar.render()
 ds = state.current()
 
 
+@st.cache_resource(show_spinner=False)
+def _gibbs_chain_warm_up():
+    """Once per server: numba's compiled Gibbs chain is built into its disk cache by a child
+    process at low priority (~30 s the first time after an install), so that no Gibbs preview
+    waits for the compiler; until then the Gibbs sampler runs its Python chain."""
+    from fdp_core.mechanisms.gibbs_warm_up import warm_up_in_background
+
+    return warm_up_in_background()
+
+
+_gibbs_chain_warm_up()
+
+
 def _apply_source() -> None:
     """The Awan et al. simulation starts from the paper's mechanism settings."""
     if ss["pca_source"] == "awan":

@@ -190,9 +190,9 @@ st.info("; ".join(notes))
 for flag in ds.flags:
     st.warning(flag)
 
-shown = plots.curve_subset(fd.n)
-subset_note = "" if shown.size == fd.n else f" (a fixed random subset of {shown.size}; computations use all {fd.n})"
-st.plotly_chart(plots.curves_figure(fd.grid_points, fd.data_matrix[shown], title=f"All curves{subset_note}"),
+summary_note = ("" if fd.n <= plots.PREVIEW_CURVES else
+                f" (a fixed random sample of {plots.PREVIEW_CURVES} over the quantile envelopes of all {fd.n})")
+st.plotly_chart(plots.curves_preview_figure(fd.grid_points, fd.data_matrix, title=f"All curves{summary_note}"),
                 width="stretch", key="data_curves")
 state.note_view(NONPRIVATE_VIEWS["curves"])
 

@@ -120,3 +120,52 @@ def test_negative_comma_lists_are_values_not_options(tmp_path):
                        "--out", str(out)])
     assert code == 0
     assert json.loads((out / "release.json").read_text())["box"] == [[-1.0, 3.0]]
+
+
+def _leaf_parsers(parser, path=()):
+    import argparse
+
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield path, parser
+        return
+    for name, sub in subs[0].choices.items():
+        yield from _leaf_parsers(sub, path + (name,))
+
+
+def test_lazy_parser_has_the_same_commands_helps_and_options_as_the_eager_one():
+    """main() builds the tree lazily (a command's options are added when it is chosen); the
+    result must be the parser the eager build gives, command by command."""
+    from fdp_core.cli import build_parser
+
+    eager, lazy = build_parser(), build_parser(lazy=True)
+    assert eager.format_help() == lazy.format_help()
+    eager_leaves, lazy_leaves = dict(_leaf_parsers(eager)), dict(_leaf_parsers(lazy))
+    assert eager_leaves.keys() == lazy_leaves.keys() and len(eager_leaves) >= 10
+    for path, parser in eager_leaves.items():
+        assert lazy_leaves[path].pending_module is not None  # not configured until used
+        assert lazy_leaves[path].format_help() == parser.format_help(), path
+
+
+def test_help_imports_no_command_module_and_no_scipy(tmp_path):
+    """`--help` needs only each command's name and help: importing the command modules (and
+    scipy, pandas behind them) made it take ~2 s. `release mean --help` imports only its module."""
+    probe = ("import sys, contextlib, io\n"
+             "from fdp_core.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    try:\n        main(sys.argv[1:])\n    except SystemExit:\n        pass\n"
+             "print(sorted(m for m in sys.modules if m.startswith(('fdp_core.commands.', 'scipy', 'pandas'))))")
+    top = subprocess.run([sys.executable, "-c", probe, "--help"], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert top.stdout.strip() == "[]"
+    mean = subprocess.run([sys.executable, "-c", probe, "release", "mean", "--help"], cwd=ROOT, capture_output=True,
+                          text=True, check=True)
+    commands = [m for m in eval(mean.stdout) if m.startswith("fdp_core.commands.")]
+    assert commands == ["fdp_core.commands._common", "fdp_core.commands.release_mean"]
+    assert "scipy.stats" not in mean.stdout
+
+
+def test_importing_the_mean_module_does_not_import_scipy_stats():
+    """scipy.stats costs ~0.4-0.9 s to import; only the Bernstein basis needs it, at call time."""
+    probe = "import sys, fdp_core.mean; print('scipy.stats' in sys.modules, 'scipy.spatial' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False False"

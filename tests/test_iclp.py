@@ -567,7 +567,7 @@ def test_mean_page_comparison_mode_and_pure_dp_controls():
     chart = at.get("plotly_chart")[0]
     import json
     figure = json.loads(chart.proto.spec)
-    names = [trace["name"] for trace in figure["data"] if trace["type"] == "scattergl"]
+    names = [trace["name"] for trace in figure["data"] if trace["name"].endswith(" draws")]
     assert len(names) == len(MEAN_MECHANISMS)
     table = at.table[0].value  # a static full-width table (every column visible)
     assert len(table) == len(MEAN_MECHANISMS) and set(table["status"]) == {"ok"}

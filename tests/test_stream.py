@@ -292,3 +292,37 @@ def test_auto_engine_streams_only_big_files(files, monkeypatch):
     monkeypatch.setattr(stream, "AUTO_STREAM_BYTES", 10)
     assert stream.choose_engine("auto", root / "c.csv") == "stream"
     assert stream.choose_engine("dask", root / "c.csv") == "dask"
+
+
+def test_auto_engine_bounds_the_values_in_memory_not_the_file_size(files, tmp_path, monkeypatch):
+    """A Parquet file of constant curves compresses to almost nothing yet expands to its full
+    rows x columns in memory: auto reads that from the footer. A CSV holds at most 4x its size."""
+    root, frame = files
+    assert stream.value_bytes_bound(root / "c.parquet") == frame.shape[0] * frame.shape[1] * 8
+    assert stream.value_bytes_bound(root / "c.csv") == 4 * (root / "c.csv").stat().st_size
+    monkeypatch.setattr(stream, "AUTO_STREAM_BYTES", 2**20)  # a small file stands for a big one
+    n_rows = stream.AUTO_STREAM_BYTES // (8 * 64) + 1
+    constant = pd.DataFrame(np.zeros((n_rows, 64)), columns=[repr(float(x)) for x in np.linspace(0, 1, 64)])
+    constant.to_parquet(tmp_path / "zeros.parquet")
+    assert (tmp_path / "zeros.parquet").stat().st_size < stream.AUTO_STREAM_BYTES / 20
+    assert stream.choose_engine("auto", tmp_path / "zeros.parquet") == "stream"
+    (tmp_path / "not.parquet").write_bytes(b"PAR1 but not really")
+    assert stream.choose_engine("auto", tmp_path / "not.parquet") == "local"  # the loader says what is wrong
+    assert stream.choose_engine("auto", tmp_path / "missing.csv") == "local"
+
+
+def test_auto_engine_above_the_threshold_streams_the_same_release(files, tmp_path, monkeypatch):
+    """With the threshold lowered below this file, --engine auto takes the streaming engine
+    (bounded memory) and writes the release the local engine writes."""
+    root, _ = files
+    argv = ["release", "mean", "--data", root / "c.parquet", "--kernel", "matern52", "--rho", "0.2", "--tau", "0.6",
+            "--epsilon", "1", "--seed", "5", "--chunk-rows", "300"]
+    assert _cli(argv + ["--engine", "local", "--out", tmp_path / "local"]) == 0
+    monkeypatch.setattr(stream, "AUTO_STREAM_BYTES", 1024)
+    streamed = []
+    real = stream.stream_mean_sums
+    monkeypatch.setattr(stream, "stream_mean_sums", lambda *a, **k: streamed.append(1) or real(*a, **k))
+    assert _cli(argv + ["--out", tmp_path / "auto"]) == 0
+    assert streamed == [1]
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "auto" / "release.csv").to_numpy(),
+                               pd.read_csv(tmp_path / "local" / "release.csv").to_numpy(), rtol=1e-9, atol=1e-12)

@@ -28,8 +28,9 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--engine", choices=ENGINES, default="auto",
                         help="local: load the file into memory; stream: one pass over chunks (bounded memory); "
-                             "dask: partitions on a Dask cluster (--scheduler); auto (default): stream files above "
-                             f"{AUTO_STREAM_BYTES // 2**20} MB, else local. All give the same release for a seed")
+                             "dask: partitions on a Dask cluster (--scheduler); auto (default): stream when the "
+                             f"file's values could take more than {AUTO_STREAM_BYTES // 2**20} MB in memory (Parquet: "
+                             "rows x columns; CSV: 4x its size), else local. All give the same release for a seed")
     parser.add_argument("--scheduler", default=None,
                         help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 (--engine dask; default: a local "
                              "cluster of 2 workers on this machine)")

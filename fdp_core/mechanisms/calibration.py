@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from ..errors import ParameterError
 from ..params import check_choice, check_delta, check_epsilon, check_positive
@@ -33,6 +32,10 @@ def analytic_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
     delta = Phi(Delta/(2 sigma) - eps sigma/Delta) - e^eps Phi(-Delta/(2 sigma) - eps sigma/Delta)
     (Balle & Wang 2018, Theorem 8), evaluated in log space so tiny deltas keep precision.
     """
+    # scipy.special takes ~0.15-0.3 s to import (it pulls numpy.f2py and unittest in); imported
+    # where used so that importing the library and starting the CLI do not pay for it.
+    from scipy import special
+
     r = sensitivity / sigma
     a = r / 2.0 - epsilon / r
     b = -r / 2.0 - epsilon / r
@@ -138,6 +141,8 @@ def weighted_chi2_cdf(x: float, variances: np.ndarray) -> float:
     if abs(w) < 1e-8 or abs(u) < 1e-8:
         k2, k3 = 2.0 * np.sum(v**2), 8.0 * np.sum(v**3)
         return float(0.5 + k3 / (6.0 * math.sqrt(2.0 * math.pi) * k2**1.5))
+    from scipy import special  # late, as in analytic_delta
+
     return float(special.ndtr(w) + math.exp(-0.5 * w * w) / math.sqrt(2.0 * math.pi) * (1.0 / w - 1.0 / u))
 
 

@@ -29,8 +29,9 @@ except ImportError:  # pragma: no cover - pinned in requirements.txt; the Python
 REFRESH = 64
 
 
-# Loading the compiled chain costs a few seconds per process (tens of seconds the very first
-# time, when numba compiles it into __pycache__): worth it from about this many column updates.
+# Loading the compiled chain from numba's disk cache costs a few seconds per process: worth it
+# from about this many column updates. (Compiling it the very first time takes ~30 s: never in
+# a user's way, see worth_it.)
 AUTO_MIN_UPDATES = 30_000
 
 
@@ -38,13 +39,46 @@ def available() -> bool:
     return numba is not None
 
 
+def loaded() -> bool:
+    """The compiled chain is ready in this process (compiled or loaded from the disk cache)."""
+    return bool(numba is not None and globals().get("_chain") is not None and _chain.signatures)
+
+
+def cached_on_disk() -> bool:
+    """numba's cache (``cache=True``: __pycache__, or a per-user folder when that is read-only)
+    holds the compiled chain: loading it takes seconds. Without it the first compile takes
+    ~30 s. Read through numba's cache object; any surprise from it counts as "not cached"."""
+    try:
+        return bool(_chain._cache._cache_file._load_index())
+    except Exception:
+        return False
+
+
+def compile_now() -> None:
+    """Compile the chain (or load it from numba's disk cache) in this process. A one-sweep chain
+    on a tiny problem gives numba the same argument types as a real run, so the signature it
+    compiles, and caches on disk, is the one every later call uses."""
+    if numba is None or loaded() or cached_on_disk():
+        return
+    a = np.array([2.0, 1.0, 0.0])
+    gibbs_chain(a, np.eye(3), np.eye(3)[:, :1], np.random.default_rng(0), 1, 0, 1)
+
+
 def worth_it(n_sweeps: int, k: int) -> bool:
-    """Use the compiled chain: numba is installed and it is already loaded in this process,
-    or the chain is long enough to repay loading it."""
+    """Use the compiled chain: numba is installed and the chain is loaded in this process, or
+    it is in numba's disk cache and the chain is long enough to repay loading it.
+
+    Never compile in the user's way: when the chain is neither loaded nor cached (the very
+    first PCA after an install or an upgrade would wait ~30 s for numba), this chain runs in
+    Python. The app fills the cache ahead, in a background process
+    (gibbs_warm_up.warm_up_in_background, from the Principal components page); later long
+    chains load the compiled chain from it.
+    """
     if numba is None:
         return False
-    loaded = bool(globals().get("_chain") is not None and _chain.signatures)
-    return loaded or int(n_sweeps) * int(k) >= AUTO_MIN_UPDATES
+    if loaded():
+        return True
+    return cached_on_disk() and int(n_sweeps) * int(k) >= AUTO_MIN_UPDATES
 
 
 if numba is not None:

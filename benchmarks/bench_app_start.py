@@ -1,0 +1,115 @@
+"""App start in headless Chromium: ``streamlit run`` to the first rendered Data page, and a new
+session on the warm server to its rendered Data page.
+
+"Rendered" means the Data page's curves chart has been drawn by Plotly and the script run has
+ended. The first figure includes the server's start (Python imports, the first run of the
+page) and the browser's first load of the frontend; the second is what every later visitor
+waits for. With ``--baseline REV`` the app of revision REV (``git archive`` into a temporary
+folder) is measured in turns with the working tree, so both share the machine's load (the load
+average is printed with the figures).
+
+Targets: first rendered Data page < 4 s after start; a new session on a warm server < 2 s.
+
+Usage (repository root)::
+
+    python benchmarks/bench_app_start.py [--repeats 3] [--sessions 3] [--baseline REV] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_load as harness  # noqa: E402
+from bench_browser_latency import export_revision  # noqa: E402
+
+TARGET_FIRST_S, TARGET_SESSION_S = 4.0, 2.0
+DRAWN_JS = """() => {
+  const el = document.querySelector('.js-plotly-plot');
+  const app = document.querySelector("[data-testid='stApp']");
+  return !!(el && el._fullData && el._fullData.length && app
+            && app.getAttribute('data-test-script-state') === 'notRunning');
+}"""
+
+
+def _rendered_after(browser, url: str, start: float) -> float:
+    """Seconds from ``start`` (time.monotonic) until a new session shows the drawn Data page."""
+    context = harness.new_context(browser)
+    try:
+        page = context.new_page()
+        page.goto(url, wait_until="commit", timeout=120_000)
+        page.wait_for_function(DRAWN_JS, timeout=120_000, polling=20)
+        return time.monotonic() - start
+    finally:
+        context.close()
+
+
+def measure(root: Path, browser, sessions: int) -> dict:
+    start = time.monotonic()
+    with harness.AppServer(root, startup_timeout=120) as server:
+        healthy = time.monotonic() - start
+        first = _rendered_after(browser, server.url + "/", start)
+        warm = []
+        for _ in range(sessions):
+            warm.append(_rendered_after(browser, server.url + "/", time.monotonic()))
+    return {"server_healthy_s": healthy, "first_page_s": first, "new_session_s": warm}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="server starts per tree")
+    parser.add_argument("--sessions", type=int, default=3, help="new sessions per warm server")
+    parser.add_argument("--baseline", default=None, help="git revision measured in turns with the working tree")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    reason = harness.chromium_skip_reason()
+    if reason:
+        print(reason)
+        return 0
+    from playwright.sync_api import sync_playwright
+
+    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
+        trees = {"now": ROOT}
+        if args.baseline:
+            trees[f"baseline {args.baseline}"] = export_revision(args.baseline, Path(tmp) / "baseline")
+        browser = harness.launch_chromium(playwright)
+        runs = {name: [] for name in trees}
+        try:
+            for repeat in range(args.repeats):
+                order = list(trees.items())
+                for name, root in (order if repeat % 2 == 0 else order[::-1]):  # neither always goes first
+                    runs[name].append(measure(root, browser, args.sessions))
+        finally:
+            browser.close()
+    result = {"benchmark": "app_start", "loadavg_before": load_before,
+              "loadavg_after": Path("/proc/loadavg").read_text().split()[:3], "trees": {}}
+    for name, got in runs.items():
+        firsts = [r["first_page_s"] for r in got]
+        warm = [s for r in got for s in r["new_session_s"]]
+        result["trees"][name] = {"first_page_median_s": statistics.median(firsts), "first_page_s": firsts,
+                                 "server_healthy_median_s": statistics.median(r["server_healthy_s"] for r in got),
+                                 "new_session_median_s": statistics.median(warm), "new_session_s": warm}
+    print(json.dumps(result, indent=2))
+    print(f"\nload average before {' '.join(result['loadavg_before'])}, after {' '.join(result['loadavg_after'])}")
+    print(f"{'tree':<22} {'healthy s':>10} {'first page s':>13} {'new session s':>14}  target (< {TARGET_FIRST_S:g}, "
+          f"< {TARGET_SESSION_S:g})")
+    for name, r in result["trees"].items():
+        ok = r["first_page_median_s"] < TARGET_FIRST_S and r["new_session_median_s"] < TARGET_SESSION_S
+        print(f"{name:<22} {r['server_healthy_median_s']:>10.2f} {r['first_page_median_s']:>13.2f} "
+              f"{r['new_session_median_s']:>14.2f}  {'met' if ok else 'MISSED'}")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
