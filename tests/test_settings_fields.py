@@ -51,7 +51,10 @@ MEAN = ["--K", "--M", "--bound", "--calibration", "--delta", "--epsilon", "--eta
 
 # The command-line contract as it was before the options were generated from the metadata.
 FLAGS = {
-    "release mean": DATA + ENGINE + OUTPUT + MEAN + ["--band-share", "--confidence-band", "--smoothness-bound"],
+    "release mean": DATA + ENGINE + OUTPUT + MEAN + ["--band-share", "--confidence-band", "--smoothness-bound"] + [
+        # the sparse route (METHODS 20) and its persistent budget
+        "--basis-size", "--budget-name", "--domain", "--ledger", "--output-points", "--sparse", "--sparse-gamma",
+        "--sparse-kappa", "--sparse-noise"],
     "release kde": DATA + ENGINE + OUTPUT + [
         "--bandwidth", "--bandwidth-from-data", "--bound", "--box", "--calibration", "--delta", "--epsilon", "--eta",
         "--feature", "--grid-size", "--kernel", "--mechanism", "--n-public", "--nu", "--person-column", "--rho",
@@ -81,6 +84,7 @@ FLAGS = {
     "ledger init": DATA + ["--dataset", "--delta", "--epsilon", "--filter", "--ledger", "--n-policy", "--name",
                            "--new-dataset", "--person-column", "--reason", "--sparse", "--split", "--value-range"],
     "ledger complete": ["--entry", "--ledger", "--out", "--staged"],
+    "plan": ["--budget-name", "--commit", "--data", "--ledger", "--out"],
     "ledger show": DATA + ["--ledger", "--name", "--person-column"],
     "replay": ["--budget-name", "--data", "--ledger", "--missing", "--no-ledger", "--out"],
 }
@@ -98,6 +102,7 @@ REQUIRED = {
     "ledger show": {"--data"},
     "ledger complete": {"--entry"},
     "replay": {"--data"},
+    "plan": set(),
 }
 # (flags, one of them required)
 EXCLUSIVE = {
