@@ -300,6 +300,8 @@ def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:
               ("tau (L2 norm bound)", r.get("tau")), ("sensitivity", r.get("sensitivity")),
               ("sigma", r.get("sigma")), ("bound", r.get("bound")), ("calibration", r.get("calibration")),
               ("charged to the ledger", r.get("charged")), ("expected squared L2 error", r.get("expected_sq_l2_error"))]
+    if r.get("unit_declaration"):  # the analyst's deliberate choice of the unit (fdp_ui.commit_checks)
+        params.insert(3, ("unit declared by the analyst", r["unit_declaration"]))
     if release.kind in ("mean", "pca") + SUMMARY_COMMIT_KINDS:
         params.append(("settings", r.get("settings")))
     else:

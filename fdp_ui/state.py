@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from fdp_core.data import FunctionalData, load_curves
 from fdp_core.errors import FdpError
@@ -74,13 +73,38 @@ def replace_dataset(make) -> None:
 
 
 # --------------------------------------------------------------------------- public bounds and person unit
+# Every choice made on the Data page is stored under a plain session key that no widget owns,
+# and each widget gets a key of its own (``widget_key``): Streamlit drops a widget's state at
+# the start of a run on a page that does not draw it, so a choice kept only in its widget
+# would be lost when the user clicks "Mean" (issue 28). The widget is seeded from the stored
+# choice before it is drawn and copies a change back in its on_change callback.
 
 PERSON_KEY = "data_person_column"
 PERSON_FOR_KEY = "data_person_for"  # the data set label the person choice was made for
 RANGE_DECLARED_KEY = "data_range_declared"
 RANGE_LO_KEY, RANGE_HI_KEY = "data_range_lo", "data_range_hi"
+MISSING_KEY = "data_missing_policy"  # the missing-value policy the data set in use was loaded with
 NO_PERSON = "(none: every curve is a different person)"
 LOOKED_AT_KEY = "session_looked_at"
+
+
+def widget_key(store_key: str) -> str:
+    """The key of the Data page widget that edits the choice stored under ``store_key``."""
+    return f"{store_key}_input"
+
+
+def seed_widget(store_key: str, default) -> str:
+    """Give the widget of ``store_key`` the stored choice (``default`` on a first visit), just
+    before it is drawn; returns the widget's key."""
+    ss = st.session_state
+    ss[store_key] = ss.get(store_key, default)
+    ss[widget_key(store_key)] = ss[store_key]
+    return widget_key(store_key)
+
+
+def store_choice(store_key: str) -> None:
+    """on_change callback of a Data page widget: keep its new value under the stored key."""
+    st.session_state[store_key] = st.session_state[widget_key(store_key)]
 
 
 def _sync_person_choice(ds: Dataset) -> None:
@@ -100,6 +124,15 @@ def person_column(ds: Dataset | None = None) -> str | None:
     return None if choice == NO_PERSON or choice not in ds.fd.metadata.columns else str(choice)
 
 
+def n_persons(ds: Dataset | None = None) -> int:
+    """The n of every sensitivity: persons in the person column, or curves without one."""
+    from fdp_core.preprocess import curves_per_person
+
+    ds = ds or current()
+    column = person_column(ds)
+    return int(curves_per_person(ds.fd.metadata, column).sum()) if column else int(ds.fd.n)
+
+
 def declared_range() -> tuple[float, float] | None:
     """The public value range the user declared on the Data page, or None."""
     if not st.session_state.get(RANGE_DECLARED_KEY):
@@ -110,20 +143,8 @@ def declared_range() -> tuple[float, float] | None:
     return float(lo), float(hi)
 
 
-def keep_bounds_alive() -> None:
-    """Re-assign the Data page's widget values so they survive on pages that do not draw those
-    widgets (Streamlit otherwise drops a widget's state when another page runs)."""
-    for key in (PERSON_KEY, RANGE_DECLARED_KEY, RANGE_LO_KEY, RANGE_HI_KEY):
-        if key in st.session_state:
-            try:
-                st.session_state[key] = st.session_state[key]
-            except StreamlitAPIException:  # the widget is drawn in this very run: alive anyway
-                pass
-
-
 def bounds_settings(ds: Dataset | None = None) -> dict:
     """value_range and person_column for a settings object (MeanSettings, PcaSettings, KdeSettings)."""
-    keep_bounds_alive()
     return {"value_range": declared_range(), "person_column": person_column(ds)}
 
 

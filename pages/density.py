@@ -257,7 +257,8 @@ def _points_from_curves() -> tuple[np.ndarray, tuple[str, ...], str]:
         st.error(f"Cannot compute the feature: {exc}")
         st.stop()
     spec = ",".join(f.spec for f in features)
-    st.caption(f"{fd.n} curves -> {fd.n} observations of `{spec}` (one per curve, one curve = one individual).")
+    if not g.person_column:  # with a person column the caption below says how the curves are grouped
+        st.caption(f"{fd.n} curves -> {fd.n} observations of `{spec}` (one per curve, one curve = one individual).")
     return points, tuple(f.label for f in features), spec
 
 
