@@ -111,10 +111,12 @@ def _sync_person_choice(ds: Dataset) -> None:
     """Pre-select the likely person column whenever a new data set comes in."""
     from fdp_core.preprocess import likely_person_column
 
-    if st.session_state.get(PERSON_FOR_KEY) != ds.label:
+    previous = st.session_state.get(PERSON_FOR_KEY)
+    if previous != ds.label:
         st.session_state[PERSON_FOR_KEY] = ds.label
         st.session_state[PERSON_KEY] = likely_person_column(ds.fd.metadata) or NO_PERSON
-        st.session_state[RANGE_DECLARED_KEY] = False
+        if previous is not None:  # a range declared for other data is not declared for these
+            st.session_state[RANGE_DECLARED_KEY] = False
 
 
 def person_column(ds: Dataset | None = None) -> str | None:
