@@ -150,6 +150,36 @@ def bounds_settings(ds: Dataset | None = None) -> dict:
     return {"value_range": declared_range(), "person_column": person_column(ds)}
 
 
+# --------------------------------------------------------------------------- after a browser reload
+# A reload starts a new session: the uploaded file is gone (the browser does not keep it), the
+# built-in example comes in, and the sidebar meter would show the example's budget as if the
+# upload's had been reset. The upload's name is kept in the URL (?data=...), so the new session
+# can say what happened: the data are gone, their budget is kept in the ledger.
+DATA_PARAM = "data"
+GONE_KEY = "data_gone_after_reload"
+
+
+def sync_data_with_url() -> None:
+    """Called by app.py before every page: write the uploaded data set's name into the URL, and
+    on a new session that finds one there, remember it (``gone_after_reload``)."""
+    ss = st.session_state
+    if "dataset" not in ss and st.query_params.get(DATA_PARAM):
+        ss[GONE_KEY] = st.query_params[DATA_PARAM]
+    ds = current()
+    if ds.kind == "upload":
+        name = ds.label.removeprefix("upload: ")
+        ss.pop(GONE_KEY, None)
+        if st.query_params.get(DATA_PARAM) != name:
+            st.query_params[DATA_PARAM] = name
+    elif DATA_PARAM in st.query_params:
+        del st.query_params[DATA_PARAM]
+
+
+def gone_after_reload() -> str | None:
+    """The name of the upload a browser reload dropped from this session (None if none)."""
+    return None if current().kind == "upload" else st.session_state.get(GONE_KEY)
+
+
 def note_view(label: str) -> None:
     """Record that the session showed a non-private view of the data (listed in the report at commit)."""
     seen = st.session_state.setdefault(LOOKED_AT_KEY, [])

@@ -143,3 +143,17 @@ def test_person_warnings_rules():
     assert commit_checks.person_warnings(35, 35, None) == []
     assert "fewer than" in commit_checks.person_warnings(15, 15, None)[0]
     assert "10%" in commit_checks.person_warnings(30, 400, "site")[0]
+
+
+def test_after_a_reload_the_meter_says_the_upload_is_gone_and_its_budget_kept():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["data"] = "dti_cca.csv"  # what an upload left in the URL before the reload
+    at.run()
+    assert not at.exception, at.exception
+    assert any(c.value == "of the data set **built-in example (example_curves.csv)**" for c in at.sidebar.caption)
+    warning = next(w.value for w in at.sidebar.warning if "reloaded" in w.value)
+    assert "(dti_cca.csv) are gone" in warning and "budget is kept" in warning
+    assert "data" not in at.query_params  # the example is not an upload
+    fresh = AppTest.from_file(APP, default_timeout=120)
+    fresh.run()
+    assert not any("reloaded" in w.value for w in fresh.sidebar.warning)

@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
-from .conftest import harness  # noqa: E402
+from .conftest import ROOT, harness  # noqa: E402
 from .test_e2e import (assert_healthy, choose_radio, choose_select, declare_value_range,  # noqa: E402
                        goto_via_sidebar, metric, open_app, save_screenshot, upload)
 
@@ -95,3 +95,17 @@ def test_commit_is_blocked_without_a_person_column_until_declared(page, app_url,
     wait_idle(page)
     assert commit_button(page).is_enabled()
     assert page.get_by_text(re.compile(r"Recorded with the release: every curve is a different person")).count() >= 1
+
+
+def test_after_a_reload_the_meter_names_the_data_set_and_says_the_upload_is_gone(page, app_url):
+    open_app(page, app_url)
+    choose_radio(page, "Source", "upload a file")
+    upload(page, ROOT / "tests" / "fixtures" / "wide.csv")
+    sidebar = page.locator("[data-testid='stSidebar']")
+    assert "of the data set upload: wide.csv" in sidebar.inner_text()
+    page.reload()  # a new session: the upload is gone, the example comes in
+    wait_idle(page)
+    text = sidebar.inner_text()
+    assert "of the data set built-in example" in text
+    assert "uploaded data (wide.csv) are gone" in text and "budget is kept" in text, text
+    save_screenshot(page, "data_choices_after_reload")
