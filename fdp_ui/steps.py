@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import streamlit as st
 
-from . import commit_checks, ledger, navigation, sidebar, state
+from . import commit_checks, intake_panel, ledger, navigation, sidebar, state
 
 VISITED_KEY = "steps_visited"
 CONFIRMED_KEY = "steps_bounds_public"  # the checkbox on the Data page
@@ -58,7 +58,9 @@ def compute() -> list[Step]:
     ds = state.current()
     # 1. Data
     missing1, note1 = [], ""
-    if "data_error" in ss:
+    if "data_error" in ss and intake_panel.loadable_pending():
+        missing1.append(intake_panel.instruction(intake_panel.loadable_pending()).rstrip(".") + " (Data page)")
+    elif "data_error" in ss:
         missing1.append(f"the last upload was refused ({ss['data_error']}); fix the file or choose another "
                         f"source (still loaded: {ds.label})")
     if ds.kind == "example":

@@ -111,10 +111,12 @@ elif source == "simulate":
 
 ds = state.current()
 refused = "data_error" in st.session_state
-if refused:
+if refused and intake_panel.loadable_pending():  # a file the panel can load: an instruction, not a refusal
+    st.info(f"{intake_panel.instruction(intake_panel.loadable_pending())} Until then **{ds.label}** stays loaded.")
+    intake_panel.render_pending()
+elif refused:
     st.error(f"Could not use that input: {st.session_state['data_error']}. The previous data set is kept: "
              f"**{ds.label}** is still loaded, not the refused file.")
-    intake_panel.render_pending()
 fd = ds.fd
 state.person_column(ds)  # pre-selects a likely person column for a new data set
 
