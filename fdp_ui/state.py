@@ -13,7 +13,7 @@ import streamlit as st
 
 from fdp_core.data import FunctionalData, load_curves
 from fdp_core.errors import FdpError
-from fdp_core.simulate import SIMULATIONS, simulate
+from fdp_core.simulate import SIMULATIONS, design_value_range, simulate
 
 EXAMPLE_FILE = Path(__file__).resolve().parents[1] / "data" / "example_curves.csv"
 
@@ -25,6 +25,10 @@ class Dataset:
     kind: str  # "example" | "upload" | "simulation"
     true_mean: object = None  # t -> mu(t) for simulations with a known mean
     flags: tuple = field(default_factory=tuple)
+    # A value range that is a public fact about these data (a simulation design's description),
+    # and how it follows; the Data page pre-fills it (never a range read off the data).
+    public_range: tuple | None = None
+    public_range_note: str = ""
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -46,8 +50,9 @@ def example_dataset(missing: str = "drop") -> Dataset:
 def simulated_dataset(key: str, params: dict) -> Dataset:
     design = SIMULATIONS[key]
     fd = _simulate_cached(key, tuple(sorted(params.items())))
+    public_range, note = design_value_range(key, **params)
     return Dataset(fd, f"simulation: {design.label}", "simulation", design.true_mean,
-                   tuple(getattr(design, "flags", ())))
+                   tuple(getattr(design, "flags", ())), public_range, note)
 
 
 def uploaded_dataset(raw: bytes, name: str, missing: str, **loader_options) -> Dataset:
@@ -111,12 +116,19 @@ def _sync_person_choice(ds: Dataset) -> None:
     """Pre-select the likely person column whenever a new data set comes in."""
     from fdp_core.preprocess import likely_person_column
 
-    previous = st.session_state.get(PERSON_FOR_KEY)
+    ss = st.session_state
+    previous = ss.get(PERSON_FOR_KEY)
     if previous != ds.label:
-        st.session_state[PERSON_FOR_KEY] = ds.label
-        st.session_state[PERSON_KEY] = likely_person_column(ds.fd.metadata) or NO_PERSON
+        ss[PERSON_FOR_KEY] = ds.label
+        ss[PERSON_KEY] = likely_person_column(ds.fd.metadata) or NO_PERSON
+        # The range starts empty, or at a public fact about the new data (a simulation's design):
+        # never at another data set's range, never at a range read off the data.
+        lo, hi = ds.public_range or (None, None)
         if previous is not None:  # a range declared for other data is not declared for these
-            st.session_state[RANGE_DECLARED_KEY] = False
+            ss[RANGE_DECLARED_KEY] = False
+            ss[RANGE_LO_KEY], ss[RANGE_HI_KEY] = lo, hi
+        else:  # the session's first data set: a range set before (a test, a replayed state) is kept
+            ss[RANGE_LO_KEY], ss[RANGE_HI_KEY] = ss.get(RANGE_LO_KEY, lo), ss.get(RANGE_HI_KEY, hi)
 
 
 def person_column(ds: Dataset | None = None) -> str | None:

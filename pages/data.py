@@ -158,12 +158,16 @@ with unit_col:
             st.error(f"Fewer than {MIN_PERSONS_COMMIT} persons: the app does not commit a release over them.")
 with range_col:
     st.markdown("**Public value range** of every curve value, in the data's units: declare it from domain "
-                "knowledge (a fraction: 0 to 1; heights: 40 to 210 cm), never from these data.")
+                "knowledge (a fraction: 0 to 1; heights: 60 to 200 cm), never from these data.")
     r1, r2 = st.columns(2)
-    r1.number_input("lowest possible value", format="%.6g", key=state.seed_widget(state.RANGE_LO_KEY, 0.0),
-                    on_change=state.store_choice, args=(state.RANGE_LO_KEY,))
-    r2.number_input("highest possible value", format="%.6g", key=state.seed_widget(state.RANGE_HI_KEY, 1.0),
-                    on_change=state.store_choice, args=(state.RANGE_HI_KEY,))
+    r1.number_input("lowest possible value", format="%.6g", key=state.seed_widget(state.RANGE_LO_KEY, None),
+                    on_change=state.store_choice, args=(state.RANGE_LO_KEY,), placeholder="declare it")
+    r2.number_input("highest possible value", format="%.6g", key=state.seed_widget(state.RANGE_HI_KEY, None),
+                    on_change=state.store_choice, args=(state.RANGE_HI_KEY,), placeholder="declare it")
+    if ds.public_range is not None and (st.session_state[state.RANGE_LO_KEY],
+                                        st.session_state[state.RANGE_HI_KEY]) == tuple(ds.public_range):
+        st.caption(f"Pre-filled from the simulation design's public description: {ds.public_range_note}. Not read "
+                   "off the data; tick the box below to declare it.")
     declared = st.checkbox("I declare this range public (chosen without looking at the data)",
                            key=state.seed_widget(state.RANGE_DECLARED_KEY, False),
                            on_change=state.store_choice, args=(state.RANGE_DECLARED_KEY,),
@@ -171,8 +175,8 @@ with range_col:
                                 "and tau defaults to half its width. Releases of curves can be committed only once "
                                 "a range is declared.")
     lo_v, hi_v = st.session_state[state.RANGE_LO_KEY], st.session_state[state.RANGE_HI_KEY]
-    if declared and not lo_v < hi_v:
-        st.error("The range needs lowest < highest; it is not used until then.")
+    if declared and (lo_v is None or hi_v is None or not lo_v < hi_v):
+        st.error("The range needs a lowest and a highest value, lowest < highest; it is not used until then.")
     elif declared:
         st.success(f"Declared public range [{lo_v:g}, {hi_v:g}]: centre {(lo_v + hi_v) / 2:g}, "
                    f"default tau {(hi_v - lo_v) / 2:g}.")

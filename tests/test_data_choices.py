@@ -157,3 +157,40 @@ def test_after_a_reload_the_meter_says_the_upload_is_gone_and_its_budget_kept():
     fresh = AppTest.from_file(APP, default_timeout=120)
     fresh.run()
     assert not any("reloaded" in w.value for w in fresh.sidebar.warning)
+
+
+def test_the_range_starts_empty_or_at_a_simulation_designs_public_range(dti):
+    from fdp_core.simulate import design_value_range, simulate
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/data.py").run()
+    # The built-in example: nothing pre-filled (0..1 would clip it, it reaches 1.28).
+    assert at.number_input(key="data_range_lo_input").value is None
+    assert at.number_input(key="data_range_hi_input").value is None
+    at.checkbox(key="data_range_declared_input").check().run()
+    assert any("needs a lowest and a highest value" in e.value for e in at.error)
+    assert at.session_state["data_range_declared"] and not any("Declared public range" in s.value for s in at.success)
+    # The classroom simulation: the design's own bound, said to come from its description.
+    at.radio(key="data_source").set_value("simulate").run()
+    (lo, hi), _ = design_value_range("kl")
+    assert (at.number_input(key="data_range_lo_input").value, at.number_input(key="data_range_hi_input").value) == (
+        lo, hi)
+    assert not at.checkbox(key="data_range_declared_input").value  # pre-filled, not declared
+    assert any("Pre-filled from the simulation design's public description" in c.value for c in at.caption)
+    values = simulate("kl").data_matrix
+    assert lo <= values.min() and values.max() <= hi  # a sure bound: nothing of the classroom data clipped
+    # Other data: empty again.
+    at.session_state["dataset"] = Dataset(dti, "upload: dti_cca.csv", "upload")
+    at.run()
+    assert at.number_input(key="data_range_lo_input").value is None
+
+
+@pytest.mark.parametrize("key", ["kl", "s1", "s2", "s3", "s4"])
+def test_design_ranges_come_from_the_design_and_hold_its_draws(key):
+    from fdp_core.simulate import design_value_range, simulate
+
+    (lo, hi), note = design_value_range(key, n=200, seed=3)
+    values = simulate(key, n=200, seed=3).data_matrix
+    assert lo < values.min() and values.max() < hi and note
+    assert design_value_range(key, n=200, seed=4)[0] == (lo, hi)  # the draws never enter the range

@@ -17,7 +17,7 @@ from fdp_core.data import load_curves  # noqa: E402
 
 from .conftest import ARTIFACTS, harness  # noqa: E402
 from .test_e2e import (FIXTURES, PAGES, assert_healthy, assert_plots_rendered, choose_radio,  # noqa: E402
-                       error_alerts, metric, open_app, save_screenshot, upload)
+                       declare_value_range, error_alerts, metric, open_app, save_screenshot, upload)
 
 interact, wait_idle = harness.interact, harness.wait_idle
 
@@ -123,8 +123,7 @@ def test_step_bar_guides_and_says_why_next_is_disabled(page, app_url):
     tooltip.first.wait_for(state="visible", timeout=5_000)
     assert "Unit & bounds" in tooltip.first.inner_text() and "value range" in tooltip.first.inner_text()
     save_screenshot(page, "steps_data_before")
-    declaration = page.get_by_text("I declare this range public")
-    interact(page, lambda: declaration.click())
+    declare_value_range(page, "-1.5", "1.5")  # the range starts empty (issue 30): typed, then declared
     text = _step_bar(page).inner_text()
     assert "Step 2 (Unit & bounds) is done" in text, text
     assert "✓ 2. Unit & bounds" in text
@@ -205,7 +204,7 @@ TICKS_INSIDE_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot
 def _declare_range(page) -> None:
     """Commits of curves need a declared public value range (Data page)."""
     harness.goto_page(page, "Data")
-    interact(page, lambda: page.get_by_text("I declare this range public").click())
+    declare_value_range(page, "-50", "50")  # the range starts empty (issue 30): typed, then declared
 
 
 def _commit_and_download_report(page, app_url, tmp_path):
