@@ -121,3 +121,12 @@ def t_title() -> str:
 
 def value_title() -> str:
     return _stored(AXIS_KEYS[1], "value")
+
+
+def label_release(release) -> None:
+    """Carry the session's axis names into a committed release (record and replay config), so its
+    figure, report and re-run notebook say "day of year" and "deg C", not "t" and "value"."""
+    labels = {"t": t_title(), "value": value_title()}
+    if labels != {"t": "t", "value": "value"}:
+        release.record["axis_labels"] = labels
+        release.config.setdefault("data", {})["axis_labels"] = labels

@@ -16,7 +16,7 @@ from fdp_core.registry import mean_mechanism, pure_mechanism_names
 from fdp_core.presets import DISCLAIMER, PRESETS
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
 from fdp_ui import ledger as ledger_ui
-from fdp_ui import commit_checks, mean_controls, sidebar, state
+from fdp_ui import commit_checks, mean_controls, plots, sidebar, state
 
 COMMIT_MESSAGE_KEY = "rel_commit_message"
 RANGE_REQUIRED = ("Declare a public value range first (Data page: the lowest and highest possible curve values, "
@@ -205,6 +205,7 @@ def _commit(kind: str, inputs: tuple) -> None:
         ss[COMMIT_MESSAGE_KEY] = ("error", str(exc))
         return
     commit_checks.declare_unit(release, declaration)
+    plots.label_release(release)
     ledger_ui.record(release)
     ss["rel_export_choice"] = release.id
     ss[COMMIT_MESSAGE_KEY] = ("success", (f"{note} " if note else "")

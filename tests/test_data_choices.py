@@ -194,3 +194,25 @@ def test_design_ranges_come_from_the_design_and_hold_its_draws(key):
     values = simulate(key, n=200, seed=3).data_matrix
     assert lo < values.min() and values.max() < hi and note
     assert design_value_range(key, n=200, seed=4)[0] == (lo, hi)  # the draws never enter the range
+
+
+def test_axis_labels_reach_the_release_figure_the_report_and_a_replay(tmp_path):
+    from fdp_core.replay import replay
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/data.py").run()
+    at.text_input(key="data_t_label").input("day of year").run()
+    at.text_input(key="data_value_unit").input("temperature (°C)").run()
+    _declare_range(at, -1.5, 1.5)
+    at.switch_page("pages/release.py").run()
+    _commit_button(at).click().run()
+    assert not at.exception, at.exception
+    release = at.session_state["fdp_releases"][0]
+    assert release.record["axis_labels"] == {"t": "day of year", "value": "temperature (°C)"}
+    layout = export.release_figure(release).layout
+    assert (layout.xaxis.title.text, layout.yaxis.title.text) == ("day of year", "temperature (°C)")
+    assert "day of year" in export.report_html(release)
+    # The bundle's config carries them: a re-run (the notebook's export.replay) draws with the same names.
+    again, _ = replay(release.config, load_curves(Path(APP).parent / "data" / "example_curves.csv"))
+    assert export.release_figure(again).layout.xaxis.title.text == "day of year"
