@@ -109,3 +109,32 @@ def test_after_a_reload_the_meter_names_the_data_set_and_says_the_upload_is_gone
     assert "of the data set built-in example" in text
     assert "uploaded data (wide.csv) are gone" in text and "budget is kept" in text, text
     save_screenshot(page, "data_choices_after_reload")
+
+
+# Labels the user must read in full: metric labels and values, the step bar's links, checkbox
+# and toggle labels. An element whose text is wider than its box is cut (ellipsis or clip).
+CUT_LABELS_JS = """() => {
+  const sel = "[data-testid='stMetricValue'], [data-testid='stMetricLabel'], .st-key-step_bar a, "
+            + "[data-testid='stCheckbox'] label";
+  const cut = [];
+  for (const el of document.querySelectorAll(sel)) {
+    for (const d of [el, ...el.querySelectorAll('*')]) {
+      if (d.clientWidth > 4 && d.scrollWidth > d.clientWidth + 1) { cut.push(el.innerText.slice(0, 60)); break; }
+    }
+  }
+  return cut;
+}"""
+
+
+@pytest.mark.parametrize("width", [800, 1440])
+def test_nothing_is_cut_at_800_and_1440_px(page, app_url, shared_data, width):
+    page.set_viewport_size({"width": width, "height": 1000})
+    open_app(page, app_url)
+    choose_radio(page, "Source", "upload a file")
+    upload(page, shared_data / "dti_cca.csv")
+    for title in ("Data", "Mean", "Release & audit"):
+        if title != "Data":
+            goto_via_sidebar(page, title)
+            wait_idle(page)
+        assert page.evaluate(CUT_LABELS_JS) == [], (width, title)
+        save_screenshot(page, f"layout_{title.split()[0].lower()}_{width}")
