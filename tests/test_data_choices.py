@@ -216,3 +216,19 @@ def test_axis_labels_reach_the_release_figure_the_report_and_a_replay(tmp_path):
     # The bundle's config carries them: a re-run (the notebook's export.replay) draws with the same names.
     again, _ = replay(release.config, load_curves(Path(APP).parent / "data" / "example_curves.csv"))
     assert export.release_figure(again).layout.xaxis.title.text == "day of year"
+
+
+def test_covariance_heatmaps_have_axis_titles_and_a_colour_bar_title():
+    import json
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/data.py").run()
+    at.text_input(key="data_t_label").input("age (years)").run()
+    at.switch_page("pages/covariance.py").run()
+    assert not at.exception, at.exception
+    spec = json.loads(next(c for c in at.get("plotly_chart") if "cov_heatmaps" in c.proto.id).proto.spec)
+    layout = spec["layout"]
+    assert layout["xaxis"]["title"]["text"] == "t (age (years))" and layout["yaxis"]["title"]["text"] == "s (age (years))"
+    assert layout["xaxis2"]["title"]["text"] == "t (age (years))"
+    assert all(t["colorbar"]["title"]["text"] == "C(s, t)" for t in spec["data"] if t["type"] == "heatmap")
