@@ -88,6 +88,7 @@ PERSON_KEY = "data_person_column"
 PERSON_FOR_KEY = "data_person_for"  # the data set label the person choice was made for
 RANGE_DECLARED_KEY = "data_range_declared"
 RANGE_LO_KEY, RANGE_HI_KEY = "data_range_lo", "data_range_hi"
+PUBLIC_RANGE_FOR_KEY = "data_public_range_for"  # the public range last pre-filled
 MISSING_KEY = "data_missing_policy"  # the missing-value policy the data set in use was loaded with
 NO_PERSON = "(none: every curve is a different person)"
 LOOKED_AT_KEY = "session_looked_at"
@@ -129,6 +130,12 @@ def _sync_person_choice(ds: Dataset) -> None:
             ss[RANGE_LO_KEY], ss[RANGE_HI_KEY] = lo, hi
         else:  # the session's first data set: a range set before (a test, a replayed state) is kept
             ss[RANGE_LO_KEY], ss[RANGE_HI_KEY] = ss.get(RANGE_LO_KEY, lo), ss.get(RANGE_HI_KEY, hi)
+    elif (ds.public_range is not None and ss.get(PUBLIC_RANGE_FOR_KEY) != ds.public_range
+          and not ss.get(RANGE_DECLARED_KEY)):
+        # The same design with other parameters (same label): its public range follows them
+        # until the user declares one.
+        ss[RANGE_LO_KEY], ss[RANGE_HI_KEY] = ds.public_range
+    ss[PUBLIC_RANGE_FOR_KEY] = ds.public_range
 
 
 def person_column(ds: Dataset | None = None) -> str | None:

@@ -232,3 +232,15 @@ def test_covariance_heatmaps_have_axis_titles_and_a_colour_bar_title():
     assert layout["xaxis"]["title"]["text"] == "t (age (years))" and layout["yaxis"]["title"]["text"] == "s (age (years))"
     assert layout["xaxis2"]["title"]["text"] == "t (age (years))"
     assert all(t["colorbar"]["title"]["text"] == "C(s, t)" for t in spec["data"] if t["type"] == "heatmap")
+
+
+def test_a_simulation_with_other_parameters_gets_its_own_public_range():
+    from fdp_core.simulate import design_value_range
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/data.py").run()
+    at.radio(key="data_source").set_value("simulate").run()
+    at.number_input(key="sim_kl_p").set_value(2.0).run()
+    (lo, hi), _ = design_value_range("kl", p=2.0)
+    assert at.number_input(key="data_range_hi_input").value == hi and hi > design_value_range("kl")[0][1]
