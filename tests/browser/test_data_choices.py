@@ -35,11 +35,20 @@ def commit_button(page):
     return page.get_by_role("button", name=re.compile(r"^Commit: draw fresh noise"))
 
 
+PERSON_SELECT = "person column (who each curve belongs to)"
+
+
 def load_dti(page, app_url, shared_data) -> None:
     open_app(page, app_url)
     choose_radio(page, "Source", "upload a file")
     upload(page, shared_data / "dti_cca.csv")
     assert metric(page, "persons n") == "142"
+    # Chosen by hand (a value only the widget held was dropped on the next page before the fix;
+    # the pre-selected one survived).
+    choose_select(page, PERSON_SELECT, "(none: every curve is a different person)")
+    wait_idle(page)
+    choose_select(page, PERSON_SELECT, "subject")
+    wait_idle(page)
     declare_value_range(page, "0", "1")  # fractional anisotropy: a fraction, 0 to 1
 
 
@@ -76,7 +85,7 @@ def test_dti_by_subject_is_142_persons_on_every_page_and_in_the_release(page, ap
 
 def test_commit_is_blocked_without_a_person_column_until_declared(page, app_url, shared_data):
     load_dti(page, app_url, shared_data)
-    choose_select(page, "person column (who each curve belongs to)", "(none: every curve is a different person)")
+    choose_select(page, PERSON_SELECT, "(none: every curve is a different person)")
     wait_idle(page)
     goto_via_sidebar(page, "Release & audit")
     wait_idle(page)
