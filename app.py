@@ -18,7 +18,7 @@ from pathlib import Path  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from fdp_ui import navigation, steps, tutorial  # noqa: E402
+from fdp_ui import layout, navigation, state, steps, tutorial  # noqa: E402
 
 # No page_icon and no page icons: a Material icon favicon is fetched from a font CDN, and the
 # app makes no outside requests.
@@ -45,7 +45,9 @@ for i, (path, title, *_ignored) in enumerate(PAGE_SPECS):
 
 page = st.navigation(PAGES)
 navigation.mark_entered()
+layout.wrap_labels()
 tutorial.sync_with_url()
+state.sync_data_with_url()
 steps.render(PATHS[page.url_path])
 tutorial.render(PATHS[page.url_path])
 page.run()

@@ -276,7 +276,7 @@ def exception_texts(page) -> list[str]:
 
 def sidebar_data_caption(page) -> str:
     """The sidebar's 'Data: <label> — n = .., m = ..' caption."""
-    return page.locator("[data-testid='stSidebar']").get_by_text(re.compile(r"n = \d+, m = \d+")).first.inner_text()
+    return page.locator("[data-testid='stSidebar']").get_by_text(re.compile(r"n = \d+( persons)?, m = \d+")).first.inner_text()
 
 
 def goto_page(page, title: str) -> None:

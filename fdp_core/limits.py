@@ -13,6 +13,12 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 | Monte Carlo draws (trade-off bands) | 20,000 | draws x coefficients x sweep points floats in memory |
 | Bernstein lattice size K | 1,000 | basis is m x (K + 1) binomial terms: 1 s at K = 1,000, 59 s at 100,000 |
 | KDE evaluation grid | see box.MAX_GRID_SIZE | 2,000 points in 1-d, 128 x 128 in 2-d |
+| persons n (the app's commit) | at least 10; warned below 20 or below 10% of the curves | see below |
+
+The persons limits are the app's plausibility checks of a person column (the CLI takes a
+declared person column as it is): a column that groups the curves into a handful of
+"persons" (sex -> 2) is a grouping, not a person id, and a release over so few persons is
+either mostly noise or close to each person's own curve.
 """
 
 from __future__ import annotations
@@ -27,6 +33,9 @@ MAX_TAU = 1e100
 MAX_GIBBS_SWEEPS = 200_000
 MAX_MC_DRAWS = 20_000
 MAX_BERNSTEIN_K = 1_000
+MIN_PERSONS_COMMIT = 10  # the app refuses to commit a release over fewer persons
+MIN_PERSONS_WARN = 20  # fewer persons than this: a warning on the Data and Release pages
+MIN_PERSON_SHARE = 0.1  # a person column making fewer persons than this share of the curves: a warning
 
 
 def check_at_most(name: str, value, limit, why: str) -> None:

@@ -177,6 +177,10 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
         release = commit_kde(ledger, fd, config["data"]["feature"], settings,
                              label=f"replay of {config.get('replays', 'a release')}", data_label=label,
                              granularity_exp=k, pre_registered=True)
+    labels = config["data"].get("axis_labels")
+    if labels:  # the original release's axis names (public words): the re-run's figures keep them
+        release.record["axis_labels"] = dict(labels)
+        release.config["data"]["axis_labels"] = dict(labels)
     # A stored budget: the snapshot its charge returned (no second read of the database between the
     # draw and the caller's 'complete').
     return release, (ledger if isinstance(ledger, Ledger) else (ledger.last_snapshot or ledger.ledger()))

@@ -146,14 +146,22 @@ def _finish_layout(fig: go.Figure, **layout) -> go.Figure:
     return fig
 
 
+def axis_titles(release: CommittedRelease) -> tuple[str, str]:
+    """The user's names of the curve argument and the value (the app's Data page, carried in
+    record["axis_labels"]; public words, not data), else "t" and "value"."""
+    labels = release.record.get("axis_labels") or {}
+    return str(labels.get("t") or "t"), str(labels.get("value") or "value")
+
+
 def release_figure(release: CommittedRelease) -> go.Figure:
     """The sanitized output only (never the non-private estimate)."""
     t = release.table
+    t_title, value_title = axis_titles(release)
     fig = go.Figure()
     if release.kind == "mean":
         fig.add_trace(go.Scatter(x=t["t"].tolist(), y=t["value"].tolist(), mode="lines", name="sanitized mean",
                                  line=dict(color=PRIVATE_COLOR, width=2.5)))
-        fig.update_layout(xaxis_title="t", yaxis_title="value")
+        fig.update_layout(xaxis_title=t_title, yaxis_title=value_title)
     elif release.kind == "kde" and "x" in t:
         fig.add_trace(go.Scatter(x=t["x"].tolist(), y=t["density"].tolist(), mode="lines", name="sanitized density",
                                  line=dict(color=PRIVATE_COLOR, width=2.5)))
@@ -171,11 +179,11 @@ def release_figure(release: CommittedRelease) -> go.Figure:
         z = t["value"].to_numpy().reshape(grid.size, grid.size)
         fig.add_trace(go.Heatmap(x=grid.tolist(), y=grid.tolist(), z=z.tolist(), colorscale="RdBu_r", zmid=0.0,
                                  name="sanitized covariance", colorbar=dict(title="C~(s, t)")))
-        fig.update_layout(xaxis_title="t", yaxis_title="s")
+        fig.update_layout(xaxis_title=f"t: {t_title}", yaxis_title=f"s: {t_title}")
     else:
         for column in [c for c in t.columns if c != "t"]:
             fig.add_trace(go.Scatter(x=t["t"].tolist(), y=t[column].tolist(), mode="lines", name=column))
-        fig.update_layout(xaxis_title="t", yaxis_title="value")
+        fig.update_layout(xaxis_title=t_title, yaxis_title=value_title)
     return _finish_layout(fig, title=f"Sanitized release: {html.escape(release.label)}", height=420)
 
 
@@ -283,6 +291,8 @@ def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:
               ("tau (L2 norm bound)", r.get("tau")), ("sensitivity", r.get("sensitivity")),
               ("sigma", r.get("sigma")), ("bound", r.get("bound")), ("calibration", r.get("calibration")),
               ("charged to the ledger", r.get("charged")), ("expected squared L2 error", r.get("expected_sq_l2_error"))]
+    if r.get("unit_declaration"):  # the analyst's deliberate choice of the unit (fdp_ui.commit_checks)
+        params.insert(3, ("unit declared by the analyst", r["unit_declaration"]))
     if release.kind in ("mean", "pca") + SUMMARY_COMMIT_KINDS:
         params.append(("settings", r.get("settings")))
     else:

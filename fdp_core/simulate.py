@@ -31,7 +31,10 @@ class Parameter:
     help: str = ""
 
 
-def kl_design(n: int = 25, m: int = 100, p: float = 4.0, rho: float = 0.001, u_range: float = 0.4,
+KL_RHO, KL_U_RANGE = 0.001, 0.4  # the KL design's kernel range and score range (Mirshani et al.)
+
+
+def kl_design(n: int = 25, m: int = 100, p: float = 4.0, rho: float = KL_RHO, u_range: float = KL_U_RANGE,
               seed: int = 0) -> FunctionalData:
     """Mirshani et al. (2019): X_i = mu + sum_j j^(-p/2) U_ij v_j, U_ij ~ U(-u_range, u_range).
 
@@ -191,6 +194,32 @@ SIMULATIONS = {
                              f"nu = 1.5, rho = 0.1) with Uniform(-1, 1) weights drawn once (seed "
                              f"{S4_WEIGHT_SEED}). " + _ICLP_NOTE),
 }
+
+
+# A design's public value range: computed from its parameters alone (never from the draws), so
+# the app may pre-fill it as a public fact. KL: a sure bound, |mu| + u_range sum_j j^(-p/2) |v_j(t)|
+# at its largest over the grid. ICLP designs (Gaussian noise, unbounded): the true mean's extremes
+# widened by GP_RANGE_SDS noise standard deviations, a point outside has probability below 1e-6.
+GP_RANGE_SDS = 5.0
+
+
+def design_value_range(key: str, **params) -> tuple[tuple[float, float], str]:
+    """(lo, hi) and how it follows from the design's public description (no data are read)."""
+    design = SIMULATIONS[key]
+    values = {spec.name: params.get(spec.name, spec.default) for spec in design.parameters}
+    grid = np.linspace(0.0, 1.0, int(values["m"]))
+    if key == "kl":
+        basis = eigenbasis("gaussian", KL_RHO, grid)
+        j = np.arange(1, basis.n_components + 1)
+        spread = KL_U_RANGE * np.abs(basis.eigenfunctions) @ (j ** (-float(values["p"]) / 2.0))
+        bound = float(np.max(np.abs(0.1 * np.sin(np.pi * grid)) + spread))
+        return (-bound, bound), ("the KL design's sure bound: |0.1 sin(pi t)| + 0.4 sum_j j^(-p/2) |v_j(t)| at its "
+                                 "largest")
+    mean = np.asarray(design.true_mean(grid), dtype=float)
+    sd = float(values["noise_sd"])
+    return ((float(mean.min()) - GP_RANGE_SDS * sd, float(mean.max()) + GP_RANGE_SDS * sd),
+            f"the design's true mean widened by {GP_RANGE_SDS:g} noise standard deviations ({GP_RANGE_SDS:g} x "
+            f"{sd:g})")
 
 
 def simulate(key: str, **params) -> FunctionalData:

@@ -64,10 +64,27 @@ def _load_transposed() -> None:
           pending["diagnosis"].suggestion["t"], "value")
 
 
-def render_pending() -> bool:
-    """The mapping or transpose offer for the last refused upload; True if one was shown."""
+def loadable_pending() -> dict | None:
+    """The last refused upload when the panel can load it (a long file with other column names,
+    a transposed file); None otherwise."""
     pending = st.session_state.get(PENDING_KEY)
     if not pending or pending["diagnosis"].kind not in ("long", "transposed"):
+        return None
+    return pending
+
+
+def instruction(pending: dict) -> str:
+    """What to do with a file the panel can load, in the app's words (never the loader's refusal,
+    which names command-line options)."""
+    what = ("check the three columns below and click 'Load with this mapping'" if pending["diagnosis"].kind == "long"
+            else "click 'Transpose and load' below")
+    return f"{pending['name']} is not loaded yet: {what}."
+
+
+def render_pending() -> bool:
+    """The mapping or transpose offer for the last refused upload; True if one was shown."""
+    pending = loadable_pending()
+    if pending is None:
         return False
     diagnosis = pending["diagnosis"]
     box = st.container(border=True, key="intake_panel")

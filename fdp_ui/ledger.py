@@ -328,6 +328,12 @@ def render_meter(container) -> None:
     ledger = get()
     usage = ledger.usage()
     container.markdown("**Privacy budget**")
+    container.caption(f"of the data set **{state.current().label}**")  # which data set's budget this is
+    gone = state.gone_after_reload()
+    if gone:
+        container.warning(f"The page was reloaded: the uploaded data ({gone}) are gone from this session, and their "
+                          "budget is kept in the ledger. Upload the same file again to see and spend it; the meter "
+                          "below is the budget of the data set loaded now.")
     container.progress(min(max(usage["total"], 0.0), 1.0), text=f"{min(usage['total'], 1.0):.0%} used")
     container.caption(meter_text(ledger))
     if error():

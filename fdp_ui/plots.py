@@ -183,3 +183,20 @@ def t_title() -> str:
 
 def value_title() -> str:
     return _stored(AXIS_KEYS[1], "value")
+
+
+def label_release(release) -> None:
+    """Carry the session's axis names into a committed release (record and replay config), so its
+    figure, report and re-run notebook say "day of year" and "deg C", not "t" and "value"."""
+    labels = {"t": t_title(), "value": value_title()}
+    if labels != {"t": "t", "value": "value"}:
+        release.record["axis_labels"] = labels
+        release.config.setdefault("data", {})["axis_labels"] = labels
+
+
+def title_surface_axes(fig: go.Figure, columns: int, *, colorbar: str = "covariance") -> None:
+    """Axis titles of side-by-side covariance surfaces C(s, t) (both axes are the curve argument)."""
+    for col in range(1, columns + 1):
+        fig.update_xaxes(title_text=f"t ({t_title()})", row=1, col=col)
+        fig.update_yaxes(title_text=f"s ({t_title()})" if col == 1 else None, row=1, col=col)
+    fig.update_traces(colorbar=dict(title=colorbar), selector=dict(type="heatmap"))

@@ -81,7 +81,7 @@ def _commit(fd, settings, folds, epsilon, bound, mechanism):
 
 def render(fd, settings, mechanism: str, folds: int, data_key: str) -> None:
     """The private-selection block for the current settings (``settings``: MeanSettings of ``mechanism``)."""
-    st.subheader("Private selection: spend budget on the choice (METHODS 16)")
+    st.subheader("Private selection: spend budget on the choice", help="The method: docs/METHODS.md, section 16.")
     st.dataframe(COMPARISON, hide_index=True, width="stretch")
     a, b = st.columns(2)
     st.session_state["sel_epsilon"] = st.session_state.get("sel_epsilon", 0.1)
@@ -110,8 +110,8 @@ def render(fd, settings, mechanism: str, folds: int, data_key: str) -> None:
     c1.metric("P(PCV-optimal grid point)", f"{probs[best]:.3f}")
     c2.metric("P(one of the 5 best)", f"{top5:.3f}")
     c3.metric("expected score / best score", f"{expected / float(scores.ravel()[best]):.3g}")
-    st.caption(f"{GRID_SIZE} x {GRID_SIZE} public grid, {len(fold_index)} folds of m = {m} persons by their order in "
-               f"the file (i mod K); score scale {scale:.3g}. The probabilities use the data's scores: analyst view. "
+    st.caption(f"{GRID_SIZE} x {GRID_SIZE} public grid, {len(fold_index)} folds of {m} persons each, by their order "
+               f"in the file (i mod K); score scale {scale:.3g}. The probabilities use the data's scores: analyst view. "
                "Committing draws the choice with fresh randomness, charges the ledger, and applies it to the sidebar.")
     st.button("select privately and charge the ledger", key="sel_commit", on_click=_commit,
               args=(fd, replace(settings, mechanism=mechanism), int(folds), float(epsilon), bound, mechanism))

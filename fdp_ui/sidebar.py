@@ -90,8 +90,10 @@ def render() -> GlobalSettings:
     ds = state.current()
     sb = st.sidebar
     person = state.person_column(ds)
-    unit = f"{ds.fd.n} curves of persons in '{person}'" if person else f"n = {ds.fd.n}"
-    sb.caption(f"Data: **{ds.label}** — {unit}, m = {ds.fd.m}")
+    # n is the number of persons, the n of every sensitivity (the unit of privacy chosen on the Data page).
+    unit = (f"{ds.fd.n} curves of persons in '{person}', n = {state.n_persons(ds)} persons," if person
+            else f"n = {ds.fd.n},")
+    sb.caption(f"Data: **{ds.label}** — {unit} m = {ds.fd.m}")
 
     sb.markdown("**Privacy**")
     epsilon = sb.select_slider("epsilon", EPSILON_CHOICES, key="g_epsilon", help=HELP["epsilon"],

@@ -13,9 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import streamlit as st
 
-from fdp_core.preprocess import repeated_id_columns
-
-from . import ledger, navigation, sidebar, state
+from . import commit_checks, intake_panel, ledger, navigation, sidebar, state
 
 VISITED_KEY = "steps_visited"
 CONFIRMED_KEY = "steps_bounds_public"  # the checkbox on the Data page
@@ -60,7 +58,9 @@ def compute() -> list[Step]:
     ds = state.current()
     # 1. Data
     missing1, note1 = [], ""
-    if "data_error" in ss:
+    if "data_error" in ss and intake_panel.loadable_pending():
+        missing1.append(intake_panel.instruction(intake_panel.loadable_pending()).rstrip(".") + " (Data page)")
+    elif "data_error" in ss:
         missing1.append(f"the last upload was refused ({ss['data_error']}); fix the file or choose another "
                         f"source (still loaded: {ds.label})")
     if ds.kind == "example":
@@ -68,10 +68,7 @@ def compute() -> list[Step]:
     step1 = Step(1, "Data", "pages/data.py", not missing1, tuple(missing1), note1)
     # 2. Unit & bounds (the Data page's person column and public value range, the sidebar's tau)
     missing2 = []
-    repeated = repeated_id_columns(ds.fd.metadata)
-    if repeated and state.person_column(ds) is None:
-        missing2.append(f"the column '{repeated[0]}' repeats: choose the person column, so that one person (not "
-                        "one curve) is the unit of privacy")
+    missing2.extend(commit_checks.unit_checks(ds)[0])  # person column, or the declared curve unit; enough persons
     if state.declared_range() is None:
         missing2.append("no public value range declared yet (Data page, 'Public value range')")
     if ss.get("g_tau_from_data"):

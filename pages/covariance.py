@@ -16,7 +16,7 @@ from fdp_core.sensitivity import COVARIANCE_GAUSSIAN_BOUNDS
 from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
 from fdp_ui import sidebar, state, summary_commit, synthetic_panel
-from fdp_ui.plots import ANALYST_COLOR, ANALYST_LABEL, PRIVATE_COLOR, add_band, add_line
+from fdp_ui.plots import ANALYST_COLOR, ANALYST_LABEL, PRIVATE_COLOR, add_band, add_line, title_surface_axes
 
 # The settings fields' controls: keys and defaults from the field metadata (fdp_core/covariance.py,
 # fdp_core/regression.py, page family "covariance"). The covariates' choices come from the data.
@@ -91,6 +91,7 @@ for col, matrix in ((1, nonprivate), (2, private)):
                               zmax=scale, colorscale="RdBu_r", showscale=col == 2), row=1, col=col)
 heat.update_layout(height=420, margin=dict(l=10, r=10, t=40, b=10),
                    title="Covariance surfaces (same colour scale; the release saturates where noise dominates)")
+title_surface_axes(heat, 2, colorbar="C(s, t)")
 st.plotly_chart(heat, key="cov_heatmaps")
 state.note_view(NONPRIVATE_VIEWS["covariance_estimate"])
 

@@ -9,7 +9,8 @@ from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.preprocess import (NOT_DP_SUGGESTION, PublicBounds, curves_per_person, range_clipped_centred,
                                  repeated_id_columns, suggested_value_range)
 from fdp_core.simulate import SIMULATIONS
-from fdp_ui import intake_panel, plots, server_files, sidebar, sparse_view, state, steps
+from fdp_core.limits import MIN_PERSONS_COMMIT
+from fdp_ui import commit_checks, intake_panel, plots, server_files, sidebar, sparse_view, state, steps
 from fdp_ui import ledger as ledger_ui
 
 st.title("Data")
@@ -47,23 +48,37 @@ def _on_missing_change():
 
 
 def _simulation_params(key):
-    return {p.name: st.session_state.get(f"sim_{key}_{p.name}", p.default) for p in SIMULATIONS[key].parameters}
+    return {p.name: st.session_state.get(f"sim_{key}_{p.name}_value", p.default) for p in SIMULATIONS[key].parameters}
 
 
 def _on_simulation_change():
-    key = st.session_state.get("sim_design", next(iter(SIMULATIONS)))
+    key = st.session_state.get("sim_design_choice", next(iter(SIMULATIONS)))
     state.replace_dataset(lambda: state.simulated_dataset(key, _simulation_params(key)))
 
 
-# Keep the page's choices when the user comes back from another page (Streamlit drops the state
+# The page's choices are stored outside their widgets (fdp_ui.state: Streamlit drops the state
 # of widgets not drawn in a run); a first visit starts from the data set in use.
 _KIND_SOURCE = {"example": "built-in example", "upload": "upload a file", "simulation": "simulate"}
-for _key, _default in (("data_source", _KIND_SOURCE.get(state.current().kind, SOURCES[0])), ("data_missing", "drop")):
-    st.session_state[_key] = st.session_state.get(_key, _default)
+st.session_state["data_source"] = st.session_state.get("data_source_choice",
+                                                       _KIND_SOURCE.get(state.current().kind, SOURCES[0]))
+if st.session_state["data_source"] not in SOURCES:
+    st.session_state["data_source"] = SOURCES[0]
+st.session_state["data_missing"] = st.session_state.get(state.MISSING_KEY, "drop")
 
-source = st.radio("Source", SOURCES, key="data_source", horizontal=True, on_change=_on_source_change)
+
+def _remember(widget: str, store: str, then=None):
+    """An on_change callback: keep the widget's new value under ``store``, then run ``then``."""
+    def callback():
+        st.session_state[store] = st.session_state[widget]
+        if then is not None:
+            then()
+    return callback
+
+
+source = st.radio("Source", SOURCES, key="data_source", horizontal=True,
+                  on_change=_remember("data_source", "data_source_choice", _on_source_change))
 missing = st.radio("Curves with missing values", MISSING_POLICIES, key="data_missing", horizontal=True,
-                   on_change=_on_missing_change,
+                   on_change=_remember("data_missing", state.MISSING_KEY, _on_missing_change),
                    format_func=lambda p: {"drop": "drop them", "interpolate": "interpolate interior gaps"}[p],
                    help="Gaps at the first or last grid point cannot be interpolated: those curves are dropped.")
 
@@ -78,16 +93,21 @@ elif source == "server file":
     server_files.render(missing, lambda fd, name: state.replace_dataset(lambda: state.Dataset(fd, f"server file: {name}",
                                                                                               "upload")) or st.rerun())
 elif source == "simulate":
-    design_key = st.selectbox("Design", list(SIMULATIONS), key="sim_design", on_change=_on_simulation_change,
+    ss = st.session_state
+    ss["sim_design"] = ss.get("sim_design_choice", next(iter(SIMULATIONS)))
+    design_key = st.selectbox("Design", list(SIMULATIONS), key="sim_design",
+                              on_change=_remember("sim_design", "sim_design_choice", _on_simulation_change),
                               format_func=lambda k: SIMULATIONS[k].label)
     design = SIMULATIONS[design_key]
     st.caption(design.description)
     cols = st.columns(len(design.parameters))
     for col, p in zip(cols, design.parameters):
         cast = int if p.integer else float
-        col.number_input(p.label, min_value=cast(p.minimum), max_value=cast(p.maximum), value=cast(p.default),
-                         step=1 if p.integer else None, key=f"sim_{design_key}_{p.name}",
-                         on_change=_on_simulation_change, help=p.help or None)
+        widget = f"sim_{design_key}_{p.name}"
+        ss[widget] = cast(ss.get(f"{widget}_value", p.default))
+        col.number_input(p.label, min_value=cast(p.minimum), max_value=cast(p.maximum),
+                         step=1 if p.integer else None, key=widget,
+                         on_change=_remember(widget, f"{widget}_value", _on_simulation_change), help=p.help or None)
     if state.current().kind != "simulation":
         st.button("Generate", on_click=_on_simulation_change)
 
@@ -98,22 +118,15 @@ if sparse_view.active():
 
 ds = state.current()
 refused = "data_error" in st.session_state
-if refused:
+if refused and intake_panel.loadable_pending():  # a file the panel can load: an instruction, not a refusal
+    st.info(f"{intake_panel.instruction(intake_panel.loadable_pending())} Until then **{ds.label}** stays loaded.")
+    intake_panel.render_pending()
+elif refused:
     st.error(f"Could not use that input: {st.session_state['data_error']}. The previous data set is kept: "
              f"**{ds.label}** is still loaded, not the refused file.")
-    intake_panel.render_pending()
 fd = ds.fd
 state.person_column(ds)  # pre-selects a likely person column for a new data set
 
-
-def _range_defaults() -> None:
-    for key, value in ((state.RANGE_LO_KEY, 0.0), (state.RANGE_HI_KEY, 1.0)):
-        st.session_state[key] = st.session_state.get(key, value)
-        st.session_state[key] = st.session_state[key]  # keep the widget's value across pages
-
-
-_range_defaults()
-st.session_state[state.RANGE_DECLARED_KEY] = bool(st.session_state.get(state.RANGE_DECLARED_KEY, False))
 
 # ---------------------------------------------------------------- unit of privacy and public bounds
 st.subheader("Unit of privacy and public bounds")
@@ -122,7 +135,9 @@ with unit_col:
     options = [state.NO_PERSON] + [str(c) for c in fd.metadata.columns]
     if st.session_state.get(state.PERSON_KEY) not in options:
         st.session_state[state.PERSON_KEY] = state.NO_PERSON
-    person = st.selectbox("person column (who each curve belongs to)", options, key=state.PERSON_KEY,
+    person = st.selectbox("person column (who each curve belongs to)", options,
+                          key=state.seed_widget(state.PERSON_KEY, state.NO_PERSON),
+                          on_change=state.store_choice, args=(state.PERSON_KEY,),
                           help="Curves with the same value here belong to one person. Each person's curves are "
                                "clipped and averaged into one, so the guarantee protects persons and n = number of "
                                "persons. n is treated as public (declared).")
@@ -130,27 +145,45 @@ with unit_col:
     if person == state.NO_PERSON and repeated:
         st.warning(f"Column(s) {', '.join(repr(c) for c in repeated)} have repeated values: if they identify "
                    "persons with several curves, choose one as the person column. Otherwise a person with k curves "
-                   "gets only about k times epsilon of protection.")
+                   "gets only about k times epsilon of protection. Nothing is committed until you choose one or "
+                   "declare below that every curve is a different person.")
+        ss = st.session_state
+        ss["data_curves_are_persons_input"] = commit_checks.curves_declared_persons(ds)
+        st.checkbox(f"I declare that every curve is a different person (the repeated values of '{repeated[0]}' do "
+                    "not identify persons)", key="data_curves_are_persons_input",
+                    on_change=lambda: commit_checks.set_curves_declared_persons(ss["data_curves_are_persons_input"]),
+                    help="A deliberate choice, recorded in every release's record and report.")
     if person != state.NO_PERSON:
         counts = curves_per_person(fd.metadata, person)
         n_persons = int(counts.sum())
         st.metric("persons n", n_persons, help="The n of every sensitivity (declared public).")
         st.dataframe(pd.DataFrame({"curves per person": counts.index, "persons": counts.values}), hide_index=True)
         st.caption(f"{fd.n} curves of {n_persons} persons (analyst view).")
+        for text in commit_checks.person_warnings(n_persons, fd.n, person):
+            st.warning(text[0].upper() + text[1:] + ".")
+        if n_persons < MIN_PERSONS_COMMIT:
+            st.error(f"Fewer than {MIN_PERSONS_COMMIT} persons: the app does not commit a release over them.")
 with range_col:
     st.markdown("**Public value range** of every curve value, in the data's units: declare it from domain "
-                "knowledge (a fraction: 0 to 1; heights: 40 to 210 cm), never from these data.")
+                "knowledge (a fraction: 0 to 1; heights: 60 to 200 cm), never from these data.")
     r1, r2 = st.columns(2)
-    r1.number_input("lowest possible value", format="%.6g", key=state.RANGE_LO_KEY)
-    r2.number_input("highest possible value", format="%.6g", key=state.RANGE_HI_KEY)
+    r1.number_input("lowest possible value", format="%.6g", key=state.seed_widget(state.RANGE_LO_KEY, None),
+                    on_change=state.store_choice, args=(state.RANGE_LO_KEY,), placeholder="declare it")
+    r2.number_input("highest possible value", format="%.6g", key=state.seed_widget(state.RANGE_HI_KEY, None),
+                    on_change=state.store_choice, args=(state.RANGE_HI_KEY,), placeholder="declare it")
+    if ds.public_range is not None and (st.session_state[state.RANGE_LO_KEY],
+                                        st.session_state[state.RANGE_HI_KEY]) == tuple(ds.public_range):
+        st.caption(f"Pre-filled from the simulation design's public description: {ds.public_range_note}. Not read "
+                   "off the data; tick the box below to declare it.")
     declared = st.checkbox("I declare this range public (chosen without looking at the data)",
-                           key=state.RANGE_DECLARED_KEY,
+                           key=state.seed_widget(state.RANGE_DECLARED_KEY, False),
+                           on_change=state.store_choice, args=(state.RANGE_DECLARED_KEY,),
                            help="Values are clipped to it, curves centred at its midpoint (added back after the noise) "
                                 "and tau defaults to half its width. Releases of curves can be committed only once "
                                 "a range is declared.")
     lo_v, hi_v = st.session_state[state.RANGE_LO_KEY], st.session_state[state.RANGE_HI_KEY]
-    if declared and not lo_v < hi_v:
-        st.error("The range needs lowest < highest; it is not used until then.")
+    if declared and (lo_v is None or hi_v is None or not lo_v < hi_v):
+        st.error("The range needs a lowest and a highest value, lowest < highest; it is not used until then.")
     elif declared:
         st.success(f"Declared public range [{lo_v:g}, {hi_v:g}]: centre {(lo_v + hi_v) / 2:g}, "
                    f"default tau {(hi_v - lo_v) / 2:g}.")

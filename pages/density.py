@@ -19,6 +19,7 @@ from fdp_core.errors import FdpError
 from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.features import extract_features, parse_feature, person_features
 from fdp_core.mechanisms.calibration import CALIBRATIONS
+from fdp_core.preprocess import repeated_id_columns
 from fdp_core.registry.kde import REGISTRY as KDE_REGISTRY
 from fdp_core.registry.kde import kde_mechanism
 from fdp_core.sensitivity import KDE_BOUNDS
@@ -138,7 +139,11 @@ def _suggest_box(points: np.ndarray) -> None:
 
 
 def _numeric_columns() -> list[str]:
-    return [str(c) for c in fd.metadata.columns if pd.api.types.is_numeric_dtype(fd.metadata[c])]
+    """Numeric metadata columns, id-like ones (the person column, columns with repeated ids) last:
+    an id is never the default feature."""
+    ids = {g.person_column, *repeated_id_columns(fd.metadata)}
+    numeric = [str(c) for c in fd.metadata.columns if pd.api.types.is_numeric_dtype(fd.metadata[c])]
+    return sorted(numeric, key=lambda c: c in ids)
 
 
 def _page_defaults() -> dict:
@@ -257,7 +262,8 @@ def _points_from_curves() -> tuple[np.ndarray, tuple[str, ...], str]:
         st.error(f"Cannot compute the feature: {exc}")
         st.stop()
     spec = ",".join(f.spec for f in features)
-    st.caption(f"{fd.n} curves -> {fd.n} observations of `{spec}` (one per curve, one curve = one individual).")
+    if not g.person_column:  # with a person column the caption below says how the curves are grouped
+        st.caption(f"{fd.n} curves -> {fd.n} observations of `{spec}` (one per curve, one curve = one individual).")
     return points, tuple(f.label for f in features), spec
 
 

@@ -50,9 +50,9 @@ compare = top[1].toggle("compare all mechanisms", key="mean_compare",
 shown = MEAN_MECHANISMS if compare else (mechanism,)
 
 if not compare and not mean_mechanism(mechanism).uses_delta:
-    st.text_input("delta", "0", disabled=True, key="mean_delta_pure",
-                  help="The sidebar's delta is used by the Gaussian mechanism only.")
-    st.caption("delta = 0: pure epsilon-DP, delta does not apply.")
+    # One delta control only (the sidebar's); a pure mechanism says it does not read it (issue 28).
+    st.caption(f"delta = 0: pure epsilon-DP, delta does not apply (the sidebar's delta = {g.delta:g} is used by "
+               "Gaussian mechanisms only).")
 
 c1, c2, c3, c4 = st.columns(4)
 bound = c1.radio("sensitivity bound", BOUNDS, key=KEYS["bound"], horizontal=True,

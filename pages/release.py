@@ -17,7 +17,7 @@ from fdp_core.registry import mean_mechanism, pure_mechanism_names
 from fdp_core.presets import DISCLAIMER, PRESETS
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
 from fdp_ui import ledger as ledger_ui
-from fdp_ui import mean_controls, sidebar, state
+from fdp_ui import commit_checks, mean_controls, plots, sidebar, state
 
 COMMIT_MESSAGE_KEY = "rel_commit_message"
 RANGE_REQUIRED = ("Declare a public value range first (Data page: the lowest and highest possible curve values, "
@@ -175,6 +175,10 @@ def _commit(kind: str, inputs: tuple) -> None:
     script, so the meter is current. The first commit stores the draft budget."""
     data = state.current()
     seen = state.views_seen()  # the report lists what the session showed before this commit
+    unit_blockers, _, declaration = commit_checks.unit_checks(data)
+    if unit_blockers:  # the button is disabled then; a stale click is refused the same way
+        ss[COMMIT_MESSAGE_KEY] = ("error", "Not committed: " + "; ".join(unit_blockers) + ".")
+        return
     try:
         if kind in ("mean", "pca") and inputs[0].value_range is None:
             ss[COMMIT_MESSAGE_KEY] = ("error", RANGE_REQUIRED)
@@ -211,6 +215,8 @@ def _commit(kind: str, inputs: tuple) -> None:
     except FdpError as exc:
         ss[COMMIT_MESSAGE_KEY] = ("error", str(exc))
         return
+    commit_checks.declare_unit(release, declaration)
+    plots.label_release(release)
     ledger_ui.record(release)
     ss["rel_export_choice"] = release.id
     ss[COMMIT_MESSAGE_KEY] = ("success", (f"{note} " if note else "")
@@ -305,6 +311,10 @@ except FdpError as exc:
     st.error(f"Cannot prepare this release: {exc}")
     entry = None
 
+person = g.person_column
+st.markdown("**Unit of privacy**: " + (f"a person (column '{person}'): n = {state.n_persons(ds)} persons, "
+                                        f"{ds.fd.n} curves." if person else
+                                        f"a curve (every curve is one person): n = {ds.fd.n} curves."))
 if entry is not None and kind in ("mean", "pca") and g.value_range is None:
     st.warning(RANGE_REQUIRED)
     st.page_link("pages/data.py", label="declare the range on the Data page", icon=":material/table:")
@@ -330,8 +340,19 @@ if entry is not None:
                  f"continuous calibration's epsilon {g.epsilon:g}.")
     st.markdown(cost)
     st.caption(sampler_note)
-    st.button("Commit: draw fresh noise and record", key="rel_commit", type="primary", on_click=_commit,
-              args=(kind, inputs))
+    ready = commit_checks.readiness(kind, g.value_range, led, entry, ds, ledger_ui.error())
+    for text in ready.warnings:
+        st.warning(text[0].upper() + text[1:] + ".")
+    if ready.declaration:
+        st.caption(f"Recorded with the release: {ready.declaration}.")
+    if not ready.ready:
+        st.warning("**Commit not possible yet**: " + "; ".join(ready.blockers) + ".")
+        if any("Data page" in b for b in ready.blockers):
+            st.page_link("pages/data.py", label="choose on the Data page", icon=":material/table:")
+    st.button(f"Commit: draw fresh noise and record ({commit_checks.cost_text(led, entry)})", key="rel_commit",
+              type="primary", on_click=_commit, args=(kind, inputs), disabled=not ready.ready,
+              help="Disabled: " + "; ".join(ready.blockers) if not ready.ready else
+              "Charged to the budget at once; there is no undo.")
 commit_message = ss.pop(COMMIT_MESSAGE_KEY, None)
 if commit_message:
     getattr(st, commit_message[0])(commit_message[1])

@@ -28,11 +28,11 @@ def test_data_page_warns_about_repeated_subjects_on_dti(shared_data):
     fd = load_curves(shared_data / "dti_cca.csv")
     at = _data_page(fd, "upload: dti_cca.csv")
     # Pre-selected: the column with repeated ids; persons shown, no warning.
-    assert at.selectbox(key="data_person_column").value == "subject"
+    assert at.selectbox(key="data_person_column_input").value == "subject"
     assert any(m.label == "persons n" and m.value == "142" for m in at.metric)
     assert not any("repeated values" in w.value for w in at.warning)
     # Choosing "every curve is a person" while ids repeat: a visible warning naming the column.
-    at.selectbox(key="data_person_column").set_value(NO_PERSON).run()
+    at.selectbox(key="data_person_column_input").set_value(NO_PERSON).run()
     assert not at.exception
     warning = next(w.value for w in at.warning if "repeated values" in w.value)
     assert "'subject'" in warning and "epsilon" in warning
@@ -43,11 +43,11 @@ def test_data_page_warns_about_repeated_subjects_on_dti(shared_data):
 def test_berkeley_with_a_declared_range_shows_a_mean_in_centimetres(shared_data):
     fd = load_curves(shared_data / "berkeley_growth.csv")
     at = _data_page(fd, "upload: berkeley_growth.csv")
-    assert at.selectbox(key="data_person_column").value == NO_PERSON  # 'sex' is a grouping, not an id
+    assert at.selectbox(key="data_person_column_input").value == NO_PERSON  # 'sex' is a grouping, not an id
     assert not any("repeated values" in w.value for w in at.warning)
-    at.number_input(key="data_range_lo").set_value(60.0).run()
-    at.number_input(key="data_range_hi").set_value(200.0).run()
-    at.checkbox(key="data_range_declared").check().run()
+    at.number_input(key="data_range_lo_input").set_value(60.0).run()
+    at.number_input(key="data_range_hi_input").set_value(200.0).run()
+    at.checkbox(key="data_range_declared_input").check().run()
     assert not at.exception
     assert any("Declared public range [60, 200]" in s.value for s in at.success)
     assert any("tau = 70" in c.value for c in at.sidebar.caption)

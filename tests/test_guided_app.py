@@ -94,7 +94,11 @@ def test_upload_a_long_file_with_other_names_then_map_it():
     at.radio(key="data_source").set_value("upload a file").run()
     at.file_uploader(key="data_upload").set_value(
         ("weather_long.csv", (FIXTURES / "weather_long.csv").read_bytes(), "text/csv")).run()
-    assert "still loaded" in at.error[0].value and "built-in example" in at.error[0].value
+    # The panel can load it: an instruction in the app's words, not a red refusal naming CLI options (issue 28).
+    assert not at.error
+    info = next(i.value for i in at.info if "is not loaded yet" in i.value)
+    assert "weather_long.csv is not loaded yet: check the three columns" in info and "built-in example" in info
+    assert "--" not in info and "id_column" not in info
     assert [e.label for e in at.expander] == ["Still loaded: built-in example (example_curves.csv) (not the "
                                               "refused file)"]
     assert at.selectbox(key="intake_t").value == "day"
@@ -172,6 +176,18 @@ def test_step_bar_asks_for_a_person_column_when_an_id_repeats():
     at = _fresh({"dataset": ds, **RANGE, "data_person_column": "subject", "data_person_for": "visits"})
     assert not any("repeats" in c.value for c in at.caption)
     assert _links(at)[1] == ("✓ 2. Unit & bounds", False)
+
+
+def test_a_transposed_upload_gets_an_instruction_not_a_refusal():
+    at = _app()
+    at.radio(key="data_source").set_value("upload a file").run()
+    at.file_uploader(key="data_upload").set_value(
+        ("weather_transposed.csv", (FIXTURES / "weather_transposed.csv").read_bytes(), "text/csv")).run()
+    assert not at.error
+    assert any("weather_transposed.csv is not loaded yet: click 'Transpose and load'" in i.value for i in at.info)
+    assert not any("transpose=True" in i.value for i in at.info)
+    at.button(key="intake_transpose").click().run()
+    assert not at.error and not at.exception and [m.value for m in at.metric][:2] == ["10", "73"]
 
 
 def test_step_bar_flags_a_refused_upload():

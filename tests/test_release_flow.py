@@ -42,6 +42,13 @@ def _frame(at, first_column: str):
     return next(d.value for d in at.dataframe if d.value.columns[0] == first_column)
 
 
+def _commit_blocked(at, reason: str) -> bool:
+    """The commit button is disabled and the page says why (issue 30: before the click, not after)."""
+    button = at.button(key="rel_commit")
+    return button.disabled and reason in button.help and any(
+        "Commit not possible yet" in w.value and reason in w.value for w in at.warning)
+
+
 def _metric(at, label):
     return next(m.value for m in at.metric if m.label == label)
 
@@ -109,10 +116,8 @@ def test_over_budget_commit_is_refused_with_a_message_and_records_nothing(sample
     at = _release_page()
     at.number_input(key="rel_budget_epsilon").set_value(0.05).run()
     before = at.session_state["fdp_ledger"].to_dict()
-    at.button(key="rel_commit").click().run()
-    assert not at.exception
-    errors = [e.value for e in at.error]
-    assert any("release refused, nothing recorded" in e for e in errors), errors
+    assert _commit_blocked(at, "over budget: it asks for epsilon")
+    assert "costs epsilon 1.09" in at.button(key="rel_commit").label
     assert sampler_calls == []  # refused before any noise was drawn
     assert at.session_state["fdp_ledger"].to_dict() == before
     assert _frame(at, "id").empty and "0 release(s)" in _meter(at)
@@ -163,8 +168,7 @@ def test_split_filter_and_kde_commit_through_the_same_path(sampler_calls):
     assert row["kind"] == "kde" and row["mechanism"] == "iclp" and row["native parameter"].startswith("epsilon = ")
     assert any("Split: mean 0% of its 50% share used; density (KDE)" in c.value for c in at.sidebar.caption)
     # A second one would take the KDE half of the zCDP budget to rho 0.16 > 0.112: refused, nothing drawn.
-    at.button(key="rel_commit").click().run()
-    assert any("'kde' share" in e.value for e in at.error) and len(sampler_calls) == 1
+    assert _commit_blocked(at, "'kde' share") and len(sampler_calls) == 1
 
 
 def test_mean_page_choices_are_what_the_release_page_commits():
@@ -266,8 +270,7 @@ def test_budget_survives_a_new_session_and_a_repeat_commit_is_refused(sampler_ca
     assert _frame(second, "id")["id"].tolist() == [entry.id]
     assert second.number_input(key="rel_budget_epsilon").disabled
     assert any("Delta budget used up" in w.value for w in second.sidebar.warning)
-    second.button(key="rel_commit").click().run()
-    assert any("release refused, nothing recorded" in e.value for e in second.error)
+    assert _commit_blocked(second, "over budget")  # the button says so before any click
     assert sampler_calls == ["discrete_gaussian_release"]  # refused before any noise
     assert len(second.session_state["fdp_ledger"].entries) == 1
 
@@ -308,8 +311,7 @@ def test_app_and_cli_write_the_same_entries(tmp_path, capsys):
 def test_refused_first_commit_stores_nothing_and_the_button_stores_the_draft():
     at = _release_page()
     at.number_input(key="rel_budget_epsilon").set_value(0.05).run()
-    at.button(key="rel_commit").click().run()
-    assert any("release refused" in e.value for e in at.error)
+    assert _commit_blocked(at, "over budget")
     assert any("Ledger: draft budget 'default'" in c.value for c in at.sidebar.caption)
     at.number_input(key="rel_budget_epsilon").set_value(1.5).run()
     at.button(key="rel_create_budget").click().run()
@@ -333,9 +335,7 @@ def test_an_unusable_ledger_is_said_plainly_and_refuses_commits(tmp_path, monkey
     at = _release_page()
     assert any("Ledger unavailable, commits are refused" in e.value and "newer than this fdp" in e.value
                for e in at.sidebar.error)
-    at.button(key="rel_commit").click().run()
-    assert not at.exception and sampler_calls == []
-    assert any("newer than this fdp" in e.value for e in at.error)
+    assert _commit_blocked(at, "newer than this fdp") and sampler_calls == []
 
 
 def test_commit_of_curves_is_refused_without_a_declared_range(sampler_calls):

@@ -17,7 +17,7 @@ from fdp_core.ledger_store import LedgerStore  # noqa: E402
 from fdp_core.fingerprint import fingerprint  # noqa: E402
 
 from .conftest import ROOT, harness  # noqa: E402
-from .test_e2e import (assert_healthy, choose_radio, declare_value_range, error_alerts, fill_number,  # noqa: E402
+from .test_e2e import (assert_healthy, choose_radio, declare_value_range, fill_number,  # noqa: E402
                        open_app, save_screenshot, upload)
 
 wait_idle, interact = harness.wait_idle, harness.interact
@@ -70,9 +70,10 @@ def test_commit_reload_upload_again_and_the_repeat_commit_is_refused(page, app_u
     assert f"spent epsilon {spent} of 1.5" in reloaded and "(1 release(s))" in reloaded
     assert "budget 'default' of this data set, fixed since" in reloaded
     assert page.get_by_role("spinbutton", name="total epsilon").is_disabled()
-    commit(page)
-    refusals = [e for e in error_alerts(page) if "release refused, nothing recorded" in e]
-    assert refusals, error_alerts(page)
+    # The repeat would exceed what is left: the button is disabled and says why before any click.
+    assert page.get_by_role("button", name=re.compile(r"^Commit: draw fresh noise", re.I)).is_disabled()
+    refusals = page.locator("[data-testid='stAlert']").filter(has_text="Commit not possible yet").all_inner_texts()
+    assert refusals and "over budget" in refusals[0], refusals
     assert "(1 release(s))" in sidebar_text(page)
     shot = save_screenshot(page, "ledger_reload_refused")
     assert shot.stat().st_size > 10_000

@@ -1,0 +1,135 @@
+"""What must hold before the app commits a release, in the user's words (issues 28 and 30).
+
+The Release page (and the summary commits of the Covariance and Trade-offs pages) asks
+``readiness`` before it offers the commit button: every *blocker* disables the button and is
+shown as the reason; *warnings* are shown beside it. The checks read what the user declared on
+the Data page (fdp_ui.state) and the ledger in force; they never draw noise.
+
+- Unit of privacy: when a metadata column repeats (several curves per id) a person column
+  must be chosen, or the user must declare, deliberately, that every curve is a different
+  person. That declaration is recorded with the release (``declare_unit``).
+- Plausible persons: a person column that makes fewer than ``MIN_PERSONS_COMMIT`` persons
+  blocks the commit; fewer than ``MIN_PERSONS_WARN`` persons, or fewer than
+  ``MIN_PERSON_SHARE`` of the curves, is warned (fdp_core.limits).
+- A public value range for curve releases (mean, components).
+- The cost fits what is left of the budget (the ledger's own check, nothing charged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from fdp_core.accounting import Ledger, LedgerEntry
+from fdp_core.errors import FdpError
+from fdp_core.limits import MIN_PERSON_SHARE, MIN_PERSONS_COMMIT, MIN_PERSONS_WARN
+from fdp_core.preprocess import repeated_id_columns
+
+from . import state
+
+# The deliberate "every curve is a different person" declaration, stored outside any widget
+# (fdp_ui.state) with the data set label it was made for: a new data set asks again.
+CURVES_ARE_PERSONS_KEY = "data_curves_are_persons"
+CURVES_ARE_PERSONS_FOR_KEY = "data_curves_are_persons_for"
+RANGE_KINDS = ("mean", "pca")  # releases of curves: clipped and centred by the declared range
+
+
+@dataclass(frozen=True)
+class Readiness:
+    blockers: tuple[str, ...]  # each one alone disables the commit button
+    warnings: tuple[str, ...]
+    declaration: str | None  # recorded with the release (the unit of privacy declared by the user)
+
+    @property
+    def ready(self) -> bool:
+        return not self.blockers
+
+
+def curves_declared_persons(ds: state.Dataset | None = None) -> bool:
+    """The user declared, for this data set, that every curve is a different person."""
+    ds = ds or state.current()
+    ss = st.session_state
+    return bool(ss.get(CURVES_ARE_PERSONS_KEY)) and ss.get(CURVES_ARE_PERSONS_FOR_KEY) == ds.label
+
+
+def set_curves_declared_persons(value: bool, ds: state.Dataset | None = None) -> None:
+    ds = ds or state.current()
+    st.session_state[CURVES_ARE_PERSONS_KEY] = bool(value)
+    st.session_state[CURVES_ARE_PERSONS_FOR_KEY] = ds.label
+
+
+def person_warnings(n_persons: int, n_curves: int, column: str | None) -> list[str]:
+    """Plausibility of the persons a person column makes (public minimum and share of the curves)."""
+    what = f"the person column '{column}' makes" if column else "the data hold"
+    out = []
+    if n_persons < MIN_PERSONS_WARN:
+        out.append(f"{what} only {n_persons} persons (fewer than {MIN_PERSONS_WARN}): a release over so few persons "
+                   "is mostly noise, or close to each person's own curve")
+    if column and n_persons < MIN_PERSON_SHARE * n_curves:
+        out.append(f"{what} {n_persons} persons from {n_curves} curves (fewer than {MIN_PERSON_SHARE:.0%} of the "
+                   f"curves, about {n_curves / max(n_persons, 1):.0f} curves each): is '{column}' a person id, or a "
+                   "grouping such as sex or site?")
+    return out
+
+
+def unit_checks(ds: state.Dataset | None = None) -> tuple[list[str], list[str], str | None]:
+    """(blockers, warnings, declaration) of the unit of privacy of the data set in use."""
+    ds = ds or state.current()
+    column = state.person_column(ds)
+    n = state.n_persons(ds)
+    blockers, declaration = [], None
+    repeated = repeated_id_columns(ds.fd.metadata)
+    if column is None and repeated:
+        if curves_declared_persons(ds):
+            declaration = (f"every curve is a different person: declared by the analyst, although the column "
+                           f"'{repeated[0]}' repeats")
+        else:
+            blockers.append(f"the column '{repeated[0]}' repeats: choose the person column on the Data page, or "
+                            "declare there that every curve is a different person")
+    if n < MIN_PERSONS_COMMIT:
+        blockers.append(f"n = {n} persons is below the minimum of {MIN_PERSONS_COMMIT} for a release from the app"
+                        + (f" (is '{column}' a person id?)" if column else ""))
+    return blockers, person_warnings(n, ds.fd.n, column), declaration
+
+
+def budget_blocker(led: Ledger, entry: LedgerEntry) -> str | None:
+    """Why ``entry`` does not fit what is left of ``led`` (None when it fits); nothing is charged."""
+    try:
+        led.check(entry)
+    except FdpError as exc:
+        reason = str(exc).removeprefix("release refused, nothing recorded: ")
+        return f"over budget: {reason}"
+    return None
+
+
+def cost_text(led: Ledger, entry: LedgerEntry) -> str:
+    """The commit button's words: the cost and what remains after it."""
+    left = led.remaining()
+    after_eps = max(left.epsilon - entry.epsilon, 0.0)
+    after_delta = max(left.delta - entry.delta, 0.0)
+    return (f"costs epsilon {entry.epsilon:.3g}, delta {entry.delta:.2g}; leaves epsilon {after_eps:.3g}, "
+            f"delta {after_delta:.2g}")
+
+
+def readiness(kind: str, value_range, led: Ledger | None = None, entry: LedgerEntry | None = None,
+              ds: state.Dataset | None = None, ledger_error: str | None = None) -> Readiness:
+    """Everything that must hold before a release of ``kind`` is committed."""
+    blockers, warnings, declaration = unit_checks(ds)
+    if ledger_error:
+        blockers.append(f"the ledger database cannot be used ({ledger_error})")
+    if kind in RANGE_KINDS and value_range is None:
+        blockers.append("no public value range declared (Data page: the lowest and highest possible values, then "
+                        "'I declare this range public')")
+    if led is not None and entry is not None:
+        over = budget_blocker(led, entry)
+        if over:
+            blockers.append(over)
+    return Readiness(tuple(blockers), tuple(warnings), declaration)
+
+
+def declare_unit(release, declaration: str | None) -> None:
+    """Record the user's declaration of the unit of privacy with a committed release (release.json
+    and the report show it); a public choice, not data."""
+    if declaration:
+        release.record["unit_declaration"] = declaration
