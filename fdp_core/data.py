@@ -28,7 +28,7 @@ import pandas as pd
 
 from .errors import DataError, ParameterError
 from .kernels import trapezoid_weights
-from .limits import MAX_ABS_VALUE, MAX_GRID_POINTS, grid_limit_message
+from .limits import MAX_ABS_VALUE, MAX_FILE_COLUMNS, MAX_GRID_POINTS, grid_limit_message
 from .params import check_choice, check_positive
 
 MAX_REGRID_CELLS = 2_000_000  # long format on mixed grids: n_curves x union-grid size (16 MB per copy)
@@ -302,12 +302,18 @@ def _nonblank(rows):
     return (row for row in rows if any(c.strip() for c in row))
 
 
-def _csv_rows(text: str, name: str, mapping=None) -> list[list[str]]:
+def _csv_rows(text: str, name: str, mapping=None, max_columns: int | None = MAX_FILE_COLUMNS) -> list[list[str]]:
+    """Every non-blank row of a CSV text. The header's width is checked before the body is
+    parsed, so a file of millions of columns is refused after reading one line."""
     if not text.strip():
         raise DataError(f"{name} is empty")
     delimiter = _sniff_delimiter(text[:_SNIFF_CHARS])
     try:
-        rows = list(_nonblank(csv.reader(io.StringIO(text), delimiter=delimiter)))
+        reader = _nonblank(csv.reader(io.StringIO(text), delimiter=delimiter))
+        header = next(reader, None)
+        if header is not None and max_columns is not None:
+            check_width(len(header), name)
+        rows = [] if header is None else [header, *reader]
     except csv.Error as exc:
         raise DataError(f"{name} is not valid CSV: {exc}") from None
     if not rows:
@@ -335,6 +341,14 @@ def _check_dialect(sample: str, rows: list[list[str]], delimiter: str, name: str
                             f"'{_clean(header[-2])}'); remove the trailing separators")
         raise DataError(f"{name}: the header ends with a trailing '{_clean(delimiter)}' (an empty column name after "
                         f"'{_clean(header[-2])}'); remove it")
+
+
+def check_width(n_columns: int, name: str) -> None:
+    """Refuse a file wider than limits.MAX_FILE_COLUMNS from its header alone."""
+    if n_columns > MAX_FILE_COLUMNS:
+        raise DataError(f"{name}: the header has {n_columns:,} columns; the limit is {MAX_FILE_COLUMNS:,} (a wide file "
+                        f"holds at most {MAX_GRID_POINTS:,} grid points plus its metadata columns); if each column is "
+                        "one curve, load it transposed")
 
 
 def _is_long_header(header: list[str]) -> bool:
@@ -423,6 +437,7 @@ class Layout:
 
 def _layout(header: list[str], name: str, mapping: LongColumns | None, rows=()) -> Layout:
     """Read the header (shared by the fast and the cell-by-cell paths, so the messages agree)."""
+    check_width(len(header), name)
     header = [h.strip() for h in header]
     if mapping is not None:
         lowered = [h.lower() for h in header]
@@ -488,7 +503,7 @@ def looks_transposed(source, *, name: str | None = None) -> bool:
     if raw[:4] == b"PAR1":
         return False
     try:
-        rows = _csv_rows(_decode(raw, default_name), default_name)
+        rows = _csv_rows(_decode(raw, default_name), default_name, max_columns=None)
     except DataError:
         return False
     header = [h.strip() for h in rows[0]]
@@ -743,7 +758,8 @@ def _load_csv(src: _Source, name: str, missing: str, mapping, transpose: bool) -
     if src.size > MAX_SLOW_BYTES:
         raise DataError(f"{name} ({_mb(src.size)}) is not a UTF-8 CSV with the header on its first line; files above "
                         f"{_mb(MAX_SLOW_BYTES)} must be (re-save it as UTF-8, or convert it to Parquet)")
-    return _from_rows(_csv_rows(_decode(src.all_bytes(), name), name, mapping), name, missing, mapping, transpose)
+    rows = _csv_rows(_decode(src.all_bytes(), name), name, mapping, max_columns=None if transpose else MAX_FILE_COLUMNS)
+    return _from_rows(rows, name, missing, mapping, transpose)
 
 
 def _locate_error(src: _Source, name: str, layout: Layout, delimiter: str):

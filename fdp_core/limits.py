@@ -13,6 +13,9 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 | Monte Carlo draws (trade-off bands) | 20,000 | draws x coefficients x sweep points floats in memory |
 | Bernstein lattice size K | 1,000 | basis is m x (K + 1) binomial terms: 1 s at K = 1,000, 59 s at 100,000 |
 | KDE evaluation grid | see box.MAX_GRID_SIZE | 2,000 points in 1-d, 128 x 128 in 2-d |
+| columns of a data file (not transposed) | 10,000 | a wide file is at most 2,000 grid points plus metadata; refused from the header alone |
+| bytes the Data page's diagnosis reads | 1 MB | the layout suggestion (long or transposed) looks at a preview, never the whole upload |
+| columns the diagnosis types | 1,000 | a long file has a few columns; typing each costs pandas overhead, so wider files get no suggestion |
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ MAX_TAU = 1e100
 MAX_GIBBS_SWEEPS = 200_000
 MAX_MC_DRAWS = 20_000
 MAX_BERNSTEIN_K = 1_000
+MAX_FILE_COLUMNS = 10_000
+MAX_DIAGNOSE_BYTES = 1 << 20
+MAX_DIAGNOSE_COLUMNS = 1_000
 
 
 def check_at_most(name: str, value, limit, why: str) -> None:
