@@ -19,6 +19,7 @@ import io
 import math
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -210,16 +211,32 @@ class _Source:
         return self.path.read_bytes() if self.raw is None else self.raw
 
 
+def check_regular_file(path: Path, what: str = "data file") -> os.stat_result:
+    """The stat of ``path`` if it is a regular file (symlinks followed); DataError otherwise.
+
+    Checked before any read: a device (/dev/zero) never ends and a named pipe nobody writes
+    never returns, so reading them would hang rather than fail."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise DataError(f"file not found: {_clean(path, 200)}") from None
+    except OSError as exc:
+        raise DataError(f"cannot read {_clean(path, 200)}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise DataError(f"{_clean(path, 200)} is a folder, not a {what}")
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a named pipe" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode)
+                else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "a special file")
+        raise DataError(f"{_clean(path, 200)} is {kind}, not a {what}: give a regular file")
+    return info
+
+
 def _open_source(source) -> _Source:
     if isinstance(source, (str, Path)):
         path = Path(source)
-        if not path.exists():
-            raise DataError(f"file not found: {path}")
-        size = path.stat().st_size
+        size = check_regular_file(path).st_size
         if size > MAX_PATH_BYTES:
             raise DataError(f"{path.name} is {_mb(size)}; the limit is {_mb(MAX_PATH_BYTES)} (FDP_MAX_PATH_MB)")
-        if path.is_dir():
-            raise DataError(f"{path} is a folder, not a data file")
         return _Source(path.name, path=path)
     if isinstance(source, (bytes, bytearray)):
         raw, name = bytes(source), "uploaded data"

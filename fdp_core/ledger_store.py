@@ -198,6 +198,7 @@ class LedgerStore:
             except ImportError:  # pragma: no cover - psycopg is a pinned dependency
                 raise LedgerError("a postgresql:// ledger needs the psycopg package (pip install 'psycopg[binary]')") \
                     from None
+            _check_conninfo(self._target)
         self._ensure_schema()
 
     # -- where it lives ------------------------------------------------------------
@@ -448,6 +449,20 @@ class LedgerStore:
                             "WHERE entry_id = ? AND status = 'reserved'", (_now(), str(entry_id)))
             if cur.rowcount != 1:
                 raise LedgerError(f"no reserved ledger entry {entry_id!r} to complete")
+
+
+def _check_conninfo(target: str) -> None:
+    """A PostgreSQL URL libpq cannot parse (``postgresql://:::@@@/??``) is bad input, refused
+    before any connection; the URL itself is not echoed (it may hold a password)."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        conninfo_to_dict(target)
+    except psycopg.Error as exc:
+        reason = " ".join(str(exc).replace(target, "<url>").split())
+        raise LedgerError(f"malformed PostgreSQL ledger URL ({reason}); the form is "
+                          "postgresql://USER@HOST:PORT/DATABASE") from None
 
 
 def _parse_url(url: str) -> tuple[str, str]:

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import FunctionalData, clip_to_ball, l2_norms
+from .data import FunctionalData, check_regular_file, clip_to_ball, l2_norms
 from .errors import DataError, ParameterError
 from .params import check_bound_value
 
@@ -100,6 +100,7 @@ def load_reference(path) -> tuple[tuple[float, float], ...]:
     path = Path(path)
     if not path.exists():
         raise DataError(f"reference file not found: {path}")
+    check_regular_file(path, "reference file")
     try:
         table = pd.read_csv(path)
     except Exception as exc:  # pandas raises many types on malformed files

@@ -1,0 +1,161 @@
+"""Issue 26: each hostile case found from outside, as a regression test.
+
+Contract (fdp_core/errors.py, README "Bad input"): one specific line on stderr, exit status
+2, nothing written, within seconds; never a traceback, a hang or a silent wrong result.
+The CLI runs in-process (fdp_core.cli.main) under a SIGALRM time limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+import socket
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fdp_core import cli
+from fdp_core.accounting import Ledger
+from fdp_core import export
+from fdp_core.data import load_curves, to_wide_csv
+from fdp_core.errors import DataError
+from fdp_core.mean import MeanSettings
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+WIDE = FIXTURES / "wide.csv"
+MEAN = ["--kernel", "gaussian", "--rho", "0.01", "--epsilon", "1", "--delta", "1e-6", "--tau", "5"]
+BAD_PG_URL = "postgresql://:::@@@/??"
+CLI_LIMIT_S = 10  # the issue's bound for one CLI refusal
+
+
+class Hang(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    def _raise(signum, frame):
+        raise Hang(f"did not finish within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_cli(argv) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), time_limit(CLI_LIMIT_S):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # a warning line before the error is a defect too
+            try:
+                code = cli.main([str(a) for a in argv])
+            except SystemExit as exc:
+                code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def refused(argv, *fragments, out_dir: Path | None = None) -> str:
+    """Assert the one-line refusal (exit 2, nothing written) and return the message."""
+    code, stdout, stderr = run_cli(argv)
+    lines = stderr.strip().splitlines()
+    assert code == 2, f"exit {code}: {stderr}"
+    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    if out_dir is not None:
+        assert not out_dir.exists() or not any(out_dir.iterdir()), "files written on a refusal"
+    return lines[0]
+
+
+@pytest.fixture
+def config_yaml(tmp_path) -> Path:
+    """A valid exported config.yaml (mean release) and its data file."""
+    data = tmp_path / "data.csv"
+    data.write_text(WIDE.read_text())
+    fd = load_curves(data)
+    settings = MeanSettings(mechanism="gaussian", epsilon=1.0, delta=1e-6, tau=5.0, phi=1e-2)
+    release = export.commit_mean(Ledger(3.0, 1e-5), fd, settings, data_label="data.csv")
+    export.export_folder(release, tmp_path / "original", Ledger(3.0, 1e-5))
+    return tmp_path / "original" / "config.yaml"
+
+
+# --------------------------------------------------------------------------- tracebacks
+
+@pytest.mark.parametrize("text", ["[" * 5000 + "]" * 5000, "{a: " * 5000 + "1" + "}" * 5000,
+                                  "a:\n" + "".join(" " * i + "-\n" for i in range(3000))])
+def test_deeply_nested_replay_config_is_one_line(tmp_path, text):
+    config = tmp_path / "deep.yaml"
+    config.write_text(text)
+    refused(["replay", config, "--data", WIDE, "--out", tmp_path / "out", "--no-ledger"], "nested too deeply",
+            out_dir=tmp_path / "out")
+
+
+@pytest.mark.parametrize("command", [["ledger", "init", "--epsilon", "1", "--delta", "1e-6"], ["ledger", "show"]])
+def test_malformed_postgres_url_in_ledger_commands(command):
+    message = refused(command + ["--data", WIDE, "--ledger", BAD_PG_URL], "malformed PostgreSQL ledger URL")
+    assert ":::@@@" not in message  # the URL may hold a password: not echoed
+
+
+def test_malformed_postgres_url_in_replay(tmp_path, config_yaml):
+    refused(["replay", config_yaml, "--data", WIDE, "--out", tmp_path / "out", "--ledger", BAD_PG_URL],
+            "malformed PostgreSQL ledger URL", out_dir=tmp_path / "out")
+
+
+@pytest.mark.parametrize("url", ["postgresql://[::1", "postgres://%zz@h/db", "postgresql://h/db?sslmode"])
+def test_other_malformed_postgres_urls(url):
+    refused(["ledger", "show", "--data", WIDE, "--ledger", url], "malformed PostgreSQL ledger URL")
+
+
+# --------------------------------------------------------------------------- special files (hangs)
+
+@pytest.fixture
+def fifo(tmp_path) -> Path:
+    path = tmp_path / "pipe.csv"
+    os.mkfifo(path)
+    return path
+
+
+def test_dev_zero_is_refused_before_reading(tmp_path):
+    refused(["release", "mean", "--data", "/dev/zero", "--out", tmp_path / "out", *MEAN], "is a device",
+            out_dir=tmp_path / "out")
+
+
+def test_named_pipe_is_refused_before_reading(tmp_path, fifo):
+    refused(["release", "mean", "--data", fifo, "--out", tmp_path / "out", *MEAN], "is a named pipe",
+            out_dir=tmp_path / "out")
+    refused(["ledger", "init", "--data", fifo, "--epsilon", "1", "--delta", "1e-6"], "is a named pipe")
+
+
+def test_named_pipe_as_replay_config_or_data(tmp_path, fifo, config_yaml):
+    refused(["replay", fifo, "--data", WIDE, "--no-ledger"], "is a named pipe, not a config file")
+    refused(["replay", config_yaml, "--data", fifo, "--no-ledger", "--out", tmp_path / "out"], "is a named pipe",
+            out_dir=tmp_path / "out")
+
+
+def test_socket_is_refused(tmp_path):
+    path = tmp_path / "s.csv"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        with pytest.raises(DataError, match="is a socket"):
+            load_curves(path)
+
+
+def test_symlink_to_a_regular_file_still_loads(tmp_path):
+    link = tmp_path / "link.csv"
+    link.symlink_to(WIDE)
+    assert load_curves(link).n == load_curves(WIDE).n
+
+
+def test_wide_csv_round_trip_unaffected(tmp_path):
+    fd = load_curves(WIDE)
+    path = tmp_path / "again.csv"
+    path.write_text(to_wide_csv(fd))
+    np.testing.assert_array_equal(load_curves(path).data_matrix, fd.data_matrix)
