@@ -548,6 +548,7 @@ def _parse_wide(rows, name: str, layout: Layout, store: bool = True):
     ``store=False`` only checks (the error locator for files too big to hold as strings)."""
     width, first_numeric, grid = layout.width, layout.first_numeric, layout.grid
     grid_labels = list(layout.header[first_numeric:])
+    header = list(layout.header)
     values, meta_rows, n = [], [], 0
     for r, row in enumerate(rows, start=2):  # file line numbers: header is line 1
         n += 1
@@ -557,6 +558,9 @@ def _parse_wide(rows, name: str, layout: Layout, store: bool = True):
                 hint = "; it ends with a trailing separator"
             raise DataError(f"{name}: row {r} has {len(row)} fields but the header has {width} (ragged rows{hint})")
         cells = row[first_numeric:]
+        if cells and cells[0].strip() == grid_labels[0] and [c.strip() for c in row] == header:
+            raise DataError(f"{name}: row {r} repeats the header line (two files joined into one?); remove it, or it "
+                            "would be read as a curve whose values are the grid points")
         parsed = [_parse_number(c) for c in cells]
         bad = [j for j, v in enumerate(parsed) if v is None]
         if bad:

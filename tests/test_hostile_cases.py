@@ -159,3 +159,44 @@ def test_wide_csv_round_trip_unaffected(tmp_path):
     path = tmp_path / "again.csv"
     path.write_text(to_wide_csv(fd))
     np.testing.assert_array_equal(load_curves(path).data_matrix, fd.data_matrix)
+
+
+# --------------------------------------------------------------------------- silent wrong data
+
+def _numeric_wide(n: int = 6, m: int = 8, header=None) -> str:
+    rng = np.random.default_rng(3)
+    grid = header or [f"{t:g}" for t in np.linspace(0, 1, m)]
+    rows = [",".join(f"{v:.5f}" for v in rng.normal(size=len(grid))) for _ in range(n)]
+    return ",".join(grid) + "\n" + "\n".join(rows) + "\n"
+
+
+@pytest.mark.parametrize("text", [_numeric_wide() + _numeric_wide(),  # numbers only: the fast path reads it
+                                  WIDE.read_text() + WIDE.read_text()])  # metadata columns too
+def test_a_repeated_header_line_is_refused(tmp_path, text):
+    path = tmp_path / "joined.csv"
+    path.write_text(text)
+    with pytest.raises(DataError, match=r"row \d+ repeats the header line"):
+        load_curves(path)
+    refused(["release", "mean", "--data", path, "--out", tmp_path / "out", *MEAN], "repeats the header line",
+            out_dir=tmp_path / "out")
+
+
+def test_a_repeated_header_line_is_refused_in_a_wide_file(tmp_path):
+    # The case: a wide export (hundreds of grid points) concatenated with itself.
+    text = _numeric_wide(n=20, m=500)
+    with pytest.raises(DataError, match="row 22 repeats the header line"):
+        load_curves((text + text).encode())
+
+
+def test_a_curve_equal_to_its_grid_but_spelt_otherwise_still_loads():
+    # The identity curve t -> t, written with other digits than the header: data, not a header.
+    text = _numeric_wide(m=5) + "0.0,0.250,0.50,0.750,1.0\n"
+    fd = load_curves(text.encode())
+    np.testing.assert_array_equal(fd.data_matrix[-1], fd.grid_points)
+
+
+def test_a_repeated_header_line_is_refused_by_the_streaming_engine(tmp_path):
+    path = tmp_path / "joined.csv"
+    path.write_text(_numeric_wide() + _numeric_wide())
+    refused(["release", "mean", "--data", path, "--out", tmp_path / "out", "--engine", "stream", *MEAN],
+            "repeats the header line", out_dir=tmp_path / "out")

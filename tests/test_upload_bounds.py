@@ -102,3 +102,13 @@ def test_an_upload_of_80001_columns_leaves_the_app_responsive():
     assert not at.exception, at.exception
     assert "80,001 columns; the limit is 10,000" in at.error[0].value
     assert cpu < 10.0, f"{cpu:.1f} s CPU for one upload and one page run"  # page run included; was > 100 s
+
+
+def test_a_repeated_header_upload_is_refused_in_the_app():
+    text = (Path(__file__).resolve().parent / "fixtures" / "wide.csv").read_text()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.radio(key="data_source").set_value("upload a file").run()
+    at.file_uploader(key="data_upload").set_value(("joined.csv", (text + text).encode(), "text/csv")).run()
+    assert not at.exception, at.exception
+    assert "repeats the header line" in at.error[0].value
