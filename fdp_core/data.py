@@ -749,8 +749,11 @@ def _csv_head(src: _Source, name: str):
         return None
     sample = text[:_SNIFF_CHARS]
     first_line = sample.split("\n", 1)[0]
-    if not first_line.strip(",;\t \r") or "\n" not in sample or '"' in first_line:
-        return None  # leading blank lines, a header longer than the sample, quoted header cells
+    if not first_line.strip(",;\t \r") or "\n" not in sample or first_line.count('"') % 2:
+        # Leading blank lines, a header longer than the sample, a quoted header cell spanning
+        # lines. Quoted header cells on one line ("0","0.5", as pyarrow writes them) are fine:
+        # the csv module unquotes them below and pyarrow skips that one line.
+        return None
     delimiter = _sniff_delimiter(sample)
     try:
         rows = list(_nonblank(csv.reader(io.StringIO(sample), delimiter=delimiter)))
@@ -759,6 +762,29 @@ def _csv_head(src: _Source, name: str):
     if len(rows) < 2:
         return None
     return sample, delimiter, rows
+
+
+def _why_not_fast(src: _Source, transpose: bool) -> str:
+    """Why _csv_head sent a file to the cell-by-cell parser, in the user's words (the message
+    for files too big for that parser must name the actual cause)."""
+    if transpose:
+        return "is to be transposed, which reads every cell as text"
+    head = src.head(4 * _SNIFF_CHARS)
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in head:
+        return "is UTF-16 or holds NUL bytes"
+    try:
+        text = codecs.getincrementaldecoder("utf-8-sig")().decode(head, final=len(head) < 4 * _SNIFF_CHARS)
+    except UnicodeDecodeError:
+        return "is not UTF-8"
+    sample = text[:_SNIFF_CHARS]
+    first_line = sample.split("\n", 1)[0]
+    if not first_line.strip(",;\t \r"):
+        return "starts with a blank line"
+    if "\n" not in sample:
+        return f"has a header line longer than {_SNIFF_CHARS:,} characters"
+    if first_line.count('"') % 2:
+        return "has a quoted header cell that spans lines"
+    return "has fewer than two readable lines at its start"
 
 
 def _load_csv(src: _Source, name: str, missing: str, mapping, transpose: bool) -> FunctionalData:
@@ -777,8 +803,8 @@ def _load_csv(src: _Source, name: str, missing: str, mapping, transpose: bool) -
         if src.size > MAX_SLOW_BYTES:
             return _locate_error(src, name, layout, delimiter)
     if src.size > MAX_SLOW_BYTES:
-        raise DataError(f"{name} ({_mb(src.size)}) is not a UTF-8 CSV with the header on its first line; files above "
-                        f"{_mb(MAX_SLOW_BYTES)} must be (re-save it as UTF-8, or convert it to Parquet)")
+        raise DataError(f"{name} ({_mb(src.size)}) {_why_not_fast(src, transpose)}; files above {_mb(MAX_SLOW_BYTES)} "
+                        "must be UTF-8 CSV with a one-line header (re-save it, or convert it to Parquet)")
     rows = _csv_rows(_decode(src.all_bytes(), name), name, mapping, max_columns=None if transpose else MAX_FILE_COLUMNS)
     return _from_rows(rows, name, missing, mapping, transpose)
 

@@ -200,3 +200,40 @@ def test_a_repeated_header_line_is_refused_by_the_streaming_engine(tmp_path):
     path.write_text(_numeric_wide() + _numeric_wide())
     refused(["release", "mean", "--data", path, "--out", tmp_path / "out", "--engine", "stream", *MEAN],
             "repeats the header line", out_dir=tmp_path / "out")
+
+
+# --------------------------------------------------------------------------- wrong cause (files above MAX_SLOW_BYTES)
+
+def _pyarrow_csv(path: Path, n: int = 400, m: int = 50) -> Path:
+    """A wide CSV as pyarrow's own writer writes it: every header cell quoted."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    rng = np.random.default_rng(1)
+    table = pa.table({f"{t:g}": rng.normal(size=n) for t in np.linspace(0, 1, m)})
+    pacsv.write_csv(table, str(path))
+    assert path.read_bytes().startswith(b'"0","0.0204082"')
+    return path
+
+
+def test_a_big_csv_with_a_quoted_header_loads(tmp_path, monkeypatch):
+    # Above MAX_SLOW_BYTES (200 MB; lowered here) only the fast reader may read a file.
+    from fdp_core import data
+
+    path = _pyarrow_csv(tmp_path / "pyarrow.csv")
+    monkeypatch.setattr(data, "MAX_SLOW_BYTES", path.stat().st_size // 10)
+    fd = load_curves(path)
+    assert (fd.n, fd.m) == (400, 50)
+
+
+@pytest.mark.parametrize("head, cause", [(b"\n", "starts with a blank line"), (b'"a\nb",', "spans lines"),
+                                         (b"\xe9", "is not UTF-8")])
+def test_a_big_csv_the_fast_reader_cannot_read_is_refused_with_its_cause(tmp_path, monkeypatch, head, cause):
+    from fdp_core import data
+
+    path = tmp_path / "big.csv"
+    body = _numeric_wide(n=200, m=20)
+    path.write_bytes(head + body.encode())
+    monkeypatch.setattr(data, "MAX_SLOW_BYTES", 1000)
+    with pytest.raises(DataError, match=cause):
+        load_curves(path)
