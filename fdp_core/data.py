@@ -392,6 +392,11 @@ def _check_grid(grid: np.ndarray, labels: list[str], name: str) -> None:
         raise DataError(f"{name}: {grid_limit_message(grid.size)}")
     if not np.all(np.isfinite(grid)):
         raise DataError(f"{name}: grid point headers must be finite numbers")
+    with np.errstate(over="ignore", invalid="ignore"):  # -1e308,1e308: the span overflows, refused below
+        _check_increasing(grid, labels, name)
+
+
+def _check_increasing(grid: np.ndarray, labels: list[str], name: str) -> None:
     if np.any(np.diff(grid) <= 0):
         # Name the culprits only now (a set keeps this linear in m even for huge headers).
         seen: set = set()

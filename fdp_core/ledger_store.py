@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from .accounting import FILTERS, Ledger, LedgerEntry
-from .errors import BudgetError, LedgerError, ParameterError
+from .errors import BudgetError, LedgerError, ParameterError, shown
 
 ENV_VAR = "FDP_LEDGER_URL"
 SCHEMA_COMPONENT = "fdp.ledger"
@@ -75,7 +75,7 @@ def _now() -> str:
 def check_name(name: str) -> str:
     name = str(name).strip()
     if not name or len(name) > _NAME_MAX or any(ord(c) < 32 for c in name):
-        raise ParameterError(f"a budget name is 1 to {_NAME_MAX} printable characters, got {name!r}")
+        raise ParameterError(f"a budget name is 1 to {_NAME_MAX} printable characters, got {shown(name)}")
     return name
 
 

@@ -237,3 +237,73 @@ def test_a_big_csv_the_fast_reader_cannot_read_is_refused_with_its_cause(tmp_pat
     monkeypatch.setattr(data, "MAX_SLOW_BYTES", 1000)
     with pytest.raises(DataError, match=cause):
         load_curves(path)
+
+
+# --------------------------------------------------------------------------- untidy output
+
+LABELS = ["C:\\new\\x", 'say """hi"""', "two\nlines", "{release_id} {0}", "ends with \\", "<script>alert(1)</script>",
+          "# heading [link](http://x) *bold* `code`", "\x00\x1b[31m"]
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_the_bundle_script_parses_whatever_the_label(label):
+    import ast
+
+    from fdp_core import rerun
+
+    text = rerun.script_text("abc123", label, "upload: C:\\new\\x.csv")
+    tree = ast.parse(text)  # raised SyntaxError for C:\new\x in the docstring
+    constants = {node.targets[0].id: node.value.value for node in tree.body
+                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)}
+    assert constants["RELEASE_LABEL"] == label
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_the_notebook_markdown_escapes_the_label(label):
+    import json
+
+    from fdp_core import rerun
+
+    notebook = json.loads(rerun.notebook_text("abc123", label, "upload: <b>x</b>.csv"))
+    title = notebook["cells"][0]["source"][0]
+    assert title.startswith("# Re-run fdp release `abc123`: ")
+    shown = title.split(": ", 1)[1].rstrip("\n")
+    assert "\n" not in shown and "<" not in shown and ">" not in shown
+    for special in "`*_[]()#":
+        assert special not in shown.replace("\\" + special, "")
+    assert "<b>" not in json.dumps(notebook)
+
+
+def test_a_huge_budget_name_is_not_echoed(tmp_path):
+    name = "x" * 100_000
+    message = refused(["ledger", "init", "--data", WIDE, "--epsilon", "1", "--delta", "1e-6", "--name", name],
+                      "a budget name is 1 to 100 printable characters", "(100,000 characters)")
+    assert len(message) < 300
+
+
+def test_a_huge_unknown_argument_is_not_echoed():
+    message = refused(["release", "mean", "--data", WIDE, "--out", "o", *MEAN, "--label", "y" * 100_000],
+                      "unrecognized arguments", "(100,000 characters)")
+    assert len(message) < 300
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--rho", "1e-300", "--kernel", "matern52"], "rho = 1e-300"),
+    (["--rho", "1e-300", "--kernel", "matern32"], None),
+    (["--rho", "1e-300", "--kernel", "exponential"], None),
+])
+def test_no_runtime_warning_lines_before_the_message(tmp_path, argv, fragment):
+    # run_cli turns RuntimeWarning into an error: a warning escaping would fail the exit code check
+    args = dict(zip(MEAN[::2], MEAN[1::2]))
+    args.update(dict(zip(argv[::2], argv[1::2])))
+    flat = [x for kv in args.items() for x in kv]
+    code, _, stderr = run_cli(["release", "mean", "--data", WIDE, "--out", tmp_path / "out", *flat])
+    assert code in (0, 2) and "Warning" not in stderr, stderr
+    if fragment:
+        assert code == 2 and fragment in stderr
+
+
+def test_an_overflowing_grid_span_is_one_line_without_warnings(tmp_path):
+    path = tmp_path / "g.csv"
+    path.write_text("-1e308,1e308\n1,2\n3,5\n")
+    refused(["release", "mean", "--data", path, "--out", tmp_path / "out", *MEAN], "the grid spans -1e308 to 1e308")

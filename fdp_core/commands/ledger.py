@@ -37,5 +37,11 @@ def budget_of(args, fd, *, name: str | None = None, settings=None) -> StoredBudg
     """The stored budget of the data ``fd`` named by the options (or ``name``), for a CLI run."""
     unit = unit_of_privacy(settings) if settings is not None else unit_of_privacy(vars(args))
     label = Path(str(getattr(args, "data", "") or "")).name
-    return open_budget(args.ledger, fd, unit=unit, name=name or getattr(args, "name", None) or DEFAULT_BUDGET,
+    return open_budget(args.ledger, fd, unit=unit, name=_first_given(name, getattr(args, "name", None), DEFAULT_BUDGET),
                        source="cli", data_label=label)
+
+
+def _first_given(*names):
+    """The first name given (not None): an empty --name is refused by check_name, not
+    silently replaced by the default budget."""
+    return next(n for n in names if n is not None)
