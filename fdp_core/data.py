@@ -28,11 +28,12 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataError, ParameterError
+from . import limits
 from .kernels import trapezoid_weights
 from .limits import MAX_ABS_VALUE, MAX_FILE_COLUMNS, MAX_GRID_POINTS, grid_limit_message
 from .params import check_choice, check_positive
 
-MAX_REGRID_CELLS = 2_000_000  # long format on mixed grids: n_curves x union-grid size (16 MB per copy)
+MAX_REGRID_CELLS = limits.MAX_REGRID_CELLS  # long format on mixed grids: n_curves x union-grid size
 MISSING_POLICIES = ("drop", "interpolate")
 _MISSING_TOKENS = {"", "na", "nan", "null", "none", "n/a", "-"}
 _LONG_COLUMNS = ("id", "t", "value")
@@ -157,25 +158,13 @@ def data_derived_tau(fd: FunctionalData) -> float:
 
 # --------------------------------------------------------------------------- sources and limits
 
-def _env_megabytes(variable: str, default_mb: int) -> int:
-    """A size limit in bytes from an environment variable in MB (a deployment setting)."""
-    text = os.environ.get(variable, "").strip()
-    try:
-        mb = float(text) if text else float(default_mb)
-    except ValueError:
-        mb = float(default_mb)
-    return int(mb * 2**20) if math.isfinite(mb) and mb > 0 else default_mb * 2**20
-
-
-# In-memory uploads (the app's browser uploads, bytes, file objects): the whole file is held
-# in memory, so this stays modest; FDP_MAX_UPLOAD_MB raises it for a deployment.
-MAX_FILE_BYTES = _env_megabytes("FDP_MAX_UPLOAD_MB", 200)
-# Files named by path are read by pyarrow straight from disk (memory about 2x the numeric
-# block, see SECURITY.md); bigger ones belong to the streaming engine (fdp_core/stream.py).
-MAX_PATH_BYTES = _env_megabytes("FDP_MAX_PATH_MB", 64 * 1024)
-# The cell-by-cell parser (error wording, unusual files) holds every cell as a Python
-# string: it is never run on more than this.
-MAX_SLOW_BYTES = 200 * 1024 * 1024
+_env_megabytes = limits.env_megabytes
+# Size limits (fdp_core/limits.py, the one table); module attributes here so that tests and
+# deployments can lower them for this module: uploads held in memory, files read by path,
+# and the cell-by-cell parser (it holds every cell as a Python string).
+MAX_FILE_BYTES = limits.MAX_FILE_BYTES
+MAX_PATH_BYTES = limits.MAX_PATH_BYTES
+MAX_SLOW_BYTES = limits.MAX_SLOW_BYTES
 _SNIFF_CHARS = 65536
 _CSV_FIELD_LIMIT = 131072  # the csv module's default field_size_limit
 

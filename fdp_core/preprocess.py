@@ -33,13 +33,15 @@ import pandas as pd
 
 from .data import FunctionalData, check_regular_file, clip_to_ball, l2_norms
 from .errors import DataError, ParameterError
+from . import limits
+from .limits import MAX_N_PUBLIC_FACTOR
 from .params import check_bound_value
 
 N_POLICY_DECLARED = "declared public"
 N_POLICY_FIXED = "declared public (fixed by the user)"
 UNIT_CURVE = "curve (every curve is one person)"
 NOT_DP_SUGGESTION = "data-derived suggestion: NOT differentially private, do not commit with it"
-MAX_REFERENCE_POINTS = 100_000
+MAX_REFERENCE_POINTS = limits.MAX_REFERENCE_POINTS
 
 
 # --------------------------------------------------------------------------- public inputs
@@ -299,12 +301,23 @@ class PreparedCurves:
 
 
 def _n_for(bounds: PublicBounds, n_persons: int) -> int:
-    if bounds.n_public is None:
+    return declared_n(bounds.n_public, n_persons)
+
+
+def declared_n(n_public, n_persons: int) -> int:
+    """The n a mechanism divides by: the persons in the data, or the declared n_public, which
+    may not be below them nor above limits.MAX_N_PUBLIC_FACTOR times them (persons without a
+    curve count as zero curves, so a wild n_public silently shrinks the release towards 0)."""
+    if n_public is None:
         return n_persons
-    n = int(bounds.n_public)
+    n = int(n_public)
     if n < n_persons:
         raise DataError(f"the declared number of persons n = {n} is smaller than the {n_persons} persons in the "
                         "data: declare the true public number")
+    if n > MAX_N_PUBLIC_FACTOR * n_persons:
+        raise DataError(f"the declared number of persons n = {n:,} is more than {MAX_N_PUBLIC_FACTOR} times the "
+                        f"{n_persons} persons in the data; the {n - n_persons:,} persons without a curve would count "
+                        "as zero curves and shrink the release towards 0: declare the true public number")
     return n
 
 

@@ -307,3 +307,64 @@ def test_an_overflowing_grid_span_is_one_line_without_warnings(tmp_path):
     path = tmp_path / "g.csv"
     path.write_text("-1e308,1e308\n1,2\n3,5\n")
     refused(["release", "mean", "--data", path, "--out", tmp_path / "out", *MEAN], "the grid spans -1e308 to 1e308")
+
+
+# --------------------------------------------------------------------------- accepted without a word
+
+NO_CENTRE = MEAN + ["--centre", "0"]
+
+
+@pytest.mark.parametrize("argv, fragments", [
+    (["release", "mean", *MEAN, "--epsilon", "1e300"], ["epsilon = 1e+300 is above the limit of 1e+06"]),
+    (["release", "mean", *MEAN, "--n-public", str(10**18)], ["more than 100 times the 12 persons"]),
+    (["tradeoff", *MEAN, "--param", "epsilon", "--values", "0.5,1", "--quantiles", "0.9", "0.1"],
+     ["LOW HIGH with 0 < LOW < HIGH < 1, got 0.9 0.1"]),
+    (["tradeoff", *MEAN, "--param", "epsilon", "--values", "0.5,1", "--quantiles", "0.5", "0.5"], ["LOW HIGH"]),
+    (["release", "regression", *NO_CENTRE, "--B", "2", "--covariates", "site=alien"],
+     ["'site=alien' matches no row", "levels: south, north"]),
+    (["release", "covariance", *NO_CENTRE, "--components", "1000000"], ["--components", "limit of 2000"]),
+])
+def test_values_that_void_the_release_are_refused(tmp_path, argv, fragments):
+    out = tmp_path / "out"
+    refused([*argv, "--data", WIDE, "--out", out], *fragments, out_dir=out)
+
+
+def test_ledger_init_refuses_a_duplicate_split_and_an_empty_name(tmp_path):
+    base = ["ledger", "init", "--data", WIDE, "--epsilon", "1", "--delta", "1e-6"]
+    refused([*base, "--split", "mean=1,mean=2"], "names 'mean' twice")
+    refused([*base, "--name", ""], "a budget name is 1 to 100 printable characters, got ''")
+    code, _, _ = run_cli(["ledger", "show", "--data", WIDE])
+    assert code == 2  # nothing was created by the refusals: no budget for these data
+
+
+def test_epsilon_at_the_documented_maximum_is_accepted():
+    from fdp_core import limits
+    from fdp_core.params import check_epsilon
+
+    assert check_epsilon(limits.MAX_EPSILON) == limits.MAX_EPSILON
+    with pytest.raises(Exception, match="above the limit"):
+        check_epsilon(np.nextafter(limits.MAX_EPSILON, np.inf))
+
+
+def test_n_public_within_the_factor_is_accepted(tmp_path):
+    code, stdout, stderr = run_cli(["release", "mean", *MEAN, "--n-public", "1200", "--data", WIDE,
+                                    "--out", tmp_path / "out"])
+    assert code == 0 and "n=1200" in stdout, stderr
+
+
+def test_more_components_than_the_release_has_get_a_note(tmp_path):
+    code, stdout, stderr = run_cli(["release", "covariance", *NO_CENTRE, "--components", "500", "--data", WIDE,
+                                    "--out", tmp_path / "out"])
+    assert code == 0, stderr
+    assert "note: analyst_view.json shows the L =" in stdout and "not the 500 asked" in stdout
+
+
+def test_every_max_constant_lives_in_limits():
+    """limits.py is the one table: no other fdp_core module defines a MAX_* number of its own."""
+    import re
+
+    root = Path(__file__).resolve().parents[1] / "fdp_core"
+    pattern = re.compile(r"^(MAX_\w+)\s*=\s*(\S+)", re.M)
+    offenders = [f"{p.relative_to(root)}: {m.group(1)}" for p in root.rglob("*.py") if p.name != "limits.py"
+                 for m in pattern.finditer(p.read_text()) if not m.group(2).startswith("limits.")]
+    assert not offenders, offenders
