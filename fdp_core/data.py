@@ -209,8 +209,8 @@ def check_regular_file(path: Path, what: str = "data file") -> os.stat_result:
         info = path.stat()
     except FileNotFoundError:
         raise DataError(f"file not found: {_clean(path, 200)}") from None
-    except OSError as exc:
-        raise DataError(f"cannot read {_clean(path, 200)}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise DataError(f"cannot read {_clean(path, 200)}: {getattr(exc, 'strerror', None) or exc}") from None
     if stat.S_ISDIR(info.st_mode):
         raise DataError(f"{_clean(path, 200)} is a folder, not a {what}")
     if not stat.S_ISREG(info.st_mode):

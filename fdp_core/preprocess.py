@@ -100,7 +100,7 @@ def check_reference(reference) -> tuple[tuple[float, float], ...] | None:
 def load_reference(path) -> tuple[tuple[float, float], ...]:
     """A public reference curve from a CSV with columns t,value (e.g. a published norm curve)."""
     path = Path(path)
-    if not path.exists():
+    if "\x00" in str(path) or not path.exists():
         raise DataError(f"reference file not found: {path}")
     check_regular_file(path, "reference file")
     try:

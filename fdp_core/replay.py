@@ -51,7 +51,8 @@ def parse_config(source) -> dict:
     if isinstance(source, Mapping):
         config = dict(source)
     else:
-        is_path = isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and Path(source).exists())
+        is_path = isinstance(source, Path) or (isinstance(source, str) and "\n" not in source
+                                               and "\x00" not in source and Path(source).exists())
         if is_path:
             check_regular_file(Path(source), "config file")  # a pipe or device would hang the read
         text = Path(source).read_text() if is_path else str(source)

@@ -782,7 +782,7 @@ def choose_engine(engine: str, data_path) -> str:
         return engine
     try:
         size = Path(data_path).stat().st_size
-    except OSError:
+    except (OSError, ValueError):  # the loader refuses the path with its own message
         return "local"
     return "stream" if size > AUTO_STREAM_BYTES else "local"
 

@@ -368,3 +368,13 @@ def test_every_max_constant_lives_in_limits():
     offenders = [f"{p.relative_to(root)}: {m.group(1)}" for p in root.rglob("*.py") if p.name != "limits.py"
                  for m in pattern.finditer(p.read_text()) if not m.group(2).startswith("limits.")]
     assert not offenders, offenders
+
+
+# --------------------------------------------------------------------------- found by tests/test_properties.py
+
+@pytest.mark.parametrize("path", ["\x00", "a\x00b.csv"])
+def test_a_nul_byte_in_a_path_is_one_line(tmp_path, path):
+    refused(["release", "mean", "--data", path, "--out", tmp_path / "out", *MEAN], out_dir=tmp_path / "out")
+    refused(["replay", path, "--data", WIDE, "--no-ledger"])
+    refused(["release", "mean", "--data", WIDE, "--out", tmp_path / "out", *MEAN, "--reference", path],
+            out_dir=tmp_path / "out")
