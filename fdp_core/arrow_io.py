@@ -91,6 +91,8 @@ def wide_block(table, layout, *, strict_inf: bool = True) -> tuple[np.ndarray, p
         values[:, j] = _float_column(table.column(f"c{layout.first_numeric + j}"))
     if strict_inf and np.count_nonzero(np.isinf(values)):
         raise Refused("infinite value")  # the cell-by-cell parser words it (or a field-limit error first)
+    if n and np.any(np.all(values == layout.grid, axis=1)):
+        raise Refused("a row equal to the grid")  # maybe a repeated header line: the parser compares the text
     present = set(table.schema.names)
     kept = [i for i in range(layout.first_numeric) if f"c{i}" in present]  # the streaming reader may skip some
     meta = _metadata(table, [f"c{i}" for i in kept], [layout.meta_names[i] for i in kept])

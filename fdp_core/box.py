@@ -20,12 +20,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .errors import DataError, ParameterError
+from . import limits
 from .kernels import trapezoid_weights
 
 Box = tuple  # ((lo, hi),) in 1-d, ((lo1, hi1), (lo2, hi2)) in 2-d
 
 DEFAULT_GRID_SIZE = {1: 512, 2: 64}
-MAX_GRID_SIZE = {1: 2000, 2: 128}
+MAX_GRID_SIZE = limits.MAX_KDE_GRID_SIZE
 DATA_DEPENDENT_BANDWIDTH = ("bandwidth chosen from the data (Silverman's rule): "
                             "the release is not differentially private")
 

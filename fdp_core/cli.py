@@ -27,6 +27,16 @@ from .errors import FdpError
 EXIT_BAD_INPUT = 2
 
 
+_LONG_WORD = re.compile(r"\S{201,}")
+
+
+def one_line(message) -> str:
+    """A message as the one line the CLI prints: whitespace collapsed, and any word over 200
+    characters (a 100,000-character argument echoed back) cut to its start and length."""
+    text = " ".join(str(message).split())
+    return _LONG_WORD.sub(lambda m: f"{m.group()[:80]}... ({len(m.group()):,} characters)", text)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse prints usage + message and exits 2; keep it to one line.
 
@@ -55,7 +65,7 @@ class _Parser(argparse.ArgumentParser):
         return super().format_help()
 
     def error(self, message):
-        sys.stderr.write(f"error: {message} (see --help)\n")
+        sys.stderr.write(f"error: {one_line(message)} (see --help)\n")
         raise SystemExit(EXIT_BAD_INPUT)
 
 
@@ -155,8 +165,9 @@ def main(argv=None) -> int:
     try:
         return int(args._run(args) or 0)
     except FdpError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {one_line(exc)}\n")
         return EXIT_BAD_INPUT
     except OSError as exc:
-        sys.stderr.write(f"error: {exc.strerror or exc}: {getattr(exc, 'filename', '')}\n")
+        detail = f"{exc.strerror or exc}: {getattr(exc, 'filename', '')}"
+        sys.stderr.write(f"error: {one_line(detail)}\n")
         return EXIT_BAD_INPUT

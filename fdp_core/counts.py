@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataError
+from . import limits
 
-MAX_TOTAL_COUNT = 10_000_000  # expanded values are held in memory: 80 MB at this bound
+MAX_TOTAL_COUNT = limits.MAX_TOTAL_COUNT  # expanded values are held in memory: 80 MB at this bound
 
 
 def read_counts(source) -> pd.DataFrame:

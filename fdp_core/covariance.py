@@ -22,13 +22,14 @@ import numpy as np
 
 from .data import FunctionalData, clip_to_ball
 from .errors import DataError, ParameterError
+from . import limits
 from .estimators import shrinkage
 from .kernels import KERNEL_NAMES, eigenbasis
 from .mechanisms.families import NoiseFamily, noise_family
 from .mechanisms.guarantee import Guarantee
 from .params import check_choice, check_epsilon, check_eta, check_finite, check_positive
 from .limits import MAX_ABS_VALUE, MAX_TAU, check_at_most
-from .preprocess import PublicBounds, file_persons, person_row_weights
+from .preprocess import PublicBounds, declared_n, file_persons, person_row_weights
 from .registry.covariance import REGISTRY as MECHANISM_REGISTRY
 from .registry.covariance import covariance_mechanism
 from .release import randomness_fields
@@ -37,7 +38,7 @@ from .settings_fields import (CALIBRATION, CENTRE, CENTRE_RANGE, DELTA, EPSILON,
                               PERSON_COLUMN, RHO, Control, option)
 
 # The release is an m x m surface (release.csv has m^2 rows) and the noise L x L entries.
-MAX_COVARIANCE_GRID = 1_000
+MAX_COVARIANCE_GRID = limits.MAX_COVARIANCE_GRID
 COVARIANCE_MECHANISMS = tuple(MECHANISM_REGISTRY)  # the CLI's --mechanism choices (fdp_core/registry/covariance.py)
 CENTRINGS = ("public", "released-mean")
 NOT_PUBLISHABLE = "analyst view: computed from the raw data without noise; do not publish"
@@ -169,10 +170,7 @@ def person_weights(fd: FunctionalData, settings) -> tuple[np.ndarray, int, int]:
     """
     persons = file_persons(fd, settings.person_column)  # the file's persons, usable or not
     codes, P = persons.index, persons.n_persons
-    n = P if settings.n_public is None else int(settings.n_public)
-    if n < P:
-        raise DataError(f"the declared number of persons n = {n} is smaller than the {P} persons in the file: "
-                        "declare the true public number")
+    n = declared_n(settings.n_public, P)
     return person_row_weights(codes, P), n, P
 
 

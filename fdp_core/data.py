@@ -19,6 +19,7 @@ import io
 import math
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -27,11 +28,12 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataError, ParameterError
+from . import limits
 from .kernels import trapezoid_weights
-from .limits import MAX_ABS_VALUE, MAX_GRID_POINTS, grid_limit_message
+from .limits import MAX_ABS_VALUE, MAX_FILE_COLUMNS, MAX_GRID_POINTS, grid_limit_message
 from .params import check_choice, check_positive
 
-MAX_REGRID_CELLS = 2_000_000  # long format on mixed grids: n_curves x union-grid size (16 MB per copy)
+MAX_REGRID_CELLS = limits.MAX_REGRID_CELLS  # long format on mixed grids: n_curves x union-grid size
 MISSING_POLICIES = ("drop", "interpolate")
 _MISSING_TOKENS = {"", "na", "nan", "null", "none", "n/a", "-"}
 _LONG_COLUMNS = ("id", "t", "value")
@@ -174,25 +176,13 @@ def data_derived_tau(fd: FunctionalData) -> float:
 
 # --------------------------------------------------------------------------- sources and limits
 
-def _env_megabytes(variable: str, default_mb: int) -> int:
-    """A size limit in bytes from an environment variable in MB (a deployment setting)."""
-    text = os.environ.get(variable, "").strip()
-    try:
-        mb = float(text) if text else float(default_mb)
-    except ValueError:
-        mb = float(default_mb)
-    return int(mb * 2**20) if math.isfinite(mb) and mb > 0 else default_mb * 2**20
-
-
-# In-memory uploads (the app's browser uploads, bytes, file objects): the whole file is held
-# in memory, so this stays modest; FDP_MAX_UPLOAD_MB raises it for a deployment.
-MAX_FILE_BYTES = _env_megabytes("FDP_MAX_UPLOAD_MB", 200)
-# Files named by path are read by pyarrow straight from disk (memory about 2x the numeric
-# block, see SECURITY.md); bigger ones belong to the streaming engine (fdp_core/stream.py).
-MAX_PATH_BYTES = _env_megabytes("FDP_MAX_PATH_MB", 64 * 1024)
-# The cell-by-cell parser (error wording, unusual files) holds every cell as a Python
-# string: it is never run on more than this.
-MAX_SLOW_BYTES = 200 * 1024 * 1024
+_env_megabytes = limits.env_megabytes
+# Size limits (fdp_core/limits.py, the one table); module attributes here so that tests and
+# deployments can lower them for this module: uploads held in memory, files read by path,
+# and the cell-by-cell parser (it holds every cell as a Python string).
+MAX_FILE_BYTES = limits.MAX_FILE_BYTES
+MAX_PATH_BYTES = limits.MAX_PATH_BYTES
+MAX_SLOW_BYTES = limits.MAX_SLOW_BYTES
 _SNIFF_CHARS = 65536
 _CSV_FIELD_LIMIT = 131072  # the csv module's default field_size_limit
 
@@ -228,16 +218,32 @@ class _Source:
         return self.path.read_bytes() if self.raw is None else self.raw
 
 
+def check_regular_file(path: Path, what: str = "data file") -> os.stat_result:
+    """The stat of ``path`` if it is a regular file (symlinks followed); DataError otherwise.
+
+    Checked before any read: a device (/dev/zero) never ends and a named pipe nobody writes
+    never returns, so reading them would hang rather than fail."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise DataError(f"file not found: {_clean(path, 200)}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise DataError(f"cannot read {_clean(path, 200)}: {getattr(exc, 'strerror', None) or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise DataError(f"{_clean(path, 200)} is a folder, not a {what}")
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a named pipe" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode)
+                else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "a special file")
+        raise DataError(f"{_clean(path, 200)} is {kind}, not a {what}: give a regular file")
+    return info
+
+
 def _open_source(source) -> _Source:
     if isinstance(source, (str, Path)):
         path = Path(source)
-        if not path.exists():
-            raise DataError(f"file not found: {path}")
-        size = path.stat().st_size
+        size = check_regular_file(path).st_size
         if size > MAX_PATH_BYTES:
             raise DataError(f"{path.name} is {_mb(size)}; the limit is {_mb(MAX_PATH_BYTES)} (FDP_MAX_PATH_MB)")
-        if path.is_dir():
-            raise DataError(f"{path} is a folder, not a data file")
         return _Source(path.name, path=path)
     if isinstance(source, (bytes, bytearray)):
         raw, name = bytes(source), "uploaded data"
@@ -320,12 +326,18 @@ def _nonblank(rows):
     return (row for row in rows if any(c.strip() for c in row))
 
 
-def _csv_rows(text: str, name: str, mapping=None) -> list[list[str]]:
+def _csv_rows(text: str, name: str, mapping=None, max_columns: int | None = MAX_FILE_COLUMNS) -> list[list[str]]:
+    """Every non-blank row of a CSV text. The header's width is checked before the body is
+    parsed, so a file of millions of columns is refused after reading one line."""
     if not text.strip():
         raise DataError(f"{name} is empty")
     delimiter = _sniff_delimiter(text[:_SNIFF_CHARS])
     try:
-        rows = list(_nonblank(csv.reader(io.StringIO(text), delimiter=delimiter)))
+        reader = _nonblank(csv.reader(io.StringIO(text), delimiter=delimiter))
+        header = next(reader, None)
+        if header is not None and max_columns is not None:
+            check_width(len(header), name)
+        rows = [] if header is None else [header, *reader]
     except csv.Error as exc:
         raise DataError(f"{name} is not valid CSV: {exc}") from None
     if not rows:
@@ -355,6 +367,14 @@ def _check_dialect(sample: str, rows: list[list[str]], delimiter: str, name: str
                         f"'{_clean(header[-2])}'); remove it")
 
 
+def check_width(n_columns: int, name: str) -> None:
+    """Refuse a file wider than limits.MAX_FILE_COLUMNS from its header alone."""
+    if n_columns > MAX_FILE_COLUMNS:
+        raise DataError(f"{name}: the header has {n_columns:,} columns; the limit is {MAX_FILE_COLUMNS:,} (a wide file "
+                        f"holds at most {MAX_GRID_POINTS:,} grid points plus its metadata columns); if each column is "
+                        "one curve, load it transposed")
+
+
 def _is_long_header(header: list[str]) -> bool:
     return [h.strip().lower() for h in header] == list(_LONG_COLUMNS)
 
@@ -379,6 +399,11 @@ def _check_grid(grid: np.ndarray, labels: list[str], name: str) -> None:
         raise DataError(f"{name}: {grid_limit_message(grid.size)}")
     if not np.all(np.isfinite(grid)):
         raise DataError(f"{name}: grid point headers must be finite numbers")
+    with np.errstate(over="ignore", invalid="ignore"):  # -1e308,1e308: the span overflows, refused below
+        _check_increasing(grid, labels, name)
+
+
+def _check_increasing(grid: np.ndarray, labels: list[str], name: str) -> None:
     if np.any(np.diff(grid) <= 0):
         # Name the culprits only now (a set keeps this linear in m even for huge headers).
         seen: set = set()
@@ -441,6 +466,7 @@ class Layout:
 
 def _layout(header: list[str], name: str, mapping: LongColumns | None, rows=()) -> Layout:
     """Read the header (shared by the fast and the cell-by-cell paths, so the messages agree)."""
+    check_width(len(header), name)
     header = [h.strip() for h in header]
     if mapping is not None:
         lowered = [h.lower() for h in header]
@@ -506,7 +532,7 @@ def looks_transposed(source, *, name: str | None = None) -> bool:
     if raw[:4] == b"PAR1":
         return False
     try:
-        rows = _csv_rows(_decode(raw, default_name), default_name)
+        rows = _csv_rows(_decode(raw, default_name), default_name, max_columns=None)
     except DataError:
         return False
     header = [h.strip() for h in rows[0]]
@@ -534,6 +560,7 @@ def _parse_wide(rows, name: str, layout: Layout, store: bool = True):
     ``store=False`` only checks (the error locator for files too big to hold as strings)."""
     width, first_numeric, grid = layout.width, layout.first_numeric, layout.grid
     grid_labels = list(layout.header[first_numeric:])
+    header = list(layout.header)
     values, meta_rows, n = [], [], 0
     for r, row in enumerate(rows, start=2):  # file line numbers: header is line 1
         n += 1
@@ -543,6 +570,9 @@ def _parse_wide(rows, name: str, layout: Layout, store: bool = True):
                 hint = "; it ends with a trailing separator"
             raise DataError(f"{name}: row {r} has {len(row)} fields but the header has {width} (ragged rows{hint})")
         cells = row[first_numeric:]
+        if cells and cells[0].strip() == grid_labels[0] and [c.strip() for c in row] == header:
+            raise DataError(f"{name}: row {r} repeats the header line (two files joined into one?); remove it, or it "
+                            "would be read as a curve whose values are the grid points")
         parsed = [_parse_number(c) for c in cells]
         bad = [j for j, v in enumerate(parsed) if v is None]
         if bad:
@@ -732,8 +762,11 @@ def _csv_head(src: _Source, name: str):
         return None
     sample = text[:_SNIFF_CHARS]
     first_line = sample.split("\n", 1)[0]
-    if not first_line.strip(",;\t \r") or "\n" not in sample or '"' in first_line:
-        return None  # leading blank lines, a header longer than the sample, quoted header cells
+    if not first_line.strip(",;\t \r") or "\n" not in sample or first_line.count('"') % 2:
+        # Leading blank lines, a header longer than the sample, a quoted header cell spanning
+        # lines. Quoted header cells on one line ("0","0.5", as pyarrow writes them) are fine:
+        # the csv module unquotes them below and pyarrow skips that one line.
+        return None
     delimiter = _sniff_delimiter(sample)
     try:
         rows = list(_nonblank(csv.reader(io.StringIO(sample), delimiter=delimiter)))
@@ -742,6 +775,29 @@ def _csv_head(src: _Source, name: str):
     if len(rows) < 2:
         return None
     return sample, delimiter, rows
+
+
+def _why_not_fast(src: _Source, transpose: bool) -> str:
+    """Why _csv_head sent a file to the cell-by-cell parser, in the user's words (the message
+    for files too big for that parser must name the actual cause)."""
+    if transpose:
+        return "is to be transposed, which reads every cell as text"
+    head = src.head(4 * _SNIFF_CHARS)
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in head:
+        return "is UTF-16 or holds NUL bytes"
+    try:
+        text = codecs.getincrementaldecoder("utf-8-sig")().decode(head, final=len(head) < 4 * _SNIFF_CHARS)
+    except UnicodeDecodeError:
+        return "is not UTF-8"
+    sample = text[:_SNIFF_CHARS]
+    first_line = sample.split("\n", 1)[0]
+    if not first_line.strip(",;\t \r"):
+        return "starts with a blank line"
+    if "\n" not in sample:
+        return f"has a header line longer than {_SNIFF_CHARS:,} characters"
+    if first_line.count('"') % 2:
+        return "has a quoted header cell that spans lines"
+    return "has fewer than two readable lines at its start"
 
 
 def _load_csv(src: _Source, name: str, missing: str, mapping, transpose: bool) -> FunctionalData:
@@ -760,9 +816,10 @@ def _load_csv(src: _Source, name: str, missing: str, mapping, transpose: bool) -
         if src.size > MAX_SLOW_BYTES:
             return _locate_error(src, name, layout, delimiter)
     if src.size > MAX_SLOW_BYTES:
-        raise DataError(f"{name} ({_mb(src.size)}) is not a UTF-8 CSV with the header on its first line; files above "
-                        f"{_mb(MAX_SLOW_BYTES)} must be (re-save it as UTF-8, or convert it to Parquet)")
-    return _from_rows(_csv_rows(_decode(src.all_bytes(), name), name, mapping), name, missing, mapping, transpose)
+        raise DataError(f"{name} ({_mb(src.size)}) {_why_not_fast(src, transpose)}; files above {_mb(MAX_SLOW_BYTES)} "
+                        "must be UTF-8 CSV with a one-line header (re-save it, or convert it to Parquet)")
+    rows = _csv_rows(_decode(src.all_bytes(), name), name, mapping, max_columns=None if transpose else MAX_FILE_COLUMNS)
+    return _from_rows(rows, name, missing, mapping, transpose)
 
 
 def _locate_error(src: _Source, name: str, layout: Layout, delimiter: str):

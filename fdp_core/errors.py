@@ -24,3 +24,12 @@ class BudgetError(FdpError):
 
 class LedgerError(FdpError):
     """The privacy-budget ledger database cannot be opened or used as asked."""
+
+
+def shown(value, limit: int = 60) -> str:
+    """User-supplied text quoted for a message: repr (control characters escaped), cut to
+    ``limit`` characters with its length, so a 100,000-character argument is not echoed."""
+    text = repr(value) if isinstance(value, str) else repr(str(value))
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit - 4]}...' ({len(str(value)):,} characters)"

@@ -48,6 +48,13 @@ def kernel_function(kernel: str, d: np.ndarray, rho: float, nu: float | None = N
     check_choice("kernel", kernel, KERNEL_NAMES)
     rho = check_positive("rho", rho)
     d = np.abs(np.asarray(d, dtype=float))
+    # A tiny rho overflows d / rho; the callers refuse a non-finite Gram matrix with a
+    # one-line message, so numpy's RuntimeWarning lines would only clutter it.
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        return _kernel_values(kernel, d, rho, nu)
+
+
+def _kernel_values(kernel: str, d: np.ndarray, rho: float, nu: float | None) -> np.ndarray:
     if kernel == "gaussian":
         return np.exp(-(d**2) / rho)
     if kernel == "matern52":

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from .accounting import FILTERS, Ledger, LedgerEntry
-from .errors import BudgetError, LedgerError, ParameterError
+from .errors import BudgetError, LedgerError, ParameterError, shown
 
 ENV_VAR = "FDP_LEDGER_URL"
 SCHEMA_COMPONENT = "fdp.ledger"
@@ -73,7 +73,7 @@ def _now() -> str:
 def check_name(name: str) -> str:
     name = str(name).strip()
     if not name or len(name) > _NAME_MAX or any(ord(c) < 32 for c in name):
-        raise ParameterError(f"a budget name is 1 to {_NAME_MAX} printable characters, got {name!r}")
+        raise ParameterError(f"a budget name is 1 to {_NAME_MAX} printable characters, got {shown(name)}")
     return name
 
 
@@ -289,6 +289,7 @@ class LedgerStore:
             except ImportError:  # pragma: no cover - psycopg is a pinned dependency
                 raise LedgerError("a postgresql:// ledger needs the psycopg package (pip install 'psycopg[binary]')") \
                     from None
+            _check_conninfo(self._target)
         self._ready = False
         # Reading never creates anything: a missing SQLite file is an empty ledger, and the
         # schema is created by the first write (ledger init, a charge).
@@ -700,6 +701,20 @@ class LedgerStore:
 
 # Each migration takes a database from version v to v + 1.
 MIGRATIONS = {1: LedgerStore._to_version_2}
+
+
+def _check_conninfo(target: str) -> None:
+    """A PostgreSQL URL libpq cannot parse (``postgresql://:::@@@/??``) is bad input, refused
+    before any connection; the URL itself is not echoed (it may hold a password)."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        conninfo_to_dict(target)
+    except psycopg.Error as exc:
+        reason = " ".join(str(exc).replace(target, "<url>").split())
+        raise LedgerError(f"malformed PostgreSQL ledger URL ({reason}); the form is "
+                          "postgresql://USER@HOST:PORT/DATABASE") from None
 
 
 def _parse_url(url: str) -> tuple[str, str]:

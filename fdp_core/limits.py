@@ -12,7 +12,23 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 | Gibbs sweeps | 200,000 | about 20 s compiled; the chain keeps (sweeps x k) traces |
 | Monte Carlo draws (trade-off bands) | 20,000 | draws x coefficients x sweep points floats in memory |
 | Bernstein lattice size K | 1,000 | basis is m x (K + 1) binomial terms: 1 s at K = 1,000, 59 s at 100,000 |
-| KDE evaluation grid | see box.MAX_GRID_SIZE | 2,000 points in 1-d, 128 x 128 in 2-d |
+| KDE evaluation grid | 2,000 points in 1-d, 128 x 128 in 2-d | evaluation cost and the release's size |
+| epsilon (one release) | 1e6 | the guarantee is void long before (odds e^epsilon); beyond this the noise is below the rounding of the statistic (1e300 gave noise 6e-302): the "private" release would be the non-private one. The app cautions from epsilon > 10 |
+| declared persons n_public | 100 x the persons loaded | persons without a curve count as zero curves: at 1e18 for 30 persons the release is the data's mean divided by 3e16, a wrong answer, not a private one |
+| covariance components shown (--components) | the grid size m | the release has at most m eigenfunctions |
+| eta (shrinkage exponent) | 50 | lambda^eta underflows long before this; larger values only overflow the bounds |
+| covariance grid | 1,000 points | the release draws an m x m surface: m^2 noise terms and an m^3 eigendecomposition |
+| reference curve points | 100,000 | a public curve interpolated onto the grid; more points are a file, not a curve |
+| PCA components k | 5 | the samplers' cost and the budget split grow with k |
+| private selection grid | 500 (penalties x rhos) | one score per grid point and fold |
+| summed counts (count data) | 10,000,000 | expanded values are held in memory: 80 MB at this bound |
+| long file on mixed grids | 2,000,000 cells | curves x union grid, 16 MB per copy |
+| upload size (app, bytes, file objects) | 200 MB (FDP_MAX_UPLOAD_MB) | the whole file is held in memory |
+| file size by path | 64 GB (FDP_MAX_PATH_MB) | pyarrow reads it from disk; bigger files belong to the streaming engine |
+| cell-by-cell parser | 200 MB | it holds every cell as a Python string |
+| columns of a data file (not transposed) | 10,000 | a wide file is at most 2,000 grid points plus metadata; refused from the header alone |
+| bytes the Data page's diagnosis reads | 1 MB | the layout suggestion (long or transposed) looks at a preview, never the whole upload |
+| columns the diagnosis types | 1,000 | a long file has a few columns; typing each costs pandas overhead, so wider files get no suggestion |
 | persons n (the app's commit) | at least 10; warned below 20 or below 10% of the curves | see below |
 
 The persons limits are the app's plausibility checks of a person column (the CLI takes a
@@ -24,6 +40,7 @@ either mostly noise or close to each person's own curve.
 from __future__ import annotations
 
 import math
+import os
 
 from .errors import ParameterError
 
@@ -36,6 +53,20 @@ MAX_BERNSTEIN_K = 1_000
 MIN_PERSONS_COMMIT = 10  # the app refuses to commit a release over fewer persons
 MIN_PERSONS_WARN = 20  # fewer persons than this: a warning on the Data and Release pages
 MIN_PERSON_SHARE = 0.1  # a person column making fewer persons than this share of the curves: a warning
+MAX_ETA = 50.0
+MAX_COVARIANCE_GRID = 1_000
+MAX_KDE_GRID_SIZE = {1: 2000, 2: 128}
+MAX_REFERENCE_POINTS = 100_000
+MAX_PCA_COMPONENTS = 5
+MAX_SELECTION_GRID = 500
+MAX_TOTAL_COUNT = 10_000_000
+MAX_REGRID_CELLS = 2_000_000
+MAX_SLOW_BYTES = 200 * 1024 * 1024
+MAX_EPSILON = 1e6
+MAX_N_PUBLIC_FACTOR = 100
+MAX_FILE_COLUMNS = 10_000
+MAX_DIAGNOSE_BYTES = 1 << 20
+MAX_DIAGNOSE_COLUMNS = 1_000
 
 
 def check_at_most(name: str, value, limit, why: str) -> None:
@@ -53,3 +84,21 @@ def grid_limit_message(m: int) -> str:
 def check_grid_points(m: int) -> None:
     if m > MAX_GRID_POINTS:
         raise ParameterError(grid_limit_message(m))
+
+
+def env_megabytes(variable: str, default_mb: int) -> int:
+    """A size limit in bytes from an environment variable in MB (a deployment setting)."""
+    text = os.environ.get(variable, "").strip()
+    try:
+        mb = float(text) if text else float(default_mb)
+    except ValueError:
+        mb = float(default_mb)
+    return int(mb * 2**20) if math.isfinite(mb) and mb > 0 else default_mb * 2**20
+
+
+# In-memory uploads (the app's browser uploads, bytes, file objects): the whole file is held
+# in memory, so this stays modest; FDP_MAX_UPLOAD_MB raises it for a deployment.
+MAX_FILE_BYTES = env_megabytes("FDP_MAX_UPLOAD_MB", 200)
+# Files named by path are read by pyarrow straight from disk (memory about 2x the numeric
+# block, see SECURITY.md); bigger ones belong to the streaming engine (fdp_core/stream.py).
+MAX_PATH_BYTES = env_megabytes("FDP_MAX_PATH_MB", 64 * 1024)

@@ -6,7 +6,7 @@ import math
 import sys
 
 from .errors import ParameterError
-from .limits import MAX_ABS_VALUE, MAX_TAU
+from .limits import MAX_ABS_VALUE, MAX_EPSILON, MAX_ETA, MAX_TAU, check_at_most
 
 
 def check_finite(name: str, value) -> float:
@@ -83,7 +83,11 @@ def check_bound_value(name: str, value) -> float:
 
 
 def check_epsilon(value) -> float:
-    return check_positive("epsilon", value)
+    """epsilon > 0 and at most limits.MAX_EPSILON (beyond it the release is the non-private one)."""
+    x = check_positive("epsilon", value)
+    check_at_most("epsilon", x, MAX_EPSILON, "the guarantee is void and the noise falls below the rounding of the "
+                  "statistic: the release would be the non-private one")
+    return x
 
 
 def check_delta(value) -> float:
@@ -94,7 +98,6 @@ def check_delta(value) -> float:
     return x
 
 
-MAX_ETA = 50.0  # lambda^eta underflows long before this; larger values only overflow the bounds
 
 
 def check_eta(value, *, minimum: float = 1.0, strict: bool = False) -> float:

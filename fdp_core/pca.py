@@ -31,11 +31,12 @@ import numpy as np
 
 from .data import DATA_DEPENDENT_TAU, FunctionalData, unit_interval
 from .errors import DataError, ParameterError
+from . import limits
 from .kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
 from .mechanisms.bingham import exponential_mechanism_from_gram, single_blas_thread
 from .mechanisms.guarantee import Guarantee
 from .params import check_choice, check_epsilon, check_integer, check_nonnegative, check_positive, check_tau
-from .preprocess import PublicBounds, bounds_of, clip_values, file_persons, person_row_weights
+from .preprocess import PublicBounds, bounds_of, clip_values, declared_n, file_persons, person_row_weights
 from .registry.pca import REGISTRY as SAMPLER_REGISTRY
 from .registry.pca import default_sampler, pca_sampler, samplers_reading
 from .release import randomness_fields
@@ -45,7 +46,7 @@ from .settings_fields import (EPSILON, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, REFE
 PCA_BASES = ("kernel", "fourier")
 PCA_SAMPLERS = tuple(SAMPLER_REGISTRY)  # the CLI's --sampler choices (fdp_core/registry/pca.py)
 PCA_CENTRING = ("none", "released-mean", "sample-mean", "public")  # public: c = (lo + hi)/2 or the reference
-MAX_COMPONENTS = 5
+MAX_COMPONENTS = limits.MAX_PCA_COMPONENTS
 TRACE_FRACTION = 0.99  # kernel basis: smallest p whose eigenvalues explain this share of the trace
 FOURIER_DEFAULT_P = 40
 NOT_PRIVATE = ("nonprivate_components", "nonprivate_coefficients", "scree", "explained_variance_ratio",
@@ -475,9 +476,7 @@ def pca_sums(fd, settings, released_mean=None, data_dependent_flags=()) -> PcaSu
         unit = "persons" if bounds.person_column else "curves"
         raise DataError(f"private PCA with k = {k} components needs at least k = {k} {unit}, the data have "
                         f"{n_persons}")
-    n = n_persons if bounds.n_public is None else int(bounds.n_public)
-    if n < n_persons:
-        raise DataError(f"the declared number of persons n = {n} is smaller than the {n_persons} persons in the file")
+    n = declared_n(bounds.n_public, n_persons)
     flags = list(data_dependent_flags)
     values, n_range_clipped = clip_values(fd.data_matrix, bounds.value_range)
     centre, centre_flags = pca_centre(settings, fd.grid_points, released_mean, values)

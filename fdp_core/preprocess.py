@@ -33,15 +33,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import FunctionalData, clip_to_ball, file_positions, l2_norms
+from .data import FunctionalData, check_regular_file, clip_to_ball, file_positions, l2_norms
 from .errors import DataError, ParameterError
+from . import limits
+from .limits import MAX_N_PUBLIC_FACTOR
 from .params import check_bound_value
 
 N_POLICY_DECLARED = "declared public"
 N_POLICY_FIXED = "declared public (fixed by the user)"
 UNIT_CURVE = "curve (every curve is one person)"
 NOT_DP_SUGGESTION = "data-derived suggestion: NOT differentially private, do not commit with it"
-MAX_REFERENCE_POINTS = 100_000
+MAX_REFERENCE_POINTS = limits.MAX_REFERENCE_POINTS
 
 
 # --------------------------------------------------------------------------- public inputs
@@ -100,8 +102,9 @@ def check_reference(reference) -> tuple[tuple[float, float], ...] | None:
 def load_reference(path) -> tuple[tuple[float, float], ...]:
     """A public reference curve from a CSV with columns t,value (e.g. a published norm curve)."""
     path = Path(path)
-    if not path.exists():
+    if "\x00" in str(path) or not path.exists():
         raise DataError(f"reference file not found: {path}")
+    check_regular_file(path, "reference file")
     try:
         table = pd.read_csv(path)
     except Exception as exc:  # pandas raises many types on malformed files
@@ -348,17 +351,28 @@ class PreparedCurves:
 
 
 def _n_for(bounds: PublicBounds, n_persons: int) -> int:
-    return mechanism_n(bounds.n_public, n_persons)
+    return declared_n(bounds.n_public, n_persons)
 
 
 def mechanism_n(n_public: int | None, n_persons: int) -> int:
-    """The n a mechanism uses: the persons of the file, or the declared ``n_public`` (never fewer)."""
+    """The n a mechanism uses: the persons of the file (usable or not), or the declared ``n_public``."""
+    return declared_n(n_public, n_persons)
+
+
+def declared_n(n_public, n_persons: int) -> int:
+    """The n a mechanism divides by: the persons in the data, or the declared n_public, which
+    may not be below them nor above limits.MAX_N_PUBLIC_FACTOR times them (persons without a
+    curve count as zero curves, so a wild n_public silently shrinks the release towards 0)."""
     if n_public is None:
-        return int(n_persons)
+        return n_persons
     n = int(n_public)
     if n < n_persons:
         raise DataError(f"the declared number of persons n = {n} is smaller than the {n_persons} persons in the "
                         "file: declare the true public number")
+    if n > MAX_N_PUBLIC_FACTOR * n_persons:
+        raise DataError(f"the declared number of persons n = {n:,} is more than {MAX_N_PUBLIC_FACTOR} times the "
+                        f"{n_persons} persons in the file; the {n - n_persons:,} persons without a curve would count "
+                        "as zero curves and shrink the release towards 0: declare the true public number")
     return n
 
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from .accuracy import penalised_noise_scales
 from .errors import ParameterError
+from . import limits
 from .kernels import eigenbasis
 from .mechanisms.guarantee import Guarantee
 from .mean import MeanSettings
@@ -47,7 +48,7 @@ from .preprocess import bounds_of, file_persons, mechanism_n, prepare_curves
 
 SELECTION_BOUNDS = ("range", "linear", "general")
 SELECTION_MECHANISMS = quadratic_penalty_mechanisms()  # the PCV score sensitivity needs linear shrinkage
-MAX_GRID = 500
+MAX_GRID = limits.MAX_SELECTION_GRID
 
 
 def selection_folds(n: int, folds: int) -> tuple[int, list[np.ndarray]]:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from .covariance import CovarianceSettings, centred_clipped_curves, person_weights
 from .data import FunctionalData
-from .errors import DataError, ParameterError
+from .errors import DataError, ParameterError, shown
 from .estimators import shrinkage
 from .kernels import KERNEL_NAMES, eigenbasis
 from .mechanisms.calibration import CALIBRATIONS, gaussian_sigma
@@ -119,7 +119,12 @@ def covariate_matrix(metadata: pd.DataFrame, covariates, bound_b: float) -> tupl
                             f"({', '.join(map(str, metadata.columns)) or 'none'})")
         col = metadata[name]
         if level:
-            columns.append((col.astype(str) == level).to_numpy(dtype=float))
+            indicator = (col.astype(str) == level).to_numpy(dtype=float)
+            if not indicator.any():
+                levels = ", ".join(map(str, col.astype(str).unique()[:5]))
+                raise DataError(f"covariate {shown(spec)} matches no row: {shown(name)} has no level {shown(level)} "
+                                f"(levels: {levels}); an all-zero column carries no information")
+            columns.append(indicator)
             labels.append(f"{name}={level}")
             continue
         numeric = pd.to_numeric(col, errors="coerce")
@@ -127,6 +132,8 @@ def covariate_matrix(metadata: pd.DataFrame, covariates, bound_b: float) -> tupl
             bad = col[numeric.isna()].astype(str).unique()[:3]
             raise DataError(f"covariate {name!r} has non-numeric values ({', '.join(bad)}): name one level as "
                             f"{name}=LEVEL for its indicator")
+        if not numeric.any():
+            raise DataError(f"covariate {shown(name)} is zero in every row; an all-zero column carries no information")
         columns.append(numeric.to_numpy(dtype=float))
         labels.append(name)
     Z = np.column_stack(columns)

@@ -14,7 +14,7 @@ import yaml
 
 from .accounting import KINDS, Ledger
 from .box import check_box
-from .data import MISSING_POLICIES, FunctionalData, load_curves
+from .data import MISSING_POLICIES, FunctionalData, check_regular_file, load_curves
 from .errors import ParameterError
 from .mechanisms.discrete import DEFAULT_GRANULARITY_EXP
 from .settings_fields import settings_from_config
@@ -53,12 +53,17 @@ def parse_config(source) -> dict:
     if isinstance(source, Mapping):
         config = dict(source)
     else:
-        text = Path(source).read_text() if isinstance(source, Path) or (
-            isinstance(source, str) and "\n" not in source and Path(source).exists()) else str(source)
+        is_path = isinstance(source, Path) or (isinstance(source, str) and "\n" not in source
+                                               and "\x00" not in source and Path(source).exists())
+        if is_path:
+            check_regular_file(Path(source), "config file")  # a pipe or device would hang the read
+        text = Path(source).read_text() if is_path else str(source)
         try:
             config = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise ParameterError(f"config is not valid YAML: {_one_line(exc)}") from None
+        except RecursionError:  # PyYAML composes nested collections recursively: [[[[...]]]]
+            raise ParameterError("config is nested too deeply to be an fdp config.yaml") from None
     if not isinstance(config, Mapping):
         raise ParameterError("config must be a YAML mapping written by fdp's export (config.yaml)")
     if config.get("schema") != CONFIG_SCHEMA:

@@ -28,7 +28,7 @@ def _default_data_path(data_label: str | None) -> str:
     return "YOUR_DATA.csv"
 
 
-_SCRIPT = '''"""Re-run fdp release {release_id} ({label}) on a data file: same settings, fresh noise.
+_SCRIPT = '''"""Re-run fdp release {release_id} (RELEASE_LABEL below) on a data file: same settings, fresh noise.
 
 Usage (from a checkout of fdp, or with fdp_core importable):
 
@@ -47,6 +47,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+RELEASE_LABEL = {label!r}
 DEFAULT_DATA = {data_path!r}
 
 
@@ -97,8 +98,20 @@ if __name__ == "__main__":
 
 
 def script_text(release_id: str, label: str, data_label: str | None) -> str:
-    return _SCRIPT.format(release_id=release_id, label=label.replace('"""', "'''"),
-                          data_path=_default_data_path(data_label))
+    # Every user-supplied text goes in as a Python literal (repr): a label such as C:\new\x
+    # inside the docstring was an invalid escape and the script did not parse.
+    return _SCRIPT.format(release_id=release_id, label=str(label), data_path=_default_data_path(data_label))
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+
+
+def markdown_text(text: str) -> str:
+    """User text shown literally in a markdown cell: one line, markdown characters escaped,
+    HTML characters as entities (a label must not become a link, a heading or a tag)."""
+    flat = " ".join(str(text).split())
+    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", flat)
 
 
 def _cell(kind: str, source: str) -> dict:
@@ -112,7 +125,7 @@ def notebook_text(release_id: str, label: str, data_label: str | None) -> str:
     data_path = _default_data_path(data_label)
     cells = [
         _cell("markdown", f"""
-# Re-run fdp release `{release_id}`: {label}
+# Re-run fdp release `{release_id}`: {markdown_text(label)}
 
 This notebook re-runs the exported release with the settings in `config.yaml` (next to it) on a data
 file, with **fresh noise**: the same mechanism, exact discrete sampler and grid, fresh OS entropy.

@@ -867,7 +867,7 @@ def choose_engine(engine: str, data_path) -> str:
         return engine
     try:
         bound = value_bytes_bound(data_path)
-    except OSError:
+    except (OSError, ValueError):  # the loader refuses the path with its own message
         return "local"
     return "stream" if bound > AUTO_STREAM_BYTES else "local"
 

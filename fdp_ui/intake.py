@@ -9,6 +9,13 @@ reads it with its own column mapping (``id_column``, ``t_column``, ``value_colum
 ``transpose=True``, so its validation applies unchanged. A t column of dates is the one
 case rewritten here (dates become days since the earliest date). Suggestions come from
 column names and types only.
+
+The diagnosis runs on every refused upload, on the server, so it is bounded whatever the
+file's shape (fdp_core/limits.py): it reads at most MAX_DIAGNOSE_BYTES (whole rows of
+them), counts the header's columns before anything else, types at most
+MAX_DIAGNOSE_COLUMNS columns in one vectorised pass over at most PREVIEW_ROWS rows, and
+tries dates on a few candidate columns only. The loader validates the whole file once the
+user confirms, so a preview is enough for a suggestion.
 """
 
 from __future__ import annotations
@@ -23,8 +30,12 @@ import pandas as pd
 
 from fdp_core.data import looks_transposed as _core_looks_transposed
 from fdp_core.errors import DataError
+from fdp_core.limits import MAX_DIAGNOSE_BYTES, MAX_DIAGNOSE_COLUMNS
 
-PREVIEW_BYTES = 1 << 16
+PREVIEW_BYTES = 1 << 16  # the delimiter sniffer's sample
+PREVIEW_ROWS = 200  # rows typed by the long-file suggestion
+DATE_CANDIDATES = 20  # columns tried as dates (each try parses text one value at a time)
+DATE_SAMPLE = 50  # values tried per candidate
 ID_WORDS = ("id", "person", "subject", "patient", "participant", "station", "site", "name", "case", "unit",
             "individual", "curve", "code", "key")
 T_WORDS = ("t", "time", "day", "date", "age", "week", "month", "year", "hour", "minute", "second", "x",
@@ -48,8 +59,9 @@ def _delimiter(text: str) -> str:
         return ","
 
 
-def read_table(raw: bytes) -> pd.DataFrame:
-    """The file as a table of strings (CSV/TSV/semicolon); DataError if it is not one."""
+def read_table(raw: bytes, nrows: int | None = None) -> pd.DataFrame:
+    """The file (its first ``nrows`` rows) as a table of strings (CSV/TSV/semicolon);
+    DataError if it is not one."""
     if b"\x00" in raw[:PREVIEW_BYTES]:
         raise DataError("not a text CSV file")
     try:
@@ -58,7 +70,7 @@ def read_table(raw: bytes) -> pd.DataFrame:
         text = raw.decode("latin-1")
     try:
         frame = pd.read_csv(io.StringIO(text), sep=_delimiter(text), dtype=str, skip_blank_lines=True,
-                            keep_default_na=False)
+                            keep_default_na=False, nrows=nrows)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error) as exc:
         raise DataError(f"not a readable table: {str(exc).splitlines()[0]}") from None
     frame.columns = [str(c).strip() for c in frame.columns]
@@ -75,9 +87,21 @@ def _is_numeric(series: pd.Series) -> bool:
     return len(filled) > 0 and _numeric(filled).notna().all()
 
 
+def _numeric_columns(frame: pd.DataFrame) -> np.ndarray:
+    """_is_numeric of every column in one pass over the cells (not one pandas call per column:
+    that overhead, about 1 ms a column, is what made wide uploads hold the server)."""
+    cells = frame.to_numpy(dtype=object)
+    if cells.size == 0:
+        return np.zeros(frame.shape[1], dtype=bool)
+    flat = pd.Series(cells.ravel(), dtype=object).str.strip()
+    filled = (flat != "").to_numpy().reshape(cells.shape)
+    numbers = pd.to_numeric(flat.where(flat != "", np.nan), errors="coerce").to_numpy(dtype=float).reshape(cells.shape)
+    return filled.any(axis=0) & (~filled | ~np.isnan(numbers)).all(axis=0)
+
+
 def _is_date(series: pd.Series) -> bool:
     values = series.str.strip()
-    filled = values[values != ""].head(200)
+    filled = values[values != ""].head(DATE_SAMPLE)
     if len(filled) == 0 or _numeric(filled).notna().all():
         return False
     if not filled.str.contains(r"\d").all():
@@ -95,17 +119,21 @@ def _name_score(name: str, words: tuple[str, ...]) -> int:
 def suggest_long(frame: pd.DataFrame) -> dict:
     """Suggested id, t and value columns of a long file (names first, then types)."""
     columns = list(frame.columns)
-    numeric = {c: _is_numeric(frame[c]) for c in columns}
-    dates = {c: (not numeric[c]) and _is_date(frame[c]) for c in columns}
+    numeric = dict(zip(columns, _numeric_columns(frame)))
+    # Dates: a few candidate columns only, t-like names first (each try parses value by value).
+    others = sorted((c for c in columns if not numeric[c]), key=lambda c: -_name_score(c, T_WORDS))
+    dates = {c: _is_date(frame[c]) for c in others[:DATE_CANDIDATES]}
+    position = {c: i for i, c in enumerate(columns)}
 
     def best(candidates, words, exclude):
         pool = [c for c in candidates if c not in exclude]
         if not pool:
             return None
-        return max(pool, key=lambda c: (_name_score(c, words), -pool.index(c)))
+        return max(pool, key=lambda c: (_name_score(c, words), -position[c]))
 
-    t = best([c for c in columns if numeric[c] or dates[c]], T_WORDS, ())
-    id_pool = [c for c in columns if c != t and frame[c].nunique() < len(frame)]
+    t = best([c for c in columns if numeric[c] or dates.get(c, False)], T_WORDS, ())
+    repeats = {c for c, n_distinct in zip(columns, _distinct_counts(frame)) if n_distinct < len(frame)}
+    id_pool = [c for c in columns if c != t and c in repeats]
     ident = best(id_pool or [c for c in columns if c != t], ID_WORDS, ())
     value = best([c for c in columns if numeric[c]], VALUE_WORDS, (t, ident))
     if t is not None and _name_score(t, T_WORDS) == 0 and value is not None and _name_score(value, T_WORDS) > 0:
@@ -113,17 +141,53 @@ def suggest_long(frame: pd.DataFrame) -> dict:
     return {"id": ident, "t": t, "value": value}
 
 
-def diagnose(raw: bytes) -> Diagnosis:
+def _distinct_counts(frame: pd.DataFrame) -> list[int]:
+    cells = frame.to_numpy(dtype=object)
+    return [len(set(cells[:, j])) for j in range(cells.shape[1])]
+
+
+def _preview(raw: bytes) -> bytes:
+    """The first MAX_DIAGNOSE_BYTES of the file, cut after its last complete line; empty when
+    even the header line is longer than that."""
+    if len(raw) <= MAX_DIAGNOSE_BYTES:
+        return raw
+    head = raw[:MAX_DIAGNOSE_BYTES]
+    end = head.rfind(b"\n")
+    return head[:end + 1] if end >= 0 else b""
+
+
+def _header(preview: bytes) -> list[str]:
+    """The header's cells: the first non-blank row, parsed alone (the body is not read)."""
+    text = preview.decode("utf-8-sig", errors="replace")
     try:
-        frame = read_table(raw)
+        rows = csv.reader(io.StringIO(text), delimiter=_delimiter(text))
+        return [c.strip() for c in next((r for r in rows if any(c.strip() for c in r)), [])]
+    except csv.Error:
+        return []
+
+
+def diagnose(raw: bytes) -> Diagnosis:
+    """What a refused upload looks like (long with other names, transposed, or unknown); its
+    cost is bounded by limits.MAX_DIAGNOSE_BYTES and MAX_DIAGNOSE_COLUMNS, whatever the file."""
+    preview = _preview(raw)
+    if not preview:
+        return Diagnosis("unknown", (), {}, f"the header line is longer than {MAX_DIAGNOSE_BYTES:,} bytes")
+    header = _header(preview)
+    if not header:
+        return Diagnosis("unknown", (), {}, "no header line with a column name")
+    if _core_looks_transposed(preview):
+        columns = tuple(header)
+        return Diagnosis("transposed", columns, {"t": columns[0]},
+                         f"This looks transposed: '{columns[0]}' runs down the rows and each of the other "
+                         f"{len(columns) - 1} columns looks like one curve. Transpose it so that each curve is "
+                         "one row.")
+    if len(header) > MAX_DIAGNOSE_COLUMNS:
+        return Diagnosis("unknown", (), {}, f"{len(header):,} columns: too many to suggest a layout")
+    try:
+        frame = read_table(preview, nrows=PREVIEW_ROWS)
     except DataError as exc:
         return Diagnosis("unknown", (), {}, str(exc))
     columns = tuple(frame.columns)
-    if _core_looks_transposed(raw):
-        return Diagnosis("transposed", columns, {"t": columns[0]},
-                         f"This looks transposed: '{columns[0]}' runs down the rows and each of the other "
-                         f"{len(columns) - 1} columns looks like one curve. Transpose it so that each curve is one "
-                         "row.")
     numeric_headers = pd.to_numeric(pd.Series(columns), errors="coerce").notna().sum()
     suggestion = suggest_long(frame)
     if len(columns) >= 3 and numeric_headers <= len(columns) // 2 and all(suggestion.values()) and len(set(suggestion.values())) == 3:
@@ -135,7 +199,7 @@ def diagnose(raw: bytes) -> Diagnosis:
 
 
 def is_date_column(raw: bytes, column: str) -> bool:
-    frame = read_table(raw)
+    frame = read_table(_preview(raw), nrows=PREVIEW_ROWS)
     return column in frame.columns and not _is_numeric(frame[column]) and _is_date(frame[column])
 
 

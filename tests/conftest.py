@@ -106,3 +106,20 @@ def postgres_url(postgres_server):
     yield f"postgresql://{user}{password}@{host}{port}/{name}"
     with psycopg.connect(postgres_server, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# --------------------------------------------------------------------------- Hypothesis profiles
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+# "ci" (default): few examples per property, so every property runs in seconds in .ci/run.
+# "long": a local search for the next hostile input (HYPOTHESIS_PROFILE=long pytest ...).
+# Deadlines are per example; properties with heavier examples (a CLI release, an app run)
+# set their own. Failures found are kept as @example cases in the tests themselves.
+settings.register_profile("ci", max_examples=8, deadline=5000, derandomize=True, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                                 HealthCheck.data_too_large, HealthCheck.filter_too_much])
+settings.register_profile("long", max_examples=400, deadline=20000, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                                 HealthCheck.data_too_large, HealthCheck.filter_too_much])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

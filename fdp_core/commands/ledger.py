@@ -42,7 +42,7 @@ def budget_of(args, fd, *, name: str | None = None, settings=None, **registratio
     ``name``), for a CLI run; ``registration``: see fdp_core.datasets.resolve."""
     unit = unit_of_privacy(settings) if settings is not None else unit_of_privacy(vars(args))
     label = Path(str(getattr(args, "data", "") or "")).name
-    return open_budget(args.ledger, fd, unit=unit, name=name or getattr(args, "name", None) or DEFAULT_BUDGET,
+    return open_budget(args.ledger, fd, unit=unit, name=_first_given(name, getattr(args, "name", None), DEFAULT_BUDGET),
                        source="cli", data_label=label, **registration)
 
 
@@ -94,3 +94,9 @@ def complete_then_publish(budget, entry_ids, staged: Path, out: Path, *, ledger_
             f"--out {out}'; to void "
             f"it, delete {staged} (the charge stays spent)") from None
     publish(staged, out)
+
+
+def _first_given(*names):
+    """The first name given (not None): an empty --name is refused by check_name, not
+    silently replaced by the default budget."""
+    return next(n for n in names if n is not None)

@@ -55,6 +55,8 @@ def parse_split(text: str | None) -> dict | None:
         kind, sep, weight = part.partition("=")
         if not sep or kind.strip() not in KINDS:
             raise ParameterError(f"--split takes KIND=WEIGHT pairs with KIND in {', '.join(KINDS)}, got {part!r}")
+        if kind.strip() in split:
+            raise ParameterError(f"--split names {kind.strip()!r} twice; give each kind one weight")
         try:
             split[kind.strip()] = float(weight)
         except ValueError:

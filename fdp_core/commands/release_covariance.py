@@ -7,7 +7,8 @@ import pandas as pd
 
 from ..covariance import CovarianceSettings, analyst_view, plan_covariance_release, release_record
 from ..errors import ParameterError
-from ..release import write_release
+from ..limits import MAX_GRID_POINTS, check_at_most
+from ..release import to_json, write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import add_data_options, add_output_options, load_data, rng_from
 
@@ -27,6 +28,8 @@ def run(args) -> int:
     settings = settings_from_args(CovarianceSettings, args)
     if args.components < 1:
         raise ParameterError(f"--components must be >= 1, got {args.components}")
+    check_at_most("--components", args.components, MAX_GRID_POINTS, "the release has at most one eigenfunction per "
+                  "grid point")
     fd = load_data(args)
     plan = plan_covariance_release(fd, settings)
     draw = plan.sample(rng_from(args), 1)
@@ -42,4 +45,7 @@ def run(args) -> int:
     print(f"wrote {args.out}/release.json, release.csv (publishable) and analyst_view.json (NOT for publication) "
           f"({settings.mechanism}, n={plan.n}, L={plan.n_components}, expected squared HS error "
           f"{plan.expected_sq_hs_error:.4g})")
+    if args.components > plan.n_components:
+        print(f"note: analyst_view.json shows the L = {plan.n_components} components the release has, not the "
+              f"{args.components} asked (--components)")
     return 0

@@ -51,7 +51,8 @@ def run(args) -> int:
     if args.no_ledger:
         notes.append("no persistent ledger was used (--no-ledger): earlier releases of these data are not counted")
     else:
-        budget = budget_of(args, fd, name=args.budget_name or config["budget"].get("name"),
+        budget = budget_of(args, fd, name=(args.budget_name if args.budget_name is not None
+                                       else config["budget"].get("name")),
                            settings=config["settings"])
         stored = budget.ledger()
         if stored is None:

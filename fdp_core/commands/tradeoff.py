@@ -70,9 +70,10 @@ def run(args) -> int:
     if args.mc_draws < 0:
         raise ParameterError(f"--mc-draws must be >= 0, got {args.mc_draws}")
     check_at_most("--mc-draws", args.mc_draws, MAX_MC_DRAWS, "every draw is a vector per mechanism and sweep point")
-    levels = tuple(sorted(args.quantiles))
+    levels = tuple(args.quantiles)  # LOW HIGH: reversed levels are refused, not silently sorted
     if not 0 < levels[0] < levels[1] < 1:
-        raise ParameterError(f"--quantiles must be two levels in (0, 1), got {args.quantiles}")
+        raise ParameterError(f"--quantiles must be two levels LOW HIGH with 0 < LOW < HIGH < 1, got "
+                             f"{' '.join(f'{q:g}' for q in args.quantiles)}")
     settings = settings_from_args(MeanSettings, args, mechanism=mechanisms[0])
     fd = load_data(args)
     curves = tradeoff_curves(fd, settings, args.param, values, mechanisms=mechanisms, mc_draws=args.mc_draws,
