@@ -25,6 +25,7 @@ import numpy as np
 from .bands import BandPlan, confidence_band, plan_band_release, psd_root, simultaneous_band, smoother
 from .covariance import product_shrinkage, symmetrise
 from .kernels import kernel_matrix
+from .limits import MAX_N_PUBLIC_FACTOR
 from .mean import MeanSettings
 from .simulate import SIMULATIONS, simulate
 
@@ -76,7 +77,8 @@ def coverage_cell(design: str, n: int, epsilon: float, replications: int, *, see
                   n_draws: int = 2000, **changes) -> CoverageCell:
     """Coverage of m_S and width against the oracle over ``replications`` releases (see the module doc)."""
     settings = design_settings(design, epsilon, **changes)
-    fd = simulate(design, n=2, m=GRID_POINTS, seed=seed)  # the plan needs the grid only; n is declared
+    # The plan needs the grid only; n is declared (limits.MAX_N_PUBLIC_FACTOR times the stand-in's curves at most).
+    fd = simulate(design, n=max(2, -(-n // MAX_N_PUBLIC_FACTOR)), m=GRID_POINTS, seed=seed)
     plan = plan_band_release(fd, replace(settings, n_public=n))
     plan = replace(plan, mean=replace(plan.mean, n=n))
     mean, cov = plan.mean, plan.second_moment

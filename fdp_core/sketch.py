@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import limits
 from .data import FunctionalData
 
 SKETCH_SCHEME = "fdp.sketch/1"
@@ -54,7 +55,7 @@ EXACT_DISTANCE = 0.005
 # A file is the registered data set when at least this share of its curves is found there,
 # or of the registration's curves in the file (a subset or a superset of the same people).
 MATCH_CONTAINMENT = 0.5
-MAX_CURVES = 4096
+MAX_CURVES = limits.MAX_SKETCH_CURVES
 _PAIRS_PER_BLOCK = 2_000_000
 
 

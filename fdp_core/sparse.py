@@ -24,6 +24,7 @@ import numpy as np
 
 from .errors import DataError, ParameterError
 from .kernels import KERNEL_NAMES, eigenbasis, kernel_matrix, matern_nu
+from . import limits
 from .limits import MAX_TAU, check_at_most
 from .mechanisms.calibration import CALIBRATIONS, gaussian_sigma
 from .mechanisms.families import noise_family
@@ -36,7 +37,7 @@ from .sensitivity import (sparse_b_sensitivity_l1, sparse_b_sensitivity_l2, spar
 from .sparse_data import SparseData
 
 NOISES = ("gaussian", "laplace")
-MAX_BASIS = 60
+MAX_BASIS = limits.MAX_SPARSE_BASIS
 SAFETY = 1.01  # the Christoffel bounds are the fine-grid maxima times this
 BASIS_GRID = 201  # public grid of the eigendecomposition on [0, 1]
 CHECK_GRID = 4001  # finer public grid on which R2 and R1 are measured

@@ -44,6 +44,7 @@ per person).
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -846,6 +847,8 @@ def value_bytes_bound(data_path) -> int:
     (rows x columns x 8), any other file CSV_VALUE_BYTES_PER_BYTE x its size. Raises OSError."""
     path = Path(data_path)
     size = path.stat().st_size
+    if not stat.S_ISREG(path.stat().st_mode):  # a pipe or a device: never opened here (it could block)
+        raise OSError(f"{path} is not a regular file")
     with open(path, "rb") as fh:
         magic = fh.read(4)
     if magic == b"PAR1" or path.name.lower().endswith((".parquet", ".pq")):

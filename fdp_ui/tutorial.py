@@ -96,6 +96,18 @@ TEXTS = {
         ["Sweep epsilon: where does the curve flatten (more epsilon buys little accuracy)?",
          "Type an acceptable error and set the sidebar's epsilon from the table.",
          "Apply the PCV optimum and read the warning: why is that choice not private?"]),
+    "pages/plan.py": (
+        "Plan a whole release before spending anything: say how accurate each statistic must be (its 95% radius), "
+        "or give it a weight or an epsilon, and read what each costs and what the plan costs in total. Only public "
+        "inputs are used: the declared n, the grid, the range and the smoothing settings.",
+        [("n (persons, declared public)", "the number of persons the release covers: you declare it."),
+         ("rule", "target: a 95% radius to reach; weight: a share of a total budget; epsilon: stated."),
+         ("charged epsilon", "what the ledger will charge for that statistic (the exact sampler's own figure)."),
+         ("whole plan", "a valid total for all parts together, cheaper than adding them up, because the plan is "
+                        "fixed before any output is seen.")],
+        ["Halve the mean's target radius: how much more epsilon does it cost (about 2x, or 4x in rho)?",
+         "Switch the density to a weight and give a total budget: how is it split?",
+         "Download the plan and commit it with 'fdp plan plan.yaml --data FILE --commit'."]),
     "pages/release.py": (
         "The one page where privacy budget is spent: set the session budget, commit a release (fresh noise, "
         "charged to the ledger), and download what may be published.",

@@ -279,8 +279,13 @@ def test_cli_select_at_person_level_charges_the_person_level_budget(tmp_path, ca
     assert main(["ledger", "init", "--data", str(data), "--ledger", ledger, "--epsilon", "1", "--delta", "1e-5",
                  "--person-column", "subject"]) == 0
     capsys.readouterr()
-    assert main(base) == 2 and "no stored budget" in capsys.readouterr().err  # curve level: another budget
+    # The same people counted by curve: the same registered data set and budget (issue 30), charged too.
+    assert main(base) == 0
+    capsys.readouterr()
     assert main([*base, "--person-column", "subject"]) == 0
+    capsys.readouterr()
+    assert main(["ledger", "show", "--data", str(data), "--ledger", ledger, "--person-column", "subject"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["entries"]) == 2
     record = json.loads((tmp_path / "sel" / "selection.json").read_text())
     assert record["charged"] is True and record["n"] == 17 and record["fold_size"] == 3
     assert record["unit_of_privacy"].startswith("person")

@@ -47,9 +47,9 @@ def test_mean_page_releases_the_sparse_mean_over_points():
     assert any("Declare the public domain" in w.value for w in at.warning)
     at.switch_page("pages/data.py").run()
     at.checkbox(key="sparse_domain_declared").check().run()
-    at.number_input(key="data_range_lo").set_value(-1.0).run()
-    at.number_input(key="data_range_hi").set_value(2.0).run()
-    at.checkbox(key="data_range_declared").check().run()
+    at.number_input(key="data_range_lo_input").set_value(-1.0).run()
+    at.number_input(key="data_range_hi_input").set_value(2.0).run()
+    at.checkbox(key="data_range_declared_input").check().run()
     at.switch_page("pages/mean.py").run()
     assert not at.exception and not at.error
     fig = next(f for f in _figures(at) if f["layout"]["title"]["text"].startswith("Private mean"))
@@ -65,9 +65,9 @@ def test_mean_page_releases_the_sparse_mean_over_points():
 def test_tradeoffs_page_on_sparse_data():
     at = _sparse_app()
     at.checkbox(key="sparse_domain_declared").check().run()
-    at.number_input(key="data_range_lo").set_value(-1.0).run()
-    at.number_input(key="data_range_hi").set_value(2.0).run()
-    at.checkbox(key="data_range_declared").check().run()
+    at.number_input(key="data_range_lo_input").set_value(-1.0).run()
+    at.number_input(key="data_range_hi_input").set_value(2.0).run()
+    at.checkbox(key="data_range_declared_input").check().run()
     at.switch_page("pages/tradeoffs.py").run()
     assert not at.exception and not at.error
     figures = _figures(at)
