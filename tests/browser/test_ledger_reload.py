@@ -44,11 +44,14 @@ def commit(page) -> None:
 
 
 def test_commit_reload_upload_again_and_the_repeat_commit_is_refused(page, app_url, app_server, tmp_path):
-    # Data of this test only (the session's ledger is shared by the browser suite): the example
-    # curves with a random shift, so no other test can have spent this data set's budget.
+    # Data of this test only (the session's ledger is shared by the browser suite): curves of random
+    # shapes, so no registered data set matches them (a shifted copy of the example would rightly be
+    # matched to the example's data set, whose budget other tests spend).
     example = load_curves(ROOT / "data" / "example_curves.csv")
-    shift = np.random.default_rng().uniform(0.01, 0.02)
-    fd = from_arrays(example.grid_points, example.data_matrix + shift)
+    rng = np.random.default_rng()
+    t = example.grid_points
+    freq, phase = rng.uniform(0.5, 3.0, (example.n, 1)), rng.uniform(0, 2 * np.pi, (example.n, 1))
+    fd = from_arrays(t, 0.3 * np.sin(2 * np.pi * freq * t[None, :] + phase) + rng.normal(0, 0.02, (example.n, t.size)))
     first, second = tmp_path / "cohort_2026.csv", tmp_path / "cohort_2026 (copy).csv"
     first.write_text(to_wide_csv(fd))
     second.write_bytes(first.read_bytes())
