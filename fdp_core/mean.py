@@ -24,12 +24,13 @@ from .mechanisms.calibration import CALIBRATIONS
 from .mechanisms.families import NoiseFamily, noise_family
 from .mechanisms.guarantee import Guarantee
 from .params import check_choice, check_epsilon, check_positive, check_tau
+from .postprocess import mean_steps
 from .preprocess import PublicBounds, bounds_of, data_tau, prepare_curves
 from .registry import MEAN_REGISTRY, mean_mechanism
 from .release import randomness_fields
 from .sensitivity import BOUNDS
-from .settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, REFERENCE, RHO,
-                              TAU, TAU_FROM_DATA, VALUE_RANGE, Control, log10_control, option)
+from .settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, RAW_RELEASE,
+                              REFERENCE, RHO, TAU, TAU_FROM_DATA, VALUE_RANGE, Control, log10_control, option)
 
 # Views of the registry (fdp_core/registry/mean.py): names by privacy type, labels.
 MEAN_MECHANISMS = tuple(MEAN_REGISTRY)
@@ -73,6 +74,7 @@ class MeanSettings:
     reference: tuple | None = option(None, REFERENCE)  # public reference curve ((t, value), ...) replacing the centre
     person_column: str | None = option(None, PERSON_COLUMN)  # metadata column grouping curves by person
     n_public: int | None = option(None, N_PUBLIC)  # declared persons (None: those in the data, declared public)
+    raw_release: bool = option(False, RAW_RELEASE)  # False: free post-processing on (fdp_core/postprocess.py)
 
     @property
     def bounds(self) -> PublicBounds:
@@ -356,6 +358,7 @@ def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = 
         "sigma": plan.sigma,
         "expected_sq_l2_error": plan.expected_sq_l2_error,
         "l2_error_radius_95": plan.l2_error_radius(0.95),
+        "post_processing": list(mean_steps(s)),  # public settings only (fdp_core/postprocess.py)
         "data_dependent_flags": list(plan.data_dependent_flags),
         "differentially_private": not plan.data_dependent_flags,
         "guarantee": plan.guarantee.record(),

@@ -314,6 +314,8 @@ def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:
                     ("privacy map", f"epsilon = {sampler.get('epsilon')}" if sampler.get("epsilon") is not None
                      else f"rho = {sampler.get('rho')}"),
                     ("post-processing", sampler.get("post_processing"))]
+    if r.get("post_processing"):  # the free projection of the output (mean, density), METHODS.md 18
+        sampler_rows.append(("then (free post-processing)", "; ".join(r["post_processing"])))
     versions = r.get("library_versions", {})
     return _TEMPLATES.get_template("report.html.j2").render(
         label=release.label, release_id=release.id, created=str(r.get("created_utc")),

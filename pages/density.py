@@ -19,6 +19,7 @@ from fdp_core.errors import FdpError
 from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.features import extract_features, parse_feature, person_features
 from fdp_core.mechanisms.calibration import CALIBRATIONS
+from fdp_core.postprocess import finish_density
 from fdp_core.registry.kde import REGISTRY as KDE_REGISTRY
 from fdp_core.registry.kde import kde_mechanism
 from fdp_core.sensitivity import KDE_BOUNDS
@@ -440,7 +441,9 @@ def _rng(mech: str):
 if d == 1:
     example = EXAMPLES.get(source)
     truth = example["truth"](first.grid) if example is not None and example["truth"] is not None else None
-    draws = {m: r.sample(_rng(m), max(n_draws, 200) if style == "band" else n_draws)
+    # Free post-processing, as every release gets it: clipped at 0 and renormalised (fdp_core/postprocess.py).
+    draws = {m: finish_density(r.sample(_rng(m), max(n_draws, 200) if style == "band" else n_draws), r.weights,
+                               kde.KdeSettings()).values
              for m, r in releases.items()}
     y_range = kde_plots.common_range(*draws.values(), *(r.density for r in releases.values()),
                                      *([truth] if truth is not None else [])) if len(releases) > 1 else None
@@ -452,14 +455,16 @@ if d == 1:
         column.plotly_chart(fig, width="stretch", key=f"density_figure_{mech}")
 else:
     for mech, release in releases.items():
-        sanitized = release.sample(_rng(mech), n_panels)
+        sanitized = finish_density(release.sample(_rng(mech), n_panels), release.weights, kde.KdeSettings()).values
         panels = [(plots.ANALYST_LABEL.replace(" (", "<br>("), release.density)]
         panels += [(f"sanitized draw {i + 1}", values) for i, values in enumerate(sanitized)]
         st.markdown(f"**{_title(release)}**")
         st.plotly_chart(kde_plots.density_panels_figure(release.grids, panels, x_titles=axis_labels, surface=surface),
                         width="stretch", key=f"density_figure_{mech}")
-    st.caption("One colour scale per row, shared by the analyst view and the sanitized draws. Sanitized densities "
-               "can dip below 0: the noise is added to the whole field.")
+    st.caption("One colour scale per row, shared by the analyst view and the sanitized draws.")
+st.caption("Sanitized densities are post-processed as every release is (free: privacy unchanged): negative values "
+           "set to 0, then rescaled to integrate to 1 over the box. The error radii below are those of the noise "
+           "before this step, which can only shrink the negative part.")
 
 # --------------------------------------------------------------------------- accuracy and guarantee
 

@@ -11,6 +11,7 @@ from fdp_core.errors import FdpError
 from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.mean import MEAN_MECHANISMS, MECHANISM_LABELS, accuracy_sentence, plan_mean_release
 from fdp_core.mechanisms.calibration import CALIBRATIONS
+from fdp_core.postprocess import finish_mean
 from fdp_core.registry import MEAN_REGISTRY, mean_mechanism, truncating_mechanisms
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.tuning import PSS_MECHANISMS, pss_defaults
@@ -130,7 +131,8 @@ if compare:
             rows.append({"mechanism": MECHANISM_LABELS[mech], "expected squared L2 error": None, "sensitivity": "-",
                          "noise scale": "-", "privacy": "-", "status": f"unavailable: {exc}"})
             continue
-        draws_by_mechanism[mech] = plan.sample(g.rng(salt=10 + MEAN_MECHANISMS.index(mech)), n_draws)
+        draws_by_mechanism[mech] = finish_mean(plan.sample(g.rng(salt=10 + MEAN_MECHANISMS.index(mech)), n_draws),
+                                               plan.settings).values
         rows.append({"mechanism": MECHANISM_LABELS[mech], "expected squared L2 error": plan.expected_sq_l2_error,
                      "sensitivity": _sensitivity_text(plan), "noise scale": _noise_scale_text(plan),
                      "privacy": plan.privacy, "status": "data-dependent: NOT DP" if plan.data_dependent_flags else "ok"})
@@ -157,12 +159,20 @@ except FdpError as exc:
     st.error(f"Cannot compute this release: {exc}")
     st.stop()
 
-draws = plan.sample(g.rng(salt=1), max(n_draws, 200) if style == "band" else n_draws)
+raw_draws = plan.sample(g.rng(salt=1), max(n_draws, 200) if style == "band" else n_draws)
+finished = finish_mean(raw_draws, plan.settings)  # the free projection every release gets (fdp_core/postprocess.py)
+draws = finished.values
 state.note_view(NONPRIVATE_VIEWS["mean_estimate"])
 st.plotly_chart(plots.release_figure(ds.fd.grid_points, draws, plan.estimate, style=style, truth=truth,
                                      title=f"{MECHANISM_LABELS[mechanism]}, {_privacy_text(plan)}"),
                 width="stretch", key="mean_release")
 
+moved = float(np.mean(finished.values != finished.raw)) if finished.raw.size else 0.0
+st.caption("Post-processing of every release (free: the privacy guarantee is unchanged): " + "; ".join(finished.steps)
+           + (f". It moved {moved:.0%} of the drawn values shown; the raw draws stay in the analyst view "
+              "(analyst_view.json of a release)." if finished.changed else "."),
+           help="Switch it off with --no-post-processing on the command line (raw_release in a config). The noise "
+                "radii below are those of the release as drawn: projecting onto the range can only shrink them.")
 for flag in plan.data_dependent_flags:
     st.error(f"Data-dependent: {flag}")
 

@@ -51,13 +51,14 @@ MEAN = ["--K", "--M", "--bound", "--calibration", "--delta", "--epsilon", "--eta
 
 # The command-line contract as it was before the options were generated from the metadata.
 FLAGS = {
-    "release mean": DATA + ENGINE + OUTPUT + MEAN,
+    "release mean": DATA + ENGINE + OUTPUT + MEAN + ["--no-post-processing"],
     "release kde": DATA + ENGINE + OUTPUT + [
         "--bandwidth", "--bandwidth-from-data", "--bound", "--box", "--calibration", "--delta", "--epsilon", "--eta",
-        "--feature", "--grid-size", "--kernel", "--mechanism", "--nu", "--person-column", "--rho", "--value-range"],
+        "--feature", "--grid-size", "--kernel", "--mechanism", "--no-post-processing", "--nu", "--person-column", "--rho",
+        "--value-range"],
     "release kde-counts": OUTPUT + [
         "--bandwidth", "--bound", "--box", "--calibration", "--counts", "--delta", "--epsilon", "--eta",
-        "--grid-size", "--kernel", "--mechanism", "--nu", "--rho"],
+        "--grid-size", "--kernel", "--mechanism", "--no-post-processing", "--nu", "--rho"],
     "release pca": DATA + ENGINE + OUTPUT + [
         "--basis", "--centring", "--epsilon", "--epsilon-split", "--gamma", "--gibbs-burn-in", "--gibbs-sweeps",
         "--gibbs-thin", "--k", "--kernel", "--n-public", "--nu", "--p", "--person-column", "--reference",
@@ -123,7 +124,7 @@ GENERATED = {
     "release pca": (PcaSettings, None),
     "release covariance": (CovarianceSettings, None),
     "release regression": (RegressionSettings, None),
-    "tradeoff": (MeanSettings, [name for name, _ in options_of(MeanSettings) if name != "mechanism"]),
+    "tradeoff": (MeanSettings, [name for name, _ in options_of(MeanSettings) if name not in ("mechanism", "raw_release")]),
     "select": (MeanSettings, select.FIELDS),
 }
 
@@ -196,7 +197,7 @@ def test_settings_classes_keep_their_fields_and_defaults():
         "mechanism": "gaussian", "kernel": "matern52", "rho": 0.1, "nu": None, "eta": 1.5, "phi": 1e-3,
         "epsilon": 1.0, "delta": 1e-5, "tau": 1.0, "tau_from_data": False, "bound": "tight",
         "calibration": "analytic", "psi": 1e-3, "M": 20, "K": 20, "lo": None, "hi": None, "value_range": None,
-        "reference": None, "person_column": None, "n_public": None}
+        "reference": None, "person_column": None, "n_public": None, "raw_release": False}
     assert {f.name: f.default for f in fields(PcaSettings)}["centring"] == "none"
     assert {f.name: f.default for f in fields(KdeSettings)}["box"] == ((0.0, 1.0),)
 

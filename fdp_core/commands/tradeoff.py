@@ -35,8 +35,10 @@ def configure(parser) -> None:
                         help="values of the parameter, space- or comma-separated (e.g. 0.1 0.3 1 or 0.1,0.3,1)")
     parser.add_argument("--mechanism", nargs="+", default=["all"], choices=MEAN_MECHANISMS + ("all",),
                         help="one or more mechanisms, or 'all' (default)")
-    # Every mean setting but the mechanism (swept above), none required: the sweep starts from the defaults.
-    add_options(parser, MeanSettings, fields=[name for name, _ in options_of(MeanSettings) if name != "mechanism"],
+    # Every mean setting but the mechanism (swept above) and raw_release (errors are those of the
+    # release as drawn), none required: the sweep starts from the defaults.
+    add_options(parser, MeanSettings, fields=[name for name, _ in options_of(MeanSettings)
+                                                   if name not in ("mechanism", "raw_release")],
                 required=(), overrides={"tau_from_data": {"help": "use max curve norm (data-dependent: the settings "
                                                                   "are then NOT differentially private)"}})
     parser.add_argument("--mc-draws", type=int, default=2000,
