@@ -169,6 +169,12 @@ class MeanRelease:
         diff = self.estimate - self.raw_mean
         return float(np.sqrt(max(float(diff**2 @ self.weights), 0.0)))
 
+    def pointwise_bias(self) -> float | None:
+        """max_t |estimate(t) - raw sample mean(t)|: the largest pointwise bias. NON-PRIVATE."""
+        if self.raw_mean is None:
+            return None
+        return float(np.max(np.abs(self.estimate - self.raw_mean)))
+
     def total_error(self) -> float | None:
         """sqrt(bias^2 + E||noise||^2): root expected squared L2 distance to the raw mean. NON-PRIVATE."""
         b = self.bias()
@@ -383,6 +389,7 @@ def analyst_view(plan: MeanRelease) -> dict:
                               else "curves shrunk by the L2 clip at tau (after the range clip and centring)"),
         "n_range_clipped": plan.n_range_clipped,
         "bias_l2": bias,
+        "bias_sup": plan.pointwise_bias(),
         "noise_rms_l2": noise_sd,
         "noise_l2_radius_95": plan.l2_error_radius(0.95),
         "total_rms_error_l2": plan.total_error(),
@@ -398,7 +405,8 @@ def accuracy_sentence(plan: MeanRelease) -> str:
     text = (f"The noise moves the release by less than {radius:.3g} (L2, 95% of the time) around the private "
             f"method's own target.")
     if bias is not None:
-        text += (f" That target itself differs from the plain average of the raw curves by {bias:.3g} (smoothing "
-                 f"and clipping), so the release is typically {plan.total_error():.3g} away from that average "
+        text += (f" That target itself differs from the plain average of the raw curves by {bias:.3g} in L2 "
+                 f"(by up to {plan.pointwise_bias():.3g} at a single point) through smoothing, clipping and "
+                 f"centring, so the release is typically {plan.total_error():.3g} away from that average "
                  "(root mean square of both).")
     return text

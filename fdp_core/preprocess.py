@@ -95,26 +95,32 @@ def check_reference(reference) -> tuple[tuple[float, float], ...] | None:
     return pairs
 
 
-def load_reference(path) -> tuple[tuple[float, float], ...]:
-    """A public reference curve from a CSV with columns t,value (e.g. a published norm curve)."""
-    path = Path(path)
-    if not path.exists():
-        raise DataError(f"reference file not found: {path}")
+def load_reference(path, *, name: str | None = None) -> tuple[tuple[float, float], ...]:
+    """A public reference curve from a CSV with columns t,value (e.g. a published norm curve).
+
+    ``path`` is a file path, or an open binary/text file (an upload) named ``name`` in messages."""
+    if hasattr(path, "read"):
+        source, name = path, name or "the reference file"
+    else:
+        source = Path(path)
+        name = name or source.name
+        if not source.exists():
+            raise DataError(f"reference file not found: {path}")
     try:
-        table = pd.read_csv(path)
+        table = pd.read_csv(source)
     except Exception as exc:  # pandas raises many types on malformed files
-        raise DataError(f"{path.name} could not be read as CSV: {' '.join(str(exc).split())}") from None
+        raise DataError(f"{name} could not be read as CSV: {' '.join(str(exc).split())}") from None
     if [str(c).strip().lower() for c in table.columns[:2]] != ["t", "value"]:
-        raise DataError(f"{path.name}: a reference curve needs the columns t,value, got "
+        raise DataError(f"{name}: a reference curve needs the columns t,value, got "
                         f"{', '.join(map(str, table.columns))}")
     try:
         values = table.iloc[:, :2].to_numpy(dtype=float)
     except ValueError:
-        raise DataError(f"{path.name}: the reference curve has non-numeric cells") from None
+        raise DataError(f"{name}: the reference curve has non-numeric cells") from None
     try:
         return check_reference(values.tolist())
     except ParameterError as exc:
-        raise DataError(f"{path.name}: {exc}") from None
+        raise DataError(f"{name}: {exc}") from None
 
 
 def reference_on_grid(reference, grid_points) -> np.ndarray:

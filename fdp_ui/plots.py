@@ -9,6 +9,8 @@ MAX_CURVES_DRAWN = 300
 ANALYST_LABEL = "non-private estimate (analyst view: do not publish)"
 PRIVATE_COLOR = "#1f77b4"
 ANALYST_COLOR = "#d62728"
+RAW_MEAN_LABEL = "raw mean of the curves (analyst view: the target's bias is the gap)"
+RAW_MEAN_COLOR = "#7f7f7f"
 
 
 def stacked_curves(grid: np.ndarray, curves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -69,9 +71,11 @@ def add_line(fig: go.Figure, grid, values, *, name: str, color: str, dash: str |
 
 def release_figure(grid, draws: np.ndarray, estimate: np.ndarray | None, *, title: str, style: str = "draws",
                    truth: np.ndarray | None = None, x_title: str | None = None, label: str = "sanitized mean",
-                   color: str = PRIVATE_COLOR, y_title: str | None = None) -> go.Figure:
-    """Sanitized draws (spaghetti, or a pointwise 5-95% band) with the analyst-view estimate.
-    Axis titles default to the session's t label and value unit."""
+                   color: str = PRIVATE_COLOR, y_title: str | None = None,
+                   raw_mean: np.ndarray | None = None) -> go.Figure:
+    """Sanitized draws (spaghetti, or a pointwise 5-95% band) with the analyst-view estimate and,
+    when given, the plain average of the raw curves (analyst view: the bias is the gap between the
+    two). Axis titles default to the session's t label and value unit."""
     x_title, y_title = x_title or t_title(), y_title or value_title()
     fig = go.Figure()
     if style == "band":
@@ -84,6 +88,8 @@ def release_figure(grid, draws: np.ndarray, estimate: np.ndarray | None, *, titl
         add_line(fig, grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot")
     if estimate is not None:
         add_line(fig, grid, estimate, name=ANALYST_LABEL, color=ANALYST_COLOR, dash="dash")
+    if raw_mean is not None:
+        add_line(fig, grid, raw_mean, name=RAW_MEAN_LABEL, color=RAW_MEAN_COLOR, dash="dot")
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=460,
                       margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=-0.35))

@@ -15,7 +15,8 @@ from fdp_core.postprocess import finish_mean
 from fdp_core.registry import MEAN_REGISTRY, mean_mechanism, truncating_mechanisms
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.tuning import PSS_MECHANISMS, pss_defaults
-from fdp_ui import compare_plots, mean_controls, plots, sidebar, state
+from fdp_core.verdict import end_shrinkage_note, mean_verdict
+from fdp_ui import compare_plots, mean_controls, plots, reference_curve, sidebar, state, verdict_box
 from fdp_ui.mean_controls import KEYS
 
 LOG_PSI_RANGE = (-8.0, 3.0)
@@ -164,7 +165,8 @@ finished = finish_mean(raw_draws, plan.settings)  # the free projection every re
 draws = finished.values
 state.note_view(NONPRIVATE_VIEWS["mean_estimate"])
 st.plotly_chart(plots.release_figure(ds.fd.grid_points, draws, plan.estimate, style=style, truth=truth,
-                                     title=f"{MECHANISM_LABELS[mechanism]}, {_privacy_text(plan)}"),
+                                     title=f"{MECHANISM_LABELS[mechanism]}, {_privacy_text(plan)}",
+                                     raw_mean=plan.raw_mean),
                 width="stretch", key="mean_release")
 
 moved = float(np.mean(finished.values != finished.raw)) if finished.raw.size else 0.0
@@ -178,22 +180,31 @@ for flag in plan.data_dependent_flags:
 
 radius_l2 = plan.l2_error_radius(0.95)
 radius_sup = plan.sup_error_radius(0.95)
-bias, total = plan.bias(), plan.total_error()
+bias, bias_sup, total = plan.bias(), plan.pointwise_bias(), plan.total_error()
 with st.container(border=True, key="mean_accuracy"):
     st.markdown("**Accuracy** (analyst view: computed from the data, not for publication)")
-    a1, a2, a3 = st.columns(3)
+    a1, a2, a3, a4 = st.columns(4)
     a1.metric("noise (95% radius, L2)", f"{radius_l2:.4g}",
-              help="The release lies within this L2 distance of the private method's own target, 95% of the time.")
+              help="The release lies within this L2 distance of the private method's own target, 95% of the time. "
+                   f"Pointwise: within {radius_sup:.4g} everywhere, 95% of the time.")
     a2.metric("bias vs raw mean (L2)", f"{bias:.4g}",
               help="||target - plain average of the raw curves||: the smoothing, clipping and centring shift the "
-                   "target away from the sample mean.")
-    a3.metric("total (root mean square)", f"{total:.4g}", help="sqrt(bias^2 + expected squared noise).")
-    st.success(f"With 95% probability the release is within **{radius_l2:.4g}** of the non-private estimate "
-               f"(L2 norm over the domain rescaled to [0, 1]); pointwise, the largest deviation stays below "
-               f"**{radius_sup:.4g}** with 95% probability.")
+                   "target away from the sample mean (the grey dotted curve against the red dashed one).")
+    a3.metric("largest pointwise bias", f"{bias_sup:.4g}",
+              help="max over t of |target(t) - raw mean(t)|: where the L2 bias hides a local gap (often at the "
+                   "ends of the domain).")
+    a4.metric("total (root mean square)", f"{total:.4g}", help="sqrt(bias^2 + expected squared noise).")
+    verdict_box.render(mean_verdict(plan, ds.fd))
+    st.markdown(f"With 95% probability the release is within **{radius_l2:.4g}** of the non-private estimate "
+                f"(L2 norm over the domain rescaled to [0, 1]); pointwise, the largest deviation stays below "
+                f"**{radius_sup:.4g}** with 95% probability.")
     (st.warning if bias > math.sqrt(plan.expected_sq_l2_error) else st.info)(
         accuracy_sentence(plan) + (" The bias is larger than the noise: smoothing or clipping, not privacy, "
                                    "dominates the error." if bias > math.sqrt(plan.expected_sq_l2_error) else ""))
+    end_note = end_shrinkage_note(plan)
+    if end_note:
+        st.warning(end_note, icon=":material/straighten:")
+    reference_curve.render(ds.label, range_declared=g.value_range is not None)
 gq = plan.guarantee
 entry = mean_mechanism(mechanism)
 quadrature = (f" ({gq.details['expected_sq_l2_error_quadrature']:.4g} on this grid's quadrature)"
