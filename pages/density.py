@@ -25,7 +25,8 @@ from fdp_core.registry.kde import kde_mechanism
 from fdp_core.sensitivity import KDE_BOUNDS
 from fdp_core.simulate import HALL_EXAMPLE, hall_mixture_points, mixture_2d_points, mixture_density
 from fdp_core.settings_fields import command_line, page_defaults, page_keys, page_values
-from fdp_ui import density_defaults, kde_plots, plots, sidebar, state
+from fdp_core.verdict import density_verdict
+from fdp_ui import density_defaults, kde_plots, plots, sidebar, state, verdict_box
 
 SOURCES = {"curves": "features of the current curves",
            "hall": "built-in: two-bump mixture (Hall et al. 2013), 1-d",
@@ -472,9 +473,13 @@ radii = {m: _radii(r) for m, r in releases.items()}
 units = "box units" if source != "curves" else "the feature's units"
 for mech, release in releases.items():
     l2, sup = radii[mech]
-    st.success(f"**{kde_mechanism(mech).short}**: with 95% probability the sanitized density is within **{l2:.4g}** "
-               f"of the non-private estimate in L2(T) ({units}); the largest pointwise deviation stays below **{sup:.4g}** "
-               f"with 95% probability. Expected squared L2 error: {release.expected_sq_l2_error:.4g}.")
+    # The colour is the verdict's (fdp_core/verdict.py): the radius against the uniform density's norm.
+    v = density_verdict(release, l2)
+    verdict_box.render(v, extra=f"({kde_mechanism(mech).short})")
+    st.markdown(f"**{kde_mechanism(mech).short}**: with 95% probability the sanitized density is within **{l2:.4g}** "
+                f"of the non-private estimate in L2(T) ({units}); the largest pointwise deviation stays below "
+                f"**{sup:.4g}** with 95% probability. Expected squared L2 error, for formulas: "
+                f"{release.expected_sq_l2_error:.4g}.")
 st.caption(f"Expected squared L2 error in closed form (Hall: sigma^2 times the trace of the noise covariance under "
            f"the grid quadrature; ICLP: sum 2 b_l^2 over the box volume). Radii: fdp_core's Monte Carlo "
            f"({RADIUS_DRAWS[d]} draws, fixed seed). Previews: idealised real-arithmetic DP (numpy generator).")
