@@ -385,6 +385,29 @@ def likely_person_column(metadata: pd.DataFrame) -> str | None:
     return max(candidates, key=lambda c: metadata[c].astype(str).nunique())
 
 
+ID_NAME_HINTS = ("subject", "person", "patient", "participant", "individual", "child", "station", "id")
+
+
+def identifier_columns(metadata: pd.DataFrame, person_column: str | None = None) -> set[str]:
+    """Columns that identify rather than describe: the person column, columns that look like person
+    ids (:func:`repeated_id_columns`), text columns with a distinct value in every row, and columns named
+    like an id (``subject``, ``id``, ``child_id``, ...). Never a default covariate or density feature:
+    an id's numeric code means nothing, and regressing on it clips every covariate row."""
+    out = set(repeated_id_columns(metadata))
+    if person_column:
+        out.add(str(person_column))
+    n = len(metadata)
+    for column in metadata.columns:
+        name = str(column).strip().lower()
+        words = [w for w in name.replace("-", "_").replace(" ", "_").split("_") if w]
+        text = not pd.api.types.is_numeric_dtype(metadata[column])  # a numeric column may be a measurement
+        if text and n > 1 and metadata[column].astype(str).str.strip().nunique() == n:
+            out.add(str(column))
+        elif any(w in ID_NAME_HINTS for w in words):
+            out.add(str(column))
+    return out
+
+
 def curves_per_person(metadata: pd.DataFrame, person_column: str) -> pd.Series:
     """Distribution of curves per person: index = curves, value = number of persons with that many."""
     codes, P = person_codes(metadata, person_column, len(metadata))

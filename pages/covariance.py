@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 from fdp_core.covariance import (CENTRINGS, COVARIANCE_MECHANISMS, CovarianceSettings, eigenfunctions_of,
                                  exponential_mechanism_components, plan_covariance_release, variance_ratio)
 from fdp_core.errors import FdpError
+from fdp_core.preprocess import identifier_columns
 from fdp_core.registry.covariance import covariance_mechanism
 from fdp_core.regression import RegressionSettings, bands, plan_regression_release
 from fdp_core.sensitivity import COVARIANCE_GAUSSIAN_BOUNDS
@@ -155,7 +156,10 @@ for column in meta.columns:
 if not options:
     st.info("No usable covariate column (numeric with repeated values, or text with at most 10 levels).")
     st.stop()
-st.session_state[COVARIATES_KEY] = st.session_state.get(COVARIATES_KEY, options[:1])
+# Safe default: never an id or person column (its code means nothing; every row would be clipped).
+ids = identifier_columns(meta, g.person_column)
+describing = [o for o in options if o.split("=", 1)[0] not in ids]
+st.session_state[COVARIATES_KEY] = st.session_state.get(COVARIATES_KEY, describing[:1])
 r1, r2, r3, r4 = st.columns(4)
 covariates = r1.multiselect("covariates", options, key=COVARIATES_KEY,
                             help="NAME=LEVEL is the indicator of that level; an intercept is always included.")

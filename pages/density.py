@@ -20,6 +20,7 @@ from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.features import extract_features, parse_feature, person_features
 from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.postprocess import finish_density
+from fdp_core.preprocess import identifier_columns
 from fdp_core.registry.kde import REGISTRY as KDE_REGISTRY
 from fdp_core.registry.kde import kde_mechanism
 from fdp_core.sensitivity import KDE_BOUNDS
@@ -145,8 +146,10 @@ def _numeric_columns() -> list[str]:
 
 def _page_defaults() -> dict:
     a, b = domain
-    numeric = _numeric_columns()
-    columns = [str(c) for c in fd.metadata.columns]
+    # Safe default: never an id or person column (fdp_core.preprocess.identifier_columns).
+    ids = identifier_columns(fd.metadata, g.person_column)
+    numeric = [c for c in _numeric_columns() if c not in ids]
+    columns = [str(c) for c in fd.metadata.columns if str(c) not in ids]
     column = numeric[0] if numeric else (columns[0] if columns else None)
     return {**page_defaults(kde.KdeSettings, PAGE),
             "density_dim": "1-d", "density_kind_1": "value", "density_kind_2": "value",

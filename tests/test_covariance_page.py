@@ -151,3 +151,17 @@ def test_committed_covariance_release_is_exported_from_the_release_page():
     chooser = at.selectbox(key="rel_export_choice")
     assert chooser.value == release.id
     assert len(at.get("download_button")) >= 1
+
+
+def test_an_id_column_is_never_the_default_covariate(shared_data):
+    """Safe default (issue 28): on DTI the regression pre-selects a describing column, not the id 'subject'."""
+    from fdp_ui.state import Dataset
+
+    fd = load_curves(shared_data / "dti_cca.csv")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset"] = Dataset(fd, "upload: dti_cca.csv", "upload")
+    at.run()
+    at.switch_page("pages/covariance.py").run()
+    assert not at.exception, at.exception
+    chosen = at.multiselect(key="reg_covariates").value
+    assert chosen and not any(c.split("=")[0] == "subject" for c in chosen), chosen

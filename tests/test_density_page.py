@@ -228,7 +228,9 @@ def test_metadata_columns_numeric_non_numeric_and_missing():
     at = _page()
     _set(at, "radio", "density_source", "curves")
     _set(at, "selectbox", "density_kind_1", "column")
-    # The built-in curves have only text metadata (id, group): a clear error, not a traceback.
+    # The built-in curves have only text metadata (id, group); the id is never the default feature.
+    assert at.selectbox(key="density_col_1").value == "group"
+    # A text column: a clear error, not a traceback.
     _set(at, "selectbox", "density_col_1", "group")
     assert "column 'group' is not numeric" in _errors(at)
 

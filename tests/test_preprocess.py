@@ -227,3 +227,12 @@ def test_cli_reference_curve_and_bad_ranges(tmp_path, capsys):
         err = capsys.readouterr().err
         assert code == 2 and message in err and err.count("\n") == 1, err
     assert not (tmp_path / "bad").exists()
+
+
+def test_identifier_columns_are_ids_person_columns_and_unique_keys():
+    from fdp_core.preprocess import identifier_columns
+
+    meta = pd.DataFrame({"subject": [1, 1, 2, 2, 3, 3], "visit": [1, 2, 1, 2, 1, 2], "case": [0, 0, 1, 1, 0, 0],
+                         "row": list("abcdef"), "child_id": [5, 5, 6, 6, 7, 7], "valid": [1, 0, 1, 0, 1, 0]})
+    assert identifier_columns(meta) == {"subject", "row", "child_id"}
+    assert identifier_columns(meta, person_column="case") == {"subject", "row", "child_id", "case"}
