@@ -200,9 +200,11 @@ def release_figure(release: CommittedRelease) -> go.Figure:
 
 
 def tradeoff_figure(release: CommittedRelease) -> go.Figure:
-    """Expected error against epsilon for the chosen mechanism, chosen point marked."""
+    """Root-mean-square L2 error (the curves' units) against epsilon for the chosen mechanism, chosen
+    point marked; the record keeps the squared figures (``expected_sq_l2_error``) the formulas use."""
     tr = release.tradeoff
-    fig = go.Figure(go.Scatter(x=tr["epsilon"], y=tr["expected_sq_l2_error"], mode="lines",
+    fig = go.Figure(go.Scatter(x=tr["epsilon"], y=np.sqrt(np.maximum(tr["expected_sq_l2_error"], 0.0)).tolist(),
+                               mode="lines",
                                name=release.entry.mechanism, line=dict(color=PRIVATE_COLOR, width=2)))
     # The ledger charges what the exact sampler's privacy map reports (e.g. 1.092 for a discrete
     # Gaussian calibrated at epsilon = 1): the chart names the charged value, not the nominal one.
@@ -211,12 +213,13 @@ def tradeoff_figure(release: CommittedRelease) -> go.Figure:
     name = f"this release: charged epsilon = {charged:.4g}"
     if not math.isclose(charged, nominal, rel_tol=1e-9):
         name += f" (noise calibrated at epsilon = {nominal:g})"
-    fig.add_trace(go.Scatter(x=[nominal], y=[tr["chosen_error"]], mode="markers",
+    fig.add_trace(go.Scatter(x=[nominal], y=[math.sqrt(max(tr["chosen_error"], 0.0))], mode="markers",
                              marker=dict(size=13, color="#d62728", symbol="star"), name=name))
     fixed = ", ".join(f"{k} = {v:g}" for k, v in tr.get("fixed", {}).items())
     return _finish_layout(fig, title="Accuracy against privacy" + (f" ({fixed})" if fixed else ""),
                           xaxis=dict(title="epsilon used to calibrate the noise (log scale)", type="log"),
-                          yaxis=dict(title="expected squared L2 error (log scale)", type="log"), height=400,
+                          yaxis=dict(title="L2 error, root mean square (units of the data; log scale)",
+                                     type="log"), height=400,
                           legend=dict(orientation="h", yanchor="top", y=-0.25))
 
 

@@ -101,10 +101,11 @@ def _header_html(args, settings, n, m, flags, notes) -> str:
     items = "".join(f"<li>{html.escape(note)}</li>" for note in notes)
     warnings = "".join(f"<p style='color:#b00'><b>{html.escape(f)}</b></p>" for f in flags)
     return (f"<div style='font-family:sans-serif;max-width:60em;margin:1em'>"
-            f"<h2>fdp trade-off: expected squared L2 error vs {html.escape(PARAM_LABELS[args.param])}</h2>"
+            f"<h2>fdp trade-off: L2 error vs {html.escape(PARAM_LABELS[args.param])}</h2>"
             f"{warnings}"
-            "<p>Lines: closed-form E||release - non-private estimate||^2 (L2 over the domain rescaled to "
-            "[0, 1]); bands: Monte Carlo quantiles of the same quantity over sanitized draws (numpy generator: "
+            "<p>Lines: closed-form root-mean-square error sqrt E||release - non-private estimate||^2 in the "
+            "curves' units (L2 over the domain rescaled to [0, 1]; the CSV keeps the squared figure); bands: "
+            "Monte Carlo quantiles of ||release - estimate|| over sanitized draws (numpy generator: "
             "idealised real-arithmetic DP, exploration only); stars: the current setting. These numbers depend "
             "on the data only through n and the grid; no data value is in this file."
             + (" For the n sweep the noise variance is scaled as (n_data / n)^2 at fixed tau." if args.param == "n"
