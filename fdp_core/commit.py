@@ -70,7 +70,7 @@ CONFIG_SCHEMA = "fdp.replay/1"
 SUMMARY_COMMIT_KINDS = ("covariance", "regression")
 RELEASE_SCHEMA = "fdp.release/1"
 BUNDLE_FILES = ("release.csv", "coefficients.csv", "release.json", "config.yaml", "ledger.json", "report.html",
-                "release.py", "release.ipynb")
+                "release.py", "release.ipynb", "README.txt")
 ON_GRID_NOTE = ("coefficients.csv: unit_value = the exact discrete sampler's output, an integer multiple of "
                 "2^granularity_exp (shortest round-trip decimal, read back bit-exactly); value = noise_scale * "
                 "unit_value. release.csv is the floating-point synthesis of these coefficients on the data grid: "
