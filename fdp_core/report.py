@@ -117,10 +117,28 @@ def power_sentence(power_at_alpha: float, alpha: float = ALPHA_SENTENCE) -> str:
             "allow 100%).")
 
 
-def privacy_statement(release: CommittedRelease) -> list[str]:
-    """Plain-language statement of the guarantee, as a list of paragraphs."""
+def epsilon_headline(release: CommittedRelease) -> tuple[str, str]:
+    """One headline epsilon per release, the one charged to the ledger, and a details line naming
+    the other epsilons a reader meets (the calibration's, the ledger's composed total)."""
     e = release.entry
-    out = []
+    headline = (f"Privacy cost of this release: epsilon = {e.epsilon:.4g}" + (f", delta = {e.delta:.3g}"
+                                                                             if e.delta > 0 else " (delta = 0)")
+                + " (charged to the ledger).")
+    calibrated = release.record.get("epsilon")
+    details = []
+    if isinstance(calibrated, (int, float)) and not math.isclose(float(calibrated), e.epsilon, rel_tol=1e-9):
+        details.append(f"the noise was calibrated at epsilon = {float(calibrated):g}; the exact discrete sampler's "
+                       f"own privacy map gives the charged {e.epsilon:.4g} (a little more: its privacy map's "
+                       "conversion to (epsilon, delta) and its grid and floating-point allowance)")
+    details.append("the ledger's composed total over all the budget's releases is a different number (the "
+                   "ledger section), usually smaller than the sum of the charges")
+    return headline, "Details: " + "; ".join(details) + "."
+
+
+def privacy_statement(release: CommittedRelease) -> list[str]:
+    """Plain-language statement of the guarantee, as a list of paragraphs (the headline epsilon first)."""
+    e = release.entry
+    out = list(epsilon_headline(release))
     if release.flags:
         out.append("WARNING: " + NOT_DP_WARNING + ": " + "; ".join(release.flags) + ".")
     person = release.record.get("person_column")

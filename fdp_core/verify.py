@@ -95,7 +95,11 @@ def verify_release(config, data, record: Mapping) -> Verification:
         checks.append(_check("charged epsilon", record.get("charged", {}).get("epsilon"), float(settings.epsilon)))
         return Verification(kind, tuple(checks), "principal components: the charge is checked against the "
                                                  "settings; the sampler draws with no discrete noise plan")
-    first = pendings[0]
+    # The record describes one part's sampler: the covariance's (its released mean is 'mean_entry'),
+    # or for a regression the T2 part (T1 is 't1_entry').
+    parts = {"mean_entry": 1, "t1_entry": 0}
+    extra = {key: pendings[i] for key, i in parts.items() if key in record and i < len(pendings)}
+    first = pendings[1] if "t1_entry" in extra and len(pendings) > 1 else pendings[0]
     entry, plan, noise = first.entry, first.plan, first.noise_plan
     published_entry = record.get("ledger_entry", {})
     sampler = record.get("noise_sampler", {})
@@ -115,7 +119,9 @@ def verify_release(config, data, record: Mapping) -> Verification:
         checks.append(_check("charged rho", charged.get("rho"), entry.rho))
     if "sigma" in record and getattr(plan, "sigma", None) is not None:
         checks.append(_check("sigma", record["sigma"], plan.sigma))
-    if len(pendings) > 1 and "mean_entry" in record:
-        checks.append(_check("released mean's charged epsilon", record["mean_entry"].get("epsilon"),
-                             pendings[1].entry.epsilon))
+    for key, part in extra.items():
+        checks.append(_check(f"{key.replace('_entry', '')} part's charged epsilon", record[key].get("epsilon"),
+                             part.entry.epsilon))
+        checks.append(_check(f"{key.replace('_entry', '')} part's sensitivity", record[key].get("sensitivity"),
+                             part.entry.sensitivity))
     return Verification(kind, tuple(checks))

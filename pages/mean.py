@@ -129,12 +129,12 @@ if compare:
         try:
             plan = plan_mean_release(ds.fd, replace(base, mechanism=mech))
         except FdpError as exc:
-            rows.append({"mechanism": MECHANISM_LABELS[mech], "expected squared L2 error": None, "sensitivity": "-",
+            rows.append({"mechanism": MECHANISM_LABELS[mech], "noise (95% radius, L2)": None, "sensitivity": "-",
                          "noise scale": "-", "privacy": "-", "status": f"unavailable: {exc}"})
             continue
         draws_by_mechanism[mech] = finish_mean(plan.sample(g.rng(salt=10 + MEAN_MECHANISMS.index(mech)), n_draws),
                                                plan.settings).values
-        rows.append({"mechanism": MECHANISM_LABELS[mech], "expected squared L2 error": plan.expected_sq_l2_error,
+        rows.append({"mechanism": MECHANISM_LABELS[mech], "noise (95% radius, L2)": plan.l2_error_radius(0.95),
                      "sensitivity": _sensitivity_text(plan), "noise scale": _noise_scale_text(plan),
                      "privacy": plan.privacy, "status": "data-dependent: NOT DP" if plan.data_dependent_flags else "ok"})
     st.plotly_chart(compare_plots.small_multiples(
@@ -143,11 +143,12 @@ if compare:
         width="stretch", key="mean_compare_figure")
     # A static full-width table: every column visible, long cells wrapped, no raw None.
     table = pd.DataFrame(rows)
-    table["expected squared L2 error"] = [f"{v:.4g}" if v is not None else "-"
-                                          for v in table["expected squared L2 error"]]
+    table["noise (95% radius, L2)"] = [f"{v:.4g}" if v is not None else "-"
+                                       for v in table["noise (95% radius, L2)"]]
     st.table(table.set_index("mechanism").fillna("-"))
-    st.caption("Expected squared L2 error of the release against each mechanism's own non-private estimate, in "
-               "closed form: " + "; ".join(f"{m.error_rule} ({m.label.split(' (')[0]})" for m in MEAN_REGISTRY.values())
+    st.caption("Noise: the L2 distance of the release from each mechanism's own non-private estimate that holds "
+               "with 95% probability, in the curves' units; it follows from the closed-form expected squared L2 "
+               "error: " + "; ".join(f"{m.error_rule} ({m.label.split(' (')[0]})" for m in MEAN_REGISTRY.values())
                + ". The estimators differ (smoothing, truncation, clipping), so compare the pictures against the "
                "truth as well. Previews: idealised real-arithmetic DP.")
     if g.tau_from_data:

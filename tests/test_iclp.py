@@ -571,6 +571,6 @@ def test_mean_page_comparison_mode_and_pure_dp_controls():
     assert len(names) == len(MEAN_MECHANISMS)
     table = at.table[0].value  # a static full-width table (every column visible)
     assert len(table) == len(MEAN_MECHANISMS) and set(table["status"]) == {"ok"}
-    assert np.all(table["expected squared L2 error"].astype(float) > 0)
+    assert np.all(table["noise (95% radius, L2)"].astype(float) > 0)  # a radius, in the curves' units
     at.slider(key="mean_compare_draws").set_value(2).run()
     assert not at.exception
