@@ -101,3 +101,26 @@ def test_mean_page_draws_the_raw_mean_states_pointwise_bias_and_takes_a_referenc
     at.switch_page("pages/tradeoffs.py").run()
     at.switch_page("pages/mean.py").run()
     assert float({m.label: m.value for m in at.metric}["largest pointwise bias"]) == pytest.approx(after)
+
+
+def test_verdict_colours_on_dti_iclp_ar_red_and_gaussian_amber(shared_data):
+    """Issue 28: ICLP-AR at epsilon 1 on DTI (FA in [0, 1]) is not a green success box any more."""
+    fd = load_curves(shared_data / "dti_cca.csv")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset"] = Dataset(fd, "upload: dti_cca.csv", "upload")
+    at.run()
+    at.switch_page("pages/data.py").run()
+    at.number_input(key="data_range_lo").set_value(0.0).run()
+    at.number_input(key="data_range_hi").set_value(1.0).run()
+    at.checkbox(key="data_range_declared").check().run()
+    at.switch_page("pages/mean.py").run()
+    assert not at.exception, at.exception
+    at.selectbox(key="mean_mechanism").set_value("iclp-ar").run()
+    assert not at.exception, at.exception
+    red = [e.value for e in at.error if e.value.startswith("Not useful at this epsilon")]
+    assert red and "Trade-offs page" in red[0]
+    assert not any("within **" in s.value for s in at.success)  # no green box for a useless release
+    at.selectbox(key="mean_mechanism").set_value("gaussian").run()
+    v = mean_verdict(plan_mean_release(fd, MeanSettings(value_range=(0.0, 1.0), tau=None, person_column="subject")))
+    boxes = {"green": at.success, "amber": at.warning, "red": at.error}[v.level]
+    assert any(b.value.startswith(v.headline) for b in boxes)
