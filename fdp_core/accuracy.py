@@ -31,7 +31,7 @@ from .registry import mean_mechanism, quadratic_penalty_mechanisms
 
 ACCURACY_METRICS = ("expected_sq_l2", "l2_radius_95", "pointwise_95")
 ACCURACY_LABELS = {
-    "expected_sq_l2": "expected squared L2 error",
+    "expected_sq_l2": "expected squared L2 error (squared units, for formulas)",
     "l2_radius_95": "L2 radius holding with 95% probability",
     "pointwise_95": "pointwise 95% half-width (max over t)",
 }

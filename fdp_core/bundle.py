@@ -14,7 +14,7 @@ from typing import Mapping
 
 import yaml
 
-from . import rerun
+from . import bundle_readme, rerun
 from .accounting import Ledger
 from .release import ANALYST_VIEW_FILE, analyst_record, to_json
 from .commit import CommittedRelease, _csv_text, ledger_state
@@ -38,9 +38,12 @@ def bundle_files(release: CommittedRelease, ledger: Ledger | None = None) -> dic
         "config.yaml": config_yaml(release.config),
         "ledger.json": to_json(ledger.to_dict() if ledger is not None else {}),
         "report.html": report_html(release, ledger),
-        # Re-run the same release on a data file (fresh noise, through a ledger) and draw the figures.
+        # Verify the release against its config and the data (a new release only on request).
         rerun.SCRIPT_NAME: rerun.script_text(release.id, release.label, record.get("data", {}).get("label")),
         rerun.NOTEBOOK_NAME: rerun.notebook_text(release.id, release.label, record.get("data", {}).get("label")),
+        # What each file is, which are publishable, how to verify (public facts only).
+        bundle_readme.README_NAME: bundle_readme.readme_text(release.id, release.label, release.kind,
+                                                             release.entry.mechanism),
     }
     return {name: text.encode("utf-8") for name, text in files.items()}
 

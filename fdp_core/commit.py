@@ -59,6 +59,7 @@ from .estimators import shrinkage
 from .mechanisms.families import NoiseFamily, noise_family
 from .mechanisms.discrete import DEFAULT_GRANULARITY_EXP, DiscretePlan
 from .mean import analyst_view as mean_analyst_view
+from .postprocess import finish_density, finish_mean
 from .preprocess import file_persons
 from .registry import mean_mechanism
 from .registry.kde import kde_mechanism
@@ -71,7 +72,7 @@ CONFIG_SCHEMA = "fdp.replay/1"
 SUMMARY_COMMIT_KINDS = ("covariance", "regression")
 RELEASE_SCHEMA = "fdp.release/1"
 BUNDLE_FILES = ("release.csv", "coefficients.csv", "release.json", "config.yaml", "ledger.json", "report.html",
-                "release.py", "release.ipynb")
+                "release.py", "release.ipynb", "README.txt")
 ON_GRID_NOTE = ("coefficients.csv: unit_value = the exact discrete sampler's output, an integer multiple of "
                 "2^granularity_exp (shortest round-trip decimal, read back bit-exactly); value = noise_scale * "
                 "unit_value. release.csv is the floating-point synthesis of these coefficients on the data grid: "
@@ -458,7 +459,9 @@ def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: st
     pending = pending or prepare_mean_commit(fd, settings, label=label, granularity_exp=granularity_exp)
     full, noise, ledger = _execute(ledger, pending)
     plan: MeanRelease = pending.plan
-    values = plan.offset + plan.synthesis @ full  # the public centre added back: post-processing
+    # The public centre added back, then the free projection onto the public range (post-processing).
+    finished = finish_mean(plan.offset + plan.synthesis @ full, plan.settings)
+    values = finished.values
     c = noise.unit_noise_scale
     l2, sup = plan.l2_error_radius(0.95) * c, plan.sup_error_radius(0.95) * c
     record = mean_release_record(plan, values)
@@ -479,7 +482,7 @@ def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: st
               "data": {"missing": _missing_policy(fd), "label": data_label, "n": plan.n, "m": plan.m},
               "export": {"granularity_exp": pending.noise_plan.granularity_exp},
               "budget": _budget_config(ledger), "replays": pending.entry.id}
-    analyst = {**mean_analyst_view(plan), "committed_noise_l2_radius_95": l2}
+    analyst = {**mean_analyst_view(plan), "committed_noise_l2_radius_95": l2, **finished.analyst_fields(plan.weights)}
     return CommittedRelease("mean", pending.entry, record, table, _coefficient_table(pending, noise, full, index),
                             config, mean_tradeoff(fd, plan.settings, plan=plan), record["accuracy"], analyst)
 
@@ -565,12 +568,15 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
     full, noise, ledger = _execute(ledger, pending)
     plan = pending.plan
     shape = pending.context["coefficient_shape"]
-    values = plan.noise_law.synthesize(full.reshape(shape))
+    settings = pending.context["settings"]
+    # The synthesised density, then the free clip at 0 and renormalisation (post-processing).
+    finished = finish_density(plan.noise_law.synthesize(full.reshape(shape)), plan.weights, settings)
+    values = finished.values
     c = noise.unit_noise_scale
     l2, sup = _kde_radii(plan, c)
-    settings = pending.context["settings"]
     record = kde.release_record(plan, feature=pending.context["feature"], person_column=settings.person_column,
-                                value_range=settings.value_range, n_public=settings.n_public)
+                                value_range=settings.value_range, n_public=settings.n_public,
+                                raw_release=settings.raw_release)
     record.update(_common_record(pending, noise, ledger, label=pending.entry.label, data_label=data_label))
     record.update(expected_sq_l2_error=plan.expected_sq_l2_error * c * c, l2_error_radius_95=l2,
                   sup_error_radius_95=sup, accuracy=_accuracy_sentence(l2, sup, "the non-private density"))
@@ -592,7 +598,7 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
     analyst = {**kde.analyst_view(plan, n_dropped=pending.context["n_dropped"], n_curves=pending.context["n_curves"],
                                   n_outside_box=pending.context["n_outside_box"],
                                   n_unusable=pending.context.get("n_unusable", 0)),
-               "committed_noise_l2_radius_95": l2}
+               "committed_noise_l2_radius_95": l2, **finished.analyst_fields(plan.weights)}
     return CommittedRelease("kde", pending.entry, record, table, _coefficient_table(pending, noise, full, index),
                             config, kde_tradeoff(pending.context["points"], settings, plan=plan), record["accuracy"],
                             analyst)

@@ -251,6 +251,14 @@ class CovarianceRelease:
         v = self.scales**2 * self.family.variance_factor
         return float((v.sum() + np.trace(v)) / 2.0)
 
+    def hs_error_radius(self, prob: float = 0.95, draws: int = 2000) -> float:
+        """r with P(||C~ - C_hat||_HS <= r) ~ prob: the covariance release's error as a distance in
+        the units of the covariance (Monte Carlo over the public noise law, fixed seed; the eigenbasis
+        is orthonormal, so the HS norm of a surface is the Frobenius norm of its coefficients)."""
+        released = self.sample(np.random.default_rng(12345), int(draws))["covariance"]
+        errors = released - self.nonprivate_covariance()[None, :, :]
+        return float(np.quantile(np.sqrt(np.sum(errors**2, axis=(1, 2))), prob))
+
     def nonprivate_covariance(self) -> np.ndarray:
         """Shrunk second moment minus the shrunk mean's outer product (or the second moment alone):
         what the release estimates. NON-PRIVATE: analyst view only."""

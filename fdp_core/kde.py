@@ -27,10 +27,11 @@ from .mechanisms.guarantee import Guarantee
 from .mechanisms.iclp_kde import IclpAxis
 from .mechanisms.kde_plan import KdeNoisePlan
 from .registry.kde import REGISTRY, KdeMechanism, kde_mechanism
+from .postprocess import density_steps
 from .release import randomness_fields
 from .sensitivity import KDE_BOUNDS
-from .settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, RHO, VALUE_RANGE, Control,
-                              option)
+from .settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, RAW_RELEASE,
+                              RHO, VALUE_RANGE, Control, option)
 
 # Views of the registry (fdp_core/registry/kde.py): the CLI's --mechanism choices and labels.
 KDE_MECHANISMS = tuple(REGISTRY)
@@ -210,6 +211,7 @@ class KdeSettings:
     # n: the persons of the file (usable or not), or this declared number; persons without a usable
     # curve are observed at the box centre (features.person_features).
     n_public: int | None = option(None, N_PUBLIC)
+    raw_release: bool = option(False, RAW_RELEASE)  # False: free post-processing on (fdp_core/postprocess.py)
 
 
 def plan_kde_release(points, settings: KdeSettings) -> KdeRelease:
@@ -236,7 +238,7 @@ def release_table(release: KdeRelease, values: np.ndarray) -> pd.DataFrame:
 
 def release_record(release: KdeRelease, *, feature: str | None = None, n_dropped: int | None = None,
                    seed: int | None = None, person_column: str | None = None, value_range=None,
-                   n_public: int | None = None) -> dict:
+                   n_public: int | None = None, raw_release: bool = False) -> dict:
     """The publishable record of one sanitized density: public inputs and the noise law only.
 
     Counts computed from the data (observations clipped to the box, curves dropped) are in
@@ -265,6 +267,7 @@ def release_record(release: KdeRelease, *, feature: str | None = None, n_dropped
         "laplace_scales": None if release.laplace_scales is None else release.laplace_scales.ravel(),
         "expected_sq_l2_error": release.expected_sq_l2_error,
         "l2_error_radius_95": release.l2_error_radius(0.95),
+        "post_processing": list(density_steps(raw_release)),  # public settings only (fdp_core/postprocess.py)
         "data_dependent_flags": flags,
         "differentially_private": not flags,
         "bandwidth": release.bandwidth,

@@ -24,12 +24,13 @@ from .mechanisms.calibration import CALIBRATIONS
 from .mechanisms.families import NoiseFamily, noise_family
 from .mechanisms.guarantee import Guarantee
 from .params import check_choice, check_epsilon, check_finite, check_positive, check_tau
+from .postprocess import mean_steps
 from .preprocess import PublicBounds, bounds_of, data_tau, prepare_curves
 from .registry import MEAN_REGISTRY, mean_mechanism
 from .release import randomness_fields
 from .sensitivity import BOUNDS
-from .settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, REFERENCE, RHO,
-                              TAU, TAU_FROM_DATA, VALUE_RANGE, Control, log10_control, option)
+from .settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, RAW_RELEASE,
+                              REFERENCE, RHO, TAU, TAU_FROM_DATA, VALUE_RANGE, Control, log10_control, option)
 
 # Views of the registry (fdp_core/registry/mean.py): names by privacy type, labels.
 MEAN_MECHANISMS = tuple(MEAN_REGISTRY)
@@ -84,6 +85,7 @@ class MeanSettings:
                                          "--confidence-band; the mean gets the rest")
     smoothness_bound: float | None = option(None, help="public bound B on the centred mean's norm in H(C^eta): "
                                                        "adds the smoothing-bias bound and a widened band")
+    raw_release: bool = option(False, RAW_RELEASE)  # False: free post-processing on (fdp_core/postprocess.py)
 
     @property
     def bounds(self) -> PublicBounds:
@@ -189,6 +191,12 @@ class MeanRelease:
             return None
         diff = self.estimate - self.raw_mean
         return float(np.sqrt(max(float(diff**2 @ self.weights), 0.0)))
+
+    def pointwise_bias(self) -> float | None:
+        """max_t |estimate(t) - raw sample mean(t)|: the largest pointwise bias. NON-PRIVATE."""
+        if self.raw_mean is None:
+            return None
+        return float(np.max(np.abs(self.estimate - self.raw_mean)))
 
     def total_error(self) -> float | None:
         """sqrt(bias^2 + E||noise||^2): root expected squared L2 distance to the raw mean. NON-PRIVATE."""
@@ -381,6 +389,7 @@ def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = 
         "sigma": plan.sigma,
         "expected_sq_l2_error": plan.expected_sq_l2_error,
         "l2_error_radius_95": plan.l2_error_radius(0.95),
+        "post_processing": list(mean_steps(s)),  # public settings only (fdp_core/postprocess.py)
         "data_dependent_flags": list(plan.data_dependent_flags),
         "differentially_private": not plan.data_dependent_flags,
         "guarantee": plan.guarantee.record(),
@@ -406,6 +415,7 @@ def analyst_view(plan: MeanRelease) -> dict:
                               else "curves shrunk by the L2 clip at tau (after the range clip and centring)"),
         "n_range_clipped": plan.n_range_clipped,
         "bias_l2": bias,
+        "bias_sup": plan.pointwise_bias(),
         "noise_rms_l2": noise_sd,
         "noise_l2_radius_95": plan.l2_error_radius(0.95),
         "total_rms_error_l2": plan.total_error(),
@@ -421,7 +431,8 @@ def accuracy_sentence(plan: MeanRelease) -> str:
     text = (f"The noise moves the release by less than {radius:.3g} (L2, 95% of the time) around the private "
             f"method's own target.")
     if bias is not None:
-        text += (f" That target itself differs from the plain average of the raw curves by {bias:.3g} (smoothing "
-                 f"and clipping), so the release is typically {plan.total_error():.3g} away from that average "
+        text += (f" That target itself differs from the plain average of the raw curves by {bias:.3g} in L2 "
+                 f"(by up to {plan.pointwise_bias():.3g} at a single point) through smoothing, clipping and "
+                 f"centring, so the release is typically {plan.total_error():.3g} away from that average "
                  "(root mean square of both).")
     return text

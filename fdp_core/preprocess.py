@@ -99,27 +99,33 @@ def check_reference(reference) -> tuple[tuple[float, float], ...] | None:
     return pairs
 
 
-def load_reference(path) -> tuple[tuple[float, float], ...]:
-    """A public reference curve from a CSV with columns t,value (e.g. a published norm curve)."""
-    path = Path(path)
-    if "\x00" in str(path) or not path.exists():
-        raise DataError(f"reference file not found: {path}")
-    check_regular_file(path, "reference file")
+def load_reference(path, *, name: str | None = None) -> tuple[tuple[float, float], ...]:
+    """A public reference curve from a CSV with columns t,value (e.g. a published norm curve).
+
+    ``path`` is a file path, or an open binary/text file (an upload) named ``name`` in messages."""
+    if hasattr(path, "read"):
+        source, name = path, name or "the reference file"
+    else:
+        source = Path(path)
+        name = name or source.name
+        if "\x00" in str(source) or not source.exists():
+            raise DataError(f"reference file not found: {path}")
+        check_regular_file(source, "reference file")  # a pipe or a device would block the read
     try:
-        table = pd.read_csv(path)
+        table = pd.read_csv(source)
     except Exception as exc:  # pandas raises many types on malformed files
-        raise DataError(f"{path.name} could not be read as CSV: {' '.join(str(exc).split())}") from None
+        raise DataError(f"{name} could not be read as CSV: {' '.join(str(exc).split())}") from None
     if [str(c).strip().lower() for c in table.columns[:2]] != ["t", "value"]:
-        raise DataError(f"{path.name}: a reference curve needs the columns t,value, got "
+        raise DataError(f"{name}: a reference curve needs the columns t,value, got "
                         f"{', '.join(map(str, table.columns))}")
     try:
         values = table.iloc[:, :2].to_numpy(dtype=float)
     except ValueError:
-        raise DataError(f"{path.name}: the reference curve has non-numeric cells") from None
+        raise DataError(f"{name}: the reference curve has non-numeric cells") from None
     try:
         return check_reference(values.tolist())
     except ParameterError as exc:
-        raise DataError(f"{path.name}: {exc}") from None
+        raise DataError(f"{name}: {exc}") from None
 
 
 def reference_on_grid(reference, grid_points) -> np.ndarray:
@@ -449,6 +455,29 @@ def likely_person_column(metadata: pd.DataFrame) -> str | None:
             if hint in column.lower():
                 return column
     return max(candidates, key=lambda c: metadata[c].astype(str).nunique())
+
+
+ID_NAME_HINTS = ("subject", "person", "patient", "participant", "individual", "child", "station", "id")
+
+
+def identifier_columns(metadata: pd.DataFrame, person_column: str | None = None) -> set[str]:
+    """Columns that identify rather than describe: the person column, columns that look like person
+    ids (:func:`repeated_id_columns`), text columns with a distinct value in every row, and columns named
+    like an id (``subject``, ``id``, ``child_id``, ...). Never a default covariate or density feature:
+    an id's numeric code means nothing, and regressing on it clips every covariate row."""
+    out = set(repeated_id_columns(metadata))
+    if person_column:
+        out.add(str(person_column))
+    n = len(metadata)
+    for column in metadata.columns:
+        name = str(column).strip().lower()
+        words = [w for w in name.replace("-", "_").replace(" ", "_").split("_") if w]
+        text = not pd.api.types.is_numeric_dtype(metadata[column])  # a numeric column may be a measurement
+        if text and n > 1 and metadata[column].astype(str).str.strip().nunique() == n:
+            out.add(str(column))
+        elif any(w in ID_NAME_HINTS for w in words):
+            out.add(str(column))
+    return out
 
 
 def curves_per_person(metadata: pd.DataFrame, person_column: str) -> pd.Series:

@@ -131,6 +131,11 @@ def _settings_object(kind: str, settings: dict):
     return obj.validated()
 
 
+def settings_of(config: Mapping):
+    """The validated settings object of a parsed config (MeanSettings, KdeSettings, ...)."""
+    return _settings_object(config["kind"], config["settings"])
+
+
 def _budget_ledger(budget: dict) -> Ledger:
     unknown = sorted(set(budget) - {"epsilon_total", "delta_total", "filter", "split", "name"})
     if unknown:

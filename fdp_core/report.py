@@ -109,10 +109,28 @@ def power_sentence(power_at_alpha: float, alpha: float = ALPHA_SENTENCE) -> str:
             "allow 100%).")
 
 
-def privacy_statement(release: CommittedRelease) -> list[str]:
-    """Plain-language statement of the guarantee, as a list of paragraphs."""
+def epsilon_headline(release: CommittedRelease) -> tuple[str, str]:
+    """One headline epsilon per release, the one charged to the ledger, and a details line naming
+    the other epsilons a reader meets (the calibration's, the ledger's composed total)."""
     e = release.entry
-    out = []
+    headline = (f"Privacy cost of this release: epsilon = {e.epsilon:.4g}" + (f", delta = {e.delta:.3g}"
+                                                                             if e.delta > 0 else " (delta = 0)")
+                + " (charged to the ledger).")
+    calibrated = release.record.get("epsilon")
+    details = []
+    if isinstance(calibrated, (int, float)) and not math.isclose(float(calibrated), e.epsilon, rel_tol=1e-9):
+        details.append(f"the noise was calibrated at epsilon = {float(calibrated):g}; the exact discrete sampler's "
+                       f"own privacy map gives the charged {e.epsilon:.4g} (a little more: its privacy map's "
+                       "conversion to (epsilon, delta) and its grid and floating-point allowance)")
+    details.append("the ledger's composed total over all the budget's releases is a different number (the "
+                   "ledger section), usually smaller than the sum of the charges")
+    return headline, "Details: " + "; ".join(details) + "."
+
+
+def privacy_statement(release: CommittedRelease) -> list[str]:
+    """Plain-language statement of the guarantee, as a list of paragraphs (the headline epsilon first)."""
+    e = release.entry
+    out = list(epsilon_headline(release))
     if release.flags:
         out.append("WARNING: " + NOT_DP_WARNING + ": " + "; ".join(release.flags) + ".")
     person = release.record.get("person_column")
@@ -188,9 +206,11 @@ def release_figure(release: CommittedRelease) -> go.Figure:
 
 
 def tradeoff_figure(release: CommittedRelease) -> go.Figure:
-    """Expected error against epsilon for the chosen mechanism, chosen point marked."""
+    """Root-mean-square L2 error (the curves' units) against epsilon for the chosen mechanism, chosen
+    point marked; the record keeps the squared figures (``expected_sq_l2_error``) the formulas use."""
     tr = release.tradeoff
-    fig = go.Figure(go.Scatter(x=tr["epsilon"], y=tr["expected_sq_l2_error"], mode="lines",
+    fig = go.Figure(go.Scatter(x=tr["epsilon"], y=np.sqrt(np.maximum(tr["expected_sq_l2_error"], 0.0)).tolist(),
+                               mode="lines",
                                name=release.entry.mechanism, line=dict(color=PRIVATE_COLOR, width=2)))
     # The ledger charges what the exact sampler's privacy map reports (e.g. 1.092 for a discrete
     # Gaussian calibrated at epsilon = 1): the chart names the charged value, not the nominal one.
@@ -199,12 +219,13 @@ def tradeoff_figure(release: CommittedRelease) -> go.Figure:
     name = f"this release: charged epsilon = {charged:.4g}"
     if not math.isclose(charged, nominal, rel_tol=1e-9):
         name += f" (noise calibrated at epsilon = {nominal:g})"
-    fig.add_trace(go.Scatter(x=[nominal], y=[tr["chosen_error"]], mode="markers",
+    fig.add_trace(go.Scatter(x=[nominal], y=[math.sqrt(max(tr["chosen_error"], 0.0))], mode="markers",
                              marker=dict(size=13, color="#d62728", symbol="star"), name=name))
     fixed = ", ".join(f"{k} = {v:g}" for k, v in tr.get("fixed", {}).items())
     return _finish_layout(fig, title="Accuracy against privacy" + (f" ({fixed})" if fixed else ""),
                           xaxis=dict(title="epsilon used to calibrate the noise (log scale)", type="log"),
-                          yaxis=dict(title="expected squared L2 error (log scale)", type="log"), height=400,
+                          yaxis=dict(title="L2 error, root mean square (units of the data; log scale)",
+                                     type="log"), height=400,
                           legend=dict(orientation="h", yanchor="top", y=-0.25))
 
 
@@ -307,6 +328,8 @@ def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:
                     ("privacy map", f"epsilon = {sampler.get('epsilon')}" if sampler.get("epsilon") is not None
                      else f"rho = {sampler.get('rho')}"),
                     ("post-processing", sampler.get("post_processing"))]
+    if r.get("post_processing"):  # the free projection of the output (mean, density), METHODS.md 18
+        sampler_rows.append(("then (free post-processing)", "; ".join(r["post_processing"])))
     versions = r.get("library_versions", {})
     return _TEMPLATES.get_template("report.html.j2").render(
         label=release.label, release_id=release.id, created=str(r.get("created_utc")),

@@ -1,13 +1,18 @@
-"""The bundle's re-run files: ``release.py`` (a script) and ``release.ipynb`` (a notebook).
+"""The bundle's check files: ``release.py`` (a script) and ``release.ipynb`` (a notebook).
 
-Both load a data file, re-run the exported release's settings (config.yaml, next to them)
-with fdp_core's :func:`fdp_core.export.replay` -- the same mechanism, exact discrete
-sampler and grid, fresh OS entropy, checked against a ledger before any noise is drawn --
-and draw the release's figures. A re-run is a new release: it spends budget of its own.
-With a ledger URL they run ``python -m fdp_core replay config.yaml --data PATH --ledger URL``
-instead, so the charge lands in that persistent ledger.
+By default both VERIFY the release and draw nothing: they load the data file, re-derive the
+sensitivity, the exact sampler's noise scale and the privacy charge from config.yaml
+(:func:`fdp_core.verify.verify_release`), compare them with release.json and print "verified"
+or the mismatches. A stakeholder checking a release spends no budget and publishes nothing.
 
-The notebook is written as nbformat-4 JSON by hand: exporting needs no Jupyter package.
+A NEW release (fresh noise, a new charge) happens only on request, ``--new-release`` (script) or
+``NEW_RELEASE = True`` (notebook), and always through a persistent ledger: they run
+``python -m fdp_core replay config.yaml --data PATH [--ledger URL]``, which charges the
+ledger at ``URL`` (default: ``$FDP_LEDGER_URL``, else the user's ledger file).
+
+Both need ``fdp_core`` importable (``pip install -e .`` in the project folder, or
+``PYTHONPATH=/path/to/fdp``) and say so when it is not. The notebook is written as nbformat-4
+JSON by hand: exporting needs no Jupyter package.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import re
 
 SCRIPT_NAME = "release.py"
 NOTEBOOK_NAME = "release.ipynb"
+IMPORT_HELP = ("fdp_core is not importable. From the fdp project folder run `pip install -e .` (then any "
+               "folder works), or run this with PYTHONPATH=/path/to/the/fdp/project.")
 
 
 def _default_data_path(data_label: str | None) -> str:
@@ -28,20 +35,23 @@ def _default_data_path(data_label: str | None) -> str:
     return "YOUR_DATA.csv"
 
 
-_SCRIPT = '''"""Re-run fdp release {release_id} (RELEASE_LABEL below) on a data file: same settings, fresh noise.
+_SCRIPT = '''"""Verify fdp release {release_id} (RELEASE_LABEL below) against its config and a data file; draws nothing.
 
-Usage (from a checkout of fdp, or with fdp_core importable):
+fdp_core must be importable: from the fdp project folder run `pip install -e .`, or run
+this script with PYTHONPATH=/path/to/the/fdp/project.
 
-    python release.py DATA_PATH [--out DIR] [--ledger URL]
+    python release.py DATA_PATH
+        re-derives the sensitivity, the noise scale and the privacy charge from config.yaml and
+        the data, compares them with release.json and prints "verified" (exit 0) or the
+        mismatches (exit 1). Spends no budget, draws no noise, writes nothing.
 
-Reads config.yaml next to this script. The re-run is a NEW release with fresh OS entropy
-and spends privacy budget of its own: it is checked against the config's budget (a fresh
-ledger), or with --ledger against that persistent ledger (python -m fdp_core replay
-... --ledger URL), before any noise is drawn. Writes the new bundle and the figures (HTML)
-into DIR (default: release_rerun/ next to this script).
+    python release.py DATA_PATH --new-release [--ledger URL] [--out DIR]
+        makes a NEW release with fresh noise (python -m fdp_core replay), charged to the
+        persistent ledger at URL (default: $FDP_LEDGER_URL, else your ledger file).
 """
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -49,47 +59,44 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RELEASE_LABEL = {label!r}
 DEFAULT_DATA = {data_path!r}
+IMPORT_HELP = {import_help!r}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", nargs="?", default=DEFAULT_DATA, help="the data file (wide, long or Parquet)")
     parser.add_argument("--config", default=str(HERE / "config.yaml"), help="the release's config.yaml")
-    parser.add_argument("--out", default=str(HERE / "release_rerun"), help="output folder")
-    parser.add_argument("--ledger", default=None,
-                        help="persistent ledger URL: charge the re-run there (python -m fdp_core replay --ledger)")
+    parser.add_argument("--release", default=str(HERE / "release.json"), help="the release's release.json")
+    parser.add_argument("--new-release", action="store_true",
+                        help="make a NEW release (fresh noise) charged to a persistent ledger instead of verifying")
+    parser.add_argument("--ledger", default=None, help="with --new-release: the persistent ledger URL to charge")
+    parser.add_argument("--out", default=str(HERE / "release_rerun"), help="with --new-release: output folder")
     args = parser.parse_args(argv)
-    if args.ledger:
-        command = [sys.executable, "-m", "fdp_core", "replay", args.config, "--data", args.data,
-                   "--out", args.out, "--ledger", args.ledger]
-        return subprocess.run(command, check=False).returncode
-
-    from fdp_core import export
-    from fdp_core.errors import FdpError
-
     try:
-        config = export.parse_config(Path(args.config))
-        release, ledger = export.replay(config, args.data)
+        from fdp_core.errors import FdpError
+        from fdp_core.verify import verify_release
+    except ImportError:
+        print(f"error: {{IMPORT_HELP}}", file=sys.stderr)
+        return 2
+    if args.new_release:
+        command = [sys.executable, "-m", "fdp_core", "replay", args.config, "--data", args.data, "--out", args.out]
+        if args.ledger:
+            command += ["--ledger", args.ledger]
+        return subprocess.run(command, check=False).returncode
+    if args.ledger:
+        print("error: --ledger applies to --new-release only (verifying spends no budget)", file=sys.stderr)
+        return 2
+    try:
+        record = json.loads(Path(args.release).read_text())
+        result = verify_release(Path(args.config), args.data, record)
     except FdpError as exc:
         print(f"error: {{exc}}", file=sys.stderr)
         return 2
-    out = export.export_folder(release, args.out, ledger)
-    figures = [("release_figure.html", export.release_figure(release)),
-               ("power_figure.html", export.power_figure(release, ledger))]
-    if release.tradeoff:
-        figures.append(("tradeoff_figure.html", export.tradeoff_figure(release)))
-    for name, figure in figures:
-        figure.write_html(out / name, include_plotlyjs=True, full_html=True)
-    entry = release.entry
-    print(f"new release {{release.id}}: {{release.kind}} {{entry.mechanism}}, charged epsilon {{entry.epsilon:.4g}}, "
-          f"delta {{entry.delta:.3g}}; wrote {{out}}")
-    for paragraph in export.privacy_statement(release):
-        print(paragraph)
-    print(release.accuracy)
-    note = export.data_mismatch(config, release)
-    if note:
-        print(f"note: {{note}}")
-    return 0
+    except (OSError, ValueError) as exc:
+        print(f"error: {{' '.join(str(exc).split())}}", file=sys.stderr)
+        return 2
+    print(result.report())
+    return 0 if result.verified else 1
 
 
 if __name__ == "__main__":
@@ -100,7 +107,8 @@ if __name__ == "__main__":
 def script_text(release_id: str, label: str, data_label: str | None) -> str:
     # Every user-supplied text goes in as a Python literal (repr): a label such as C:\new\x
     # inside the docstring was an invalid escape and the script did not parse.
-    return _SCRIPT.format(release_id=release_id, label=str(label), data_path=_default_data_path(data_label))
+    return _SCRIPT.format(release_id=release_id, label=str(label), data_path=_default_data_path(data_label),
+                          import_help=IMPORT_HELP)
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
@@ -125,63 +133,49 @@ def notebook_text(release_id: str, label: str, data_label: str | None) -> str:
     data_path = _default_data_path(data_label)
     cells = [
         _cell("markdown", f"""
-# Re-run fdp release `{release_id}`: {markdown_text(label)}
+# Verify fdp release `{release_id}`: {markdown_text(label)}
 
-This notebook re-runs the exported release with the settings in `config.yaml` (next to it) on a data
-file, with **fresh noise**: the same mechanism, exact discrete sampler and grid, fresh OS entropy.
-A re-run is a **new release**: it is checked against a privacy budget before any noise is drawn and
-spends budget of its own (the config's budget in a fresh ledger, or a persistent ledger if you give
-its URL). Set the data path below, then run all cells.
+This notebook **verifies** the release: it re-derives the sensitivity, the exact sampler's noise scale
+and the privacy charge from `config.yaml` and the data file, and compares them with `release.json`.
+It draws no noise, spends no budget and writes nothing. Set the data path below, then run all cells.
+
+`fdp_core` must be importable: from the fdp project folder run `pip install -e .`, or start Jupyter
+with `PYTHONPATH=/path/to/the/fdp/project`.
+
+A **new release** (fresh noise, a new charge) is made only when you set `NEW_RELEASE = True`: it is
+charged to a persistent ledger (`LEDGER_URL`, default `$FDP_LEDGER_URL`, else your ledger file).
 """),
         _cell("code", f"""
 DATA_PATH = {data_path!r}  # the data file: wide, long (id,t,value) or Parquet
 CONFIG_PATH = "config.yaml"
-LEDGER_URL = None  # e.g. a persistent ledger: then `python -m fdp_core replay ... --ledger URL` is run
+RELEASE_PATH = "release.json"
+NEW_RELEASE = False  # True: a NEW release with fresh noise, charged to the persistent ledger below
+LEDGER_URL = None  # with NEW_RELEASE: the persistent ledger to charge (None: $FDP_LEDGER_URL, else your file)
 OUT_DIR = "release_rerun"
 """),
-        _cell("code", """
+        _cell("code", f"""
+import json
 import subprocess
 import sys
 from pathlib import Path
 
-import plotly.io as pio
+try:
+    from fdp_core.verify import verify_release
+except ImportError:
+    raise ImportError({IMPORT_HELP!r}) from None
 
-from fdp_core import export
-
-pio.renderers.default = "plotly_mimetype+notebook"  # plotly.js inline: the figures work offline
-config = export.parse_config(Path(CONFIG_PATH))
-release = ledger = None
-if LEDGER_URL:  # charged to the persistent ledger by the command line; its bundle has report.html
-    subprocess.run([sys.executable, "-m", "fdp_core", "replay", CONFIG_PATH, "--data", DATA_PATH,
-                    "--out", OUT_DIR, "--ledger", LEDGER_URL], check=True)
-    print(f"charged to {LEDGER_URL}; the new bundle (with report.html) is in {OUT_DIR}/")
+result = verify_release(Path(CONFIG_PATH), DATA_PATH, json.loads(Path(RELEASE_PATH).read_text()))
+print(result.report())
+"""),
+        _cell("markdown", "## A new release (only with `NEW_RELEASE = True`)"),
+        _cell("code", """
+if NEW_RELEASE:
+    command = [sys.executable, "-m", "fdp_core", "replay", CONFIG_PATH, "--data", DATA_PATH, "--out", OUT_DIR]
+    if LEDGER_URL:
+        command += ["--ledger", LEDGER_URL]
+    subprocess.run(command, check=True)
 else:
-    release, ledger = export.replay(config, DATA_PATH)
-    export.export_folder(release, OUT_DIR, ledger)
-    entry = release.entry
-    print(f"new release {release.id}: {release.kind} {entry.mechanism}, charged epsilon {entry.epsilon:.4g}, "
-          f"delta {entry.delta:.3g}; bundle in {OUT_DIR}/")
-"""),
-        _cell("markdown", "## What was released, and what it guarantees"),
-        _cell("code", """
-if release is not None:
-    for paragraph in export.privacy_statement(release):
-        print(paragraph)
-    print(release.accuracy)
-    note = export.data_mismatch(config, release)
-    if note:
-        print("note:", note)
-"""),
-        _cell("markdown", "## Figures (sanitized output only)"),
-        _cell("code", """
-if release is not None:
-    export.release_figure(release).show()
-"""),
-        _cell("code", """
-if release is not None:
-    if release.tradeoff:
-        export.tradeoff_figure(release).show()
-    export.power_figure(release, ledger).show()
+    print("no new release made (NEW_RELEASE = False)")
 """),
     ]
     notebook = {"cells": cells, "nbformat": 4, "nbformat_minor": 5,

@@ -161,6 +161,9 @@ N_PUBLIC = Option("declared public number of persons (default: the persons in th
                   "the person column, usable or not); persons without a usable curve count at the centre", metavar="N")
 TAU = Option("public L2 norm bound (after centring); curves are clipped to it. Required without --value-range, "
              "which implies tau = (HI - LO)/2", group="tau", cli_default=None)
+RAW_RELEASE = Option("publish the noised release as drawn: skip the free post-processing (a mean projected onto the "
+                     "declared value range; a density clipped at 0 and rescaled to integrate to 1)",
+                     flag="--no-post-processing")
 TAU_FROM_DATA = Option("use the largest centred curve norm (data-dependent: the release is then NOT differentially "
                        "private)", group="tau")
 # Covariance and regression: a public centre c, or a public range whose midpoint is the centre.

@@ -29,14 +29,20 @@ def _positive(values: np.ndarray) -> np.ndarray:
 
 
 def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, show_truth: bool = True,
-                    labels: dict | None = None):
+                    labels: dict | None = None, squared: bool = False):
     """Plotly figure: one closed-form line per mechanism, its Monte Carlo band (first to last
     quantile level), dashed error-vs-truth lines when present, and the current setting marked
     on every curve. Log axes where the parameter acts on a log scale; the error is always on
-    a log axis (it spans orders of magnitude along an epsilon sweep)."""
+    a log axis (it spans orders of magnitude along an epsilon sweep).
+
+    The error is drawn as a distance in the curves' own units, the root-mean-square L2 error
+    sqrt(E||release - estimate||^2) (band: quantiles of ||release - estimate||), the language of
+    every accuracy figure; ``squared=True`` draws the squared figures the formulas use."""
     import plotly.graph_objects as go
 
     labels = labels or {}
+    unit = (lambda v: np.asarray(v, dtype=float)) if squared else \
+        (lambda v: np.sqrt(np.maximum(np.asarray(v, dtype=float), 0.0)))
     fig = go.Figure()
     param = curves[0].param if curves else "epsilon"
     for k, c in enumerate(curves):
@@ -46,7 +52,7 @@ def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, sh
         name = labels.get(c.mechanism, c.mechanism)
         x = c.values
         if c.mc_quantiles is not None and len(c.quantile_levels) >= 2:
-            lo, hi = c.mc_quantiles[0], c.mc_quantiles[-1]
+            lo, hi = unit(c.mc_quantiles[0]), unit(c.mc_quantiles[-1])
             keep = np.isfinite(lo) & np.isfinite(hi)
             band = (f"{name}: Monte Carlo {round(100 * c.quantile_levels[0])}-"
                     f"{round(100 * c.quantile_levels[-1])}%")
@@ -55,22 +61,25 @@ def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, sh
                                      fillcolor=_rgba(color, 0.15), line=dict(width=0), name=band,
                                      legendgroup=c.mechanism, hoverinfo="skip", showlegend=False))
         # A log axis cannot show 0 (e.g. ICLP-AR with every component thresholded away: no noise).
-        hover = f"{name}<br>{param} = %{{x:.4g}}<br>E error = %{{y:.4g}}<extra></extra>"
-        fig.add_trace(go.Scatter(x=x, y=_positive(c.expected_sq_l2_error), mode="lines", name=f"{name}",
+        what = "E squared error" if squared else "RMS L2 error"
+        hover = f"{name}<br>{param} = %{{x:.4g}}<br>{what} = %{{y:.4g}}<extra></extra>"
+        fig.add_trace(go.Scatter(x=x, y=_positive(unit(c.expected_sq_l2_error)), mode="lines", name=f"{name}",
                                  legendgroup=c.mechanism, line=dict(color=color, width=2.5), hovertemplate=hover))
         if show_truth and c.error_vs_truth is not None:
-            fig.add_trace(go.Scatter(x=x, y=_positive(c.error_vs_truth), mode="lines", name=f"{name}: vs truth",
+            fig.add_trace(go.Scatter(x=x, y=_positive(unit(c.error_vs_truth)), mode="lines", name=f"{name}: vs truth",
                                      legendgroup=c.mechanism, line=dict(color=color, width=1.5, dash="dash")))
         if c.current is not None and c.current_error is not None:
-            fig.add_trace(go.Scatter(x=[c.current], y=[c.current_error], mode="markers", legendgroup=c.mechanism,
+            fig.add_trace(go.Scatter(x=[c.current], y=unit([c.current_error]), mode="markers", legendgroup=c.mechanism,
                                      marker=dict(symbol="star", size=13, color=color,
                                                  line=dict(width=1, color="black")),
                                      name=f"{name}: current setting", showlegend=False,
                                      hovertemplate=f"{name}: current {param} = %{{x:.4g}}<br>"
-                                                   "E error = %{y:.4g}<extra></extra>"))
-    fig.update_layout(title=title or f"Expected squared L2 error vs {PARAM_LABELS.get(param, param)}",
+                                                   f"{what} = %{{y:.4g}}<extra></extra>"))
+    name = "Expected squared L2 error" if squared else "L2 error (root mean square)"
+    fig.update_layout(title=title or f"{name} vs {PARAM_LABELS.get(param, param)}",
                       xaxis_title=PARAM_LABELS.get(param, param),
-                      yaxis_title="E ||release - estimate||^2 (L2 over [0, 1])",
+                      yaxis_title=("E ||release - estimate||^2 (squared units; L2 over [0, 1])" if squared else
+                                   "sqrt E ||release - estimate||^2 (units of the curves; L2 over [0, 1])"),
                       height=560, margin=dict(l=10, r=10, t=60, b=10),
                       legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0))
     fig.update_xaxes(type="log" if param in LOG_SCALE_PARAMS else "linear", exponentformat="power")

@@ -25,11 +25,18 @@ def mark_touched() -> None:
     st.session_state[TOUCHED_KEY] = True
 
 
-def preselect(has_committed_mean: bool) -> None:
-    """Before the radio is drawn: a committed mean of this data set is the default centring."""
+def preselect(has_committed_mean: bool, range_declared: bool = False) -> None:
+    """Before the radio is drawn, unless the user chose: a committed mean of this data set is the
+    default centring, else the centre of the declared public range (free: a public input), else none."""
     ss = st.session_state
-    if has_committed_mean and not ss.get(TOUCHED_KEY) and ss.get(CENTRING_KEY) == "none":
+    if ss.get(TOUCHED_KEY):
+        return
+    if has_committed_mean and ss.get(CENTRING_KEY) in ("none", "public"):
         ss[CENTRING_KEY] = "released-mean"
+    elif range_declared and ss.get(CENTRING_KEY) == "none":
+        ss[CENTRING_KEY] = "public"
+    elif not range_declared and ss.get(CENTRING_KEY) == "public":
+        ss[CENTRING_KEY] = "none"  # the range was withdrawn: 'public' has no centre any more
 
 
 def mean_release_cost(fd, g) -> tuple[float, float] | None:

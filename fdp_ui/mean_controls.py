@@ -14,6 +14,7 @@ import streamlit as st
 
 from fdp_core.mean import MeanSettings
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
+from fdp_ui import reference_curve, state
 
 PAGE = "mean"
 KEYS = page_keys(MeanSettings, PAGE)  # {field: session-state key}, e.g. {"psi": "mean_log_psi", ...}
@@ -29,5 +30,10 @@ def keep() -> None:
 
 
 def settings(g, **given) -> MeanSettings:
-    """The MeanSettings of the controls, the sidebar's global settings ``g`` and ``given`` fields."""
-    return page_settings(MeanSettings, PAGE, st.session_state, **{**g.fields_of(MeanSettings), **given})
+    """The MeanSettings of the controls, the sidebar's global settings ``g`` and ``given`` fields.
+
+    The public reference curve uploaded on the Mean page (fdp_ui/reference_curve.py) is the
+    centre whenever a range is declared, on every page that builds mean settings here."""
+    reference = reference_curve.current(state.current().label) if g.value_range is not None else None
+    return page_settings(MeanSettings, PAGE, st.session_state,
+                         **{**g.fields_of(MeanSettings), "reference": reference, **given})

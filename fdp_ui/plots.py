@@ -17,6 +17,8 @@ ENVELOPE_LEVELS = ((0.05, 0.95, "rgba(127,127,127,0.18)"), (0.25, 0.75, "rgba(12
 ANALYST_LABEL = "non-private estimate (analyst view: do not publish)"
 PRIVATE_COLOR = "#1f77b4"
 ANALYST_COLOR = "#d62728"
+RAW_MEAN_LABEL = "raw mean of the curves (analyst view: the target's bias is the gap)"
+RAW_MEAN_COLOR = "#7f7f7f"
 
 
 def stacked_curves(grid: np.ndarray, curves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -127,9 +129,11 @@ def _band_spec(grid, lower, upper, *, name: str, color: str = "rgba(31,119,180,0
 
 def release_figure(grid, draws: np.ndarray, estimate: np.ndarray | None, *, title: str, style: str = "draws",
                    truth: np.ndarray | None = None, x_title: str | None = None, label: str = "sanitized mean",
-                   color: str = PRIVATE_COLOR, y_title: str | None = None) -> go.Figure:
-    """Sanitized draws (spaghetti, or a pointwise 5-95% band) with the analyst-view estimate.
-    Axis titles default to the session's t label and value unit.
+                   color: str = PRIVATE_COLOR, y_title: str | None = None,
+                   raw_mean: np.ndarray | None = None) -> go.Figure:
+    """Sanitized draws (spaghetti, or a pointwise 5-95% band) with the analyst-view estimate and,
+    when given, the plain average of the raw curves (analyst view: the bias is the gap between the
+    two). Axis titles default to the session's t label and value unit.
 
     Written as a plain plotly spec and wrapped without plotly's per-property validation (it
     cost ~20 ms of every rerun of the Mean page); the same figure as add_band / add_line /
@@ -146,6 +150,8 @@ def release_figure(grid, draws: np.ndarray, estimate: np.ndarray | None, *, titl
         data.append(_line_spec(grid, truth, name="true mean (simulation)", color="#2ca02c", dash="dot"))
     if estimate is not None:
         data.append(_line_spec(grid, estimate, name=ANALYST_LABEL, color=ANALYST_COLOR, dash="dash"))
+    if raw_mean is not None:
+        data.append(_line_spec(grid, raw_mean, name=RAW_MEAN_LABEL, color=RAW_MEAN_COLOR, dash="dot"))
     layout = {"title": {"text": title}, "xaxis": {"title": {"text": x_title}}, "yaxis": {"title": {"text": y_title}},
               "height": 460, "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
               "legend": {"orientation": "h", "yanchor": "bottom", "y": -0.35}}

@@ -217,7 +217,7 @@ if "gibbs_sweeps" in entry.fields:
 
 means, n_other_means = _committed_means(fd, ds.label) if source == "current" else ({}, 0)
 r1, r2, r3 = st.columns([2, 2, 1])
-centring_hint.preselect(bool(means))
+centring_hint.preselect(bool(means), range_declared=source == "current" and g.value_range is not None)
 centring = r1.radio("centring", tuple(CENTRING), key=KEYS["centring"], format_func=CENTRING.get,
                     help=HELP["centring"], on_change=centring_hint.mark_touched)
 if centring == "none" and source == "current":

@@ -10,12 +10,14 @@ from plotly.subplots import make_subplots
 from fdp_core.covariance import (CENTRINGS, COVARIANCE_MECHANISMS, CovarianceSettings, eigenfunctions_of,
                                  exponential_mechanism_components, plan_covariance_release, variance_ratio)
 from fdp_core.errors import FdpError
+from fdp_core.preprocess import identifier_columns
 from fdp_core.registry.covariance import covariance_mechanism
 from fdp_core.regression import RegressionSettings, bands, plan_regression_release
 from fdp_core.sensitivity import COVARIANCE_GAUSSIAN_BOUNDS
 from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
-from fdp_ui import sidebar, state, summary_commit, synthetic_panel
+from fdp_core.verdict import covariance_verdict
+from fdp_ui import sidebar, state, summary_commit, synthetic_panel, verdict_box
 from fdp_ui.plots import ANALYST_COLOR, ANALYST_LABEL, PRIVATE_COLOR, add_band, add_line, title_surface_axes
 
 # The settings fields' controls: keys and defaults from the field metadata (fdp_core/covariance.py,
@@ -79,8 +81,13 @@ m1.metric("sensitivity", f"{plan.sensitivity:.4g}",
           help=plan.guarantee.sensitivity_norm + "; " + plan.guarantee.bound_label)
 m2.metric(entry.scale_label,
           f"{plan.sigma:.4g}" if plan.sigma else f"{plan.sensitivity / settings.split()[0]:.4g}")
-m3.metric("expected squared HS error", f"{plan.expected_sq_hs_error:.4g}")
+hs_radius = plan.hs_error_radius(0.95)
+m3.metric("noise (95% radius, HS)", f"{hs_radius:.4g}",
+          help="The released covariance surface lies within this Hilbert-Schmidt (L2 over the square) distance of "
+               "the non-private one, 95% of the time (2000 Monte Carlo draws of the public noise law). Expected "
+               f"squared HS error, for formulas: {plan.expected_sq_hs_error:.4g}.")
 m4.metric("components L", str(plan.n_components))
+verdict_box.render(covariance_verdict(hs_radius, plan.tau))
 
 grid = fd.grid_points
 heat = make_subplots(rows=1, cols=2, subplot_titles=("non-private (analyst view: do not publish)",
@@ -89,9 +96,10 @@ scale = float(np.max(np.abs(plan.surface(nonprivate)))) or 1.0
 for col, matrix in ((1, nonprivate), (2, private)):
     heat.add_trace(go.Heatmap(x=grid.tolist(), y=grid.tolist(), z=plan.surface(matrix).tolist(), zmin=-scale,
                               zmax=scale, colorscale="RdBu_r", showscale=col == 2), row=1, col=col)
-heat.update_layout(height=420, margin=dict(l=10, r=10, t=40, b=10),
-                   title="Covariance surfaces (same colour scale; the release saturates where noise dominates)")
+# The figure's title is a line of text above it: a Plotly title collides with the subplot titles.
+heat.update_layout(height=420, margin=dict(l=10, r=10, t=40, b=10))
 title_surface_axes(heat, 2, colorbar="C(s, t)")
+st.markdown("**Covariance surfaces** (same colour scale; the release saturates where noise dominates)")
 st.plotly_chart(heat, key="cov_heatmaps")
 state.note_view(NONPRIVATE_VIEWS["covariance_estimate"])
 
@@ -121,8 +129,8 @@ for j in range(k):
         f = functions[:, j] * (1.0 if functions[:, j] @ sign_ref >= 0 else -1.0)
         fig.add_trace(go.Scatter(x=grid.tolist(), y=f.tolist(), mode="lines", name=name, showlegend=j == 0,
                                  line=dict(color=color, dash=dash)), row=1, col=j + 1)
-fig.update_layout(height=360, margin=dict(l=10, r=10, t=40, b=10),
-                  title=f"Private principal components at the same total epsilon = {g.epsilon:g}")
+fig.update_layout(height=360, margin=dict(l=10, r=10, t=40, b=10))
+st.markdown(f"**Private principal components at the same total epsilon = {g.epsilon:g}**")
 st.plotly_chart(fig, key="cov_components")
 st.caption("Both routes spend the same epsilon: the covariance route releases the whole covariance (and the mean) "
            "and takes its eigenfunctions by post-processing; the exponential mechanism releases only the "
@@ -150,7 +158,10 @@ for column in meta.columns:
 if not options:
     st.info("No usable covariate column (numeric with repeated values, or text with at most 10 levels).")
     st.stop()
-st.session_state[COVARIATES_KEY] = st.session_state.get(COVARIATES_KEY, options[:1])
+# Safe default: never an id or person column (its code means nothing; every row would be clipped).
+ids = identifier_columns(meta, g.person_column)
+describing = [o for o in options if o.split("=", 1)[0] not in ids]
+st.session_state[COVARIATES_KEY] = st.session_state.get(COVARIATES_KEY, describing[:1])
 r1, r2, r3, r4 = st.columns(4)
 covariates = r1.multiselect("covariates", options, key=COVARIATES_KEY,
                             help="NAME=LEVEL is the indicator of that level; an intercept is always included.")
@@ -185,8 +196,8 @@ for j, label in enumerate(reg.labels):
     for trace in sub.data:
         trace.showlegend = j == 0
         fig.add_trace(trace, row=1, col=j + 1)
-fig.update_layout(height=380, margin=dict(l=10, r=10, t=40, b=10),
-                  title=f"Regression coefficient functions (n = {reg.n}, epsilon = {g.epsilon:g})")
+fig.update_layout(height=380, margin=dict(l=10, r=10, t=40, b=10))
+st.markdown(f"**Regression coefficient functions** (n = {reg.n}, epsilon = {g.epsilon:g})")
 st.plotly_chart(fig, key="reg_coefficients")
 state.note_view(NONPRIVATE_VIEWS["regression_ols"])
 st.caption("The band is the spread of the private estimate over repeated noise draws on these data (analyst view). "

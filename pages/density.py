@@ -19,13 +19,15 @@ from fdp_core.errors import FdpError
 from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.features import extract_features, parse_feature, person_features
 from fdp_core.mechanisms.calibration import CALIBRATIONS
-from fdp_core.preprocess import repeated_id_columns
+from fdp_core.postprocess import finish_density
+from fdp_core.preprocess import identifier_columns, repeated_id_columns
 from fdp_core.registry.kde import REGISTRY as KDE_REGISTRY
 from fdp_core.registry.kde import kde_mechanism
 from fdp_core.sensitivity import KDE_BOUNDS
 from fdp_core.simulate import HALL_EXAMPLE, hall_mixture_points, mixture_2d_points, mixture_density
 from fdp_core.settings_fields import command_line, page_defaults, page_keys, page_values
-from fdp_ui import density_defaults, kde_plots, plots, sidebar, state
+from fdp_core.verdict import density_verdict
+from fdp_ui import density_defaults, kde_plots, plots, sidebar, state, verdict_box
 
 SOURCES = {"curves": "features of the current curves",
            "hall": "built-in: two-bump mixture (Hall et al. 2013), 1-d",
@@ -148,8 +150,10 @@ def _numeric_columns() -> list[str]:
 
 def _page_defaults() -> dict:
     a, b = domain
-    numeric = _numeric_columns()
-    columns = [str(c) for c in fd.metadata.columns]
+    # Safe default: never an id or person column (fdp_core.preprocess.identifier_columns).
+    ids = identifier_columns(fd.metadata, g.person_column)
+    numeric = [c for c in _numeric_columns() if c not in ids]
+    columns = [str(c) for c in fd.metadata.columns if str(c) not in ids]
     column = numeric[0] if numeric else (columns[0] if columns else None)
     return {**page_defaults(kde.KdeSettings, PAGE),
             "density_dim": "1-d", "density_kind_1": "value", "density_kind_2": "value",
@@ -446,7 +450,9 @@ def _rng(mech: str):
 if d == 1:
     example = EXAMPLES.get(source)
     truth = example["truth"](first.grid) if example is not None and example["truth"] is not None else None
-    draws = {m: r.sample(_rng(m), max(n_draws, 200) if style == "band" else n_draws)
+    # Free post-processing, as every release gets it: clipped at 0 and renormalised (fdp_core/postprocess.py).
+    draws = {m: finish_density(r.sample(_rng(m), max(n_draws, 200) if style == "band" else n_draws), r.weights,
+                               kde.KdeSettings()).values
              for m, r in releases.items()}
     y_range = kde_plots.common_range(*draws.values(), *(r.density for r in releases.values()),
                                      *([truth] if truth is not None else [])) if len(releases) > 1 else None
@@ -458,14 +464,16 @@ if d == 1:
         column.plotly_chart(fig, width="stretch", key=f"density_figure_{mech}")
 else:
     for mech, release in releases.items():
-        sanitized = release.sample(_rng(mech), n_panels)
+        sanitized = finish_density(release.sample(_rng(mech), n_panels), release.weights, kde.KdeSettings()).values
         panels = [(plots.ANALYST_LABEL.replace(" (", "<br>("), release.density)]
         panels += [(f"sanitized draw {i + 1}", values) for i, values in enumerate(sanitized)]
         st.markdown(f"**{_title(release)}**")
         st.plotly_chart(kde_plots.density_panels_figure(release.grids, panels, x_titles=axis_labels, surface=surface),
                         width="stretch", key=f"density_figure_{mech}")
-    st.caption("One colour scale per row, shared by the analyst view and the sanitized draws. Sanitized densities "
-               "can dip below 0: the noise is added to the whole field.")
+    st.caption("One colour scale per row, shared by the analyst view and the sanitized draws.")
+st.caption("Sanitized densities are post-processed as every release is (free: privacy unchanged): negative values "
+           "set to 0, then rescaled to integrate to 1 over the box. The error radii below are those of the noise "
+           "before this step, which can only shrink the negative part.")
 
 # --------------------------------------------------------------------------- accuracy and guarantee
 
@@ -473,9 +481,13 @@ radii = {m: _radii(r) for m, r in releases.items()}
 units = "box units" if source != "curves" else "the feature's units"
 for mech, release in releases.items():
     l2, sup = radii[mech]
-    st.success(f"**{kde_mechanism(mech).short}**: with 95% probability the sanitized density is within **{l2:.4g}** "
-               f"of the non-private estimate in L2(T) ({units}); the largest pointwise deviation stays below **{sup:.4g}** "
-               f"with 95% probability. Expected squared L2 error: {release.expected_sq_l2_error:.4g}.")
+    # The colour is the verdict's (fdp_core/verdict.py): the radius against the uniform density's norm.
+    v = density_verdict(release, l2)
+    verdict_box.render(v, extra=f"({kde_mechanism(mech).short})")
+    st.markdown(f"**{kde_mechanism(mech).short}**: with 95% probability the sanitized density is within **{l2:.4g}** "
+                f"of the non-private estimate in L2(T) ({units}); the largest pointwise deviation stays below "
+                f"**{sup:.4g}** with 95% probability. Expected squared L2 error, for formulas: "
+                f"{release.expected_sq_l2_error:.4g}.")
 st.caption(f"Expected squared L2 error in closed form (Hall: sigma^2 times the trace of the noise covariance under "
            f"the grid quadrature; ICLP: sum 2 b_l^2 over the box volume). Radii: fdp_core's Monte Carlo "
            f"({RADIUS_DRAWS[d]} draws, fixed seed). Previews: idealised real-arithmetic DP (numpy generator).")

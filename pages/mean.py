@@ -11,10 +11,13 @@ from fdp_core.errors import FdpError
 from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_core.mean import MEAN_MECHANISMS, MECHANISM_LABELS, accuracy_sentence, plan_mean_release
 from fdp_core.mechanisms.calibration import CALIBRATIONS
+from fdp_core.postprocess import finish_mean
 from fdp_core.registry import MEAN_REGISTRY, mean_mechanism, truncating_mechanisms
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.tuning import PSS_MECHANISMS, pss_defaults
-from fdp_ui import band_panel, compare_plots, mean_controls, plots, sidebar, sparse_view, state
+from fdp_core.verdict import end_shrinkage_note, mean_verdict
+from fdp_ui import (band_panel, compare_plots, mean_controls, plots, reference_curve, sidebar, sparse_view, state,
+                    verdict_box)
 from fdp_ui.mean_controls import KEYS
 
 LOG_PSI_RANGE = (-8.0, 3.0)
@@ -130,11 +133,12 @@ if compare:
         try:
             plan = plan_mean_release(ds.fd, replace(base, mechanism=mech))
         except FdpError as exc:
-            rows.append({"mechanism": MECHANISM_LABELS[mech], "expected squared L2 error": None, "sensitivity": "-",
+            rows.append({"mechanism": MECHANISM_LABELS[mech], "noise (95% radius, L2)": None, "sensitivity": "-",
                          "noise scale": "-", "privacy": "-", "status": f"unavailable: {exc}"})
             continue
-        draws_by_mechanism[mech] = plan.sample(g.rng(salt=10 + MEAN_MECHANISMS.index(mech)), n_draws)
-        rows.append({"mechanism": MECHANISM_LABELS[mech], "expected squared L2 error": plan.expected_sq_l2_error,
+        draws_by_mechanism[mech] = finish_mean(plan.sample(g.rng(salt=10 + MEAN_MECHANISMS.index(mech)), n_draws),
+                                               plan.settings).values
+        rows.append({"mechanism": MECHANISM_LABELS[mech], "noise (95% radius, L2)": plan.l2_error_radius(0.95),
                      "sensitivity": _sensitivity_text(plan), "noise scale": _noise_scale_text(plan),
                      "privacy": plan.privacy, "status": "data-dependent: NOT DP" if plan.data_dependent_flags else "ok"})
     st.plotly_chart(compare_plots.small_multiples(
@@ -143,11 +147,12 @@ if compare:
         width="stretch", key="mean_compare_figure")
     # A static full-width table: every column visible, long cells wrapped, no raw None.
     table = pd.DataFrame(rows)
-    table["expected squared L2 error"] = [f"{v:.4g}" if v is not None else "-"
-                                          for v in table["expected squared L2 error"]]
+    table["noise (95% radius, L2)"] = [f"{v:.4g}" if v is not None else "-"
+                                       for v in table["noise (95% radius, L2)"]]
     st.table(table.set_index("mechanism").fillna("-"))
-    st.caption("Expected squared L2 error of the release against each mechanism's own non-private estimate, in "
-               "closed form: " + "; ".join(f"{m.error_rule} ({m.label.split(' (')[0]})" for m in MEAN_REGISTRY.values())
+    st.caption("Noise: the L2 distance of the release from each mechanism's own non-private estimate that holds "
+               "with 95% probability, in the curves' units; it follows from the closed-form expected squared L2 "
+               "error: " + "; ".join(f"{m.error_rule} ({m.label.split(' (')[0]})" for m in MEAN_REGISTRY.values())
                + ". The estimators differ (smoothing, truncation, clipping), so compare the pictures against the "
                "truth as well. Previews: idealised real-arithmetic DP.")
     if g.tau_from_data:
@@ -160,33 +165,51 @@ except FdpError as exc:
     st.error(f"Cannot compute this release: {exc}")
     st.stop()
 
-draws = plan.sample(g.rng(salt=1), max(n_draws, 200) if style == "band" else n_draws)
+raw_draws = plan.sample(g.rng(salt=1), max(n_draws, 200) if style == "band" else n_draws)
+finished = finish_mean(raw_draws, plan.settings)  # the free projection every release gets (fdp_core/postprocess.py)
+draws = finished.values
 state.note_view(NONPRIVATE_VIEWS["mean_estimate"])
 st.plotly_chart(plots.release_figure(ds.fd.grid_points, draws, plan.estimate, style=style, truth=truth,
-                                     title=f"{MECHANISM_LABELS[mechanism]}, {_privacy_text(plan)}"),
+                                     title=f"{MECHANISM_LABELS[mechanism]}, {_privacy_text(plan)}",
+                                     raw_mean=plan.raw_mean),
                 width="stretch", key="mean_release")
 
+moved = float(np.mean(finished.values != finished.raw)) if finished.raw.size else 0.0
+st.caption("Post-processing of every release (free: the privacy guarantee is unchanged): " + "; ".join(finished.steps)
+           + (f". It moved {moved:.0%} of the drawn values shown; the raw draws stay in the analyst view "
+              "(analyst_view.json of a release)." if finished.changed else "."),
+           help="Switch it off with --no-post-processing on the command line (raw_release in a config). The noise "
+                "radii below are those of the release as drawn: projecting onto the range can only shrink them.")
 for flag in plan.data_dependent_flags:
     st.error(f"Data-dependent: {flag}")
 
 radius_l2 = plan.l2_error_radius(0.95)
 radius_sup = plan.sup_error_radius(0.95)
-bias, total = plan.bias(), plan.total_error()
+bias, bias_sup, total = plan.bias(), plan.pointwise_bias(), plan.total_error()
 with st.container(border=True, key="mean_accuracy"):
     st.markdown("**Accuracy** (analyst view: computed from the data, not for publication)")
-    a1, a2, a3 = st.columns(3)
+    a1, a2, a3, a4 = st.columns(4)
     a1.metric("noise (95% radius, L2)", f"{radius_l2:.4g}",
-              help="The release lies within this L2 distance of the private method's own target, 95% of the time.")
+              help="The release lies within this L2 distance of the private method's own target, 95% of the time. "
+                   f"Pointwise: within {radius_sup:.4g} everywhere, 95% of the time.")
     a2.metric("bias vs raw mean (L2)", f"{bias:.4g}",
               help="||target - plain average of the raw curves||: the smoothing, clipping and centring shift the "
-                   "target away from the sample mean.")
-    a3.metric("total (root mean square)", f"{total:.4g}", help="sqrt(bias^2 + expected squared noise).")
-    st.success(f"With 95% probability the release is within **{radius_l2:.4g}** of the non-private estimate "
-               f"(L2 norm over the domain rescaled to [0, 1]); pointwise, the largest deviation stays below "
-               f"**{radius_sup:.4g}** with 95% probability.")
+                   "target away from the sample mean (the grey dotted curve against the red dashed one).")
+    a3.metric("largest pointwise bias", f"{bias_sup:.4g}",
+              help="max over t of |target(t) - raw mean(t)|: where the L2 bias hides a local gap (often at the "
+                   "ends of the domain).")
+    a4.metric("total (root mean square)", f"{total:.4g}", help="sqrt(bias^2 + expected squared noise).")
+    verdict_box.render(mean_verdict(plan, ds.fd))
+    st.markdown(f"With 95% probability the release is within **{radius_l2:.4g}** of the non-private estimate "
+                f"(L2 norm over the domain rescaled to [0, 1]); pointwise, the largest deviation stays below "
+                f"**{radius_sup:.4g}** with 95% probability.")
     (st.warning if bias > math.sqrt(plan.expected_sq_l2_error) else st.info)(
         accuracy_sentence(plan) + (" The bias is larger than the noise: smoothing or clipping, not privacy, "
                                    "dominates the error." if bias > math.sqrt(plan.expected_sq_l2_error) else ""))
+    end_note = end_shrinkage_note(plan)
+    if end_note:
+        st.warning(end_note, icon=":material/straighten:")
+    reference_curve.render(ds.label, range_declared=g.value_range is not None)
 band_panel.render(ds.fd, base, g.rng(salt=7))  # privacy band and confidence band (METHODS 18)
 gq = plan.guarantee
 entry = mean_mechanism(mechanism)

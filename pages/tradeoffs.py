@@ -18,13 +18,14 @@ from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.registry import mean_mechanism, truncating_mechanisms
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.tradeoff_figures import tradeoff_figure, variance_ratio_figure
+from fdp_core.verdict import GREEN_SHARE
 from fdp_core.export import NONPRIVATE_VIEWS
 from fdp_ui import mean_controls, private_selection, sidebar, sparse_view, state
 from fdp_ui.mean_controls import KEYS
 
 PAGE_DEFAULTS = {"to_param": "epsilon", "to_mc": 500, "to_mechanisms": list(MEAN_MECHANISMS),
                  "to_pcv_mechanism": tuning.PCV_MECHANISMS[0], "to_pcv_size": 30, "to_pcv_folds": 10,
-                 "to_metric": "expected_sq_l2", "to_apply_mechanism": MEAN_MECHANISMS[0], "to_pca": False,
+                 "to_metric": "l2_radius_95", "to_apply_mechanism": MEAN_MECHANISMS[0], "to_pca": False,
                  "to_pca_draws": 50}
 ETA_RANGE = (1.0, 4.0)
 PENALTY_SLIDERS = private_selection.PENALTY_SLIDERS
@@ -119,9 +120,10 @@ else:
     curves = _curves(_data_key(), settings_key, param, tuple(mechanisms), mc_draws, g.seed, bool(show_truth))
     st.plotly_chart(tradeoff_figure(curves, labels=MECHANISM_LABELS, show_truth=bool(show_truth)),
                     width="stretch", key="to_curves")
-    st.caption("Lines: closed-form E||release - estimate||^2 (L2 over the domain rescaled to [0, 1]); bands: Monte "
-               "Carlo 10-90% of the same quantity; stars: the current setting. "
-               + ("Dashed: ||estimate - truth||^2 + noise variance for this data set, truth = "
+    st.caption("Lines: the root-mean-square error sqrt E||release - estimate||^2, a distance in the curves' units "
+               "(L2 over the domain rescaled to [0, 1]; the Mean page's 95% radius is between 1 and 2 times it); bands: "
+               "Monte Carlo 10-90% of ||release - estimate||; stars: the current setting. "
+               + ("Dashed: sqrt(||estimate - truth||^2 + noise variance) for this data set, truth = "
                   + ("the true mean" if ds.true_mean is not None else "the raw sample mean")
                   + " (analyst view, not DP). " if show_truth else "")
                + "Previews use numpy's generator: idealised real-arithmetic DP.")
@@ -229,8 +231,14 @@ metric = a.selectbox("accuracy measure", ACCURACY_METRICS, key="to_metric", form
                           "4000 Monte Carlo draws (fixed seed).")
 target_key = f"to_target_{metric}"
 if target_key not in st.session_state:
-    st.session_state[target_key] = 0.01 if metric == "expected_sq_l2" else 0.1
-target = b.number_input("acceptable error", min_value=1e-12, format="%.4g", key=target_key)
+    # With a declared range, start from the verdict's green line (fdp_core/verdict.py): 10% of its width.
+    green = GREEN_SHARE * (g.value_range[1] - g.value_range[0]) if g.value_range is not None else 0.1
+    st.session_state[target_key] = green**2 if metric == "expected_sq_l2" else green
+target = b.number_input("acceptable error (" + ("squared units" if metric == "expected_sq_l2" else
+                                               "units of the curves") + ")",
+                        min_value=1e-12, format="%.4g", key=target_key,
+                        help="The Mean page's verdict is green when the 95% L2 radius plus the bias is at most "
+                             f"{GREEN_SHARE:.0%} of the declared range's width.")
 results = _epsilon_for(_data_key(), settings_key, metric, float(target))
 table = pd.DataFrame([{"mechanism": MECHANISM_LABELS[r.mechanism],
                        "smallest epsilon": r.epsilon, "error there": r.achieved, "note": r.message}

@@ -91,7 +91,8 @@ def _mean_page(at=None):
 
 
 def _sentence(at):
-    return next(s.value for s in at.success if "With 95% probability" in s.value)
+    # Plain text, not a green box: the colour is the verdict's (fdp_core/verdict.py).
+    return next(s.value for s in at.markdown if "With 95% probability" in s.value)
 
 
 def test_mean_page_shows_release_analyst_view_and_accuracy():

@@ -285,3 +285,20 @@ def test_command_line_expander_gives_the_settings_of_the_page():
     _set(at, "number_input", "pca_thin", 4)
     assert _command_settings(at) == pca.PcaSettings(**{**SIDEBAR, "epsilon": 0.5}, k=2, sampler="gibbs",
                                                     gibbs_sweeps=100, gibbs_burn_in=10, gibbs_thin=4)
+
+
+def test_a_declared_range_makes_its_centre_the_default_centring():
+    """Safe default (issue 28): with a declared public range the page centres at its centre (free), not 'none'."""
+    at = _page()
+    assert at.radio(key="pca_centring").value == "none"  # nothing declared: nothing public to centre at
+    at.session_state["data_range_lo"], at.session_state["data_range_hi"] = -1.5, 1.5
+    at.session_state["data_range_declared"] = True
+    at.session_state["g_tau_from_range"] = False  # tau stays the sidebar's 1.0
+    at.run()
+    _ok(at)
+    assert at.radio(key="pca_centring").value == "public"
+    _check_numbers(at, _expected(EXAMPLE, 3, centring="public", value_range=(-1.5, 1.5)))
+    # The user's own choice is kept.
+    _set(at, "radio", "pca_centring", "none")
+    at.run()
+    assert at.radio(key="pca_centring").value == "none"

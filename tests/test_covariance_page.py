@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 from fdp_core.covariance import CovarianceSettings, plan_covariance_release
 from fdp_core.data import load_curves
 from fdp_core.regression import RegressionSettings, plan_regression_release
+from fdp_core.verdict import covariance_verdict
 from fdp_ui.state import EXAMPLE_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +53,16 @@ def test_page_shows_heatmaps_components_and_regression():
     plan = plan_covariance_release(EXAMPLE, CovarianceSettings(centre=0.5, centring="released-mean", gamma=0.2,
                                                                **SIDEBAR))
     assert float(metrics["sensitivity"]) == pytest.approx(plan.sensitivity, rel=1e-3)
-    assert float(metrics["expected squared HS error"]) == pytest.approx(plan.expected_sq_hs_error, rel=1e-3)
+    # The headline error is a radius (same units as the covariance) with a verdict against tau^2.
+    radius = float(metrics["noise (95% radius, HS)"])
+    assert radius == pytest.approx(plan.hs_error_radius(0.95), rel=1e-3)
+    # Not the second moment's squared figure: the covariance's error includes the released mean's outer product.
+    assert radius**2 > plan.expected_sq_hs_error
+    verdict = covariance_verdict(radius, plan.tau)
+    boxes = {"green": at.success, "amber": at.warning, "red": at.error}[verdict.level]
+    assert any(b.value.startswith(verdict.headline) for b in boxes)
+    assert any("Verdict rule" in c.value for c in at.caption)
+    assert all("title" not in f["layout"] or not f["layout"]["title"].get("text") for f in figures)  # no overlap
     for label in ("variance ratio, eigenfunctions of C~ (analyst view)",
                   "variance ratio, exponential mechanism (analyst view)"):
         assert 0.0 <= float(metrics[label]) <= 1.0
@@ -141,3 +151,17 @@ def test_committed_covariance_release_is_exported_from_the_release_page():
     chooser = at.selectbox(key="rel_export_choice")
     assert chooser.value == release.id
     assert len(at.get("download_button")) >= 1
+
+
+def test_an_id_column_is_never_the_default_covariate(shared_data):
+    """Safe default (issue 28): on DTI the regression pre-selects a describing column, not the id 'subject'."""
+    from fdp_ui.state import Dataset
+
+    fd = load_curves(shared_data / "dti_cca.csv")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset"] = Dataset(fd, "upload: dti_cca.csv", "upload")
+    at.run()
+    at.switch_page("pages/covariance.py").run()
+    assert not at.exception, at.exception
+    chosen = at.multiselect(key="reg_covariates").value
+    assert chosen and not any(c.split("=")[0] == "subject" for c in chosen), chosen

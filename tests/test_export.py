@@ -26,6 +26,7 @@ from fdp_core.errors import BudgetError, ParameterError
 from fdp_core.kde import KdeSettings
 from fdp_core.mean import MeanSettings, plan_mean_release
 from fdp_core.mechanisms import discrete
+from fdp_core.postprocess import finish_density, finish_mean
 from fdp_core.risk import approx_dp_power, gdp_power
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,12 +152,14 @@ def test_sampler_output_on_its_grid_is_preserved_in_the_exported_csv(mechanism, 
     grid_units = np.ldexp(unit, -k)
     assert np.array_equal(grid_units, np.round(grid_units))  # integer multiples of 2^k
     np.testing.assert_array_equal(noisy["value"].to_numpy(dtype=float), noise.unit_values * noise.scales)
-    # The curve is post-processing of the exported coefficients on the data grid.
+    # The curve is post-processing of the exported coefficients on the data grid (then the free
+    # projection onto the public range, which the record states).
     plan = plan_mean_release(fd, MEAN_CASES[mechanism])
     curve = _read_csv_exact((tmp_path / "release.csv").read_text())
     np.testing.assert_array_equal(curve["t"].to_numpy(dtype=float), fd.grid_points)
-    np.testing.assert_allclose(curve["value"].to_numpy(dtype=float),
-                               plan.synthesis @ coefs["value"].to_numpy(dtype=float), rtol=1e-12, atol=1e-12)
+    synthesised = plan.offset + plan.synthesis @ coefs["value"].to_numpy(dtype=float)
+    np.testing.assert_allclose(curve["value"].to_numpy(dtype=float), finish_mean(synthesised, plan.settings).values,
+                               rtol=1e-12, atol=1e-12)
     record = json.loads((tmp_path / "release.json").read_text())
     assert record["noise_sampler"]["granularity_exp"] == k and "2^granularity_exp" in record["on_grid"]
 
@@ -191,9 +194,13 @@ def test_hall_commit_adds_exactly_the_plans_noise_law_in_its_coefficient_frame(b
     # Independent N(0, sd_j^2) coefficients in the orthogonal frame U = the plan's noise covariance.
     U = axes[0] if len(axes) == 1 else np.kron(axes[0], axes[1])
     np.testing.assert_allclose((U * sds.ravel() ** 2) @ U.T, noise.covariance(), rtol=1e-9, atol=1e-15)
-    # The exported density maps back to exactly the sampler's unit values, and the coefficients
-    # without noise to the non-private density (the transform is the identity on the signal).
-    values = release.table["density"].to_numpy().reshape(plan.grid_shape)
+    # The density as drawn (before the free clip at 0 and renormalisation, kept in the analyst
+    # view) maps back to exactly the sampler's unit values, and the coefficients without noise to
+    # the non-private density (the transform is the identity on the signal).
+    values = np.asarray(release.analyst["raw_release"]).reshape(plan.grid_shape)
+    published = release.table["density"].to_numpy().reshape(plan.grid_shape)
+    np.testing.assert_allclose(published, finish_density(values, plan.weights, settings).values, atol=1e-12)
+    assert published.min() >= 0 and float(np.sum(published * plan.weights)) == pytest.approx(1.0)
     unit = (noise.to_coefficients(values) / sds).ravel()
     np.testing.assert_allclose(unit, spy[0][1].unit_values, rtol=0, atol=1e-6 * np.abs(unit).max())
     np.testing.assert_allclose(noise.synthesize(noise.to_coefficients(plan.density)), plan.density, atol=1e-12)

@@ -15,6 +15,7 @@ from fdp_core.cli import main
 from fdp_core.data import load_curves
 from fdp_core.registry import mean_mechanism
 from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release
+from fdp_core.postprocess import finish_mean
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"
@@ -57,7 +58,8 @@ def test_round_trip(mechanism, tmp_path):
     assert record["sensitivity"] == pytest.approx(plan.sensitivity, rel=1e-12)
     assert record["expected_sq_l2_error"] == pytest.approx(plan.expected_sq_l2_error, rel=1e-12)
     # The demo seed makes the release reproducible; the non-private estimate is never written.
-    expected = plan.sample(np.random.default_rng(3), 1)[0]
+    expected = finish_mean(plan.sample(np.random.default_rng(3), 1)[0], settings).values  # post-processed
+    assert record["post_processing"] == list(finish_mean(expected, settings).steps)
     np.testing.assert_allclose(table["value"], expected, rtol=1e-9, atol=1e-12)
     assert not np.allclose(table["value"], plan.estimate)
     if mean_mechanism(mechanism).uses_delta:

@@ -252,3 +252,12 @@ def test_n_counts_every_person_of_the_file_usable_or_not():
     assert person_features(fd, "mean:0:1", ((0.0, 4.0),), n_public=9).points.size == 9
     with pytest.raises(DataError, match="smaller than the 5 persons in the file"):
         person_features(fd, "mean:0:1", ((0.0, 4.0),), n_public=4)
+
+
+def test_identifier_columns_are_ids_person_columns_and_unique_keys():
+    from fdp_core.preprocess import identifier_columns
+
+    meta = pd.DataFrame({"subject": [1, 1, 2, 2, 3, 3], "visit": [1, 2, 1, 2, 1, 2], "case": [0, 0, 1, 1, 0, 0],
+                         "row": list("abcdef"), "child_id": [5, 5, 6, 6, 7, 7], "valid": [1, 0, 1, 0, 1, 0]})
+    assert identifier_columns(meta) == {"subject", "row", "child_id"}
+    assert identifier_columns(meta, person_column="case") == {"subject", "row", "child_id", "case"}

@@ -118,7 +118,7 @@ def _compare_files(files_a: dict[str, str], files_b: dict[str, str], ids=()):
         a, b = _normalise(files_a[name], ids), _normalise(files_b[name], ids)
         if name.endswith((".json", ".ipynb")):
             _assert_same(json.loads(a), json.loads(b), name)
-        elif name.endswith(".py"):  # the re-run script: settings only
+        elif name.endswith((".py", ".txt")):  # the check script and README.txt: public facts only
             assert a == b, f"{name} differs"
         elif name.endswith(".yaml"):
             _assert_same(yaml.safe_load(a), yaml.safe_load(b), name)

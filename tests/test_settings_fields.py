@@ -51,17 +51,19 @@ MEAN = ["--K", "--M", "--bound", "--calibration", "--delta", "--epsilon", "--eta
 
 # The command-line contract as it was before the options were generated from the metadata.
 FLAGS = {
-    "release mean": DATA + ENGINE + OUTPUT + MEAN + ["--band-share", "--confidence-band", "--smoothness-bound"] + [
+    "release mean": DATA + ENGINE + OUTPUT + MEAN + ["--band-share", "--confidence-band", "--no-post-processing",
+                                                     "--smoothness-bound"] + [
         # the sparse route (METHODS 20) and its persistent budget
         "--basis-size", "--budget-name", "--domain", "--ledger", "--output-points", "--sparse", "--sparse-gamma",
         "--sparse-kappa", "--sparse-noise"],
     "release kde": DATA + ENGINE + OUTPUT + [
         "--bandwidth", "--bandwidth-from-data", "--bound", "--box", "--calibration", "--delta", "--epsilon", "--eta",
-        "--feature", "--grid-size", "--kernel", "--mechanism", "--n-public", "--nu", "--person-column", "--rho",
+        "--feature", "--grid-size", "--kernel", "--mechanism", "--n-public", "--no-post-processing", "--nu", "--person-column",
+        "--rho",
         "--value-range"],
     "release kde-counts": OUTPUT + [
         "--bandwidth", "--bound", "--box", "--calibration", "--counts", "--delta", "--epsilon", "--eta",
-        "--grid-size", "--kernel", "--mechanism", "--nu", "--rho"],
+        "--grid-size", "--kernel", "--mechanism", "--no-post-processing", "--nu", "--rho"],
     "release pca": DATA + ENGINE + OUTPUT + [
         "--basis", "--centring", "--epsilon", "--epsilon-split", "--gamma", "--gibbs-burn-in", "--gibbs-sweeps",
         "--gibbs-thin", "--k", "--kernel", "--n-public", "--nu", "--p", "--person-column", "--reference",
@@ -139,7 +141,7 @@ GENERATED = {
     "release synthetic": (CovarianceSettings, release_synthetic.FIELDS),
     "release regression": (RegressionSettings, None),
     "tradeoff": (MeanSettings, [name for name, _ in options_of(MeanSettings)
-                                if name != "mechanism" and name not in BAND_FIELDS]),
+                                if name not in ("mechanism", "raw_release") and name not in BAND_FIELDS]),
     "select": (MeanSettings, select.FIELDS),
 }
 
@@ -213,7 +215,7 @@ def test_settings_classes_keep_their_fields_and_defaults():
         "epsilon": 1.0, "delta": 1e-5, "tau": 1.0, "tau_from_data": False, "bound": "tight",
         "calibration": "analytic", "psi": 1e-3, "M": 20, "K": 20, "lo": None, "hi": None, "value_range": None,
         "reference": None, "person_column": None, "n_public": None, "confidence_band": None, "band_share": 0.2,
-        "smoothness_bound": None}
+        "smoothness_bound": None, "raw_release": False}
     assert {f.name: f.default for f in fields(PcaSettings)}["centring"] == "none"
     assert {f.name: f.default for f in fields(KdeSettings)}["box"] == ((0.0, 1.0),)
 

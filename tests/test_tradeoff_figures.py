@@ -29,7 +29,13 @@ def test_tradeoff_figure_draws_line_band_truth_and_current_per_valid_curve():
     assert set(by_group) == {"gaussian", "frl"}  # the invalid curve draws nothing
     band, line, truth, star = by_group["gaussian"]
     assert band.fill == "toself"
-    np.testing.assert_allclose(plotly_array(band.y), [2.0, 0.2, 0.02, 0.005, 0.05, 0.5])  # high, then low reversed
+    # A distance in the curves' units (quantiles of squared norms -> of norms): high, then low reversed.
+    np.testing.assert_allclose(plotly_array(band.y), np.sqrt([2.0, 0.2, 0.02, 0.005, 0.05, 0.5]))
+    np.testing.assert_allclose(plotly_array(line.y), np.sqrt([1.0, 0.1, 0.01]))
+    assert "units of the curves" in figure.layout.yaxis.title.text
+    squared = tradeoff_figure(curves, labels={"gaussian": "Gaussian"}, squared=True)
+    np.testing.assert_allclose(plotly_array(squared.data[1].y), [1.0, 0.1, 0.01])  # the formulas' squared figure
+    assert "squared units" in squared.layout.yaxis.title.text
     assert line.name == "Gaussian" and truth.line.dash == "dash" and star.marker.symbol == "star"
     assert [t.name for t in by_group["frl"]] == ["frl", "frl: current setting"]  # no band, no truth
     assert figure.layout.xaxis.type == "log" and figure.layout.yaxis.type == "log"

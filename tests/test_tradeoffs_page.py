@@ -89,12 +89,15 @@ def test_apply_pcv_and_pss_set_the_global_settings():
 def test_target_accuracy_sets_a_snapped_epsilon():
     at = _page()
     before = at.session_state["g_epsilon"]
-    at.number_input(key="to_target_expected_sq_l2").set_value(1e-3).run()
+    # The target is entered as the 95% L2 radius, in the curves' units (not a squared figure).
+    assert at.selectbox(key="to_metric").value == "l2_radius_95"
+    assert "units of the curves" in at.number_input(key="to_target_l2_radius_95").label
+    at.number_input(key="to_target_l2_radius_95").set_value(0.03).run()
     at.button(key="to_apply_epsilon").click().run()
     assert not at.exception
     eps = at.session_state["g_epsilon"]
     assert eps in EPSILON_CHOICES and eps != before
-    for metric in ("l2_radius_95", "pointwise_95"):
+    for metric in ("expected_sq_l2", "pointwise_95"):
         at.selectbox(key="to_metric").set_value(metric).run()
         assert not at.exception
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..features import features_label, person_features
 from ..kde import KdeSettings, analyst_view, plan_kde_release, release_record, release_table
+from ..postprocess import finish_density
 from ..release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
@@ -42,13 +43,14 @@ def run(args) -> int:
             obs = dask_kde_sums(args.data, settings, args.feature, scheduler=args.scheduler, **stream_options(args))
         points, features, n_dropped = obs.sums, obs.features, obs.n_dropped
     plan = plan_kde_release(points, settings)
-    values = plan.sample(rng_from(args), 1)[0]
+    finished = finish_density(plan.sample(rng_from(args), 1)[0], plan.weights, settings)  # free post-processing
     record = release_record(plan, feature=features_label(features), seed=args.seed,
                             person_column=settings.person_column, value_range=settings.value_range,
-                            n_public=settings.n_public)
-    view = analyst_view(plan, n_dropped=n_dropped, n_curves=obs.n_curves, n_outside_box=obs.n_outside_box,
-                        n_unusable=obs.n_unusable)
-    write_release(args.out, record, release_table(plan, values), view)
+                            n_public=settings.n_public, raw_release=settings.raw_release)
+    view = {**analyst_view(plan, n_dropped=n_dropped, n_curves=obs.n_curves, n_outside_box=obs.n_outside_box,
+                           n_unusable=obs.n_unusable),
+            **finished.analyst_fields(plan.weights)}
+    write_release(args.out, record, release_table(plan, finished.values), view)
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({settings.mechanism} KDE, n={plan.n}, "
           f"expected squared L2 error {plan.expected_sq_l2_error:.4g}); {args.out}/analyst_view.json (with the "
           "clipping counts) is NOT for publication")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..counts import load_counts
 from ..kde import KdeSettings, plan_kde_release, release_record, release_table
+from ..postprocess import finish_density
 from ..release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import add_output_options, rng_from
@@ -14,7 +15,7 @@ HELP = "release a differentially private density from a value,count table (one i
 
 # The density options that make sense without curves (no feature, person or value range).
 FIELDS = ("mechanism", "epsilon", "delta", "box", "bandwidth", "grid_size", "kernel", "rho", "nu", "eta", "bound",
-          "calibration")
+          "calibration", "raw_release")
 
 
 def configure(parser) -> None:
@@ -30,11 +31,11 @@ def run(args) -> int:
     settings = settings_from_args(KdeSettings, args, fields=FIELDS)
     points = load_counts(args.counts)
     plan = plan_kde_release(points, settings)
-    values = plan.sample(rng_from(args), 1)[0]
+    finished = finish_density(plan.sample(rng_from(args), 1)[0], plan.weights, settings)  # free post-processing
     record = release_record(plan, feature="value (from a value,count table: one individual per count unit)",
-                            seed=args.seed)
+                            seed=args.seed, raw_release=settings.raw_release)
     record["source"] = "counts"
-    write_release(args.out, record, release_table(plan, values))
+    write_release(args.out, record, release_table(plan, finished.values), finished.analyst_fields(plan.weights))
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({settings.mechanism} KDE from counts, "
           f"n={plan.n} individuals)")
     return 0

@@ -6,6 +6,7 @@ import pandas as pd
 
 from ..errors import ParameterError
 from ..mean import MeanSettings, analyst_view, plan_mean_release, release_record
+from ..postprocess import finish_mean
 from ..release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
@@ -43,9 +44,11 @@ def run(args) -> int:
 
         data = dask_mean_sums(args.data, settings, scheduler=args.scheduler, **stream_options(args))
     plan = plan_mean_release(data, settings)
-    values = plan.sample(rng_from(args), 1)[0]
+    finished = finish_mean(plan.sample(rng_from(args), 1)[0], plan.settings)  # free post-processing
+    values = finished.values
     record = release_record(plan, values, seed=args.seed)
-    write_release(args.out, record, pd.DataFrame({"t": plan.grid_points, "value": values}), analyst_view(plan))
+    write_release(args.out, record, pd.DataFrame({"t": plan.grid_points, "value": values}),
+                  {**analyst_view(plan), **finished.analyst_fields(plan.weights)})
     unit = "persons" if settings.person_column else "curves"
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({settings.mechanism}, n={plan.n} {unit}, "
           f"expected squared L2 error {plan.expected_sq_l2_error:.4g}); {args.out}/analyst_view.json is NOT for "

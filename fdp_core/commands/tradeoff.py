@@ -35,10 +35,10 @@ def configure(parser) -> None:
                         help="values of the parameter, space- or comma-separated (e.g. 0.1 0.3 1 or 0.1,0.3,1)")
     parser.add_argument("--mechanism", nargs="+", default=["all"], choices=MEAN_MECHANISMS + ("all",),
                         help="one or more mechanisms, or 'all' (default)")
-    # Every mean setting but the mechanism (swept above) and the bands, none required: the sweep starts from the
-    # defaults.
+    # Every mean setting but the mechanism (swept above), the bands and raw_release (errors are those of the
+    # release as drawn), none required: the sweep starts from the defaults.
     add_options(parser, MeanSettings, fields=[name for name, _ in options_of(MeanSettings)
-                                              if name != "mechanism" and name not in BAND_FIELDS],
+                                              if name not in ("mechanism", "raw_release") and name not in BAND_FIELDS],
                 required=(), overrides={"tau_from_data": {"help": "use max curve norm (data-dependent: the settings "
                                                                   "are then NOT differentially private)"}})
     parser.add_argument("--mc-draws", type=int, default=2000,
@@ -102,10 +102,11 @@ def _header_html(args, settings, n, m, flags, notes) -> str:
     items = "".join(f"<li>{html.escape(note)}</li>" for note in notes)
     warnings = "".join(f"<p style='color:#b00'><b>{html.escape(f)}</b></p>" for f in flags)
     return (f"<div style='font-family:sans-serif;max-width:60em;margin:1em'>"
-            f"<h2>fdp trade-off: expected squared L2 error vs {html.escape(PARAM_LABELS[args.param])}</h2>"
+            f"<h2>fdp trade-off: L2 error vs {html.escape(PARAM_LABELS[args.param])}</h2>"
             f"{warnings}"
-            "<p>Lines: closed-form E||release - non-private estimate||^2 (L2 over the domain rescaled to "
-            "[0, 1]); bands: Monte Carlo quantiles of the same quantity over sanitized draws (numpy generator: "
+            "<p>Lines: closed-form root-mean-square error sqrt E||release - non-private estimate||^2 in the "
+            "curves' units (L2 over the domain rescaled to [0, 1]; the CSV keeps the squared figure); bands: "
+            "Monte Carlo quantiles of ||release - estimate|| over sanitized draws (numpy generator: "
             "idealised real-arithmetic DP, exploration only); stars: the current setting. These numbers depend "
             "on the data only through n and the grid; no data value is in this file."
             + (" For the n sweep the noise variance is scaled as (n_data / n)^2 at fixed tau." if args.param == "n"

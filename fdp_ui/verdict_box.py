@@ -1,0 +1,15 @@
+"""Draw an accuracy verdict (fdp_core/verdict.py): its colour follows the stated rule, never a default."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from fdp_core.verdict import RULE, Verdict
+
+
+def render(verdict: Verdict, *, container=None, extra: str = "") -> None:
+    """One coloured box (green / amber / red / grey-blue) with the verdict's sentence, and the rule."""
+    box = container or st
+    draw = {"green": box.success, "amber": box.warning, "red": box.error, "unrated": box.info}[verdict.level]
+    draw(verdict.sentence() + (" " + extra if extra else ""))
+    box.caption(RULE)
