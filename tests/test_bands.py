@@ -224,7 +224,7 @@ def test_combined_release_audit_passes_and_flags_an_under_noised_control():
     assert audit.control.flagged and audit.control_factor == 0.7
 
 
-@pytest.mark.parametrize("mechanism", ["gaussian"])
+@pytest.mark.parametrize("mechanism", ["gaussian", "truncated-gaussian"])
 def test_combined_gaussian_audit_tests_the_composed_gdp_and_flags_the_control(mechanism):
     """Gaussian parts: the audit tests the exact composed mu = sqrt(mu1^2 + mu2^2) at audit delta 0.05
     (not the basic sum of epsilons and deltas), which is tight enough to flag the 0.7x control."""
