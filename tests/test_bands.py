@@ -222,3 +222,17 @@ def test_combined_release_audit_passes_and_flags_an_under_noised_control():
     audit = audit_band_release(settings, np.linspace(0, 1, 8), 50, n_select=20_000, n_test=100_000)
     assert not audit.result.flagged
     assert audit.control.flagged and audit.control_factor == 0.7
+
+
+@pytest.mark.parametrize("mechanism, extra", [("gaussian", {}), ("truncated-gaussian", {"M": 6})])
+def test_combined_gaussian_audit_tests_the_composed_gdp_and_flags_the_control(mechanism, extra):
+    """Gaussian parts: the audit tests the exact composed mu = sqrt(mu1^2 + mu2^2) at audit delta 0.05
+    (not the basic sum of epsilons and deltas), which is tight enough to flag the 0.7x control."""
+    from fdp_core.band_audit import AUDIT_DELTA, audit_band_release
+
+    settings = MeanSettings(mechanism=mechanism, rho=0.3, epsilon=1.0, delta=1e-5, value_range=(-2.0, 3.0), tau=0.5,
+                            confidence_band=0.95, band_share=0.2, **extra)
+    audit = audit_band_release(settings, np.linspace(0, 1, 8), 50, n_select=20_000, n_test=100_000)
+    assert audit.delta == AUDIT_DELTA and audit.epsilon < settings.epsilon
+    assert not audit.result.flagged
+    assert audit.control.flagged and audit.control_factor == 0.7
