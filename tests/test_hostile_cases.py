@@ -266,7 +266,7 @@ def test_the_notebook_markdown_escapes_the_label(label):
 
     notebook = json.loads(rerun.notebook_text("abc123", label, "upload: <b>x</b>.csv"))
     title = notebook["cells"][0]["source"][0]
-    assert title.startswith("# Re-run fdp release `abc123`: ")
+    assert title.startswith("# Verify fdp release `abc123`: ")
     shown = title.split(": ", 1)[1].rstrip("\n")
     assert "\n" not in shown and "<" not in shown and ">" not in shown
     for special in "`*_[]()#":

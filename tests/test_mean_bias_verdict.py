@@ -66,9 +66,9 @@ def _berkeley_mean_page(fd) -> AppTest:
     at.session_state["dataset"] = Dataset(fd, "upload: berkeley_growth.csv", "upload")
     at.run()
     at.switch_page("pages/data.py").run()
-    at.number_input(key="data_range_lo").set_value(GROWTH_RANGE[0]).run()
-    at.number_input(key="data_range_hi").set_value(GROWTH_RANGE[1]).run()
-    at.checkbox(key="data_range_declared").check().run()
+    at.number_input(key="data_range_lo_input").set_value(GROWTH_RANGE[0]).run()
+    at.number_input(key="data_range_hi_input").set_value(GROWTH_RANGE[1]).run()
+    at.checkbox(key="data_range_declared_input").check().run()
     at.switch_page("pages/mean.py").run()
     assert not at.exception, at.exception
     return at
@@ -110,9 +110,9 @@ def test_verdict_colours_on_dti_iclp_ar_red_and_gaussian_amber(shared_data):
     at.session_state["dataset"] = Dataset(fd, "upload: dti_cca.csv", "upload")
     at.run()
     at.switch_page("pages/data.py").run()
-    at.number_input(key="data_range_lo").set_value(0.0).run()
-    at.number_input(key="data_range_hi").set_value(1.0).run()
-    at.checkbox(key="data_range_declared").check().run()
+    at.number_input(key="data_range_lo_input").set_value(0.0).run()
+    at.number_input(key="data_range_hi_input").set_value(1.0).run()
+    at.checkbox(key="data_range_declared_input").check().run()
     at.switch_page("pages/mean.py").run()
     assert not at.exception, at.exception
     at.selectbox(key="mean_mechanism").set_value("iclp-ar").run()
