@@ -415,3 +415,30 @@ def test_cli_charges_the_stored_budget_and_refuses_beyond_it(tmp_path, capsys):
     assert not (tmp_path / "second").exists()
     ledger = open_budget(url, ledger_view(read_long(SPARSE_EXAMPLE)), unit=SPARSE_UNIT).ledger()
     assert ledger.spent().epsilon == pytest.approx(0.6) and len(ledger.entries) == 2  # the refusal recorded nothing
+
+
+# --------------------------------------------------------------------------- commit with exact discrete noise
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_commit_checks_both_parts_charges_two_entries_and_writes_a_bundle(noise, tmp_path):
+    from fdp_core.accounting import Ledger
+    from fdp_core.bundle import export_folder
+    from fdp_core.errors import FdpError
+    from fdp_core.sparse_commit import commit_sparse_mean
+
+    data = sparse_design(80, seed=3)
+    s = _settings(noise=noise, epsilon=0.6, delta=1e-6)
+    ledger = Ledger(1.0, 1e-5)
+    release = commit_sparse_mean(ledger, data, s, label="sparse test", data_label="design")
+    # Each entry charges the exact discrete sampler's own guarantee (never less than the plan's share).
+    assert len(ledger.entries) == 2 and 0.6 - 1e-9 <= ledger.spent().epsilon <= 1.0
+    assert release.config["kind"] == "sparse" and release.record["part_entry_ids"] == [e.id for e in ledger.entries]
+    assert list(release.table.columns) == ["t", "value"] and np.isfinite(release.table["value"]).all()
+    assert set(release.coefficients["part"]) == {"A", "b", "beta"}
+    out = export_folder(release, tmp_path / "bundle", ledger)
+    for name in ("release.csv", "coefficients.csv", "release.json", "config.yaml", "ledger.json", "report.html"):
+        assert (out / name).is_file(), name
+    # A second commit would exceed the budget: refused before either part is drawn or charged.
+    with pytest.raises(FdpError):
+        commit_sparse_mean(ledger, data, s)
+    assert len(ledger.entries) == 2
