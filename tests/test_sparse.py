@@ -442,3 +442,31 @@ def test_commit_checks_both_parts_charges_two_entries_and_writes_a_bundle(noise,
     with pytest.raises(FdpError):
         commit_sparse_mean(ledger, data, s)
     assert len(ledger.entries) == 2
+
+
+def test_replay_commits_the_same_settings_with_fresh_noise_charged_to_the_stored_budget(tmp_path, capsys):
+    import yaml
+
+    from fdp_core.accounting import Ledger
+    from fdp_core.bundle import export_folder
+    from fdp_core.ledger_store import open_budget
+    from fdp_core.sparse_commit import commit_sparse_mean
+    from fdp_core.sparse_data import SPARSE_UNIT, ledger_view
+
+    data = read_long(SPARSE_EXAMPLE)
+    release = commit_sparse_mean(Ledger(1.0, 1e-4), data, _settings(epsilon=0.4), data_label="example")
+    bundle = export_folder(release, tmp_path / "bundle", Ledger(1.0, 1e-4))
+    config = yaml.safe_load((bundle / "config.yaml").read_text())
+    assert config["kind"] == "sparse" and config["settings"]["domain"] == [0.0, 1.0]
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    args = ["replay", str(bundle / "config.yaml"), "--data", str(SPARSE_EXAMPLE), "--ledger", url]
+    assert main([*args, "--out", str(tmp_path / "r1")]) == 0
+    again = json.loads((tmp_path / "r1" / "release.json").read_text())
+    assert again["settings"] == release.record["settings"]
+    assert again["values"] != release.record["values"].tolist()  # fresh noise
+    ledger = open_budget(url, ledger_view(data), unit=SPARSE_UNIT).ledger()
+    assert len(ledger.entries) == 2 and ledger.spent().epsilon >= 0.4
+    assert main([*args, "--out", str(tmp_path / "r2")]) == 0
+    assert main([*args, "--out", str(tmp_path / "r3")]) == 2  # a third would exceed epsilon 1
+    assert not (tmp_path / "r3").exists()
+    assert len(open_budget(url, ledger_view(data), unit=SPARSE_UNIT).ledger().entries) == 4
