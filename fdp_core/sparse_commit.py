@@ -21,6 +21,8 @@ from .settings_fields import config_of
 from .sparse import SparseRelease, SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
 from .sparse_data import SparseData
 
+MAX_VISITS_FOR_BOUND = 10**6  # public allowance for visits per person in the float-error bound
+
 SPARSE_ACCURACY = ("Per-entry noise scale of A {scale_a:.4g} and of b {scale_b:.4g} (data-free); the curve "
                    "beta~ = (A~ floored at kappa + penalty)^-1 b~ is post-processing.")
 
@@ -50,9 +52,11 @@ def prepare_sparse_commit(data: SparseData | None, settings: SparseSettings, *, 
     """The A and b parts of a sparse mean release as pending commits; draws nothing."""
     plan = plan_sparse_release(data, settings, statistics=statistics)
     st = plan.statistics
-    # |phi_j phi_l| <= R2 and |y - c| phi_l <= h sqrt(R2); a sum over the observations (weights
-    # 1/m_i, then 1/n) errs by at most (observations + n + 20) unit roundoffs times those bounds.
-    steps = (st.n_observations + st.n + 20) * _UNIT_ROUNDOFF
+    # |phi_j phi_l| <= R2 and |y - c| phi_l <= h sqrt(R2); a person's average over m_i visits and the
+    # average over n persons err by about (m_i + n + 20) unit roundoffs times those bounds. The bound
+    # (it sets the grid and is published) must not depend on the data beyond the public n, so m_i
+    # enters through the public cap MAX_VISITS_FOR_BOUND, not the observed visit counts.
+    steps = (MAX_VISITS_FOR_BOUND + st.n + 20) * _UNIT_ROUNDOFF
     r2 = plan.basis.r2
     base = label or "sparse mean"
     part_a = _part(plan, "A", st.A, plan.scale_a, plan.sensitivity_a, steps * r2, base, granularity_exp)
