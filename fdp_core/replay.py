@@ -25,10 +25,10 @@ from .commit import (CONFIG_SCHEMA, SUMMARY_COMMIT_KINDS, CommittedRelease, comm
 
 # Kinds a commit (and so a replay) supports, and the settings class of each (module, name),
 # imported when a config of that kind is read.
-COMMIT_KINDS = KINDS + SUMMARY_COMMIT_KINDS
+COMMIT_KINDS = KINDS + SUMMARY_COMMIT_KINDS + ("sparse",)  # sparse: a sparse mean (METHODS.md 20)
 SETTINGS_CLASSES = {"mean": ("mean", "MeanSettings"), "kde": ("kde", "KdeSettings"), "pca": ("pca", "PcaSettings"),
                     "covariance": ("covariance", "CovarianceSettings"),
-                    "regression": ("regression", "RegressionSettings")}
+                    "regression": ("regression", "RegressionSettings"), "sparse": ("sparse", "SparseSettings")}
 _CONFIG_KEYS = {"schema", "kind", "settings", "data", "export", "budget", "replays"}
 
 
@@ -160,6 +160,8 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
     """
     config = parse_config(config)
     settings = _settings_object(config["kind"], config["settings"])
+    if config["kind"] == "sparse":
+        return _replay_sparse(config, settings, data, data_label=data_label, ledger=ledger)
     missing = config["data"].get("missing", "drop")
     if isinstance(data, FunctionalData):
         fd, label = data, data_label or "array"
@@ -194,6 +196,23 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
     # A stored budget: the snapshot its charge returned (no second read of the database between the
     # draw and the caller's 'complete').
     return release, (ledger if isinstance(ledger, Ledger) else (ledger.last_snapshot or ledger.ledger()))
+
+
+def _replay_sparse(config: dict, settings, data, *, data_label: str | None, ledger):
+    """A sparse mean again on a long file of observations (path, bytes or SparseData), fresh noise."""
+    from .sparse_commit import commit_sparse_mean
+    from .sparse_data import SparseData, read_long
+
+    if isinstance(data, SparseData):
+        sparse, label = data, data_label or data.name
+    else:
+        sparse = read_long(data)
+        label = data_label or (Path(data).name if isinstance(data, (str, Path)) else "data")
+    ledger = ledger if ledger is not None else _budget_ledger(config["budget"])
+    release = commit_sparse_mean(ledger, sparse, settings, label=f"replay of {config.get('replays', 'a release')}",
+                                 data_label=label, granularity_exp=config["export"].get("granularity_exp"),
+                                 pre_registered=True)
+    return release, (ledger if isinstance(ledger, Ledger) else ledger.ledger())
 
 
 def data_mismatch(config: Mapping, release: CommittedRelease) -> str | None:

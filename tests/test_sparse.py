@@ -415,3 +415,134 @@ def test_cli_charges_the_stored_budget_and_refuses_beyond_it(tmp_path, capsys):
     assert not (tmp_path / "second").exists()
     ledger = open_budget(url, ledger_view(read_long(SPARSE_EXAMPLE)), unit=SPARSE_UNIT).ledger()
     assert ledger.spent().epsilon == pytest.approx(0.6) and len(ledger.entries) == 2  # the refusal recorded nothing
+
+
+# --------------------------------------------------------------------------- commit with exact discrete noise
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_commit_checks_both_parts_charges_two_entries_and_writes_a_bundle(noise, tmp_path):
+    from fdp_core.accounting import Ledger
+    from fdp_core.bundle import export_folder
+    from fdp_core.errors import FdpError
+    from fdp_core.sparse_commit import commit_sparse_mean
+
+    data = sparse_design(80, seed=3)
+    s = _settings(noise=noise, epsilon=0.6, delta=1e-6)
+    ledger = Ledger(1.0, 1e-5)
+    release = commit_sparse_mean(ledger, data, s, label="sparse test", data_label="design")
+    # Each entry charges the exact discrete sampler's own guarantee (never less than the plan's share).
+    assert len(ledger.entries) == 2 and 0.6 - 1e-9 <= ledger.spent().epsilon <= 1.0
+    assert release.config["kind"] == "sparse" and release.record["part_entry_ids"] == [e.id for e in ledger.entries]
+    assert list(release.table.columns) == ["t", "value"] and np.isfinite(release.table["value"]).all()
+    assert set(release.coefficients["part"]) == {"A", "b", "beta"}
+    out = export_folder(release, tmp_path / "bundle", ledger)
+    for name in ("release.csv", "coefficients.csv", "release.json", "config.yaml", "ledger.json", "report.html"):
+        assert (out / name).is_file(), name
+    # A second commit would exceed the budget: refused before either part is drawn or charged.
+    with pytest.raises(FdpError):
+        commit_sparse_mean(ledger, data, s)
+    assert len(ledger.entries) == 2
+
+
+def test_replay_commits_the_same_settings_with_fresh_noise_charged_to_the_stored_budget(tmp_path, capsys):
+    import yaml
+
+    from fdp_core.accounting import Ledger
+    from fdp_core.bundle import export_folder
+    from fdp_core.ledger_store import open_budget
+    from fdp_core.sparse_commit import commit_sparse_mean
+    from fdp_core.sparse_data import SPARSE_UNIT, ledger_view
+
+    data = read_long(SPARSE_EXAMPLE)
+    release = commit_sparse_mean(Ledger(1.0, 1e-4), data, _settings(epsilon=0.4), data_label="example")
+    bundle = export_folder(release, tmp_path / "bundle", Ledger(1.0, 1e-4))
+    config = yaml.safe_load((bundle / "config.yaml").read_text())
+    assert config["kind"] == "sparse" and config["settings"]["domain"] == [0.0, 1.0]
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    args = ["replay", str(bundle / "config.yaml"), "--data", str(SPARSE_EXAMPLE), "--ledger", url]
+    assert main([*args, "--out", str(tmp_path / "r1")]) == 0
+    again = json.loads((tmp_path / "r1" / "release.json").read_text())
+    assert again["settings"] == release.record["settings"]
+    assert again["values"] != release.record["values"].tolist()  # fresh noise
+    ledger = open_budget(url, ledger_view(data), unit=SPARSE_UNIT).ledger()
+    assert len(ledger.entries) == 2 and ledger.spent().epsilon >= 0.4
+    assert main([*args, "--out", str(tmp_path / "r2")]) == 0
+    assert main([*args, "--out", str(tmp_path / "r3")]) == 2  # a third would exceed epsilon 1
+    assert not (tmp_path / "r3").exists()
+    assert len(open_budget(url, ledger_view(data), unit=SPARSE_UNIT).ledger().entries) == 4
+
+
+import re  # noqa: E402
+
+# Fields that differ between any two commits whatever the data: fresh noise, ids and clocks.
+_VOLATILE = {"values", "value", "unit_value", "id", "ids", "timestamp", "created_utc", "replays", "part_entry_ids",
+             "entries", "ledger_entry", "a_entry", "ledger_at_commit", "library_versions"}
+
+
+def _differences(x, y, path="") -> list[str]:
+    """Paths where two parsed files differ, outside the volatile fields."""
+    if isinstance(x, dict) and isinstance(y, dict):
+        out = [f"{path}.{k}" for k in set(x) ^ set(y)]
+        for k in set(x) & set(y):
+            if k not in _VOLATILE:
+                out += _differences(x[k], y[k], f"{path}.{k}")
+        return out
+    if isinstance(x, list) and isinstance(y, list):
+        if len(x) != len(y):
+            return [path]
+        return [d for i, (a, b) in enumerate(zip(x, y)) for d in _differences(a, b, f"{path}[{i}]")]
+    if isinstance(x, str) and isinstance(y, str):  # labels name entry ids ("replay of <id>")
+        x, y = re.sub(r"[0-9a-f]{12}", "#", x), re.sub(r"[0-9a-f]{12}", "#", y)
+    return [] if x == y else [path]
+
+
+def _masked(text: str) -> str:
+    """A text file with its numbers and hex ids masked: what must match between neighbours."""
+    return re.sub(r"[0-9a-f]{12}|[-+]?\d[\d.eE+-]*", "#", text)
+
+
+def _bundle_fields(out: Path) -> dict:
+    import yaml
+
+    csvs = {}
+    for name in ("release.csv", "coefficients.csv"):
+        frame = pd.read_csv(out / name)
+        csvs[name] = {"columns": list(frame.columns), "rows": len(frame),
+                      **{c: frame[c].tolist() for c in frame.columns if c not in _VOLATILE}}
+    texts = {name: _masked((out / name).read_text()) for name in ("report.html", "release.py", "release.ipynb")
+             if (out / name).exists()}
+    return {"release.json": json.loads((out / "release.json").read_text()),
+            "ledger.json": json.loads((out / "ledger.json").read_text()),
+            "config.yaml": yaml.safe_load((out / "config.yaml").read_text()), **csvs, "texts": texts}
+
+
+def test_neighbour_bundle_and_replay_match_field_by_field_with_a_planted_leak_control(tmp_path):
+    """D and D' differ in one person (3 visits vs 9): every publishable file of the committed bundle and
+    of its replay agrees field by field outside fresh noise, ids and clocks; a planted count is caught."""
+    from fdp_core.accounting import Ledger
+    from fdp_core.bundle import export_folder
+    from fdp_core.sparse_commit import commit_sparse_mean
+
+    frame = pd.read_csv(SPARSE_EXAMPLE)
+    first = frame["id"].iloc[0]
+    rest = frame[frame["id"] != first]
+    rng = np.random.default_rng(0)
+    people = (pd.DataFrame({"id": first, "t": [0.1, 0.5, 0.9], "value": [1.9, -0.9, 1.5]}),
+              pd.DataFrame({"id": first, "t": np.sort(rng.uniform(0, 1, 9)), "value": rng.uniform(-3, 4, 9)}))
+    fields, leaky = [], []
+    for k, person in enumerate(people):
+        (tmp_path / f"d{k}").mkdir()
+        path = tmp_path / f"d{k}" / "d.csv"  # same name: the data label is the file's name
+        pd.concat([person, rest]).to_csv(path, index=False)
+        data = read_long(path)
+        release = commit_sparse_mean(Ledger(4.0, 1e-4), data, _settings(), data_label="d.csv")
+        bundle = export_folder(release, tmp_path / f"bundle{k}", Ledger(4.0, 1e-4))
+        assert main(["replay", str(bundle / "config.yaml"), "--data", str(path), "--no-ledger",
+                     "--out", str(tmp_path / f"replay{k}")]) == 0
+        fields.append({"bundle": _bundle_fields(bundle), "replay": _bundle_fields(tmp_path / f"replay{k}")})
+        # Planted leak: the number of observations (differs: 3 vs 9 visits) written into the record.
+        planted = _bundle_fields(bundle)
+        planted["release.json"]["n_observations"] = release.analyst["n_observations"]
+        leaky.append(planted)
+    assert _differences(fields[0], fields[1]) == []
+    assert _differences(leaky[0], leaky[1]) == [".release.json.n_observations"]

@@ -18,7 +18,8 @@ from pathlib import Path
 from ..data import MISSING_POLICIES, load_curves
 from ..bundle import export_folder
 from ..replay import _budget_ledger, data_mismatch, parse_config, replay
-from ..ledger_store import BudgetSpec
+from ..ledger_store import DEFAULT_BUDGET, BudgetSpec, open_budget
+from ..sparse_data import SPARSE_UNIT, ledger_view, read_long
 from .ledger import add_ledger_option, budget_of, complete_then_publish, match_line, staging_dir
 
 PATH = ("replay",)
@@ -43,17 +44,23 @@ def run(args) -> int:
     config = parse_config(Path(args.config))
     if args.missing is not None:
         config["data"]["missing"] = args.missing
-    fd = load_curves(args.data, missing=config["data"].get("missing", "drop"))
     label = Path(args.data).name
+    sparse = config["kind"] == "sparse"  # a long file of observations (METHODS.md 20), its own budget key
+    fd = read_long(args.data) if sparse else load_curves(args.data, missing=config["data"].get("missing", "drop"))
     notes = []
     budget = None
     spec = BudgetSpec.of(_budget_ledger(config["budget"]))
     if args.no_ledger:
         notes.append("no persistent ledger was used (--no-ledger): earlier releases of these data are not counted")
+    elif sparse:
+        budget = open_budget(args.ledger, ledger_view(fd), unit=SPARSE_UNIT,
+                             name=args.budget_name or config["budget"].get("name") or DEFAULT_BUDGET,
+                             source="cli", data_label=label)
     else:
         budget = budget_of(args, fd, name=(args.budget_name if args.budget_name is not None
                                        else config["budget"].get("name")),
                            settings=config["settings"])
+    if budget is not None:
         stored = budget.ledger()
         if stored is None:
             # Created with the release's own charge (one transaction): a refused release leaves no budget.
