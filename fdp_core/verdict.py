@@ -57,6 +57,7 @@ class Verdict:
     scale_name: str
     target_radius: float | None = None  # the noise radius a green verdict needs (None: bias alone is too large)
     suggested_epsilon: float | None = None
+    what: str = "release"
 
     @property
     def useful(self) -> bool:
@@ -70,7 +71,7 @@ class Verdict:
         parts = [f"{self.headline} Noise radius {self.radius:.3g}"]
         if self.bias is not None:
             parts.append(f" + bias {self.bias:.3g}")
-        parts.append(f" = {self.share:.0%} of {self.scale_name} ({self.scale:.3g}).")
+        parts.append(f" = {self.share:.0%} of {self.scale_name}, {self.scale:.3g}.")
         if self.level != "green":
             if self.target_radius is None:
                 parts.append(" The bias alone exceeds the green share: more epsilon cannot fix it (less smoothing, "
@@ -78,9 +79,12 @@ class Verdict:
             elif self.suggested_epsilon is not None:
                 parts.append(f" A noise radius of {self.target_radius:.3g} would be green: epsilon = "
                              f"{self.suggested_epsilon:.3g} reaches it with these settings ({TRADEOFF_POINTER}).")
-            else:
+            elif self.what == "mean":
                 parts.append(f" A noise radius of {self.target_radius:.3g} would be green; see the "
                              f"{TRADEOFF_POINTER} (or more persons).")
+            else:  # the noise scale falls like 1/epsilon (exactly for Laplace noise, about so for Gaussian)
+                parts.append(f" A noise radius of {self.target_radius:.3g} would be green: about "
+                             f"{self.radius / self.target_radius:.2g} times this epsilon, or more persons.")
         return "".join(parts)
 
 
@@ -91,7 +95,7 @@ def verdict(radius: float, scale: float | None, *, bias: float | None = None, sc
     total = radius + (float(bias) if bias is not None else 0.0)
     if scale is None or not (float(scale) > 0 and math.isfinite(float(scale))):
         return Verdict("unrated", f"Accuracy of this {what} unrated (no public scale).", None, radius, bias, None,
-                       scale_name)
+                       scale_name, what=what)
     scale = float(scale)
     share = total / scale
     if share <= GREEN_SHARE:
@@ -101,7 +105,8 @@ def verdict(radius: float, scale: float | None, *, bias: float | None = None, sc
     else:
         level, headline = "red", f"Not useful at this epsilon: the noise can hide the shape of this {what}."
     target = GREEN_SHARE * scale - (float(bias) if bias is not None else 0.0)
-    return Verdict(level, headline, share, radius, bias, scale, scale_name, target if target > 0 else None)
+    return Verdict(level, headline, share, radius, bias, scale, scale_name, target if target > 0 else None,
+                   what=what)
 
 
 def mean_scale(settings) -> float | None:
@@ -146,7 +151,7 @@ def density_verdict(release, radius: float) -> Verdict:
 
 def covariance_verdict(radius: float, tau: float) -> Verdict:
     """The verdict of a covariance function's Hilbert-Schmidt noise radius against tau^2."""
-    return verdict(radius, float(tau) ** 2, scale_name="tau^2 (the largest possible covariance)",
+    return verdict(radius, float(tau) ** 2, scale_name="tau^2 (the largest possible covariance size)",
                    what="covariance")
 
 

@@ -87,7 +87,7 @@ m3.metric("noise (95% radius, HS)", f"{hs_radius:.4g}",
                "the non-private one, 95% of the time (2000 Monte Carlo draws of the public noise law). Expected "
                f"squared HS error, for formulas: {plan.expected_sq_hs_error:.4g}.")
 m4.metric("components L", str(plan.n_components))
-verdict_box.render(covariance_verdict(hs_radius, plan.tau))
+verdict_box.render(covariance_verdict(hs_radius, plan.tau), link_tradeoffs=False)  # that tool is the mean's
 
 grid = fd.grid_points
 heat = make_subplots(rows=1, cols=2, subplot_titles=("non-private (analyst view: do not publish)",

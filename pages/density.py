@@ -483,7 +483,7 @@ for mech, release in releases.items():
     l2, sup = radii[mech]
     # The colour is the verdict's (fdp_core/verdict.py): the radius against the uniform density's norm.
     v = density_verdict(release, l2)
-    verdict_box.render(v, extra=f"({kde_mechanism(mech).short})")
+    verdict_box.render(v, extra=f"({kde_mechanism(mech).short})", link_tradeoffs=False)  # that tool is the mean's
     st.markdown(f"**{kde_mechanism(mech).short}**: with 95% probability the sanitized density is within **{l2:.4g}** "
                 f"of the non-private estimate in L2(T) ({units}); the largest pointwise deviation stays below "
                 f"**{sup:.4g}** with 95% probability. Expected squared L2 error, for formulas: "
