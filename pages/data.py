@@ -11,6 +11,7 @@ from fdp_core.preprocess import (NOT_DP_SUGGESTION, PublicBounds, curves_per_per
 from fdp_core.simulate import SIMULATIONS
 from fdp_ui import intake_panel, plots, server_files, sidebar, sparse_view, state, steps
 from fdp_ui import ledger as ledger_ui
+from fdp_ui import sealed
 
 st.title("Data")
 st.caption("The unit of privacy is a person: neighbouring data sets differ in one person's data. Without a person "
@@ -116,6 +117,7 @@ _range_defaults()
 st.session_state[state.RANGE_DECLARED_KEY] = bool(st.session_state.get(state.RANGE_DECLARED_KEY, False))
 
 # ---------------------------------------------------------------- unit of privacy and public bounds
+sealed.render_panel()  # issue 29: explore on a public stand-in, read the private file at commit
 st.subheader("Unit of privacy and public bounds")
 unit_col, range_col = st.columns(2)
 with unit_col:

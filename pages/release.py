@@ -18,6 +18,7 @@ from fdp_core.presets import DISCLAIMER, PRESETS
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
 from fdp_ui import ledger as ledger_ui
 from fdp_ui import mean_controls, sidebar, state
+from fdp_ui import sealed
 
 COMMIT_MESSAGE_KEY = "rel_commit_message"
 RANGE_REQUIRED = ("Declare a public value range first (Data page: the lowest and highest possible curve values, "
@@ -176,6 +177,7 @@ def _commit(kind: str, inputs: tuple) -> None:
     data = state.current()
     seen = state.views_seen()  # the report lists what the session showed before this commit
     try:
+        data, seen = sealed.commit_data(data, seen)  # sealed mode: the private file, read only here
         if kind in ("mean", "pca") and inputs[0].value_range is None:
             ss[COMMIT_MESSAGE_KEY] = ("error", RANGE_REQUIRED)
             return
