@@ -53,6 +53,11 @@ def start(private_name: str, n: int, person_column: str | None, points: int, dom
     state.replace_dataset(lambda: ds)
     st.session_state[SEALED_KEY] = design
     st.session_state.setdefault(READS_KEY, 0)
+    if not st.session_state.get("session_loaded_own_data"):
+        # Only public data (the built-in example, simulations) were shown so far: those views said
+        # nothing about the private file. Once any own file was loaded, its views stay on record
+        # and the sealed statement is not given.
+        st.session_state[state.LOOKED_AT_KEY] = []
     # The person unit and the public range are the declared ones (the stand-in has no other).
     st.session_state[state.PERSON_FOR_KEY] = ds.label
     st.session_state[state.PERSON_KEY] = design["person_column"] or state.NO_PERSON

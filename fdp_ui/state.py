@@ -70,6 +70,8 @@ def replace_dataset(make) -> None:
     try:
         st.session_state["dataset"] = make()
         st.session_state.pop("data_error", None)
+        if st.session_state["dataset"].kind not in ("example", "simulation", "stand-in"):
+            st.session_state["session_loaded_own_data"] = True  # sealed mode keeps earlier views then
     except FdpError as exc:
         st.session_state["data_error"] = str(exc)
 
