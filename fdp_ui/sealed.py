@@ -113,7 +113,7 @@ def render_panel() -> None:
                    "curves with that design, and the private file is read once, at commit (Release & audit).")
         files = server_files.allowed_files()
         if not files:
-            st.info("Sealed mode needs the private file in the server data folder (set FDP_DATA_DIR).")
+            st.caption("Sealed mode needs the private file in the server data folder (set FDP_DATA_DIR).")
         else:
             st.selectbox("Private file (server data folder)", files, key="sealed_file")
             c1, c2, c3 = st.columns(3)
