@@ -66,6 +66,7 @@ from .registry.kde import kde_mechanism
 from .registry.pca import pca_sampler
 from .release import library_versions, provenance_stamp
 from .settings_fields import config_of
+from .stand_in import SEALED, all_on_stand_in
 
 CONFIG_SCHEMA = "fdp.replay/1"
 # Covariance and regression commits live in commit_summaries.py (exact discrete noise, same path).
@@ -298,15 +299,18 @@ NOTHING_DECLARED = ("not declared: the caller did not say what was looked at bef
                     "have been chosen after looking at the data)")
 
 
-def looked_at_field(looked_at=None, *, pre_registered: bool = False) -> list[str]:
+def looked_at_field(looked_at=None, *, pre_registered: bool = False, sealed: bool = False) -> list[str]:
     """What the session looked at before committing, as the report states it.
 
     ``looked_at``: the non-private views shown (e.g. "non-private mean overlay", "norms
     histogram", "PCV optimum"); ``pre_registered``: the settings came from a file fixed before
     the data were loaded (replay of a config). Without either, the record says nothing was
-    declared rather than claiming that nothing was looked at.
+    declared rather than claiming that nothing was looked at. ``sealed``: sealed mode (issue 29);
+    honoured only when every recorded view was computed on the public stand-in.
     """
     seen = [str(x) for x in dict.fromkeys(looked_at or ())]
+    if sealed and all_on_stand_in(seen):
+        return [SEALED]
     if pre_registered and not seen:
         return [PRE_REGISTERED]
     return seen or [NOTHING_DECLARED]

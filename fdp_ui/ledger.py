@@ -86,9 +86,9 @@ def unit_settings() -> dict:
     return unit_of_privacy({"person_column": state.person_column()})
 
 
-def _fingerprints() -> tuple[str, str]:
+def _fingerprints(fd=None) -> tuple[str, str]:
     """(key fingerprint with the unit, curves-only fingerprint), computed once per data set."""
-    fd, unit = state.current().fd, unit_settings()
+    fd, unit = (state.current().fd if fd is None else fd), unit_settings()
     unit_json = canonical_unit(unit)
     cached = st.session_state.get(FINGERPRINT_KEY)
     if cached is None or cached[0] is not fd or cached[1] != unit_json:
@@ -101,9 +101,9 @@ def budget_name() -> str:
     return st.session_state.get(NAME_KEY) or ledger_store.DEFAULT_BUDGET
 
 
-def _sketch():
+def _sketch(fd=None):
     """The current data's content sketch (computed once per data set; stays in this session and the ledger)."""
-    fd = state.current().fd
+    fd = state.current().fd if fd is None else fd
     cached = st.session_state.get(SKETCH_KEY)
     if cached is None or cached[0] is not fd:
         cached = (fd, sketch_of(fd))
@@ -111,9 +111,17 @@ def _sketch():
     return cached[1]
 
 
-def account() -> ledger_store.StoredBudget:
+def account(data=None) -> ledger_store.StoredBudget:
     """The budget of the registered data set the current data belong to (it may not exist yet):
-    matched by fingerprint or content sketch (METHODS.md 22), or the Data page's choice."""
+    matched by fingerprint or content sketch (METHODS.md 22), or the Data page's choice.
+
+    ``data``: the data set actually committed when it is not the session's current one (sealed
+    mode commits the private file, read at commit, while the session shows a public stand-in):
+    the charge then goes to the private data's registered data set, never to the stand-in's."""
+    if data is not None and data is not state.current():
+        return resolve(store(), data.fd, unit=unit_settings(), name=budget_name(), source="app",
+                       data_label=data.label, vectors=sketch_of(data.fd),
+                       fingerprints=(fingerprint(data.fd, unit_settings()), fingerprint(data.fd, None)))
     return resolve(store(), state.current().fd, unit=unit_settings(), name=budget_name(), source="app",
                    data_label=state.current().label, vectors=_sketch(), fingerprints=_fingerprints(), **_choice())
 
@@ -250,13 +258,13 @@ def _store_draft(budget: ledger_store.StoredBudget) -> str | None:
             f"{stored.delta_total:g}); that budget applies.")
 
 
-def charge_account(entry: LedgerEntry) -> tuple[ledger_store.StoredBudget, str | None]:
+def charge_account(entry: LedgerEntry, data=None) -> tuple[ledger_store.StoredBudget, str | None]:
     """The stored budget a commit charges, created from the draft at the first commit.
 
     The candidate is checked against the draft first: a release that cannot fit refuses
-    without storing anything (the budget then stays editable).
+    without storing anything (the budget then stays editable). ``data``: see :func:`account`.
     """
-    budget = account()
+    budget = account(data)
     if budget.ledger() is not None:
         return budget, None
     draft().check(entry)

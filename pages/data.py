@@ -12,6 +12,7 @@ from fdp_core.simulate import SIMULATIONS
 from fdp_core.limits import MIN_PERSONS_COMMIT
 from fdp_ui import commit_checks, intake_panel, plots, server_files, sidebar, sparse_view, state, steps
 from fdp_ui import ledger as ledger_ui
+from fdp_ui import sealed
 
 st.title("Data")
 st.caption("The unit of privacy is a person: neighbouring data sets differ in one person's data. Without a person "
@@ -129,6 +130,7 @@ state.person_column(ds)  # pre-selects a likely person column for a new data set
 
 
 # ---------------------------------------------------------------- unit of privacy and public bounds
+sealed.render_panel()  # issue 29: explore on a public stand-in, read the private file at commit
 st.subheader("Unit of privacy and public bounds")
 unit_col, range_col = st.columns(2)
 with unit_col:

@@ -17,7 +17,7 @@ from fdp_core.registry import mean_mechanism, pure_mechanism_names
 from fdp_core.presets import DISCLAIMER, PRESETS
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
 from fdp_ui import ledger as ledger_ui
-from fdp_ui import commit_checks, mean_controls, plots, sidebar, state
+from fdp_ui import commit_checks, mean_controls, plots, sealed, sidebar, state
 
 COMMIT_MESSAGE_KEY = "rel_commit_message"
 RANGE_REQUIRED = ("Declare a public value range first (Data page: the lowest and highest possible curve values, "
@@ -180,6 +180,7 @@ def _commit(kind: str, inputs: tuple) -> None:
         ss[COMMIT_MESSAGE_KEY] = ("error", "Not committed: " + "; ".join(unit_blockers) + ".")
         return
     try:
+        data, seen = sealed.commit_data(data, seen)  # sealed mode: the private file, read only here
         if kind in ("mean", "pca") and inputs[0].value_range is None:
             ss[COMMIT_MESSAGE_KEY] = ("error", RANGE_REQUIRED)
             return
@@ -188,7 +189,8 @@ def _commit(kind: str, inputs: tuple) -> None:
             from fdp_core.band_commit import commit_mean_with_band
 
             settings, text = inputs
-            budget, note = ledger_ui.charge_account(export.prepare_mean_commit(data.fd, mean_part(settings)).entry)
+            budget, note = ledger_ui.charge_account(
+                export.prepare_mean_commit(data.fd, mean_part(settings)).entry, data)
             release = commit_mean_with_band(budget, data.fd, settings, label=text, data_label=data.label,
                                             looked_at=seen)
             for entry_id in release.record["part_entry_ids"][1:]:  # the mean's own entry is completed below
@@ -196,18 +198,18 @@ def _commit(kind: str, inputs: tuple) -> None:
         elif kind == "mean":
             settings, text = inputs
             pending = export.prepare_mean_commit(data.fd, settings, label=text)
-            budget, note = ledger_ui.charge_account(pending.entry)
+            budget, note = ledger_ui.charge_account(pending.entry, data)
             release = export.commit_mean(budget, data.fd, settings, label=text, data_label=data.label,
                                          pending=pending, looked_at=seen)
         elif kind == "kde":
             feature, settings, text = inputs
             pending = export.prepare_kde_commit(data.fd, feature, settings, label=text)
-            budget, note = ledger_ui.charge_account(pending.entry)
+            budget, note = ledger_ui.charge_account(pending.entry, data)
             release = export.commit_kde(budget, data.fd, feature, settings, label=text, data_label=data.label,
                                         pending=pending, looked_at=seen)
         else:
             settings, text, mean_id = inputs
-            budget, note = ledger_ui.charge_account(export.pca_ledger_entry(settings, label=text))
+            budget, note = ledger_ui.charge_account(export.pca_ledger_entry(settings, label=text), data)
             release = export.commit_pca(budget, data.fd, settings, label=text, data_label=data.label,
                                         released_mean=_released_mean(mean_id),
                                         released_mean_id=None if mean_id == "none" else mean_id, looked_at=seen)

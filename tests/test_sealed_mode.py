@@ -1,0 +1,74 @@
+"""Sealed mode (issue 29): explore on a public stand-in, read the private file once, at commit."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from fdp_core import export
+from fdp_core.stand_in import SEALED, STAND_IN_PREFIX
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+EXAMPLE_POINTS = len((ROOT / "data" / "example_curves.csv").read_text().splitlines()[0].split(",")) - 2
+
+
+def _sealed_session(monkeypatch, n: int = 60, own_data_shown: bool = False) -> AppTest:
+    monkeypatch.setenv("FDP_DATA_DIR", str(ROOT / "data"))
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    if own_data_shown:  # as after an upload or a server file earlier in the session
+        at.session_state["session_loaded_own_data"] = True
+    at.switch_page("pages/data.py").run()
+    at.selectbox(key="sealed_file").set_value("example_curves.csv")
+    at.number_input(key="sealed_n").set_value(n)
+    at.number_input(key="sealed_points").set_value(EXAMPLE_POINTS)
+    at.number_input(key="sealed_lo").set_value(-1.5)
+    at.number_input(key="sealed_hi").set_value(1.5)
+    at.button(key="sealed_start").click().run()
+    assert not at.exception
+    return at
+
+
+def test_sealed_flow_reads_the_private_file_only_at_commit(monkeypatch):
+    at = _sealed_session(monkeypatch)
+    assert at.session_state["dataset"].kind == "stand-in"
+    assert any("private file read: never" in m.value for m in at.markdown)
+    at.switch_page("pages/mean.py").run()
+    assert not at.exception
+    seen = list(at.session_state["session_looked_at"])
+    assert seen and all(v.startswith(STAND_IN_PREFIX) for v in seen)
+    assert at.session_state["sealed_private_reads"] == 0
+    at.switch_page("pages/release.py").run()
+    assert at.session_state["sealed_private_reads"] == 0
+    at.button(key="rel_commit").click().run()
+    assert not at.exception
+    assert at.session_state["sealed_private_reads"] == 1
+    release = at.session_state["fdp_releases"][0]
+    assert release.record["looked_at_before_commit"] == [SEALED]
+    assert release.analyst["n_curves"] == 60  # the private file's curves, not the stand-in's
+    assert SEALED in export.report_html(release)
+    # The charge belongs to the private data's registered data set, never to the stand-in's.
+    from fdp_core.data import load_curves
+    from fdp_core.ledger_store import open_budget
+
+    private = open_budget(None, load_curves(ROOT / "data" / "example_curves.csv"), unit=None, source="test")
+    assert [e.id for e in private.ledger().entries] == [release.id]
+
+
+def test_sealed_commit_refused_when_the_private_persons_differ(monkeypatch):
+    at = _sealed_session(monkeypatch, n=61)
+    at.switch_page("pages/release.py").run()
+    at.button(key="rel_commit").click().run()
+    assert not at.exception
+    assert any("not the declared n = 61" in e.value for e in at.error)
+    assert "fdp_releases" not in at.session_state or not at.session_state["fdp_releases"]
+
+
+
+def test_no_sealed_statement_once_an_own_file_was_shown(monkeypatch):
+    at = _sealed_session(monkeypatch, own_data_shown=True)
+    at.switch_page("pages/release.py").run()
+    at.button(key="rel_commit").click().run()
+    assert not at.exception
+    seen = at.session_state["fdp_releases"][0].record["looked_at_before_commit"]
+    assert SEALED not in seen and export.NONPRIVATE_VIEWS["curves"] in seen
