@@ -29,6 +29,7 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 | columns of a data file (not transposed) | 10,000 | a wide file is at most 2,000 grid points plus metadata; refused from the header alone |
 | bytes the Data page's diagnosis reads | 1 MB | the layout suggestion (long or transposed) looks at a preview, never the whole upload |
 | columns the diagnosis types | 1,000 | a long file has a few columns; typing each costs pandas overhead, so wider files get no suggestion |
+| visits per person assumed by the sparse commit's float-error bound | 1,000,000 | a public allowance (the observed counts are data): the bound, and so the exact sampler's grid, must not depend on them |
 | sparse basis functions J | 60 | the private A is J x J: J^2 noise terms, and its l1 sensitivity grows with J |
 | curves kept in a data set's content sketch | 4,096 | a fixed sample above it: the sketch stays small (341 KiB) and a comparison a few seconds |
 | persons n (the app's commit) | at least 10; warned below 20 or below 10% of the curves | see below |
@@ -71,6 +72,7 @@ MAX_DIAGNOSE_BYTES = 1 << 20
 MAX_DIAGNOSE_COLUMNS = 1_000
 MAX_SPARSE_BASIS = 60
 MAX_SKETCH_CURVES = 4096
+MAX_VISITS_FOR_BOUND = 10**6
 
 
 def check_at_most(name: str, value, limit, why: str) -> None:

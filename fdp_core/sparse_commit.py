@@ -15,13 +15,14 @@ import pandas as pd
 
 from .commit import CONFIG_SCHEMA, CommittedRelease, PendingCommit, _UNIT_ROUNDOFF, _budget_config, \
     _common_record, _discrete_plan, _execute, _granularity_for, looked_at_field
+from . import limits
 from .accounting import discrete_entry
 from .commit_summaries import check_parts
 from .settings_fields import config_of
 from .sparse import SparseRelease, SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
 from .sparse_data import SparseData
 
-MAX_VISITS_FOR_BOUND = 10**6  # public allowance for visits per person in the float-error bound
+MAX_VISITS_FOR_BOUND = limits.MAX_VISITS_FOR_BOUND  # public allowance for visits per person in the float-error bound
 
 SPARSE_ACCURACY = ("Per-entry noise scale of A {scale_a:.4g} and of b {scale_b:.4g} (data-free); the curve "
                    "beta~ = (A~ floored at kappa + penalty)^-1 b~ is post-processing.")
