@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import signal
 import socket
 import warnings
 from pathlib import Path
@@ -32,22 +31,8 @@ BAD_PG_URL = "postgresql://:::@@@/??"
 CLI_LIMIT_S = 10  # the bound for one CLI refusal
 
 
-class Hang(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float):
-    def _raise(signum, frame):
-        raise Hang(f"did not finish within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+# One SIGALRM time limit for every hostile-input test (tests/test_hostile_input.py).
+from test_hostile_input import Hang, time_limit  # noqa: E402,F401
 
 
 def run_cli(argv) -> tuple[int, str, str]:

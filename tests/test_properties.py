@@ -16,7 +16,6 @@ import contextlib
 import hashlib
 import io
 import os
-import signal
 import time
 from pathlib import Path
 
@@ -37,22 +36,8 @@ WIDE = FIXTURES / "wide.csv"
 CASE_LIMIT_S = 20.0  # one load, CLI run or app run; beyond it the case counts as a hang
 
 
-class Hang(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float):
-    def _raise(signum, frame):
-        raise Hang(f"did not finish within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+# One SIGALRM time limit for every hostile-input test (tests/test_hostile_input.py).
+from test_hostile_input import Hang, time_limit  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------- loader
