@@ -37,7 +37,7 @@ def timed(fn, repeats: int = 20, warmup: int = 1) -> dict:
 
 def synthetic_curves(n: int, m: int, seed: int = 0):
     """Smooth random curves on [0, 1] (for sizes the real data does not reach)."""
-    from fdp_core.data import from_arrays
+    from fdp_core.data.loading import from_arrays
 
     rng = np.random.default_rng(seed)
     t = np.linspace(0, 1, m)

@@ -7,7 +7,7 @@ into a temporary folder), alternating with the working tree run by run, so that 
 figures share the machine's load; the load average is printed with the figures (the
 machine is shared).
 
-Targets: ``--help`` < 0.5 s, ``release mean`` on DTI < 1 s, ``import fdp_core.mean`` < 0.7 s.
+Targets: ``--help`` < 0.5 s, ``release mean`` on DTI < 1 s, ``import fdp_core.releases.mean`` < 0.7 s.
 
 Usage (repository root)::
 
@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "dti_cca.csv"
 TARGETS_S = {"fdp --help": 0.5, "fdp release mean --help": 1.0, "release mean on DTI": 1.0,
-             "import fdp_core.mean": 0.7}
+             "import fdp_core.releases.mean": 0.7}
 
 
 def commands(data: Path, out: Path) -> dict[str, list[str]]:
@@ -40,7 +40,7 @@ def commands(data: Path, out: Path) -> dict[str, list[str]]:
         "release mean on DTI": py + ["-m", "fdp_core", "release", "mean", "--data", str(data), "--epsilon", "1",
                                      "--kernel", "gaussian", "--rho", "0.1", "--tau-from-data", "--seed", "1",
                                      "--out", str(out)],
-        "import fdp_core.mean": py + ["-c", "import fdp_core.mean"],
+        "import fdp_core.releases.mean": py + ["-c", "import fdp_core.releases.mean"],
     }
 
 

@@ -3,7 +3,7 @@
     python benchmarks/bench_components_page.py
 
 Page reruns after an epsilon change, timed with streamlit's AppTest (the page script end to
-end: sidebar, the private draws through fdp_core.pca.private_pca, the figures). Data: 500
+end: sidebar, the private draws through fdp_core.releases.pca.private_pca, the figures). Data: 500
 synthetic curves on m = 100 points, Fourier basis with p = 40, demo seed (so draws are
 cached per setting, and every timed rerun uses an epsilon not seen before: a cache miss).
 Besides the wall time, the median CPU time of the process per rerun is reported

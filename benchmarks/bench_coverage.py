@@ -2,12 +2,12 @@
 
     python benchmarks/bench_coverage.py [--replications 500] [--designs s1 s2] [--mechanism gaussian]
 
-For each design of fdp_core/simulate.py (Gaussian-process designs, known mean and covariance),
+For each design of fdp_core/data/simulate.py (Gaussian-process designs, known mean and covariance),
 n in {200, 1000, 10^4} and epsilon in {0.5, 1, 4} (band share 0.2, level 0.95): the share of
 replications whose band contains the population's smoothed mean m_S on the whole grid, the
 privacy band's coverage of the non-private estimate, and the band's mean half-width relative
 to the oracle band (the same construction with the true covariance). The sufficient
-statistics are drawn directly (exact for these designs: fdp_core/band_coverage.py).
+statistics are drawn directly (exact for these designs: fdp_core/explore/band_coverage.py).
 Contract: 0.93-0.985 for n >= 1000.
 """
 
@@ -19,7 +19,7 @@ import time
 
 import _util  # noqa: F401  (first: sets the BLAS thread variables before numpy loads)
 
-from fdp_core.band_coverage import coverage_cell  # noqa: E402
+from fdp_core.explore.band_coverage import coverage_cell  # noqa: E402
 
 NS = (200, 1000, 10_000)
 EPSILONS = (0.5, 1.0, 4.0)

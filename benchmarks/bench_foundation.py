@@ -17,9 +17,9 @@ from _util import ROOT, SHARED_DATA, report, synthetic_curves, timed  # first: s
 
 import numpy as np
 
-from fdp_core.data import load_curves
+from fdp_core.data.loading import load_curves
 from fdp_core.kernels import _eigenbasis_cached, eigenbasis
-from fdp_core.mean import MeanSettings, plan_mean_release
+from fdp_core.releases.mean import MeanSettings, plan_mean_release
 
 
 def page_rerun_ms(dataset, repeats: int = 15) -> dict:

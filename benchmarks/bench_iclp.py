@@ -20,8 +20,8 @@ from _util import ROOT, SHARED_DATA, report, synthetic_curves, timed  # isort: s
 
 import numpy as np  # noqa: E402
 
-from fdp_core.data import load_curves  # noqa: E402
-from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release  # noqa: E402
+from fdp_core.data.loading import load_curves  # noqa: E402
+from fdp_core.releases.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release  # noqa: E402
 
 SETTINGS = MeanSettings(kernel="matern52", rho=0.1, eta=1.5, psi=1e-3, tau=1.0, lo=0.0, hi=1.0)
 

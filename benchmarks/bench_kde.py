@@ -17,11 +17,11 @@ from _util import report, timed  # first: sets the BLAS thread variables before 
 
 import numpy as np  # noqa: E402
 
-from fdp_core import kde
+from fdp_core.releases import kde
 from fdp_core import sensitivity
 from fdp_core.kernels import _eigenbasis_cached
 from fdp_core.mechanisms import hall_kde, iclp_kde
-from fdp_core.simulate import hall_mixture_points, mixture_2d_points
+from fdp_core.data.simulate import hall_mixture_points, mixture_2d_points
 
 
 def _rerun(points, settings):

@@ -22,8 +22,8 @@ from _util import report, timed  # first: sets the BLAS thread variables before 
 
 import numpy as np  # noqa: E402
 
-from fdp_core.data import from_arrays
-from fdp_core.pca import PcaSettings, private_pca, simulate_fpca_awan
+from fdp_core.data.loading import from_arrays
+from fdp_core.releases.pca import PcaSettings, private_pca, simulate_fpca_awan
 
 
 def _release(fd, settings):

@@ -76,7 +76,7 @@ CSV_FLOOR = textwrap.dedent("""
 LOADER = textwrap.dedent("""
     import sys
     sys.path.insert(0, sys.argv[2])
-    from fdp_core.data import load_curves
+    from fdp_core.data.loading import load_curves
     fd = load_curves(sys.argv[1])
     print(fd.n)
 """)

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_sparse.py [--replications 20]
 
-Design: fdp_core.simulate.sparse_design (m_i uniform on 2..10 visits at Uniform(0, 1) times, known
+Design: fdp_core.data.simulate.sparse_design (m_i uniform on 2..10 visits at Uniform(0, 1) times, known
 mean sparse_true_mean), n in {500, 5000}, epsilon in {1, 4}, delta = 1e-5. Error: the root mean
 square over [0, 1] of (estimate - true mean), averaged over replications (a fresh data set and a
 fresh noise draw each). The reference is the pooled local-linear smoother with its bandwidth by
@@ -24,9 +24,9 @@ from _util import ROOT  # noqa: F401  (first: sets the BLAS thread variables and
 
 import numpy as np  # noqa: E402
 
-from fdp_core.simulate import SPARSE_EXAMPLE, sparse_design, sparse_true_mean  # noqa: E402
-from fdp_core.smoother import pooled_local_linear  # noqa: E402
-from fdp_core.sparse import SparseSettings, plan_sparse_release  # noqa: E402
+from fdp_core.data.simulate import SPARSE_EXAMPLE, sparse_design, sparse_true_mean  # noqa: E402
+from fdp_core.releases.smoother import pooled_local_linear  # noqa: E402
+from fdp_core.releases.sparse import SparseSettings, plan_sparse_release  # noqa: E402
 
 TARGET_RATIO = 1.5
 

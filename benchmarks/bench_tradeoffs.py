@@ -12,7 +12,7 @@ n = 382, m = 93), every mean mechanism of MEAN_MECHANISMS:
 - smallest epsilon for a target (expected squared L2 error; pointwise 95% half-width, which
   inverts the Laplace characteristic function at every grid point): informational
 - PCA variance ratio vs epsilon, k = 1..3, 10 epsilons x 50 draws (the page's default):
-  informational, < 5 s (when fdp_core.pca is present)
+  informational, < 5 s (when fdp_core.releases.pca is present)
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from _util import SHARED_DATA, report, synthetic_curves, timed  # first: sets th
 
 import numpy as np  # noqa: E402
 
-from fdp_core.data import load_curves
+from fdp_core.data.loading import load_curves
 from fdp_core.kernels import _eigenbasis_cached
-from fdp_core.mean import MEAN_MECHANISMS, MeanSettings
-from fdp_core.tuning import pcv_grid
-from fdp_core.sweeps import SWEEP_PARAMS, default_values, epsilon_for_accuracy, tradeoff_curves
+from fdp_core.releases.mean import MEAN_MECHANISMS, MeanSettings
+from fdp_core.explore.tuning import pcv_grid
+from fdp_core.explore.sweeps import SWEEP_PARAMS, default_values, epsilon_for_accuracy, tradeoff_curves
 
 
 def main() -> None:
@@ -69,11 +69,11 @@ def main() -> None:
     rows.append({"name": f"smallest epsilon, pointwise 95% target, {k} mechanisms", "target_ms": 3000,
                  **timed(lambda: epsilon_for_accuracy(fd, settings, "pointwise_95", 0.05), repeats=3)})
     try:
-        from fdp_core.pca import PcaSettings
+        from fdp_core.releases.pca import PcaSettings
     except ImportError:
         PcaSettings = None
     if PcaSettings is not None:
-        from fdp_core.sweeps import pca_variance_ratio_curves
+        from fdp_core.explore.sweeps import pca_variance_ratio_curves
 
         pca_settings = PcaSettings(kernel="matern52", rho=0.1, tau=0.6)
         rows.append({"name": "PCA variance ratio, k = 1..3, 10 epsilons x 50 draws", "target_ms": 5000,

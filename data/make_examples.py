@@ -6,7 +6,7 @@ example_curves.csv   wide CSV, 60 simulated growth-like curves on an uneven grid
 example_long.csv     the first 20 of those curves in long format (id, t, value)
 example_missing.csv  wide CSV with a few missing cells (interior gaps and one missing end point)
 example_sparse.csv   long CSV (id, t, value) of 500 persons with 2..10 visits each at their own Uniform(0, 1) times,
-                     fdp_core.simulate.sparse_design (known mean sparse_true_mean, seed 20): the sparse route
+                     fdp_core.data.simulate.sparse_design (known mean sparse_true_mean, seed 20): the sparse route
 example_counts.csv   value,count table: simulated deaths per single year of age 0..100 (Gompertz-Makeham
                      hazard on a stationary population of 20,000), for densities from counts
 """
@@ -65,7 +65,7 @@ def make_sparse_example() -> None:
     import sys
 
     sys.path.insert(0, str(HERE.parent))
-    from fdp_core.simulate import SPARSE_EXAMPLE, sparse_design
+    from fdp_core.data.simulate import SPARSE_EXAMPLE, sparse_design
 
     d = sparse_design(SPARSE_EXAMPLE["n"], visits=SPARSE_EXAMPLE["visits"], noise_sd=SPARSE_EXAMPLE["noise_sd"],
                       seed=SPARSE_EXAMPLE["seed"])

@@ -23,20 +23,20 @@ __version__ = "0.1.0"
 # public name -> module that defines it
 _PUBLIC = {
     # data in
-    "FunctionalData": "data", "load_curves": "data", "from_arrays": "data", "clip_to_ball": "data",
-    "simulate": "simulate",
+    "FunctionalData": "data.loading", "load_curves": "data.loading", "from_arrays": "data.loading", "clip_to_ball": "data.loading",
+    "simulate": "data.simulate",
     # kernels
     "eigenbasis": "kernels",
     # releases: plan (deterministic, inspectable) then draw
-    "MeanSettings": "mean", "MeanRelease": "mean", "plan_mean_release": "mean",
-    "KdeSettings": "kde", "KdeRelease": "kde", "plan_kde_release": "kde",
-    "PcaSettings": "pca", "PrivatePCAResult": "pca", "private_pca": "pca",
+    "MeanSettings": "releases.mean", "MeanRelease": "releases.mean", "plan_mean_release": "releases.mean",
+    "KdeSettings": "releases.kde", "KdeRelease": "releases.kde", "plan_kde_release": "releases.kde",
+    "PcaSettings": "releases.pca", "PrivatePCAResult": "releases.pca", "private_pca": "releases.pca",
     # choosing parameters
-    "pcv_grid": "tuning", "pss_defaults": "tuning",
+    "pcv_grid": "explore.tuning", "pss_defaults": "explore.tuning",
     # accounting, committed releases and their export
-    "Ledger": "accounting", "LedgerEntry": "accounting", "compose": "accounting",
-    "commit_mean": "export", "commit_kde": "export", "commit_pca": "export", "replay": "export",
-    "export_folder": "export", "export_zip": "export",
+    "Ledger": "budget.accounting", "LedgerEntry": "budget.accounting", "compose": "budget.accounting",
+    "commit_mean": "publish.export", "commit_kde": "publish.export", "commit_pca": "publish.export", "replay": "publish.export",
+    "export_folder": "publish.export", "export_zip": "publish.export",
     # errors
     "FdpError": "errors", "DataError": "errors", "ParameterError": "errors", "BudgetError": "errors",
 }

@@ -106,5 +106,5 @@ def env_megabytes(variable: str, default_mb: int) -> int:
 # in memory, so this stays modest; FDP_MAX_UPLOAD_MB raises it for a deployment.
 MAX_FILE_BYTES = env_megabytes("FDP_MAX_UPLOAD_MB", 200)
 # Files named by path are read by pyarrow straight from disk (memory about 2x the numeric
-# block, see SECURITY.md); bigger ones belong to the streaming engine (fdp_core/stream.py).
+# block, see SECURITY.md); bigger ones belong to the streaming engine (fdp_core/engines/stream.py).
 MAX_PATH_BYTES = env_megabytes("FDP_MAX_PATH_MB", 64 * 1024)

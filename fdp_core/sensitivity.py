@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .box import box_diameter, check_box
+from .releases.box import box_diameter, check_box
 from .params import check_choice, check_positive, check_tau
 
 BOUNDS = ("tight", "paper")

@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping
 from .errors import ParameterError
 from .kernels import KERNEL_NAMES
 from .mechanisms.calibration import CALIBRATIONS
-from .preprocess import load_reference, parse_value_range
+from .data.preprocess import load_reference, parse_value_range
 
 METADATA_KEY = "option"
 

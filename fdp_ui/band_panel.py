@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from fdp_core.bands import CONFIDENCE_BAND_WORDS, PRIVACY_BAND_WORDS, confidence_band, plan_band_release
+from fdp_core.releases.bands import CONFIDENCE_BAND_WORDS, PRIVACY_BAND_WORDS, confidence_band, plan_band_release
 from fdp_core.errors import FdpError
 from fdp_ui import plots
 

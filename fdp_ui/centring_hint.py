@@ -11,9 +11,9 @@ from __future__ import annotations
 import streamlit as st
 
 from fdp_core.errors import FdpError
-from fdp_core.export import prepare_mean_commit
-from fdp_core.mean import MeanSettings
-from fdp_core.pca import PcaSettings
+from fdp_core.publish.export import prepare_mean_commit
+from fdp_core.releases.mean import MeanSettings
+from fdp_core.releases.pca import PcaSettings
 from fdp_core.settings_fields import page_keys
 
 CENTRING_KEY = page_keys(PcaSettings, "components")["centring"]  # the page's centring radio

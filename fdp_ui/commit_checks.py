@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from fdp_core.accounting import Ledger, LedgerEntry
+from fdp_core.budget.accounting import Ledger, LedgerEntry
 from fdp_core.errors import FdpError
 from fdp_core.limits import MIN_PERSON_SHARE, MIN_PERSONS_COMMIT, MIN_PERSONS_WARN
-from fdp_core.preprocess import repeated_id_columns
+from fdp_core.data.preprocess import repeated_id_columns
 
 from . import state
 

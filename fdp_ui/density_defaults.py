@@ -5,7 +5,7 @@
   a public box for it; the page starts from it instead of waiting for the user to type one.
 - Bandwidth: Silverman's rule h = 1.06 s n^(-1/(4+d)) for observations spread evenly over
   the box (s = width / sqrt 12, the standard deviation of a uniform law on it). It uses only
-  the public box and n, like fdp_core.box.default_bandwidth (h = width n^(-1/(4+d))), but is
+  the public box and n, like fdp_core.releases.box.default_bandwidth (h = width n^(-1/(4+d))), but is
   3.3 times narrower: that rule smooths the DTI values at one point of the tract into a
   single hump.
 """
@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from fdp_core.box import box_widths, check_box
+from fdp_core.releases.box import box_widths, check_box
 
 VALUE_FEATURES = ("value", "mean", "max")  # features in the curves' own units
 

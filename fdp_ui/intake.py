@@ -1,7 +1,7 @@
 """Intake of files the loader does not take as they are: long files with other column names
 and transposed wide files (grid points as rows, one curve per column).
 
-The loader (fdp_core.data.load_curves) reads a wide CSV (grid points as headers) or a long
+The loader (fdp_core.data.loading.load_curves) reads a wide CSV (grid points as headers) or a long
 CSV with the header id,t,value. A file such as ``station,day,temp`` is long with other
 names; a file with days as rows and stations as columns is a wide file transposed. This
 module looks at a refused file and suggests what it is; once the user confirms, the loader
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fdp_core.data import looks_transposed as _core_looks_transposed
+from fdp_core.data.loading import looks_transposed as _core_looks_transposed
 from fdp_core.errors import DataError
 from fdp_core.limits import MAX_DIAGNOSE_BYTES, MAX_DIAGNOSE_COLUMNS
 

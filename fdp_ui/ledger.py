@@ -1,6 +1,6 @@
 """The privacy-budget ledger in the app: the data set's stored budget, the draft before it, the meter.
 
-The ledger lives in a database (:mod:`fdp_core.ledger_store`: a SQLite file by default,
+The ledger lives in a database (:mod:`fdp_core.budget.ledger_store`: a SQLite file by default,
 PostgreSQL when ``FDP_LEDGER_URL`` says so), shared by every browser session, every server
 restart and the command line. A budget belongs to a registered data set (METHODS.md 22: the
 data are matched to the registrations by fingerprint, else by content sketch; the Data page
@@ -17,14 +17,14 @@ import math
 
 import streamlit as st
 
-from fdp_core import ledger_store
-from fdp_core.accounting import KINDS, Ledger, LedgerEntry
-from fdp_core.datasets import resolve
+from fdp_core.budget import ledger_store
+from fdp_core.budget.accounting import KINDS, Ledger, LedgerEntry
+from fdp_core.budget.datasets import resolve
 from fdp_core.errors import FdpError, LedgerError
-from fdp_core.fingerprint import canonical_unit, fingerprint, unit_of_privacy
-from fdp_core.presets import preset
+from fdp_core.data.fingerprint import canonical_unit, fingerprint, unit_of_privacy
+from fdp_core.explore.presets import preset
 from fdp_core.registry import pure_mechanism_names
-from fdp_core.sketch import sketch_of
+from fdp_core.data.sketch import sketch_of
 
 from . import choices, state
 
@@ -38,7 +38,7 @@ FINGERPRINT_KEY = "fdp_fingerprint"
 SKETCH_KEY = "fdp_sketch"  # the current data's content sketch (data-derived: never exported)
 DATASET_CHOICE_KEY = "fdp_dataset_choice"  # the Data page's registration choice (resolve's keyword arguments)
 # Where the Data page keeps the unit of privacy (e.g. {"person_column": "subject"}); part of
-# the budget's key (fdp_core.fingerprint.UNIT_KEYS).
+# the budget's key (fdp_core.data.fingerprint.UNIT_KEYS).
 UNIT_KEY = "fdp_unit"
 # A default budget that allows a typical exploration: a few commits at the sidebar's default
 # epsilon = 1 (a discrete-Gaussian mean is charged about 1.09), and ten Gaussian commits at the

@@ -2,7 +2,7 @@
 
 The Trade-offs page draws the same controls and the Release page commits what they hold, so
 their session-state keys and defaults come from one place: the field metadata of
-:class:`fdp_core.mean.MeanSettings` (``Control`` entries of the page family "mean"). Pages name
+:class:`fdp_core.releases.mean.MeanSettings` (``Control`` entries of the page family "mean"). Pages name
 a control by its field (``key=KEYS["bound"]``), never by a literal key, so renaming a key renames
 it everywhere; :func:`settings` refuses a key nobody set (``tests/test_settings_fields.py``
 also checks that the pages draw every key), so a commit never silently falls back on a default.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fdp_core.mean import MeanSettings
+from fdp_core.releases.mean import MeanSettings
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
 from fdp_ui import reference_curve, state
 

@@ -1,6 +1,6 @@
 """Plotly figures of the Principal components page (private FPCA, METHODS.md section 5).
 
-Every figure takes arrays computed by fdp_core.pca; the only arithmetic here is for display:
+Every figure takes arrays computed by fdp_core.releases.pca; the only arithmetic here is for display:
 sign alignment (a component and its negative are the same direction) and mean +/- 2 sd x
 component. Figures stay small: at most ten draws per component, a Gibbs trace thinned to at
 most ``MAX_TRACE_POINTS`` points per column.

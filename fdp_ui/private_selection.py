@@ -12,8 +12,8 @@ import pandas as pd
 import streamlit as st
 
 from fdp_core.errors import FdpError
-from fdp_core.mean import MeanSettings
-from fdp_core.private_selection import (SELECTION_BOUNDS, commit_selection, pcv_private_scores, score_sensitivity,
+from fdp_core.releases.mean import MeanSettings
+from fdp_core.explore.private_selection import (SELECTION_BOUNDS, commit_selection, pcv_private_scores, score_sensitivity,
                                         selection_entry, selection_folds, selection_n, selection_probabilities,
                                         selection_tau)
 from fdp_core.registry import mean_mechanism

@@ -15,7 +15,7 @@ import io
 import streamlit as st
 
 from fdp_core.errors import FdpError
-from fdp_core.preprocess import load_reference
+from fdp_core.data.preprocess import load_reference
 
 STORE_KEY = "public_reference_curve"  # {"data": data set label, "name": file name, "pairs": ((t, value), ...)}
 UPLOAD_KEY = "public_reference_upload"  # + a counter: removing the reference gives a fresh, empty uploader

@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fdp_core.data import from_arrays
+from fdp_core.data.loading import from_arrays
 from fdp_core.errors import DataError
-from fdp_core.preprocess import file_persons
-from fdp_core.stand_in import SEALED, all_on_stand_in, stand_in_curves
-from fdp_core.stream import load_with_progress
+from fdp_core.data.preprocess import file_persons
+from fdp_core.data.stand_in import SEALED, all_on_stand_in, stand_in_curves
+from fdp_core.engines.stream import load_with_progress
 
 from . import server_files, state
 

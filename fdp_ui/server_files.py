@@ -1,6 +1,6 @@
 """Big files read on the server: a folder the operator chose, never a path the browser sends.
 
-Browser uploads stay capped (fdp_core.data.MAX_FILE_BYTES, FDP_MAX_UPLOAD_MB). For bigger
+Browser uploads stay capped (fdp_core.data.loading.MAX_FILE_BYTES, FDP_MAX_UPLOAD_MB). For bigger
 files the operator sets ``FDP_DATA_DIR`` to a folder on the server; the Data page then lists
 the CSV and Parquet files directly inside it (no sub-folders, no symlinks leaving it) and
 loads the chosen one through the streaming reader with a progress bar. The browser only
@@ -15,7 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from fdp_core.errors import DataError, FdpError
-from fdp_core.stream import load_with_progress
+from fdp_core.engines.stream import load_with_progress
 
 SUFFIXES = (".csv", ".txt", ".parquet", ".pq")
 

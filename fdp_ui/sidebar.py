@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from fdp_core.export import NONPRIVATE_VIEWS
+from fdp_core.publish.export import NONPRIVATE_VIEWS
 from fdp_core.kernels import KERNEL_LABELS, KERNEL_NAMES
-from fdp_core.preprocess import PublicBounds, data_tau, n_norm_clipped
+from fdp_core.data.preprocess import PublicBounds, data_tau, n_norm_clipped
 
 from . import ledger, navigation, state
 # apply and setting_default are part of the sidebar's interface (pages set global settings through it).

@@ -17,9 +17,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from fdp_core.errors import FdpError
-from fdp_core.smoother import pooled_local_linear
-from fdp_core.sparse import NOISES, SparseSettings, plan_sparse_release
-from fdp_core.sparse_data import SparseData, read_long, sparse_reason
+from fdp_core.releases.smoother import pooled_local_linear
+from fdp_core.releases.sparse import NOISES, SparseSettings, plan_sparse_release
+from fdp_core.data.sparse_data import SparseData, read_long, sparse_reason
 
 from . import intake, plots, state
 
@@ -88,7 +88,7 @@ def load_example() -> None:
 def render_example_button() -> None:
     st.button("Load the built-in sparse example (500 persons, 2 to 10 visits each)", on_click=load_example,
               key="sparse_example_button",
-              help=f"{EXAMPLE.name}: simulated persons measured at their own random times (fdp_core.simulate."
+              help=f"{EXAMPLE.name}: simulated persons measured at their own random times (fdp_core.data.simulate."
                    "sparse_design, known mean).")
 
 

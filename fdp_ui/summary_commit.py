@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fdp_core.commit_summaries import commit_covariance, commit_regression, prepare_covariance_commit, \
+from fdp_core.publish.commit_summaries import commit_covariance, commit_regression, prepare_covariance_commit, \
     prepare_regression_commit
 from fdp_core.errors import FdpError
 

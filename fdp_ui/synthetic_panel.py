@@ -8,9 +8,9 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from fdp_core.covariance import plan_covariance_release
+from fdp_core.releases.covariance import plan_covariance_release
 from fdp_core.errors import FdpError
-from fdp_core.synthetic import CANNOT_KEEP, KEEPS, compare, synthetic_curves
+from fdp_core.releases.synthetic import CANNOT_KEEP, KEEPS, compare, synthetic_curves
 from fdp_ui import plots
 
 SHOWN = 30  # curves of each kind in the figure

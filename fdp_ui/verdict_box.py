@@ -1,10 +1,10 @@
-"""Draw an accuracy verdict (fdp_core/verdict.py): its colour follows the stated rule, never a default."""
+"""Draw an accuracy verdict (fdp_core/explore/verdict.py): its colour follows the stated rule, never a default."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from fdp_core.verdict import RULE, Verdict
+from fdp_core.explore.verdict import RULE, Verdict
 
 
 def render(verdict: Verdict, *, container=None, extra: str = "", link_tradeoffs: bool = True) -> None:

@@ -6,7 +6,7 @@ clipped; private components are drawn with density etr(V' A V) by an exact sampl
 vector Bingham; k > 1: sequential deflation) or by Gibbs sampling (approximate DP). The
 non-private FPCA, the scree, the variance ratio and the subspace distance are the analyst's
 view: computed from the raw data, labelled, never published. Every number comes from
-fdp_core.pca; previews cost no budget (commits happen on the Release & audit page).
+fdp_core.releases.pca; previews cost no budget (commits happen on the Release & audit page).
 """
 
 import hashlib
@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fdp_core.data import from_arrays
+from fdp_core.data.loading import from_arrays
 from fdp_core.errors import FdpError
-from fdp_core.export import NONPRIVATE_VIEWS
-from fdp_core.pca import (AWAN_RESCALING_FLAG, FLOATING_POINT_NOTE, MAX_COMPONENTS, TRACE_FRACTION, PcaSettings,
+from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.releases.pca import (AWAN_RESCALING_FLAG, FLOATING_POINT_NOTE, MAX_COMPONENTS, TRACE_FRACTION, PcaSettings,
                           pca_basis, private_pca, release_record, simulate_fpca_awan)
 from fdp_core.registry.pca import page_choices, pca_sampler, sampler_for
 from fdp_core.settings_fields import command_line, page_defaults, page_keys, page_settings
@@ -28,13 +28,13 @@ from fdp_ui import centring_hint, pca_plots, sidebar, state
 
 SOURCES = {"current": "the current data set", "awan": "FPCA simulation (Awan et al.)"}
 # The PcaSettings fields one widget holds (k, basis, gamma, sampler choice, centring, Gibbs sweeps
-# and thinning): keys and defaults from the field metadata (fdp_core/pca.py). p, the epsilon
+# and thinning): keys and defaults from the field metadata (fdp_core/releases/pca.py). p, the epsilon
 # split and the burn-in are composed below from the page's own widgets.
 PAGE = "components"
 KEYS = page_keys(PcaSettings, PAGE)
 P_KEY = "pca_p"
 # The mechanism settings of Awan, Kenney, Reimherr & Slavkovic (2019): p = 40 Fourier functions,
-# C = diag(j^-3) (the Fourier basis's base measure in fdp_core.pca), k = 1.
+# C = diag(j^-3) (the Fourier basis's base measure in fdp_core.releases.pca), k = 1.
 AWAN_SETTINGS = {KEYS["basis"]: "fourier", P_KEY: 40, KEYS["k"]: 1, KEYS["sampler"]: "exact",
                  KEYS["centring"]: "none"}
 BASES = {"kernel": "kernel eigenfunctions", "fourier": "Fourier"}
@@ -357,7 +357,7 @@ st.markdown(diagnostics_text)
 st.caption(diagnostics_note)
 st.caption("Diagnostics depend on the data (through X'X): analyst view, never exported.")
 
-with st.expander("release record (plain data, from fdp_core.pca.release_record)"):
+with st.expander("release record (plain data, from fdp_core.releases.pca.release_record)"):
     st.caption("An export drops the analyst-side fields listed under not_private and the acceptance rate.")
     st.json(release_record(first, seed=g.seed), expanded=False)
 if source == "current":

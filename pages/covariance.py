@@ -7,21 +7,21 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from fdp_core.covariance import (CENTRINGS, COVARIANCE_MECHANISMS, CovarianceSettings, eigenfunctions_of,
+from fdp_core.releases.covariance import (CENTRINGS, COVARIANCE_MECHANISMS, CovarianceSettings, eigenfunctions_of,
                                  exponential_mechanism_components, plan_covariance_release, variance_ratio)
 from fdp_core.errors import FdpError
-from fdp_core.preprocess import identifier_columns
+from fdp_core.data.preprocess import identifier_columns
 from fdp_core.registry.covariance import covariance_mechanism
-from fdp_core.regression import RegressionSettings, bands, plan_regression_release
+from fdp_core.releases.regression import RegressionSettings, bands, plan_regression_release
 from fdp_core.sensitivity import COVARIANCE_GAUSSIAN_BOUNDS
-from fdp_core.export import NONPRIVATE_VIEWS
+from fdp_core.publish.export import NONPRIVATE_VIEWS
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
-from fdp_core.verdict import covariance_verdict
+from fdp_core.explore.verdict import covariance_verdict
 from fdp_ui import sidebar, state, summary_commit, synthetic_panel, verdict_box
 from fdp_ui.plots import ANALYST_COLOR, ANALYST_LABEL, PRIVATE_COLOR, add_band, add_line, title_surface_axes
 
-# The settings fields' controls: keys and defaults from the field metadata (fdp_core/covariance.py,
-# fdp_core/regression.py, page family "covariance"). The covariates' choices come from the data.
+# The settings fields' controls: keys and defaults from the field metadata (fdp_core/releases/covariance.py,
+# fdp_core/releases/regression.py, page family "covariance"). The covariates' choices come from the data.
 PAGE = "covariance"
 KEYS = page_keys(CovarianceSettings, PAGE)
 REG_KEYS = page_keys(RegressionSettings, PAGE)

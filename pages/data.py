@@ -4,11 +4,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fdp_core.data import MISSING_POLICIES, l2_norms
-from fdp_core.export import NONPRIVATE_VIEWS
-from fdp_core.preprocess import (NOT_DP_SUGGESTION, PublicBounds, curves_per_person, range_clipped_centred,
+from fdp_core.data.loading import MISSING_POLICIES, l2_norms
+from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.data.preprocess import (NOT_DP_SUGGESTION, PublicBounds, curves_per_person, range_clipped_centred,
                                  repeated_id_columns, suggested_value_range)
-from fdp_core.simulate import SIMULATIONS
+from fdp_core.data.simulate import SIMULATIONS
 from fdp_core.limits import MIN_PERSONS_COMMIT
 from fdp_ui import commit_checks, intake_panel, plots, server_files, sidebar, sparse_view, state, steps
 from fdp_ui import ledger as ledger_ui

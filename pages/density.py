@@ -13,20 +13,20 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fdp_core import kde
-from fdp_core.box import DEFAULT_GRID_SIZE, check_box
+from fdp_core.releases import kde
+from fdp_core.releases.box import DEFAULT_GRID_SIZE, check_box
 from fdp_core.errors import FdpError
-from fdp_core.export import NONPRIVATE_VIEWS
-from fdp_core.features import extract_features, parse_feature, person_features
+from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.data.features import extract_features, parse_feature, person_features
 from fdp_core.mechanisms.calibration import CALIBRATIONS
-from fdp_core.postprocess import finish_density
-from fdp_core.preprocess import identifier_columns, repeated_id_columns
+from fdp_core.releases.postprocess import finish_density
+from fdp_core.data.preprocess import identifier_columns, repeated_id_columns
 from fdp_core.registry.kde import REGISTRY as KDE_REGISTRY
 from fdp_core.registry.kde import kde_mechanism
 from fdp_core.sensitivity import KDE_BOUNDS
-from fdp_core.simulate import HALL_EXAMPLE, hall_mixture_points, mixture_2d_points, mixture_density
+from fdp_core.data.simulate import HALL_EXAMPLE, hall_mixture_points, mixture_2d_points, mixture_density
 from fdp_core.settings_fields import command_line, page_defaults, page_keys, page_values
-from fdp_core.verdict import density_verdict
+from fdp_core.explore.verdict import density_verdict
 from fdp_ui import density_defaults, kde_plots, plots, sidebar, state, verdict_box
 
 SOURCES = {"curves": "features of the current curves",
@@ -55,7 +55,7 @@ COMPARE_ALL = "both"  # the menu choice that shows every mechanism side by side 
 MECHANISMS = {**{name: m.menu for name, m in KDE_REGISTRY.items()},
               COMPARE_ALL: "compare both" if len(KDE_REGISTRY) == 2 else "compare all"}
 # The KdeSettings fields one widget holds (mechanism, bandwidth, Silverman, calibration): keys and
-# defaults from the field metadata (fdp_core/kde.py). Box, grid and bound are composed below.
+# defaults from the field metadata (fdp_core/releases/kde.py). Box, grid and bound are composed below.
 PAGE = "density"
 KEYS = page_keys(kde.KdeSettings, PAGE)
 GRID_SLIDERS = {1: ("density_grid_1d", 16, 1000, 8), 2: ("density_grid_2d", 8, 96, 4)}
@@ -150,7 +150,7 @@ def _numeric_columns() -> list[str]:
 
 def _page_defaults() -> dict:
     a, b = domain
-    # Safe default: never an id or person column (fdp_core.preprocess.identifier_columns).
+    # Safe default: never an id or person column (fdp_core.data.preprocess.identifier_columns).
     ids = identifier_columns(fd.metadata, g.person_column)
     numeric = [c for c in _numeric_columns() if c not in ids]
     columns = [str(c) for c in fd.metadata.columns if str(c) not in ids]
@@ -230,7 +230,7 @@ def _radii(release: kde.KdeRelease) -> tuple[float, float]:
 
 
 def _feature_widgets(a: int, container) -> str:
-    """Widgets of feature ``a`` (1 or 2); returns its spec string for fdp_core.features."""
+    """Widgets of feature ``a`` (1 or 2); returns its spec string for fdp_core.data.features."""
     lo, hi = domain
     kind = container.selectbox(f"feature {a}", tuple(FEATURE_KINDS), key=f"density_kind_{a}",
                                format_func=FEATURE_KINDS.get)
@@ -450,7 +450,7 @@ def _rng(mech: str):
 if d == 1:
     example = EXAMPLES.get(source)
     truth = example["truth"](first.grid) if example is not None and example["truth"] is not None else None
-    # Free post-processing, as every release gets it: clipped at 0 and renormalised (fdp_core/postprocess.py).
+    # Free post-processing, as every release gets it: clipped at 0 and renormalised (fdp_core/releases/postprocess.py).
     draws = {m: finish_density(r.sample(_rng(m), max(n_draws, 200) if style == "band" else n_draws), r.weights,
                                kde.KdeSettings()).values
              for m, r in releases.items()}
@@ -481,7 +481,7 @@ radii = {m: _radii(r) for m, r in releases.items()}
 units = "box units" if source != "curves" else "the feature's units"
 for mech, release in releases.items():
     l2, sup = radii[mech]
-    # The colour is the verdict's (fdp_core/verdict.py): the radius against the uniform density's norm.
+    # The colour is the verdict's (fdp_core/explore/verdict.py): the radius against the uniform density's norm.
     v = density_verdict(release, l2)
     verdict_box.render(v, extra=f"({kde_mechanism(mech).short})", link_tradeoffs=False)  # that tool is the mean's
     st.markdown(f"**{kde_mechanism(mech).short}**: with 95% probability the sanitized density is within **{l2:.4g}** "

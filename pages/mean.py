@@ -8,14 +8,14 @@ import pandas as pd
 import streamlit as st
 
 from fdp_core.errors import FdpError
-from fdp_core.export import NONPRIVATE_VIEWS
-from fdp_core.mean import MEAN_MECHANISMS, MECHANISM_LABELS, accuracy_sentence, plan_mean_release
+from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.releases.mean import MEAN_MECHANISMS, MECHANISM_LABELS, accuracy_sentence, plan_mean_release
 from fdp_core.mechanisms.calibration import CALIBRATIONS
-from fdp_core.postprocess import finish_mean
+from fdp_core.releases.postprocess import finish_mean
 from fdp_core.registry import MEAN_REGISTRY, mean_mechanism, truncating_mechanisms
 from fdp_core.sensitivity import BOUNDS
-from fdp_core.tuning import PSS_MECHANISMS, pss_defaults
-from fdp_core.verdict import end_shrinkage_note, mean_verdict
+from fdp_core.explore.tuning import PSS_MECHANISMS, pss_defaults
+from fdp_core.explore.verdict import end_shrinkage_note, mean_verdict
 from fdp_ui import (band_panel, compare_plots, mean_controls, plots, reference_curve, sidebar, sparse_view, state,
                     verdict_box)
 from fdp_ui.mean_controls import KEYS
@@ -166,7 +166,7 @@ except FdpError as exc:
     st.stop()
 
 raw_draws = plan.sample(g.rng(salt=1), max(n_draws, 200) if style == "band" else n_draws)
-finished = finish_mean(raw_draws, plan.settings)  # the free projection every release gets (fdp_core/postprocess.py)
+finished = finish_mean(raw_draws, plan.settings)  # the free projection every release gets (fdp_core/releases/postprocess.py)
 draws = finished.values
 state.note_view(NONPRIVATE_VIEWS["mean_estimate"])
 st.plotly_chart(plots.release_figure(ds.fd.grid_points, draws, plan.estimate, style=style, truth=truth,

@@ -17,7 +17,7 @@ import streamlit as st
 import yaml
 
 from fdp_core.errors import FdpError
-from fdp_core.plan import PLAN_KINDS, PLAN_SCHEMA, RADIUS_UNITS, describe, make_plan, part_configs
+from fdp_core.explore.plan import PLAN_KINDS, PLAN_SCHEMA, RADIUS_UNITS, describe, make_plan, part_configs
 from fdp_ui import sidebar, state
 
 RULES = ("target", "weight", "epsilon")

@@ -6,15 +6,17 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from fdp_core import export, ledger_store
-from fdp_core.accounting import KINDS
+from fdp_core.publish import export
+
+from fdp_core.budget import ledger_store
+from fdp_core.budget.accounting import KINDS
 from fdp_core.errors import FdpError
-from fdp_core.kde import KdeSettings
-from fdp_core.bands import mean_part
-from fdp_core.mean import MECHANISM_LABELS, MeanSettings
-from fdp_core.pca import PcaSettings
+from fdp_core.releases.kde import KdeSettings
+from fdp_core.releases.bands import mean_part
+from fdp_core.releases.mean import MECHANISM_LABELS, MeanSettings
+from fdp_core.releases.pca import PcaSettings
 from fdp_core.registry import mean_mechanism, pure_mechanism_names
-from fdp_core.presets import DISCLAIMER, PRESETS
+from fdp_core.explore.presets import DISCLAIMER, PRESETS
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
 from fdp_ui import ledger as ledger_ui
 from fdp_ui import commit_checks, mean_controls, plots, sealed, sidebar, state
@@ -26,7 +28,7 @@ RANGE_REQUIRED = ("Declare a public value range first (Data page: the lowest and
 EXPORT_CACHE_KEY = "rel_export_cache"
 AUDIT_KEY = "rel_audit_result"
 # The density and components controls: the settings fields' keys and defaults come from their
-# metadata (fdp_core/kde.py, fdp_core/pca.py, page family "release"); the feature and the
+# metadata (fdp_core/releases/kde.py, fdp_core/releases/pca.py, page family "release"); the feature and the
 # committed mean to centre by are inputs of the commit, not settings.
 PAGE = "release"
 KDE_KEYS = page_keys(KdeSettings, PAGE)
@@ -186,7 +188,7 @@ def _commit(kind: str, inputs: tuple) -> None:
             return
         export.refuse_data_dependent(inputs[1] if kind == "kde" else inputs[0])  # before the draft is stored
         if kind == "mean" and inputs[0].confidence_band is not None:  # the mean and its second moment
-            from fdp_core.band_commit import commit_mean_with_band
+            from fdp_core.publish.band_commit import commit_mean_with_band
 
             settings, text = inputs
             budget, note = ledger_ui.charge_account(
@@ -260,7 +262,7 @@ try:
         pending = export.prepare_mean_commit(ds.fd, mean_part(settings), label=label)
         inputs = (settings, label)
     elif kind == "kde":
-        from fdp_core.kde import KDE_MECHANISM_LABELS, KDE_MECHANISMS
+        from fdp_core.releases.kde import KDE_MECHANISM_LABELS, KDE_MECHANISMS
         from fdp_core.registry.kde import kde_mechanism
 
         c1, c2, c3, c4 = st.columns(4)
@@ -276,7 +278,7 @@ try:
         pending = export.prepare_kde_commit(ds.fd, ss[FEATURE_KEY], settings, label=label)
         inputs = (ss[FEATURE_KEY], settings, label)
     else:
-        from fdp_core.pca import PCA_BASES, PCA_SAMPLERS
+        from fdp_core.releases.pca import PCA_BASES, PCA_SAMPLERS
         from fdp_core.registry.pca import pca_sampler
 
         means = {r.id: r.label for r in ledger_ui.releases() if r.kind == "mean"}

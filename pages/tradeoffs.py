@@ -10,16 +10,16 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from fdp_core import sweeps, tuning
-from fdp_core.accuracy import ACCURACY_LABELS, ACCURACY_METRICS
+from fdp_core.explore import sweeps, tuning
+from fdp_core.explore.accuracy import ACCURACY_LABELS, ACCURACY_METRICS
 from fdp_core.errors import FdpError
-from fdp_core.mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
+from fdp_core.releases.mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
 from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.registry import mean_mechanism, truncating_mechanisms
 from fdp_core.sensitivity import BOUNDS
-from fdp_core.tradeoff_figures import tradeoff_figure, variance_ratio_figure
-from fdp_core.verdict import GREEN_SHARE
-from fdp_core.export import NONPRIVATE_VIEWS
+from fdp_core.explore.tradeoff_figures import tradeoff_figure, variance_ratio_figure
+from fdp_core.explore.verdict import GREEN_SHARE
+from fdp_core.publish.export import NONPRIVATE_VIEWS
 from fdp_ui import mean_controls, private_selection, sidebar, sparse_view, state
 from fdp_ui.mean_controls import KEYS
 
@@ -231,7 +231,7 @@ metric = a.selectbox("accuracy measure", ACCURACY_METRICS, key="to_metric", form
                           "4000 Monte Carlo draws (fixed seed).")
 target_key = f"to_target_{metric}"
 if target_key not in st.session_state:
-    # With a declared range, start from the verdict's green line (fdp_core/verdict.py): 10% of its width.
+    # With a declared range, start from the verdict's green line (fdp_core/explore/verdict.py): 10% of its width.
     green = GREEN_SHARE * (g.value_range[1] - g.value_range[0]) if g.value_range is not None else 0.1
     st.session_state[target_key] = green**2 if metric == "expected_sq_l2" else green
 target = b.number_input("acceptable error (" + ("squared units" if metric == "expected_sq_l2" else
@@ -270,11 +270,11 @@ if reachable:
 
 st.header("Principal components: variance ratio against epsilon")
 try:
-    from fdp_core.pca import PcaSettings
+    from fdp_core.releases.pca import PcaSettings
 except ImportError:  # the private PCA module is optional in a partial build
     PcaSettings = None
 if PcaSettings is None:
-    st.caption("Needs the private PCA module (fdp_core.pca), which is not available in this build.")
+    st.caption("Needs the private PCA module (fdp_core.releases.pca), which is not available in this build.")
 else:
     a, b = st.columns([1, 2])
     show_pca = a.toggle("compute (Monte Carlo)", key="to_pca",

@@ -92,7 +92,7 @@ def variants(source: Path, folder: Path) -> dict[str, tuple[Path, dict]]:
 
 def unrelated(shared: Path, root: Path, folder: Path) -> dict[str, tuple[Path, dict]]:
     """Other studies and simulated data: must not match the DTI registration."""
-    from fdp_core.simulate import SIMULATIONS, simulate
+    from fdp_core.data.simulate import SIMULATIONS, simulate
 
     out = {"Berkeley growth": (shared / "berkeley_growth.csv", {}),
            "example curves": (root / "data" / "example_curves.csv", {}),

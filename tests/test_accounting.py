@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from fdp_core.accounting import (
+from fdp_core.budget.accounting import (
     Ledger, LedgerEntry, approximate_entry, basic_composition, cks_delta, cks_epsilon, compose,
     discrete_gaussian_entry, exponential_entry, gaussian_entry, gdp_composition, gdp_delta, gdp_epsilon,
     pure_entry, zcdp_rho_budget)

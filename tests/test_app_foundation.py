@@ -91,7 +91,7 @@ def _mean_page(at=None):
 
 
 def _sentence(at):
-    # Plain text, not a green box: the colour is the verdict's (fdp_core/verdict.py).
+    # Plain text, not a green box: the colour is the verdict's (fdp_core/explore/verdict.py).
     return next(s.value for s in at.markdown if "With 95% probability" in s.value)
 
 

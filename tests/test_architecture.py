@@ -127,11 +127,11 @@ def _all_imports(module: str) -> set[str]:
 FORBIDDEN = [
     ("fdp_core", ("streamlit", "fdp_ui", "pages", "plotly.express")),
     ("fdp_ui", ("pages",)),
-    ("fdp_core.mechanisms", ("fdp_core.accounting", "fdp_core.ledger_store", "fdp_core.commit", "fdp_core.mean",
-                             "fdp_core.kde", "fdp_core.pca", "fdp_core.covariance", "fdp_core.regression",
-                             "fdp_core.registry", "fdp_core.export", "fdp_core.bundle")),
-    ("fdp_core.registry", ("fdp_core.mean", "fdp_core.kde", "fdp_core.pca", "fdp_core.covariance",
-                           "fdp_core.regression", "fdp_core.commit", "fdp_core.export", "fdp_core.ledger_store")),
+    ("fdp_core.mechanisms", ("fdp_core.budget.accounting", "fdp_core.budget.ledger_store", "fdp_core.publish.commit", "fdp_core.releases.mean",
+                             "fdp_core.releases.kde", "fdp_core.releases.pca", "fdp_core.releases.covariance", "fdp_core.releases.regression",
+                             "fdp_core.registry", "fdp_core.publish.export", "fdp_core.publish.bundle")),
+    ("fdp_core.registry", ("fdp_core.releases.mean", "fdp_core.releases.kde", "fdp_core.releases.pca", "fdp_core.releases.covariance",
+                           "fdp_core.releases.regression", "fdp_core.publish.commit", "fdp_core.publish.export", "fdp_core.budget.ledger_store")),
 ]
 
 
@@ -168,7 +168,7 @@ def test_the_checks_would_catch_a_planted_violation(tmp_path):
     assert not NAME_BRANCH.search('if entry.uses_delta:')
     saved = dict(GRAPH)
     try:
-        GRAPH["fdp_core.errors"] = GRAPH["fdp_core.errors"] | {"fdp_core.mean"}
+        GRAPH["fdp_core.errors"] = GRAPH["fdp_core.errors"] | {"fdp_core.releases.mean"}
         assert _cycle() is not None
     finally:
         GRAPH.clear()

@@ -13,14 +13,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdp_core.band_coverage import GRID_POINTS, coverage_cell, design_settings
-from fdp_core.bands import plan_band_release, privacy_band, smoothing_bias_bound
+from fdp_core.explore.band_coverage import GRID_POINTS, coverage_cell, design_settings
+from fdp_core.releases.bands import plan_band_release, privacy_band, smoothing_bias_bound
 from fdp_core.cli import main
-from fdp_core.covariance import CovarianceSettings, plan_covariance_release
+from fdp_core.releases.covariance import CovarianceSettings, plan_covariance_release
 from fdp_core.kernels import kernel_matrix
-from fdp_core.mean import MeanSettings
-from fdp_core.simulate import SIMULATIONS, simulate
-from fdp_core.synthetic import compare, curves_table, synthetic_curves
+from fdp_core.releases.mean import MeanSettings
+from fdp_core.data.simulate import SIMULATIONS, simulate
+from fdp_core.releases.synthetic import compare, curves_table, synthetic_curves
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"
@@ -191,11 +191,11 @@ def test_release_synthetic_keeps_the_input_layout(tmp_path):
 # --------------------------------------------------------------------------- commit: two ledger entries
 
 def test_commit_charges_both_parts_and_replays():
-    from fdp_core.accounting import Ledger
-    from fdp_core.band_commit import commit_mean_with_band
-    from fdp_core.data import load_curves
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.publish.band_commit import commit_mean_with_band
+    from fdp_core.data.loading import load_curves
     from fdp_core.errors import BudgetError
-    from fdp_core.replay import replay
+    from fdp_core.publish.replay import replay
 
     fd = load_curves(EXAMPLE)
     ledger = Ledger(3.0, 1e-4)
@@ -215,7 +215,7 @@ def test_commit_charges_both_parts_and_replays():
 def test_combined_release_audit_passes_and_flags_an_under_noised_control():
     """Mean + second moment audited together at the claimed total epsilon (FRL: Laplace noise on few
     coefficients, so the black-box audit has the power to see a 0.7x control)."""
-    from fdp_core.band_audit import audit_band_release
+    from fdp_core.explore.band_audit import audit_band_release
 
     settings = MeanSettings(mechanism="frl", M=4, rho=0.3, epsilon=1.0, value_range=(-2.0, 3.0), tau=0.5,
                             confidence_band=0.95, band_share=0.2)
@@ -228,7 +228,7 @@ def test_combined_release_audit_passes_and_flags_an_under_noised_control():
 def test_combined_gaussian_audit_tests_the_composed_gdp_and_flags_the_control(mechanism, extra):
     """Gaussian parts: the audit tests the exact composed mu = sqrt(mu1^2 + mu2^2) at audit delta 0.05
     (not the basic sum of epsilons and deltas), which is tight enough to flag the 0.7x control."""
-    from fdp_core.band_audit import AUDIT_DELTA, audit_band_release
+    from fdp_core.explore.band_audit import AUDIT_DELTA, audit_band_release
 
     settings = MeanSettings(mechanism=mechanism, rho=0.3, epsilon=1.0, delta=1e-5, value_range=(-2.0, 3.0), tau=0.5,
                             confidence_band=0.95, band_share=0.2, **extra)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from fdp_core.bands import CONFIDENCE_BAND_WORDS, PRIVACY_BAND_WORDS
+from fdp_core.releases.bands import CONFIDENCE_BAND_WORDS, PRIVACY_BAND_WORDS
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 

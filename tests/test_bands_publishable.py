@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from test_publishable import _analyst, _assert_same, _read_folder, _run, pair  # noqa: F401  (pair: fixture)
 
-from fdp_core.mean import MEAN_MECHANISMS
+from fdp_core.releases.mean import MEAN_MECHANISMS
 
 # Computed from the noised mean and second moment: they move with the noise (post-processing).
 BAND_COLUMNS = {"value", "privacy_lower", "privacy_upper", "ci_lower", "ci_upper", "mean_lower", "mean_upper"}
@@ -68,11 +68,11 @@ def test_synthetic_curves_do_not_depend_on_one_person(neighbour, pair, tmp_path)
 @pytest.mark.parametrize("mechanism", ["gaussian", "iclp-qr", "bernstein"])
 @pytest.mark.parametrize("neighbour", ["clipped", "dropped"])
 def test_committed_bundle_with_bands_does_not_depend_on_one_person(mechanism, neighbour, pair):  # noqa: F811
-    from fdp_core import export
-    from fdp_core.accounting import Ledger
-    from fdp_core.band_commit import commit_mean_with_band
-    from fdp_core.data import load_curves
-    from fdp_core.mean import MeanSettings
+    from fdp_core.publish import export
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.publish.band_commit import commit_mean_with_band
+    from fdp_core.data.loading import load_curves
+    from fdp_core.releases.mean import MeanSettings
     from test_publishable import _compare_files
 
     settings = MeanSettings(mechanism=mechanism, kernel="matern52", rho=0.2, epsilon=1.0, psi=0.02, K=6,

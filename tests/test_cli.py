@@ -167,6 +167,6 @@ def test_help_imports_no_command_module_and_no_scipy(tmp_path):
 
 def test_importing_the_mean_module_does_not_import_scipy_stats():
     """scipy.stats costs ~0.4-0.9 s to import; only the Bernstein basis needs it, at call time."""
-    probe = "import sys, fdp_core.mean; print('scipy.stats' in sys.modules, 'scipy.spatial' in sys.modules)"
+    probe = "import sys, fdp_core.releases.mean; print('scipy.stats' in sys.modules, 'scipy.spatial' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False False"

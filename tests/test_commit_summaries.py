@@ -13,15 +13,15 @@ import pandas as pd
 import pytest
 import yaml
 
-from fdp_core import export
-from fdp_core.accounting import Ledger
+from fdp_core.publish import export
+from fdp_core.budget.accounting import Ledger
 from fdp_core.cli import main
-from fdp_core.commit_summaries import commit_covariance, commit_regression
-from fdp_core.covariance import CovarianceSettings, plan_covariance_release
-from fdp_core.data import FunctionalData, load_curves, to_wide_csv
+from fdp_core.publish.commit_summaries import commit_covariance, commit_regression
+from fdp_core.releases.covariance import CovarianceSettings, plan_covariance_release
+from fdp_core.data.loading import FunctionalData, load_curves, to_wide_csv
 from fdp_core.errors import BudgetError
 from fdp_core.mechanisms import discrete
-from fdp_core.regression import RegressionSettings
+from fdp_core.releases.regression import RegressionSettings
 
 GRID = np.linspace(0, 1, 15)
 
@@ -119,7 +119,7 @@ def test_bundle_report_and_replay(kind, tmp_path, capsys):
     assert config["kind"] == kind
     replay_ledger = json.loads((out / "ledger.json").read_text())
     assert len(replay_ledger["entries"]) == 2
-    # The bundle's own check script verifies these kinds too (fdp_core.verify: draws nothing).
+    # The bundle's own check script verifies these kinds too (fdp_core.publish.verify: draws nothing).
     import os
     import subprocess
     import sys

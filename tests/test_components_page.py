@@ -1,6 +1,6 @@
 """AppTest: the Principal components page driven like a user (every control, the Awan et al.
 simulation, centring by a committed mean, bad input), with the numbers on screen checked
-against fdp_core.pca for the same demo seed and every figure checked by plotly's validator."""
+against fdp_core.releases.pca for the same demo seed and every figure checked by plotly's validator."""
 
 import json
 import shlex
@@ -11,9 +11,9 @@ import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
-pca = pytest.importorskip("fdp_core.pca", reason="the private PCA library (fdp_core.pca) is not available")
+pca = pytest.importorskip("fdp_core.releases.pca", reason="the private PCA library (fdp_core.releases.pca) is not available")
 
-from fdp_core.data import DATA_DEPENDENT_TAU, from_arrays, load_curves  # noqa: E402
+from fdp_core.data.loading import DATA_DEPENDENT_TAU, from_arrays, load_curves  # noqa: E402
 from fdp_ui.plots import ANALYST_LABEL  # noqa: E402
 from fdp_ui.state import EXAMPLE_FILE, Dataset  # noqa: E402
 from plotly_json import plotly_array  # noqa: E402

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from fdp_core.cli import main
-from fdp_core.counts import count_points, load_counts
+from fdp_core.data.counts import count_points, load_counts
 from fdp_core.errors import DataError
-from fdp_core.kde import KdeSettings, plan_kde_release
+from fdp_core.releases.kde import KdeSettings, plan_kde_release
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTS = ROOT / "data" / "example_counts.csv"

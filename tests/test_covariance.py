@@ -12,14 +12,14 @@ import pandas as pd
 import pytest
 
 from fdp_core.cli import main
-from fdp_core.covariance import (CovarianceSettings, analyst_view, centred_clipped_curves, eigenfunctions_of,
+from fdp_core.releases.covariance import (CovarianceSettings, analyst_view, centred_clipped_curves, eigenfunctions_of,
                                  plan_covariance_release, product_shrinkage, release_record, variance_ratio)
-from fdp_core.data import FunctionalData, load_curves
+from fdp_core.data.loading import FunctionalData, load_curves
 from fdp_core.errors import ParameterError
 from fdp_core.kernels import eigenbasis
 from fdp_core.sensitivity import (covariance_gaussian_sensitivity_kyfan, covariance_gaussian_sensitivity_sqrt2,
                                   covariance_l1c_sensitivity, covariance_weights)
-from fdp_core.summary_audit import (audit_covariance_mechanism, covariance_pair_candidates, pair_value,
+from fdp_core.explore.summary_audit import (audit_covariance_mechanism, covariance_pair_candidates, pair_value,
                                     worst_covariance_pair)
 
 ROOT = Path(__file__).resolve().parents[1]

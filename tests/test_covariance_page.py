@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fdp_core.covariance import CovarianceSettings, plan_covariance_release
-from fdp_core.data import load_curves
-from fdp_core.regression import RegressionSettings, plan_regression_release
-from fdp_core.verdict import covariance_verdict
+from fdp_core.releases.covariance import CovarianceSettings, plan_covariance_release
+from fdp_core.data.loading import load_curves
+from fdp_core.releases.regression import RegressionSettings, plan_regression_release
+from fdp_core.explore.verdict import covariance_verdict
 from fdp_ui.state import EXAMPLE_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,8 +93,8 @@ def test_no_covariate_gives_a_message_not_a_crash():
 
 
 def test_tradeoffs_page_private_selection_charges_the_ledger():
-    from fdp_core.mean import MeanSettings
-    from fdp_core.private_selection import pcv_private_scores, score_sensitivity, selection_probabilities
+    from fdp_core.releases.mean import MeanSettings
+    from fdp_core.explore.private_selection import pcv_private_scores, score_sensitivity, selection_probabilities
     from fdp_ui.private_selection import PENALTIES, RHOS
 
     at = AppTest.from_file(APP, default_timeout=180)
@@ -112,7 +112,7 @@ def test_tradeoffs_page_private_selection_charges_the_ledger():
     assert not at.exception, at.exception
     assert any("charged epsilon 0.1" in s.value for s in at.success)
     # Charged to the persistent ledger (this test's own SQLite file): a rerun reads it back from there.
-    from fdp_core.ledger_store import PersistentLedger
+    from fdp_core.budget.ledger_store import PersistentLedger
     from fdp_ui.ledger import LEDGER_KEY
 
     at.run()
@@ -123,7 +123,7 @@ def test_tradeoffs_page_private_selection_charges_the_ledger():
 
 @pytest.mark.parametrize("kind,parts", [("covariance", 2), ("regression", 2)])
 def test_commit_buttons_charge_the_persistent_ledger_and_list_the_release(kind, parts):
-    from fdp_core.ledger_store import PersistentLedger
+    from fdp_core.budget.ledger_store import PersistentLedger
     from fdp_ui.ledger import LEDGER_KEY, RELEASES_KEY
 
     at = _page()

@@ -8,13 +8,13 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from fdp_core import dask_engine  # noqa: E402
-from fdp_core.data import load_curves  # noqa: E402
+from fdp_core.engines import dask_engine  # noqa: E402
+from fdp_core.data.loading import load_curves  # noqa: E402
 from fdp_core.errors import DataError  # noqa: E402
-from fdp_core.features import extract_features  # noqa: E402
-from fdp_core.kde import KdeSettings, plan_kde_release  # noqa: E402
-from fdp_core.mean import MeanSettings, plan_mean_release  # noqa: E402
-from fdp_core.pca import PcaSettings, private_pca  # noqa: E402
+from fdp_core.data.features import extract_features  # noqa: E402
+from fdp_core.releases.kde import KdeSettings, plan_kde_release  # noqa: E402
+from fdp_core.releases.mean import MeanSettings, plan_mean_release  # noqa: E402
+from fdp_core.releases.pca import PcaSettings, private_pca  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def _close(a, b, rtol=1e-9):
 
 
 def test_partitions_cover_the_file_once(files):
-    from fdp_core import stream
+    from fdp_core.engines import stream
 
     reader = stream.open_source(files / "d.csv")
     parts = dask_engine.partitions(reader, target_bytes=20_000)
@@ -77,7 +77,7 @@ def test_dask_equals_local(client, files, name):
 
 
 def test_dask_persons_equal_stream(client, files):
-    from fdp_core import stream
+    from fdp_core.engines import stream
 
     settings = MeanSettings(tau=0.7, rho=0.2, person_column="person", value_range=(0.0, 1.0))
     local = stream.stream_mean_sums(files / "d.parquet", settings)

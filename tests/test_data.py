@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdp_core.data import (DATA_DEPENDENT_TAU, MAX_FILE_BYTES, clip_to_ball, from_arrays, l2_norms,
+from fdp_core.data.loading import (DATA_DEPENDENT_TAU, MAX_FILE_BYTES, clip_to_ball, from_arrays, l2_norms,
                            load_curves, to_wide_csv)
 from fdp_core.errors import DataError, ParameterError
 from fdp_core.kernels import trapezoid_weights
-from fdp_core.mean import MeanSettings, plan_mean_release
+from fdp_core.releases.mean import MeanSettings, plan_mean_release
 
 # The bad-input corpus: (name, file bytes, expected fragment of the message).
 BAD_FILES = [
@@ -107,7 +107,7 @@ def test_round_trip_through_wide_csv():
 
 def test_size_limit_rejects_before_reading(tmp_path, monkeypatch):
     """Paths have their own (high, configurable) limit; in-memory uploads keep 200 MB."""
-    from fdp_core import data
+    from fdp_core.data import loading as data
 
     big = tmp_path / "big.csv"
     with open(big, "wb") as f:

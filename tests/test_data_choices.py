@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fdp_core import export
-from fdp_core.data import load_curves
+from fdp_core.publish import export
+from fdp_core.data.loading import load_curves
 from fdp_core.limits import MIN_PERSONS_COMMIT
 from fdp_ui import commit_checks
 from fdp_ui.state import NO_PERSON, Dataset
@@ -160,7 +160,7 @@ def test_after_a_reload_the_meter_says_the_upload_is_gone_and_its_budget_kept():
 
 
 def test_the_range_starts_empty_or_at_a_simulation_designs_public_range(dti):
-    from fdp_core.simulate import design_value_range, simulate
+    from fdp_core.data.simulate import design_value_range, simulate
 
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
@@ -188,7 +188,7 @@ def test_the_range_starts_empty_or_at_a_simulation_designs_public_range(dti):
 
 @pytest.mark.parametrize("key", ["kl", "s1", "s2", "s3", "s4"])
 def test_design_ranges_come_from_the_design_and_hold_its_draws(key):
-    from fdp_core.simulate import design_value_range, simulate
+    from fdp_core.data.simulate import design_value_range, simulate
 
     (lo, hi), note = design_value_range(key, n=200, seed=3)
     values = simulate(key, n=200, seed=3).data_matrix
@@ -197,7 +197,7 @@ def test_design_ranges_come_from_the_design_and_hold_its_draws(key):
 
 
 def test_axis_labels_reach_the_release_figure_the_report_and_a_replay(tmp_path):
-    from fdp_core.replay import replay
+    from fdp_core.publish.replay import replay
 
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
@@ -235,7 +235,7 @@ def test_covariance_heatmaps_have_axis_titles_and_a_colour_bar_title():
 
 
 def test_a_simulation_with_other_parameters_gets_its_own_public_range():
-    from fdp_core.simulate import design_value_range
+    from fdp_core.data.simulate import design_value_range
 
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from fdp_core.data import load_curves
+from fdp_core.data.loading import load_curves
 from fdp_ui.state import NO_PERSON, Dataset
 from plotly_json import plotly_array
 

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from fdp_core.accounting import pure_entry
+from fdp_core.budget.accounting import pure_entry
 from fdp_core.cli import main
-from fdp_core.data import load_curves
-from fdp_core.datasets import resolve
+from fdp_core.data.loading import load_curves
+from fdp_core.budget.datasets import resolve
 from fdp_core.errors import ParameterError
-from fdp_core.ledger_store import SCHEMA_VERSION, BudgetSpec, LedgerStore, open_budget
-from fdp_core import sketch
-from fdp_core.release import to_json
+from fdp_core.budget.ledger_store import SCHEMA_VERSION, BudgetSpec, LedgerStore, open_budget
+from fdp_core.data import sketch
+from fdp_core.publish.release import to_json
 
 sys.path.insert(0, str(Path(__file__).parent))
 from dataset_variants import unrelated, variants  # noqa: E402
@@ -104,7 +104,7 @@ def test_schema_1_ledger_opens_with_budgets_intact_and_gets_a_sketch(tmp_path):
     assert shown["budget"]["epsilon_total"] == 3.0 and [e["status"] for e in shown["entries"]] == ["complete",
                                                                                                    "reserved"]
     half = load_curves(EXAMPLE)
-    from fdp_core.data import from_arrays
+    from fdp_core.data.loading import from_arrays
     variant = from_arrays(half.grid_points * 10, half.data_matrix[:40] * 3, name="v")
     matched = open_budget(url, variant)
     assert matched.fingerprint == budget.fingerprint and matched.match["k"] == 40
@@ -149,14 +149,14 @@ def test_near_match_is_new_data_only_with_a_recorded_reason(shared_data, tmp_pat
 
 
 def test_reason_reaches_the_release_record_and_report(tmp_path):
-    from fdp_core import export
-    from fdp_core.mean import MeanSettings
+    from fdp_core.publish import export
+    from fdp_core.releases.mean import MeanSettings
 
     url = f"sqlite:///{tmp_path / 'l.sqlite3'}"
     fd = load_curves(EXAMPLE)
     first = open_budget(url, fd, dataset="example")
     first.ensure(BudgetSpec(5.0, 0.0))
-    from fdp_core.data import from_arrays
+    from fdp_core.data.loading import from_arrays
     near = from_arrays(fd.grid_points, fd.data_matrix[:55], name="near")
     with pytest.raises(ParameterError, match="--new-dataset needs --reason"):
         open_budget(url, near, new_dataset=True)
@@ -227,9 +227,9 @@ def test_replay_of_a_near_copy_says_which_data_set_it_charged(tmp_path, capsys):
     import pandas as pd
     import yaml
 
-    from fdp_core import export
-    from fdp_core.accounting import Ledger
-    from fdp_core.mean import MeanSettings
+    from fdp_core.publish import export
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.releases.mean import MeanSettings
 
     url = f"sqlite:///{tmp_path / 'l.sqlite3'}"
     assert main(["ledger", "init", "--ledger", url, "--data", str(EXAMPLE), "--dataset", "EX-2026", "--epsilon", "3",
@@ -259,8 +259,8 @@ def test_replay_of_a_near_copy_says_which_data_set_it_charged(tmp_path, capsys):
 def test_another_seed_of_a_simulation_design_is_other_people(tmp_path, design):
     """Curves of one smooth design lie close together; another draw must not pass for the registered one
     (the ratio test of sketch._found), while a subset of the registered draw still does."""
-    from fdp_core.data import from_arrays
-    from fdp_core.simulate import simulate
+    from fdp_core.data.loading import from_arrays
+    from fdp_core.data.simulate import simulate
 
     url = f"sqlite:///{tmp_path / 'l.sqlite3'}"
     first = simulate(design, seed=0)

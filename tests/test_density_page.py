@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fdp_core.data import from_arrays, load_curves
-from fdp_core.features import extract_features
-from fdp_core.kde import KdeSettings, plan_kde_release
+from fdp_core.data.loading import from_arrays, load_curves
+from fdp_core.data.features import extract_features
+from fdp_core.releases.kde import KdeSettings, plan_kde_release
 from fdp_core.sensitivity import KDE_BOUNDS
-from fdp_core.simulate import hall_mixture_points
+from fdp_core.data.simulate import hall_mixture_points
 from fdp_ui import density_defaults
 from fdp_ui.state import EXAMPLE_FILE, Dataset
 
@@ -54,7 +54,7 @@ def _errors(at) -> str:
 
 
 def _problems(at) -> list:
-    """Error boxes other than a red accuracy verdict (fdp_core/verdict.py colours those)."""
+    """Error boxes other than a red accuracy verdict (fdp_core/explore/verdict.py colours those)."""
     return [e for e in at.error if not e.value.startswith("Not useful at this epsilon")]
 
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fdp_core.accounting import Ledger, cks_epsilon, discrete_entry, gdp_delta
-from fdp_core.audit import audit_pair
+from fdp_core.budget.accounting import Ledger, cks_epsilon, discrete_entry, gdp_delta
+from fdp_core.explore.audit import audit_pair
 from fdp_core.errors import BudgetError, ParameterError
 from fdp_core.mechanisms.discrete import (
     discrete_gaussian_plan, discrete_gaussian_release, discrete_laplace_plan, discrete_laplace_release)

@@ -1,5 +1,5 @@
 """The report's error-against-epsilon chart is computed from the commit's one plan by scaling
-the noise (fdp_core/epsilon_tradeoff.py); it must equal re-planning the release from the raw
+the noise (fdp_core/explore/epsilon_tradeoff.py); it must equal re-planning the release from the raw
 data at every epsilon (what commit.mean_tradeoff / kde_tradeoff did before), to 1e-9."""
 
 from dataclasses import replace
@@ -7,11 +7,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from fdp_core import commit
-from fdp_core.data import from_arrays
+from fdp_core.publish import commit
+from fdp_core.data.loading import from_arrays
 from fdp_core.errors import FdpError
-from fdp_core.kde import KdeSettings, plan_kde_release
-from fdp_core.mean import MeanSettings, plan_mean_release
+from fdp_core.releases.kde import KdeSettings, plan_kde_release
+from fdp_core.releases.mean import MeanSettings, plan_mean_release
 from fdp_core.registry import MEAN_REGISTRY
 from fdp_core.registry.kde import REGISTRY as KDE_REGISTRY
 

@@ -18,16 +18,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdp_core import audit, commit, export
-from fdp_core.accounting import Ledger, cks_epsilon, compose
+from fdp_core.explore import audit
+
+from fdp_core.publish import commit, export
+from fdp_core.budget.accounting import Ledger, cks_epsilon, compose
 from fdp_core.cli import main
-from fdp_core.data import FunctionalData, from_arrays, load_curves, to_wide_csv
+from fdp_core.data.loading import FunctionalData, from_arrays, load_curves, to_wide_csv
 from fdp_core.errors import BudgetError, ParameterError
-from fdp_core.kde import KdeSettings
-from fdp_core.mean import MeanSettings, plan_mean_release
+from fdp_core.releases.kde import KdeSettings
+from fdp_core.releases.mean import MeanSettings, plan_mean_release
 from fdp_core.mechanisms import discrete
-from fdp_core.postprocess import finish_density, finish_mean
-from fdp_core.risk import approx_dp_power, gdp_power
+from fdp_core.releases.postprocess import finish_density, finish_mean
+from fdp_core.explore.risk import approx_dp_power, gdp_power
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"
@@ -182,8 +184,8 @@ def test_granularity_is_coarsened_when_the_float_error_bound_needs_it():
 @pytest.mark.parametrize("box,feature,grid_size", [(((0.0, 2.0),), "l2norm", 40),
                                                    (((0.0, 2.0), (0.0, 2.0)), "value:0.3,value:0.7", 12)])
 def test_hall_commit_adds_exactly_the_plans_noise_law_in_its_coefficient_frame(box, feature, grid_size, spy):
-    from fdp_core.kde import plan_kde_release
-    from fdp_core.features import extract_features
+    from fdp_core.releases.kde import plan_kde_release
+    from fdp_core.data.features import extract_features
 
     fd = load_curves(EXAMPLE)
     settings = KdeSettings(mechanism="gaussian", box=box, epsilon=1.0, delta=1e-5, grid_size=grid_size)
@@ -270,8 +272,8 @@ def test_mean_exports_contain_no_raw_value_and_no_non_private_estimate(mechanism
 
 @pytest.mark.parametrize("mechanism", ["gaussian", "iclp"])
 def test_density_exports_contain_no_raw_value_feature_or_non_private_density(mechanism):
-    from fdp_core.features import extract_features
-    from fdp_core.kde import plan_kde_release
+    from fdp_core.data.features import extract_features
+    from fdp_core.releases.kde import plan_kde_release
 
     fd = full_precision_curves()
     settings = KdeSettings(mechanism=mechanism, box=((0.0, 1.0),), epsilon=1.0, delta=1e-5, grid_size=64)
@@ -559,7 +561,7 @@ def test_audit_refuses_a_data_dependent_tau():
 # --------------------------------------------------------------------------- principal components
 
 def _pca():
-    return pytest.importorskip("fdp_core.pca")
+    return pytest.importorskip("fdp_core.releases.pca")
 
 
 def test_pca_commit_checks_the_budget_before_sampling(monkeypatch):

@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdp_core import covariance, kde, mean, pca, regression
-from fdp_core.data import FunctionalData
+from fdp_core.releases import covariance, kde, mean, pca, regression
+from fdp_core.data.loading import FunctionalData
 from fdp_core.mechanisms.guarantee import Guarantee
-from fdp_core.private_selection import select_parameters
-from fdp_core.release import to_json
+from fdp_core.explore.private_selection import select_parameters
+from fdp_core.publish.release import to_json
 
 GRID = np.linspace(0, 1, 15)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fdp_core.data import load_curves
+from fdp_core.data.loading import load_curves
 from fdp_core.errors import DataError
 from fdp_ui import intake, tutorial
 
@@ -163,7 +163,7 @@ def test_step_bar_asks_for_a_person_column_when_an_id_repeats():
     import numpy as np
     import pandas as pd
 
-    from fdp_core.data import from_arrays
+    from fdp_core.data.loading import from_arrays
     from fdp_ui.state import Dataset
 
     grid = np.linspace(0, 1, 5)
@@ -235,8 +235,8 @@ def test_components_page_suggests_a_released_mean_with_its_price():
     hint = [i.value for i in at.info if i.value.startswith("Suggested: centre by a released mean")]
     assert hint and "charged epsilon" in hint[0], [i.value for i in at.info]
     # The price shown is the ledger entry a Gaussian mean commit at these settings would get.
-    from fdp_core.export import prepare_mean_commit
-    from fdp_core.mean import MeanSettings
+    from fdp_core.publish.export import prepare_mean_commit
+    from fdp_core.releases.mean import MeanSettings
 
     entry = prepare_mean_commit(at.session_state["dataset"].fd, MeanSettings(epsilon=1.0, delta=1e-5)).entry
     assert f"epsilon {entry.epsilon:.3g}" in hint[0]

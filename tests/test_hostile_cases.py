@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 
 from fdp_core import cli
-from fdp_core.accounting import Ledger
-from fdp_core import export
-from fdp_core.data import load_curves, to_wide_csv
+from fdp_core.budget.accounting import Ledger
+from fdp_core.publish import export
+from fdp_core.data.loading import load_curves, to_wide_csv
 from fdp_core.errors import DataError
-from fdp_core.mean import MeanSettings
+from fdp_core.releases.mean import MeanSettings
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 WIDE = FIXTURES / "wide.csv"
@@ -203,7 +203,7 @@ def _pyarrow_csv(path: Path, n: int = 400, m: int = 50) -> Path:
 
 def test_a_big_csv_with_a_quoted_header_loads(tmp_path, monkeypatch):
     # Above MAX_SLOW_BYTES (200 MB; lowered here) only the fast reader may read a file.
-    from fdp_core import data
+    from fdp_core.data import loading as data
 
     path = _pyarrow_csv(tmp_path / "pyarrow.csv")
     monkeypatch.setattr(data, "MAX_SLOW_BYTES", path.stat().st_size // 10)
@@ -214,7 +214,7 @@ def test_a_big_csv_with_a_quoted_header_loads(tmp_path, monkeypatch):
 @pytest.mark.parametrize("head, cause", [(b"\n", "starts with a blank line"), (b'"a\nb",', "spans lines"),
                                          (b"\xe9", "is not UTF-8")])
 def test_a_big_csv_the_fast_reader_cannot_read_is_refused_with_its_cause(tmp_path, monkeypatch, head, cause):
-    from fdp_core import data
+    from fdp_core.data import loading as data
 
     path = tmp_path / "big.csv"
     body = _numeric_wide(n=200, m=20)
@@ -234,7 +234,7 @@ LABELS = ["C:\\new\\x", 'say """hi"""', "two\nlines", "{release_id} {0}", "ends 
 def test_the_bundle_script_parses_whatever_the_label(label):
     import ast
 
-    from fdp_core import rerun
+    from fdp_core.publish import rerun
 
     text = rerun.script_text("abc123", label, "upload: C:\\new\\x.csv")
     tree = ast.parse(text)  # raised SyntaxError for C:\new\x in the docstring
@@ -247,7 +247,7 @@ def test_the_bundle_script_parses_whatever_the_label(label):
 def test_the_notebook_markdown_escapes_the_label(label):
     import json
 
-    from fdp_core import rerun
+    from fdp_core.publish import rerun
 
     notebook = json.loads(rerun.notebook_text("abc123", label, "upload: <b>x</b>.csv"))
     title = notebook["cells"][0]["source"][0]

@@ -40,7 +40,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from fdp_core import cli
-from fdp_core.data import MAX_FILE_BYTES, FunctionalData, clip_to_ball, load_curves
+from fdp_core.data.loading import MAX_FILE_BYTES, FunctionalData, clip_to_ball, load_curves
 from fdp_core.errors import FdpError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -520,7 +520,7 @@ def _sparse_file(path: Path, size: int) -> Path:
 
 
 def test_oversized_path_is_refused_before_reading(tmp_path, monkeypatch):
-    from fdp_core import data
+    from fdp_core.data import loading as data
 
     monkeypatch.setattr(data, "MAX_PATH_BYTES", MAX_FILE_BYTES)  # paths have their own, higher limit
     path = _sparse_file(tmp_path / "huge.csv", MAX_FILE_BYTES + 1)

@@ -17,18 +17,18 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from fdp_core.audit import audit_pair
-from fdp_core.data import from_arrays
+from fdp_core.explore.audit import audit_pair
+from fdp_core.data.loading import from_arrays
 from fdp_core.errors import ParameterError
-from fdp_core.estimators import absolute_penalty_mean_coefficients, bernstein_lattice_means, shrinkage
+from fdp_core.releases.estimators import absolute_penalty_mean_coefficients, bernstein_lattice_means, shrinkage
 from fdp_core.kernels import eigenbasis
-from fdp_core.release import to_json
-from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, analyst_view, plan_mean_release, release_record
+from fdp_core.publish.release import to_json
+from fdp_core.releases.mean import MEAN_MECHANISMS, MeanSettings, analyst_view, plan_mean_release, release_record
 from fdp_core.mechanisms.bernstein import bernstein_basis, bernstein_expected_sq_l2_error, bernstein_sum_sq_norms
 from fdp_core.sensitivity import (iclp_ar_sensitivity_cs, iclp_ar_sensitivity_triangle, iclp_qr_weights,
                                   l1c_norm)
-from fdp_core.simulate import SIMULATIONS, iclp_mean_s4, simulate
-from fdp_core.tuning import pss_defaults
+from fdp_core.data.simulate import SIMULATIONS, iclp_mean_s4, simulate
+from fdp_core.explore.tuning import pss_defaults
 
 ROOT = Path(__file__).resolve().parents[1]
 GRID = np.linspace(0.0, 1.0, 15)

@@ -3,7 +3,7 @@
 Sensitivity audits check the claimed Delta against independent computations through the
 *estimator* (never through the sensitivity code), noise conformance whitens draws against
 the claimed covariance / Laplace scales (with a mis-scaled control that must be rejected),
-and black-box audits (fdp_core.audit) must pass at the calibrated scale and flag 0.9x noise.
+and black-box audits (fdp_core.explore.audit) must pass at the calibrated scale and flag 0.9x noise.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ import pytest
 from scipy import stats
 from scipy.spatial.distance import cdist
 
-from fdp_core.audit import audit_pair
-from fdp_core.box import (DATA_DEPENDENT_BANDWIDTH, box_widths, check_box, clip_to_box, default_bandwidth, kde_grids,
+from fdp_core.explore.audit import audit_pair
+from fdp_core.releases.box import (DATA_DEPENDENT_BANDWIDTH, box_widths, check_box, clip_to_box, default_bandwidth, kde_grids,
                           parse_box, silverman_bandwidth)
-from fdp_core.data import from_arrays, load_curves
+from fdp_core.data.loading import from_arrays, load_curves
 from fdp_core.errors import DataError, ParameterError
-from fdp_core.features import (Feature, average_weights, extract_features, feature_values, parse_feature,
+from fdp_core.data.features import (Feature, average_weights, extract_features, feature_values, parse_feature,
                                parse_feature_spec)
-from fdp_core.kde import (KDE_MECHANISM_LABELS, KDE_MECHANISMS, KdeSettings, analyst_view, plan_kde_release,
+from fdp_core.releases.kde import (KDE_MECHANISM_LABELS, KDE_MECHANISMS, KdeSettings, analyst_view, plan_kde_release,
                           release_record, release_table)
 from fdp_core.kernels import kernel_matrix, trapezoid_weights
 from fdp_core.mechanisms.calibration import analytic_sigma, classical_sigma
@@ -33,8 +33,8 @@ from fdp_core.mechanisms.hall_kde import rbf_gram_eigh
 from fdp_core.mechanisms.iclp_kde import iclp_axis
 from fdp_core.registry.kde import REGISTRY as KDE_REGISTRY
 from fdp_core.sensitivity import hall_sensitivities, iclp_sensitivity
-from fdp_core.simulate import HALL_EXAMPLE, hall_mixture_points, mixture_2d_points
-from fdp_core.stream import kde_mode
+from fdp_core.data.simulate import HALL_EXAMPLE, hall_mixture_points, mixture_2d_points
+from fdp_core.engines.stream import kde_mode
 
 
 def hall_kde(points, box, **options):
@@ -517,9 +517,9 @@ def test_a_new_density_entry_is_planned_streamed_and_committed_without_plumbing(
                                                                                 tmp_path):
     """An entry added to the registry alone (a copy of an existing one under a new name) goes
     through the planner, the streaming engine and the exact discrete commit unchanged."""
-    from fdp_core import export
-    from fdp_core.accounting import Ledger
-    from fdp_core.stream import stream_kde_sums
+    from fdp_core.publish import export
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.engines.stream import stream_kde_sums
 
     copy = replace(KDE_REGISTRY[original], name=f"{original}-copy", label="a copy, for the test")
     monkeypatch.setitem(KDE_REGISTRY, copy.name, copy)

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from fdp_core import export
-from fdp_core.accounting import Ledger
+from fdp_core.publish import export
+from fdp_core.budget.accounting import Ledger
 from fdp_core.cli import main
-from fdp_core.data import load_curves
-from fdp_core.fingerprint import fingerprint
-from fdp_core.mean import MeanSettings
+from fdp_core.data.loading import load_curves
+from fdp_core.data.fingerprint import fingerprint
+from fdp_core.releases.mean import MeanSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"
@@ -127,7 +127,7 @@ def test_concurrent_replays_exactly_three_of_six_land(ledger_url, tmp_path):
 CRASH_DRIVER = """
 import sys, time
 from pathlib import Path
-import fdp_core.commit as commit
+import fdp_core.publish.commit as commit
 import fdp_core.commands.replay as replay_command
 marker, checkpoint = Path(sys.argv[1]), sys.argv[2]
 

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from fdp_core import export
-from fdp_core.accounting import Ledger
+from fdp_core.publish import export
+from fdp_core.budget.accounting import Ledger
 from fdp_core.cli import main
-from fdp_core.data import load_curves
-from fdp_core.mean import MeanSettings
+from fdp_core.data.loading import load_curves
+from fdp_core.releases.mean import MeanSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"

@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdp_core.accounting import Ledger, gaussian_entry, gdp_epsilon, pure_entry
-from fdp_core.data import from_arrays, load_curves
+from fdp_core.budget.accounting import Ledger, gaussian_entry, gdp_epsilon, pure_entry
+from fdp_core.data.loading import from_arrays, load_curves
 from fdp_core.errors import BudgetError, LedgerError, ParameterError
-from fdp_core.fingerprint import canonical_unit, fingerprint, unit_of_privacy
-from fdp_core.ledger_store import (SCHEMA_VERSION, BudgetSpec, LedgerStore, PersistentLedger, default_path,
+from fdp_core.data.fingerprint import canonical_unit, fingerprint, unit_of_privacy
+from fdp_core.budget.ledger_store import (SCHEMA_VERSION, BudgetSpec, LedgerStore, PersistentLedger, default_path,
                                    open_budget, resolve_url)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -248,9 +248,9 @@ def test_newer_schema_is_refused_on_postgres(postgres_url):
 RACE_WORKER = """
 import sys, time
 from pathlib import Path
-from fdp_core.accounting import pure_entry
+from fdp_core.budget.accounting import pure_entry
 from fdp_core.errors import BudgetError
-from fdp_core.ledger_store import LedgerStore
+from fdp_core.budget.ledger_store import LedgerStore
 
 url, fingerprint_hex, ready, go = sys.argv[1], sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
 store = LedgerStore(url)

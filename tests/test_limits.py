@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from fdp_core import limits
-from fdp_core.data import from_arrays, load_curves
+from fdp_core.data.loading import from_arrays, load_curves
 from fdp_core.errors import DataError, ParameterError
 from fdp_core.kernels import eigenbasis
-from fdp_core.mean import MeanSettings
-from fdp_core.pca import PcaSettings
+from fdp_core.releases.mean import MeanSettings
+from fdp_core.releases.pca import PcaSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = str(ROOT / "data" / "example_curves.csv")

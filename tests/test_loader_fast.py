@@ -15,8 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fdp_core import arrow_io, cli, data
-from fdp_core.data import MAX_FILE_BYTES, load_curves, looks_transposed
+from fdp_core.data import arrow_io, loading as data
+
+from fdp_core import cli
+from fdp_core.data.loading import MAX_FILE_BYTES, load_curves, looks_transposed
 from fdp_core.errors import DataError, ParameterError
 
 

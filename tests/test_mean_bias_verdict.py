@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fdp_core.data import load_curves
-from fdp_core.mean import MeanSettings, plan_mean_release
-from fdp_core.preprocess import load_reference
-from fdp_core.verdict import GREEN_SHARE, covariance_verdict, end_shrinkage_note, mean_verdict, verdict
+from fdp_core.data.loading import load_curves
+from fdp_core.releases.mean import MeanSettings, plan_mean_release
+from fdp_core.data.preprocess import load_reference
+from fdp_core.explore.verdict import GREEN_SHARE, covariance_verdict, end_shrinkage_note, mean_verdict, verdict
 from fdp_ui.state import Dataset
 
 ROOT = Path(__file__).resolve().parents[1]

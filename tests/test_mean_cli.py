@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 from fdp_core.cli import main
-from fdp_core.data import load_curves
+from fdp_core.data.loading import load_curves
 from fdp_core.registry import mean_mechanism
-from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release
-from fdp_core.postprocess import finish_mean
+from fdp_core.releases.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release
+from fdp_core.releases.postprocess import finish_mean
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from fdp_core.audit import audit_pair
-from fdp_core.data import clip_to_ball, from_arrays
+from fdp_core.explore.audit import audit_pair
+from fdp_core.data.loading import clip_to_ball, from_arrays
 from fdp_core.kernels import eigenbasis
-from fdp_core.mean import MeanSettings, plan_mean_release
+from fdp_core.releases.mean import MeanSettings, plan_mean_release
 from fdp_core.mechanisms.calibration import analytic_sigma
 from fdp_core.sensitivity import gaussian_mean_argmax_component
 

@@ -19,13 +19,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdp_core.audit import audit_pair
+from fdp_core.explore.audit import audit_pair
 from fdp_core.cli import main
-from fdp_core.data import DATA_DEPENDENT_TAU, from_arrays, load_curves
+from fdp_core.data.loading import DATA_DEPENDENT_TAU, from_arrays, load_curves
 from fdp_core.errors import DataError, ParameterError
 from fdp_core.kernels import eigenbasis, trapezoid_weights
 from fdp_core.mechanisms.bingham import sample_vector_bingham
-from fdp_core.pca import (AWAN_RESCALING_FLAG, NOT_PRIVATE, SAMPLE_MEAN_CENTRING, PcaSettings, analyst_view,
+from fdp_core.releases.pca import (AWAN_RESCALING_FLAG, NOT_PRIVATE, SAMPLE_MEAN_CENTRING, PcaSettings, analyst_view,
                           coefficient_matrix,
                           exponential_mechanism_matrix, fourier_basis, pca_basis, private_pca, release_record,
                           simulate_fpca_awan)

@@ -1,4 +1,4 @@
-"""Planning a release by accuracy across statistics (fdp_core.plan, METHODS.md section 21)."""
+"""Planning a release by accuracy across statistics (fdp_core.explore.plan, METHODS.md section 21)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import yaml
 
 from fdp_core.cli import main
 from fdp_core.errors import ParameterError
-from fdp_core.kde import KdeSettings, plan_kde_release
-from fdp_core.mean import MeanSettings, plan_mean_release
-from fdp_core.plan import PublicDesign, make_plan, parse_plan, split_by_weight, noise_profile
-from fdp_core.replay import parse_config
+from fdp_core.releases.kde import KdeSettings, plan_kde_release
+from fdp_core.releases.mean import MeanSettings, plan_mean_release
+from fdp_core.explore.plan import PublicDesign, make_plan, parse_plan, split_by_weight, noise_profile
+from fdp_core.publish.replay import parse_config
 
 PUBLIC = {"n": 200, "grid": 50, "value_range": [0, 1]}
 MEAN = {"mechanism": "gaussian", "kernel": "matern52", "rho": 0.1}

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from fdp_core.accounting import (Ledger, cks_epsilon, compose, exponential_entry, gaussian_entry, gdp_epsilon,
+from fdp_core.budget.accounting import (Ledger, cks_epsilon, compose, exponential_entry, gaussian_entry, gdp_epsilon,
                                  pld_composition, pure_entry)
 from fdp_core.mechanisms.calibration import analytic_sigma
 

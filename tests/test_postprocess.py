@@ -1,4 +1,4 @@
-"""Free post-processing (fdp_core/postprocess.py): on by default, stated in the record, the same on every path."""
+"""Free post-processing (fdp_core/releases/postprocess.py): on by default, stated in the record, the same on every path."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdp_core import export
-from fdp_core.accounting import Ledger
+from fdp_core.publish import export
+from fdp_core.budget.accounting import Ledger
 from fdp_core.cli import main
-from fdp_core.data import load_curves
-from fdp_core.kde import KdeSettings
-from fdp_core.mean import MeanSettings
-from fdp_core.postprocess import NONE_DECLARED, SWITCHED_OFF, finish_density, finish_mean, mean_steps
+from fdp_core.data.loading import load_curves
+from fdp_core.releases.kde import KdeSettings
+from fdp_core.releases.mean import MeanSettings
+from fdp_core.releases.postprocess import NONE_DECLARED, SWITCHED_OFF, finish_density, finish_mean, mean_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"

@@ -1,4 +1,4 @@
-"""Person unit and public value range (METHODS.md 11-12; fdp_core.preprocess)."""
+"""Person unit and public value range (METHODS.md 11-12; fdp_core.data.preprocess)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 from fdp_core.cli import main
-from fdp_core.data import from_arrays, load_curves
+from fdp_core.data.loading import from_arrays, load_curves
 from fdp_core.errors import DataError, ParameterError
-from fdp_core.features import person_features
-from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, analyst_view, plan_mean_release, resolve_tau
-from fdp_core.pca import PcaSettings, private_pca
-from fdp_core.preprocess import (PublicBounds, curves_per_person, data_tau, likely_person_column, parse_value_range,
+from fdp_core.data.features import person_features
+from fdp_core.releases.mean import MEAN_MECHANISMS, MeanSettings, analyst_view, plan_mean_release, resolve_tau
+from fdp_core.releases.pca import PcaSettings, private_pca
+from fdp_core.data.preprocess import (PublicBounds, curves_per_person, data_tau, likely_person_column, parse_value_range,
                                  person_average, person_codes, person_row_weights, prepare_curves,
                                  repeated_id_columns)
 
@@ -233,9 +233,9 @@ def test_cli_reference_curve_and_bad_ranges(tmp_path, capsys):
 
 def test_n_counts_every_person_of_the_file_usable_or_not():
     """A person whose curves were all dropped (missing values) still counts in n, in file order."""
-    from fdp_core.data import load_curves
-    from fdp_core.features import person_features
-    from fdp_core.preprocess import file_persons, prepare_curves
+    from fdp_core.data.loading import load_curves
+    from fdp_core.data.features import person_features
+    from fdp_core.data.preprocess import file_persons, prepare_curves
 
     text = "subj,0,0.5,1\na,0.1,0.2,0.3\nb,0.1,,0.3\nc,0.2,0.2,0.2\na,0.0,0.1,0.1\nd,,0.1,0.1\n"
     fd = load_curves(text.encode())
@@ -255,7 +255,7 @@ def test_n_counts_every_person_of_the_file_usable_or_not():
 
 
 def test_identifier_columns_are_ids_person_columns_and_unique_keys():
-    from fdp_core.preprocess import identifier_columns
+    from fdp_core.data.preprocess import identifier_columns
 
     meta = pd.DataFrame({"subject": [1, 1, 2, 2, 3, 3], "visit": [1, 2, 1, 2, 1, 2], "case": [0, 0, 1, 1, 0, 0],
                          "row": list("abcdef"), "child_id": [5, 5, 6, 6, 7, 7], "valid": [1, 0, 1, 0, 1, 0]})

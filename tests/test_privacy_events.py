@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from fdp_core import accounting as acc
+from fdp_core.budget import accounting as acc
 from fdp_core.errors import ParameterError
-from fdp_core.privacy_events import (ApproximateEvent, BoundedRangeEvent, GaussianEvent, PureEvent, ZcdpEvent,
+from fdp_core.budget.privacy_events import (ApproximateEvent, BoundedRangeEvent, GaussianEvent, PureEvent, ZcdpEvent,
                                      event_of)
 
 ENTRIES = [

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fdp_core.accounting import Ledger
-from fdp_core.data import FunctionalData
+from fdp_core.budget.accounting import Ledger
+from fdp_core.data.loading import FunctionalData
 from fdp_core.errors import BudgetError, ParameterError
-from fdp_core.mean import MeanSettings
-from fdp_core.private_selection import (commit_selection, exponential_selection, pcv_private_scores,
+from fdp_core.releases.mean import MeanSettings
+from fdp_core.explore.private_selection import (commit_selection, exponential_selection, pcv_private_scores,
                                         score_sensitivity, select_parameters, selection_folds,
                                         selection_probabilities)
-from fdp_core.summary_audit import audit_selection_mechanism, selection_worst_pair
+from fdp_core.explore.summary_audit import audit_selection_mechanism, selection_worst_pair
 
 GRID = np.linspace(0, 1, 20)
 SETTINGS = MeanSettings(tau=1.0, kernel="matern52", rho=0.2, epsilon=1e6)  # V(g) negligible
@@ -136,7 +136,7 @@ def test_selection_uses_the_release_transform_and_averages_persons():
                                                                                                 tau=0.4), pens, rhos)
     np.testing.assert_allclose(declared, manual, rtol=1e-12)
     # A person column: each person's clipped, centred curves are averaged into one row before the folds.
-    from fdp_core.data import clip_to_ball
+    from fdp_core.data.loading import clip_to_ball
 
     meta = pd.DataFrame({"subject": np.repeat(np.arange(15), 2)})
     persons = pcv_private_scores(FunctionalData(GRID, values, metadata=meta),
@@ -178,7 +178,7 @@ def _file(values: np.ndarray, grid) -> "FunctionalData":
     """The curves written to a CSV and loaded, so a NaN row goes through the loader's drop."""
     import pandas as pd
 
-    from fdp_core.data import load_curves
+    from fdp_core.data.loading import load_curves
 
     frame = pd.DataFrame(values, columns=[repr(float(t)) for t in grid])
     return load_curves(frame.to_csv(index=False, na_rep="").encode())
@@ -186,7 +186,7 @@ def _file(values: np.ndarray, grid) -> "FunctionalData":
 
 def _change_ratio(d, d_prime, settings, pens, rhos, K, bound="range"):
     """max over the grid of the score-change spread (range) or |change| (linear), over its stated scale."""
-    from fdp_core.private_selection import selection_n, selection_tau
+    from fdp_core.explore.private_selection import selection_n, selection_tau
 
     change = (pcv_private_scores(d_prime, settings, pens, rhos, folds=K)
               - pcv_private_scores(d, settings, pens, rhos, folds=K)).ravel()
@@ -199,7 +199,7 @@ def test_a_dropped_curve_moves_no_one_between_folds_worst_case():
     """The issue's adversarial set: 101 curves +-tau u arranged by fold; D' replaces curve 50 by one with a
     missing value. With folds over the file's persons the change stays within the stated scale (ratio <= 1);
     with the old rule (folds over the usable curves, n = usable curves) the same pair exceeds it ~3x."""
-    from fdp_core.data import unit_interval
+    from fdp_core.data.loading import unit_interval
     from fdp_core.kernels import eigenbasis
 
     K, tau, rho = 5, 1.0, 0.2

@@ -25,11 +25,13 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fdp_core import cli, export
-from fdp_core.accounting import Ledger
-from fdp_core.data import FunctionalData, load_curves, to_wide_csv
+from fdp_core import cli
+
+from fdp_core.publish import export
+from fdp_core.budget.accounting import Ledger
+from fdp_core.data.loading import FunctionalData, load_curves, to_wide_csv
 from fdp_core.errors import FdpError
-from fdp_core.mean import MeanSettings
+from fdp_core.releases.mean import MeanSettings
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 WIDE = FIXTURES / "wide.csv"

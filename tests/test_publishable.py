@@ -21,13 +21,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from fdp_core import export
-from fdp_core.accounting import Ledger
+from fdp_core.publish import export
+from fdp_core.budget.accounting import Ledger
 from fdp_core.cli import main
-from fdp_core.data import load_curves
-from fdp_core.kde import KdeSettings
-from fdp_core.mean import MEAN_MECHANISMS, MeanSettings
-from fdp_core.pca import PcaSettings
+from fdp_core.data.loading import load_curves
+from fdp_core.releases.kde import KdeSettings
+from fdp_core.releases.mean import MEAN_MECHANISMS, MeanSettings
+from fdp_core.releases.pca import PcaSettings
 
 GRID = np.linspace(0.0, 1.0, 15)
 N_CURVES = 36
@@ -299,7 +299,7 @@ def test_replayed_bundle_does_not_depend_on_one_person(kind, pair, tmp_path):
 
 def test_the_neighbour_test_catches_a_data_dependent_field(pair, tmp_path, monkeypatch):
     """Power: put the clipped-curve count back into release.json and the comparison must fail."""
-    from fdp_core import mean
+    from fdp_core.releases import mean
 
     real = mean.release_record
 
@@ -401,9 +401,9 @@ def test_cli_counts_density_does_not_depend_on_one_individual(mechanism, tmp_pat
 
 
 def _commit_default(kind, which, pair, unit):
-    from fdp_core.commit_summaries import commit_covariance, commit_regression
-    from fdp_core.covariance import CovarianceSettings
-    from fdp_core.regression import RegressionSettings
+    from fdp_core.publish.commit_summaries import commit_covariance, commit_regression
+    from fdp_core.releases.covariance import CovarianceSettings
+    from fdp_core.releases.regression import RegressionSettings
 
     person = {"person_column": "subject"} if unit == "person" else {}
     fd = load_curves(pair[which])
@@ -466,7 +466,7 @@ def test_commit_bundle_and_replay_default_settings(kind, unit, neighbour, pair, 
 
 def test_every_analyst_view_carries_the_marker_and_the_warning(pair, tmp_path):
     """Issue 31: whatever the kind, analyst_view.json says it is not for publication, in the same words."""
-    from fdp_core.release import ANALYST_WARNING
+    from fdp_core.publish.release import ANALYST_WARNING
 
     for kind in CLI_KINDS:
         out = _run(_default_args(kind, "person", "D", pair), tmp_path / kind)
@@ -483,7 +483,7 @@ def test_the_default_neighbour_test_catches_a_planted_leak(pair, tmp_path, monke
     input) planted in selection.json must make the comparison fail on the dropped neighbour."""
     from dataclasses import replace
 
-    from fdp_core import private_selection
+    from fdp_core.explore import private_selection
 
     real_select = private_selection.select_parameters
 

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from fdp_core import registry
-from fdp_core.audit import audit_mean_mechanism
-from fdp_core.data import from_arrays
+from fdp_core.explore.audit import audit_mean_mechanism
+from fdp_core.data.loading import from_arrays
 from fdp_core.errors import ParameterError
-from fdp_core.mean import (GAUSSIAN_MECHANISMS, MEAN_MECHANISMS, MECHANISM_LABELS, PURE_DP_MECHANISMS, MeanSettings,
+from fdp_core.releases.mean import (GAUSSIAN_MECHANISMS, MEAN_MECHANISMS, MECHANISM_LABELS, PURE_DP_MECHANISMS, MeanSettings,
                            plan_mean_release, release_record)
-from fdp_core.tuning import PSS_MECHANISMS, pss_defaults
+from fdp_core.explore.tuning import PSS_MECHANISMS, pss_defaults
 
 GRID = np.linspace(0, 1, 21)
 FD = from_arrays(GRID, 0.5 + 0.1 * np.random.default_rng(0).standard_normal((30, GRID.size)))
@@ -74,7 +74,7 @@ def test_a_new_entry_needs_no_plumbing(monkeypatch):
 # --------------------------------------------------------------------------- PCA samplers (registry/pca.py)
 
 def _pca_fd():
-    from fdp_core.pca import simulate_fpca_awan
+    from fdp_core.releases.pca import simulate_fpca_awan
 
     grid, values, _ = simulate_fpca_awan(120, seed=2)
     return from_arrays(grid, values)
@@ -85,8 +85,8 @@ PCA_SETTINGS = {"exact": dict(k=1), "deflation": dict(k=2, epsilon_split=(1.5, 0
 
 
 def test_pca_and_covariance_cli_names_come_from_their_registries():
-    from fdp_core.covariance import COVARIANCE_MECHANISMS
-    from fdp_core.pca import PCA_SAMPLERS
+    from fdp_core.releases.covariance import COVARIANCE_MECHANISMS
+    from fdp_core.releases.pca import PCA_SAMPLERS
     from fdp_core.registry.pca import default_sampler, page_choices, sampler_for
 
     assert PCA_SAMPLERS == tuple(registry.entries("pca")) == ("exact", "deflation", "gibbs")
@@ -101,7 +101,7 @@ def test_pca_and_covariance_cli_names_come_from_their_registries():
 def test_every_field_an_entry_reads_is_a_settings_field(kind, settings_class):
     from dataclasses import fields
 
-    from fdp_core import covariance, pca
+    from fdp_core.releases import covariance, pca
 
     names = {f.name for f in fields(getattr(pca if kind == "pca" else covariance, settings_class))}
     for entry in registry.entries(kind).values():
@@ -110,8 +110,8 @@ def test_every_field_an_entry_reads_is_a_settings_field(kind, settings_class):
 
 @pytest.mark.parametrize("name", list(PCA_SETTINGS))
 def test_every_sampler_releases_records_and_charges_through_its_entry(name):
-    from fdp_core.export import pca_ledger_entry
-    from fdp_core.pca import PcaSettings, private_pca, release_record
+    from fdp_core.publish.export import pca_ledger_entry
+    from fdp_core.releases.pca import PcaSettings, private_pca, release_record
 
     entry = registry.mechanism("pca", name)
     settings = PcaSettings(sampler=name, **PCA_SETTINGS[name], **PCA_COMMON)
@@ -135,8 +135,8 @@ def test_every_sampler_releases_records_and_charges_through_its_entry(name):
 def test_a_new_sampler_needs_no_plumbing(monkeypatch):
     """A sampler added to the registry alone validates, releases, records and is charged (here: deflation
     under another name, which must then give deflation's draw for the same seed)."""
-    from fdp_core.export import pca_ledger_entry
-    from fdp_core.pca import PcaSettings, private_pca, release_record
+    from fdp_core.publish.export import pca_ledger_entry
+    from fdp_core.releases.pca import PcaSettings, private_pca, release_record
     from fdp_core.registry import pca as pca_registry
 
     copy = replace(pca_registry.REGISTRY["deflation"], name="deflation-copy", label="copy of deflation")
@@ -164,8 +164,8 @@ COVARIANCE_SETTINGS = dict(kernel="matern52", rho=0.3, centre=0.5, tau=1.0, epsi
 
 @pytest.mark.parametrize("name", ["gaussian", "iclp"])
 def test_every_covariance_entry_plans_and_records_through_the_registry(name):
-    from fdp_core.covariance import CovarianceSettings, plan_covariance_release
-    from fdp_core.covariance import release_record as covariance_record
+    from fdp_core.releases.covariance import CovarianceSettings, plan_covariance_release
+    from fdp_core.releases.covariance import release_record as covariance_record
 
     entry = registry.mechanism("covariance", name)
     settings = CovarianceSettings(mechanism=name, centring="released-mean", **COVARIANCE_SETTINGS)
@@ -180,9 +180,9 @@ def test_every_covariance_entry_plans_and_records_through_the_registry(name):
 
 def test_a_new_covariance_mechanism_needs_no_plumbing(monkeypatch):
     """An entry added alone plans like the one it copies, and the audit searches its pair in its norm."""
-    from fdp_core.covariance import CovarianceSettings, plan_covariance_release
+    from fdp_core.releases.covariance import CovarianceSettings, plan_covariance_release
     from fdp_core.registry import covariance as covariance_registry
-    from fdp_core import summary_audit
+    from fdp_core.explore import summary_audit
 
     copy = replace(covariance_registry.REGISTRY["iclp"], name="iclp-copy", label="copy")
     monkeypatch.setitem(covariance_registry.REGISTRY, "iclp-copy", copy)

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 from fdp_core.cli import main
-from fdp_core.data import FunctionalData, load_curves
+from fdp_core.data.loading import FunctionalData, load_curves
 from fdp_core.errors import DataError, ParameterError
-from fdp_core.regression import (RegressionSettings, bands, covariate_matrix, floored_inverse,
+from fdp_core.releases.regression import (RegressionSettings, bands, covariate_matrix, floored_inverse,
                                  plan_regression_release)
-from fdp_core.summary_audit import audit_regression_mechanism, regression_worst_pair
+from fdp_core.explore.summary_audit import audit_regression_mechanism, regression_worst_pair
 
 GRID = np.linspace(0, 1, 20)
 

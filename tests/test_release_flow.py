@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fdp_core import export
-from fdp_core.accounting import compose
+from fdp_core.publish import export
+from fdp_core.budget.accounting import compose
 from fdp_core.mechanisms import discrete
-from fdp_core.presets import DISCLAIMER, PRESETS
+from fdp_core.explore.presets import DISCLAIMER, PRESETS
 from fdp_ui import sidebar
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -221,7 +221,7 @@ def test_audit_button_runs_the_audit_of_the_current_mechanism():
 
 
 def test_pca_commit_centred_by_a_committed_mean():
-    pytest.importorskip("fdp_core.pca")
+    pytest.importorskip("fdp_core.releases.pca")
     at = _release_page()
     at.button(key="rel_commit").click().run()  # a Gaussian mean first
     mean_id = at.session_state["fdp_releases"][0].id
@@ -325,7 +325,7 @@ def test_refused_first_commit_stores_nothing_and_the_button_stores_the_draft():
 def test_an_unusable_ledger_is_said_plainly_and_refuses_commits(tmp_path, monkeypatch, sampler_calls):
     import sqlite3
 
-    from fdp_core.ledger_store import LedgerStore
+    from fdp_core.budget.ledger_store import LedgerStore
 
     path = tmp_path / "newer.sqlite3"
     LedgerStore(str(path)).create_schema()

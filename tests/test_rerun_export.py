@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdp_core import export, rerun
-from fdp_core.accounting import Ledger
-from fdp_core.data import load_curves
-from fdp_core.mean import MeanSettings
+from fdp_core.publish import export, rerun
+from fdp_core.budget.accounting import Ledger
+from fdp_core.data.loading import load_curves
+from fdp_core.releases.mean import MeanSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"

@@ -1,15 +1,15 @@
-"""Hypothesis-testing view of risk (fdp_core.risk) and the harm-level presets."""
+"""Hypothesis-testing view of risk (fdp_core.explore.risk) and the harm-level presets."""
 
 import math
 
 import numpy as np
 import pytest
 
-from fdp_core import presets
-from fdp_core.accounting import compose, gaussian_entry, gdp_delta, pure_entry
+from fdp_core.explore import presets
+from fdp_core.budget.accounting import compose, gaussian_entry, gdp_delta, pure_entry
 from fdp_core.errors import ParameterError
 from fdp_core.mechanisms.calibration import analytic_sigma
-from fdp_core.risk import (
+from fdp_core.explore.risk import (
     approx_dp_power, gdp_power, max_advantage, power, power_curve, pure_dp_power, report_power, risk_sentence)
 
 Z95 = 1.6448536269514722  # Phi^-1(0.95), from tables

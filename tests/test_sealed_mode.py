@@ -4,8 +4,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from fdp_core import export
-from fdp_core.stand_in import SEALED, STAND_IN_PREFIX
+from fdp_core.publish import export
+from fdp_core.data.stand_in import SEALED, STAND_IN_PREFIX
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -48,8 +48,8 @@ def test_sealed_flow_reads_the_private_file_only_at_commit(monkeypatch):
     assert release.analyst["n_curves"] == 60  # the private file's curves, not the stand-in's
     assert SEALED in export.report_html(release)
     # The charge belongs to the private data's registered data set, never to the stand-in's.
-    from fdp_core.data import load_curves
-    from fdp_core.ledger_store import open_budget
+    from fdp_core.data.loading import load_curves
+    from fdp_core.budget.ledger_store import open_budget
 
     private = open_budget(None, load_curves(ROOT / "data" / "example_curves.csv"), unit=None, source="test")
     assert [e.id for e in private.ledger().entries] == [release.id]

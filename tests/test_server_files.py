@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fdp_core.data import load_curves
+from fdp_core.data.loading import load_curves
 from fdp_core.errors import DataError
-from fdp_core.stream import load_with_progress
+from fdp_core.engines.stream import load_with_progress
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -25,18 +25,18 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from fdp_core.bundle import config_yaml
+from fdp_core.publish.bundle import config_yaml
 from fdp_core.cli import _attach_negative_lists, build_parser
 from fdp_core.commands import release_kde_counts, release_pca, release_synthetic, select
-from fdp_core.covariance import CENTRINGS, COVARIANCE_MECHANISMS, CovarianceSettings
+from fdp_core.releases.covariance import CENTRINGS, COVARIANCE_MECHANISMS, CovarianceSettings
 from fdp_core.errors import ParameterError
-from fdp_core.kde import KDE_BOUNDS, KDE_MECHANISMS, KdeSettings
+from fdp_core.releases.kde import KDE_BOUNDS, KDE_MECHANISMS, KdeSettings
 from fdp_core.kernels import KERNEL_NAMES
-from fdp_core.mean import BAND_FIELDS, MEAN_MECHANISMS, MeanSettings
+from fdp_core.releases.mean import BAND_FIELDS, MEAN_MECHANISMS, MeanSettings
 from fdp_core.mechanisms.calibration import CALIBRATIONS
-from fdp_core.pca import PCA_BASES, PCA_SAMPLERS, PcaSettings
-from fdp_core.private_selection import SELECTION_MECHANISMS
-from fdp_core.regression import RegressionSettings
+from fdp_core.releases.pca import PCA_BASES, PCA_SAMPLERS, PcaSettings
+from fdp_core.explore.private_selection import SELECTION_MECHANISMS
+from fdp_core.releases.regression import RegressionSettings
 from fdp_core.sensitivity import BOUNDS, COVARIANCE_GAUSSIAN_BOUNDS
 from fdp_core.settings_fields import (Control, command_line, config_of, option, options_of, page_defaults,
                                       page_keys, page_settings, settings_from_args, settings_from_config)

@@ -11,10 +11,10 @@ from scipy import stats
 
 from fdp_core.sensitivity import (sparse_b_sensitivity_l1, sparse_b_sensitivity_l2, sparse_gram_sensitivity_frobenius,
                                   sparse_gram_sensitivity_l1)
-from fdp_core.simulate import sparse_design, sparse_true_mean
-from fdp_core.sparse import SAFETY, SparseSettings, floored_solve, plan_sparse_release, sparse_basis, sparse_statistics
-from fdp_core.sparse_audit import audit_sparse_mechanism, worst_times
-from fdp_core.sparse_data import from_observations, sparse_reason
+from fdp_core.data.simulate import sparse_design, sparse_true_mean
+from fdp_core.releases.sparse import SAFETY, SparseSettings, floored_solve, plan_sparse_release, sparse_basis, sparse_statistics
+from fdp_core.explore.sparse_audit import audit_sparse_mechanism, worst_times
+from fdp_core.data.sparse_data import from_observations, sparse_reason
 
 RANGE = (-1.0, 2.0)
 
@@ -236,9 +236,9 @@ def test_sparse_design_is_recognised_as_sparse_and_a_gridded_long_file_is_not():
 
 @pytest.mark.parametrize("noise", ["gaussian", "laplace"])
 def test_ledger_charges_both_parts_and_refuses_beyond_the_budget(noise):
-    from fdp_core.accounting import Ledger
+    from fdp_core.budget.accounting import Ledger
     from fdp_core.errors import FdpError
-    from fdp_core.sparse import sparse_ledger_entries
+    from fdp_core.releases.sparse import sparse_ledger_entries
 
     plan = plan_sparse_release(sparse_design(60, seed=1), _settings(noise=noise, epsilon=0.6, delta=1e-6))
     ledger = Ledger(1.0, 1e-5)
@@ -260,7 +260,7 @@ from pathlib import Path  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from fdp_core.cli import main  # noqa: E402
-from fdp_core.sparse_data import read_long  # noqa: E402
+from fdp_core.data.sparse_data import read_long  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SPARSE_EXAMPLE = ROOT / "data" / "example_sparse.csv"
@@ -268,7 +268,7 @@ BASE = ["release", "mean", "--kernel", "matern52", "--rho", "0.2", "--epsilon", 
 
 
 def test_shipped_example_is_the_documented_design():
-    from fdp_core.simulate import SPARSE_EXAMPLE as spec
+    from fdp_core.data.simulate import SPARSE_EXAMPLE as spec
 
     d = read_long(SPARSE_EXAMPLE)
     again = sparse_design(spec["n"], visits=spec["visits"], noise_sd=spec["noise_sd"], seed=spec["seed"])
@@ -365,7 +365,7 @@ def test_neighbour_replacing_one_person_with_another_number_of_visits(tmp_path):
 
 
 def test_streamed_statistics_equal_the_in_memory_ones(tmp_path):
-    from fdp_core.sparse_stream import stream_sparse_statistics
+    from fdp_core.engines.sparse_stream import stream_sparse_statistics
 
     frame = pd.read_csv(SPARSE_EXAMPLE)
     frame.loc[3, "t"] = 1.5  # one visit outside the domain
@@ -396,8 +396,8 @@ def test_cli_streams_a_sparse_file(tmp_path):
 
 
 def test_cli_charges_the_stored_budget_and_refuses_beyond_it(tmp_path, capsys):
-    from fdp_core.ledger_store import open_budget
-    from fdp_core.sparse_data import SPARSE_UNIT, ledger_view
+    from fdp_core.budget.ledger_store import open_budget
+    from fdp_core.data.sparse_data import SPARSE_UNIT, ledger_view
 
     url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
     args = ["release", "mean", "--kernel", "matern52", "--rho", "0.2", "--epsilon", "0.6", "--value-range=-1,2",
@@ -421,10 +421,10 @@ def test_cli_charges_the_stored_budget_and_refuses_beyond_it(tmp_path, capsys):
 
 @pytest.mark.parametrize("noise", ["gaussian", "laplace"])
 def test_commit_checks_both_parts_charges_two_entries_and_writes_a_bundle(noise, tmp_path):
-    from fdp_core.accounting import Ledger
-    from fdp_core.bundle import export_folder
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.publish.bundle import export_folder
     from fdp_core.errors import FdpError
-    from fdp_core.sparse_commit import commit_sparse_mean
+    from fdp_core.publish.sparse_commit import commit_sparse_mean
 
     data = sparse_design(80, seed=3)
     s = _settings(noise=noise, epsilon=0.6, delta=1e-6)
@@ -447,11 +447,11 @@ def test_commit_checks_both_parts_charges_two_entries_and_writes_a_bundle(noise,
 def test_replay_commits_the_same_settings_with_fresh_noise_charged_to_the_stored_budget(tmp_path, capsys):
     import yaml
 
-    from fdp_core.accounting import Ledger
-    from fdp_core.bundle import export_folder
-    from fdp_core.ledger_store import open_budget
-    from fdp_core.sparse_commit import commit_sparse_mean
-    from fdp_core.sparse_data import SPARSE_UNIT, ledger_view
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.publish.bundle import export_folder
+    from fdp_core.budget.ledger_store import open_budget
+    from fdp_core.publish.sparse_commit import commit_sparse_mean
+    from fdp_core.data.sparse_data import SPARSE_UNIT, ledger_view
 
     data = read_long(SPARSE_EXAMPLE)
     release = commit_sparse_mean(Ledger(1.0, 1e-4), data, _settings(epsilon=0.4), data_label="example")
@@ -519,9 +519,9 @@ def _bundle_fields(out: Path) -> dict:
 def test_neighbour_bundle_and_replay_match_field_by_field_with_a_planted_leak_control(tmp_path):
     """D and D' differ in one person (3 visits vs 9): every publishable file of the committed bundle and
     of its replay agrees field by field outside fresh noise, ids and clocks; a planted count is caught."""
-    from fdp_core.accounting import Ledger
-    from fdp_core.bundle import export_folder
-    from fdp_core.sparse_commit import commit_sparse_mean
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.publish.bundle import export_folder
+    from fdp_core.publish.sparse_commit import commit_sparse_mean
 
     frame = pd.read_csv(SPARSE_EXAMPLE)
     first = frame["id"].iloc[0]

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from fdp_core.commit import NOTHING_DECLARED, looked_at_field
-from fdp_core.stand_in import SEALED, stand_in_curves, stand_in_view
+from fdp_core.publish.commit import NOTHING_DECLARED, looked_at_field
+from fdp_core.data.stand_in import SEALED, stand_in_curves, stand_in_view
 
 
 def test_stand_in_follows_the_declared_design():

@@ -13,13 +13,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdp_core import cli, stream
-from fdp_core.data import load_curves
+from fdp_core import cli
+
+from fdp_core.engines import stream
+from fdp_core.data.loading import load_curves
 from fdp_core.errors import DataError, ParameterError
-from fdp_core.features import extract_features, person_features
-from fdp_core.kde import KdeSettings, plan_kde_release
-from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release
-from fdp_core.pca import PcaSettings, private_pca
+from fdp_core.data.features import extract_features, person_features
+from fdp_core.releases.kde import KdeSettings, plan_kde_release
+from fdp_core.releases.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release
+from fdp_core.releases.pca import PcaSettings, private_pca
 
 RTOL = 1e-10
 
@@ -179,7 +181,7 @@ def test_person_averaged_pca_and_kde(files):
     fd = load_curves(root / "c.parquet")
     settings = PcaSettings(tau=1.0, person_column="subject")
     sums = stream.stream_pca_sums(root / "c.parquet", settings, chunk_rows=64)
-    from fdp_core.pca import coefficient_matrix, pca_basis
+    from fdp_core.releases.pca import coefficient_matrix, pca_basis
 
     X, _ = coefficient_matrix(fd.data_matrix, pca_basis(settings, fd.unit_grid, fd.weights).functions, fd.weights,
                               1.0)

@@ -15,12 +15,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from fdp_core import sweeps
-from fdp_core.accuracy import ACCURACY_METRICS, accuracy_metric, sq_l2_distance
-from fdp_core.data import FunctionalData
+from fdp_core.explore import sweeps
+from fdp_core.explore.accuracy import ACCURACY_METRICS, accuracy_metric, sq_l2_distance
+from fdp_core.data.loading import FunctionalData
 from fdp_core.errors import FdpError, ParameterError
-from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release
-from fdp_core.simulate import SIMULATIONS, kl_design
+from fdp_core.releases.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release
+from fdp_core.data.simulate import SIMULATIONS, kl_design
 
 SETTINGS = MeanSettings(kernel="matern52", rho=0.2, eta=1.5, phi=1e-3, epsilon=1.0, delta=1e-5, tau=0.3, psi=1e-3,
                         lo=-1.0, hi=1.0)
@@ -272,7 +272,7 @@ def test_cli_n_sweep_several_mechanisms_and_bad_input(tmp_path, capsys):
 # --------------------------------------------------------------------------- PCA variance ratio
 
 def test_pca_variance_ratio_curves_match_private_pca_draws(fd):
-    pca = pytest.importorskip("fdp_core.pca")
+    pca = pytest.importorskip("fdp_core.releases.pca")
     settings = pca.PcaSettings(kernel="matern52", rho=0.2, tau=0.3, gamma=1.0)
     curves = sweeps.pca_variance_ratio_curves(fd, settings, [0.3, 30.0], ks=(1, 2), draws=300, seed=4)
     for curve in curves:
@@ -287,7 +287,7 @@ def test_pca_variance_ratio_curves_match_private_pca_draws(fd):
 
 
 def test_pca_variance_ratio_bad_k_is_reported_not_raised(fd):
-    pca = pytest.importorskip("fdp_core.pca")
+    pca = pytest.importorskip("fdp_core.releases.pca")
     curves = sweeps.pca_variance_ratio_curves(fd, pca.PcaSettings(tau=0.3, p=3), [1.0], ks=(1, 3), draws=10)
     assert curves[0].ok and not curves[1].ok and "p > k" in curves[1].invalid
     with pytest.raises(ParameterError):

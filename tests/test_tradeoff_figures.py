@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fdp_core.sweeps import TradeoffCurve, VarianceRatioCurve
-from fdp_core.tradeoff_figures import tradeoff_figure, variance_ratio_figure
+from fdp_core.explore.sweeps import TradeoffCurve, VarianceRatioCurve
+from fdp_core.explore.tradeoff_figures import tradeoff_figure, variance_ratio_figure
 from plotly_json import plotly_array
 
 VALUES = np.array([0.1, 1.0, 10.0])

@@ -7,8 +7,8 @@ import plotly.io as pio
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fdp_core import sweeps
-from fdp_core.mean import MECHANISM_LABELS
+from fdp_core.explore import sweeps
+from fdp_core.releases.mean import MECHANISM_LABELS
 from fdp_ui.sidebar import EPSILON_CHOICES
 from plotly_json import plotly_array
 
@@ -144,7 +144,7 @@ def test_tiny_upload_runs():
 
 
 def test_pca_variance_ratio_section():
-    pytest.importorskip("fdp_core.pca")
+    pytest.importorskip("fdp_core.releases.pca")
     at = _page()
     charts = len(at.get("plotly_chart"))
     at.select_slider(key="to_pca_draws").set_value(20).run()

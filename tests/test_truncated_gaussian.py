@@ -14,13 +14,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from fdp_core import export
-from fdp_core.accounting import Ledger
-from fdp_core.audit import audit_mean_mechanism
-from fdp_core.data import from_arrays
+from fdp_core.publish import export
+from fdp_core.budget.accounting import Ledger
+from fdp_core.explore.audit import audit_mean_mechanism
+from fdp_core.data.loading import from_arrays
 from fdp_core.errors import ParameterError
 from fdp_core.kernels import eigenbasis
-from fdp_core.mean import GAUSSIAN_MECHANISMS, MeanSettings, plan_mean_release, release_record
+from fdp_core.releases.mean import GAUSSIAN_MECHANISMS, MeanSettings, plan_mean_release, release_record
 from fdp_core.mechanisms.calibration import analytic_sigma
 
 GRID = np.linspace(0.0, 1.0, 41)

@@ -9,13 +9,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from fdp_core import sweeps
-from fdp_core.accuracy import sq_l2_distance
-from fdp_core.data import FunctionalData
+from fdp_core.explore import sweeps
+from fdp_core.explore.accuracy import sq_l2_distance
+from fdp_core.data.loading import FunctionalData
 from fdp_core.errors import ParameterError
-from fdp_core.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release
-from fdp_core.simulate import kl_design
-from fdp_core.tuning import PCV_FLAG, pcv_folds, pcv_grid
+from fdp_core.releases.mean import MEAN_MECHANISMS, MeanSettings, plan_mean_release
+from fdp_core.data.simulate import kl_design
+from fdp_core.explore.tuning import PCV_FLAG, pcv_folds, pcv_grid
 
 SETTINGS = MeanSettings(kernel="matern52", rho=0.2, eta=1.5, phi=1e-3, epsilon=1.0, delta=1e-5, tau=0.3, psi=1e-3,
                         lo=-1.0, hi=1.0)

@@ -17,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fdp_core import limits
-from fdp_core.data import load_curves
+from fdp_core.data.loading import load_curves
 from fdp_core.errors import FdpError
 from fdp_ui import intake
 

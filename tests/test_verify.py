@@ -1,4 +1,4 @@
-"""fdp_core.verify: a bundle's numbers are re-derived from its config and the data, drawing nothing."""
+"""fdp_core.publish.verify: a bundle's numbers are re-derived from its config and the data, drawing nothing."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from fdp_core import export
-from fdp_core.accounting import Ledger
-from fdp_core.commit_summaries import commit_covariance
-from fdp_core.covariance import CovarianceSettings
-from fdp_core.data import load_curves
-from fdp_core.kde import KdeSettings
-from fdp_core.mean import MeanSettings
-from fdp_core.verify import verify_release
+from fdp_core.publish import export
+from fdp_core.budget.accounting import Ledger
+from fdp_core.publish.commit_summaries import commit_covariance
+from fdp_core.releases.covariance import CovarianceSettings
+from fdp_core.data.loading import load_curves
+from fdp_core.releases.kde import KdeSettings
+from fdp_core.releases.mean import MeanSettings
+from fdp_core.publish.verify import verify_release
 
 EXAMPLE = load_curves(Path(__file__).resolve().parents[1] / "data" / "example_curves.csv")
 

@@ -12,9 +12,9 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
-from ..fingerprint import unit_of_privacy
+from ..data.fingerprint import unit_of_privacy
 from ..errors import LedgerError
-from ..ledger_store import DEFAULT_BUDGET, ENV_VAR, StoredBudget, default_path, open_budget
+from ..budget.ledger_store import DEFAULT_BUDGET, ENV_VAR, StoredBudget, default_path, open_budget
 from ..settings_fields import PERSON_COLUMN, add_option
 from ._common import add_data_options
 
@@ -39,7 +39,7 @@ def add_budget_options(parser: argparse.ArgumentParser) -> None:
 
 def budget_of(args, fd, *, name: str | None = None, settings=None, **registration) -> StoredBudget:
     """The stored budget of the registered data set ``fd`` belongs to, named by the options (or
-    ``name``), for a CLI run; ``registration``: see fdp_core.datasets.resolve."""
+    ``name``), for a CLI run; ``registration``: see fdp_core.budget.datasets.resolve."""
     unit = unit_of_privacy(settings) if settings is not None else unit_of_privacy(vars(args))
     label = Path(str(getattr(args, "data", "") or "")).name
     return open_budget(args.ledger, fd, unit=unit, name=_first_given(name, getattr(args, "name", None), DEFAULT_BUDGET),

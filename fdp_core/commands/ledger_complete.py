@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ParameterError
-from ..ledger_store import LedgerStore
+from ..budget.ledger_store import LedgerStore
 from .ledger import add_ledger_option, publish
 
 PATH = ("ledger", "complete")

@@ -2,7 +2,7 @@
 
 PLAN.yaml declares the public design (n persons, grid, value range, person column) and the
 statistics, each with a target 95% radius, a weight (split of a total budget) or an epsilon
-(METHODS.md section 21; ``fdp_core.plan``). Without ``--commit`` nothing is read but the
+(METHODS.md section 21; ``fdp_core.explore.plan``). Without ``--commit`` nothing is read but the
 plan: the command prints every statistic's budget and accuracy, the totals (basic and, for
 all-Gaussian plans, Gaussian DP) and writes ``DIR/plan.json`` plus one replay config per
 part (``part-<i>-<kind>.yaml``). With ``--data PATH --commit`` the private file is read once
@@ -48,7 +48,7 @@ def _read_plan(path: Path) -> dict:
 
 
 def run(args) -> int:
-    from ..plan import describe, make_plan, part_configs
+    from ..explore.plan import describe, make_plan, part_configs
 
     if args.commit and not args.data:
         raise ParameterError("--commit needs --data (the private file the plan releases)")
@@ -76,10 +76,10 @@ def run(args) -> int:
 
 def _commit(args, plan, configs, out: Path) -> int:
     """Read the data once, check the whole plan against the budget left, commit every part."""
-    from ..bundle import export_folder
-    from ..data import load_curves
-    from ..preprocess import file_persons
-    from ..replay import replay
+    from ..publish.bundle import export_folder
+    from ..data.loading import load_curves
+    from ..data.preprocess import file_persons
+    from ..publish.replay import replay
     from .ledger import budget_of
 
     fd = load_curves(args.data)
@@ -114,8 +114,8 @@ def _commit(args, plan, configs, out: Path) -> int:
 
 
 def _spec(budget_section: dict):
-    from ..ledger_store import BudgetSpec
-    from ..accounting import Ledger
+    from ..budget.ledger_store import BudgetSpec
+    from ..budget.accounting import Ledger
 
     return BudgetSpec.of(Ledger(budget_section["epsilon_total"], budget_section["delta_total"], None,
                                 budget_section.get("filter", "basic")))

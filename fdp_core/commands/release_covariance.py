@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..covariance import CovarianceSettings, analyst_view, plan_covariance_release, release_record
+from ..releases.covariance import CovarianceSettings, analyst_view, plan_covariance_release, release_record
 from ..errors import ParameterError
 from ..limits import MAX_GRID_POINTS, check_at_most
-from ..release import to_json, write_release
+from ..publish.release import to_json, write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import add_data_options, add_output_options, load_data, rng_from
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..features import features_label, person_features
-from ..kde import KdeSettings, analyst_view, plan_kde_release, release_record, release_table
-from ..postprocess import finish_density
-from ..release import write_release
+from ..data.features import features_label, person_features
+from ..releases.kde import KdeSettings, analyst_view, plan_kde_release, release_record, release_table
+from ..releases.postprocess import finish_density
+from ..publish.release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
                       stream_options)
@@ -34,11 +34,11 @@ def run(args) -> int:
         points, features, n_dropped = obs.points, obs.features, fd.report.n_dropped
     else:
         if engine == "stream":
-            from ..stream import stream_kde_sums
+            from ..engines.stream import stream_kde_sums
 
             obs = stream_kde_sums(args.data, settings, args.feature, **stream_options(args))
         else:
-            from ..dask_engine import dask_kde_sums
+            from ..engines.dask_engine import dask_kde_sums
 
             obs = dask_kde_sums(args.data, settings, args.feature, scheduler=args.scheduler, **stream_options(args))
         points, features, n_dropped = obs.sums, obs.features, obs.n_dropped

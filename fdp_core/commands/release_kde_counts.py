@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..counts import load_counts
-from ..kde import KdeSettings, plan_kde_release, release_record, release_table
-from ..postprocess import finish_density
-from ..release import write_release
+from ..data.counts import load_counts
+from ..releases.kde import KdeSettings, plan_kde_release, release_record, release_table
+from ..releases.postprocess import finish_density
+from ..publish.release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import add_output_options, rng_from
 

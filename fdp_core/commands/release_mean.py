@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import ParameterError
-from ..mean import MeanSettings, analyst_view, plan_mean_release, release_record
-from ..postprocess import finish_mean
-from ..release import write_release
+from ..releases.mean import MeanSettings, analyst_view, plan_mean_release, release_record
+from ..releases.postprocess import finish_mean
+from ..publish.release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
                       stream_options)
@@ -36,11 +36,11 @@ def run(args) -> int:
     if engine == "local":
         data = load_data(args)
     elif engine == "stream":
-        from ..stream import stream_mean_sums
+        from ..engines.stream import stream_mean_sums
 
         data = stream_mean_sums(args.data, settings, **stream_options(args))
     else:
-        from ..dask_engine import dask_mean_sums
+        from ..engines.dask_engine import dask_mean_sums
 
         data = dask_mean_sums(args.data, settings, scheduler=args.scheduler, **stream_options(args))
     plan = plan_mean_release(data, settings)
@@ -58,7 +58,7 @@ def run(args) -> int:
 
 def _run_with_band(args, settings: MeanSettings, engine: str) -> int:
     """--confidence-band: the mean at (1 - share) of the budget, a second moment at the share, both bands."""
-    from ..bands import preview_band_release
+    from ..releases.bands import preview_band_release
 
     if engine != "local":
         raise ParameterError("--confidence-band needs the curves in memory (the second moment is not streamed): "

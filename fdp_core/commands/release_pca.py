@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, ParameterError
-from ..pca import PcaSettings, analyst_view, private_pca, release_record
-from ..preprocess import file_persons
-from ..release import write_release
+from ..releases.pca import PcaSettings, analyst_view, private_pca, release_record
+from ..data.preprocess import file_persons
+from ..publish.release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
                       stream_options)
@@ -59,18 +59,18 @@ def run(args) -> int:
         n_dropped = fd.report.n_dropped
         n_unusable = file_persons(fd, settings.bounds.person_column).n_unusable
     else:
-        from ..stream import open_source
+        from ..engines.stream import open_source
 
         n_unusable = None  # the streamed engines count persons, not these (analyst view)
         grid = open_source(args.data, **stream_options(args)).grid
         mean = None if args.released_mean is None else _released_mean(args.released_mean, grid)
         if engine == "stream":
-            from ..stream import stream_pca_sums
+            from ..engines.stream import stream_pca_sums
 
             sums, n_dropped = stream_pca_sums(args.data, settings, released_mean=mean, with_report=True,
                                               **stream_options(args))
         else:
-            from ..dask_engine import dask_pca_sums
+            from ..engines.dask_engine import dask_pca_sums
 
             sums, n_dropped = dask_pca_sums(args.data, settings, released_mean=mean, scheduler=args.scheduler,
                                             with_report=True, **stream_options(args))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..regression import RegressionSettings, analyst_view, plan_regression_release, release_record
-from ..release import write_release
+from ..releases.regression import RegressionSettings, analyst_view, plan_regression_release, release_record
+from ..publish.release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import add_data_options, add_output_options, load_data, rng_from
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..covariance import CovarianceSettings, plan_covariance_release, release_record
+from ..releases.covariance import CovarianceSettings, plan_covariance_release, release_record
 from ..errors import ParameterError
-from ..release import write_release
+from ..publish.release import write_release
 from ..settings_fields import add_options, options_of, settings_from_args
-from ..synthetic import CANNOT_KEEP, KEEPS, compare, curves_table, input_layout, synthetic_curves
+from ..releases.synthetic import CANNOT_KEEP, KEEPS, compare, curves_table, input_layout, synthetic_curves
 from ._common import add_data_options, add_output_options, load_data, rng_from
 
 PATH = ("release", "synthetic")

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..data import MISSING_POLICIES, load_curves
-from ..bundle import export_folder
-from ..replay import _budget_ledger, data_mismatch, parse_config, replay
-from ..ledger_store import DEFAULT_BUDGET, BudgetSpec, open_budget
-from ..sparse_data import SPARSE_UNIT, ledger_view, read_long
+from ..data.loading import MISSING_POLICIES, load_curves
+from ..publish.bundle import export_folder
+from ..publish.replay import _budget_ledger, data_mismatch, parse_config, replay
+from ..budget.ledger_store import DEFAULT_BUDGET, BudgetSpec, open_budget
+from ..data.sparse_data import SPARSE_UNIT, ledger_view, read_long
 from .ledger import add_ledger_option, budget_of, complete_then_publish, match_line, staging_dir
 
 PATH = ("replay",)

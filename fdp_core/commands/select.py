@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ParameterError
-from ..mean import MeanSettings
-from ..private_selection import (SELECTION_BOUNDS, SELECTION_MECHANISMS, commit_selection, select_parameters,
+from ..releases.mean import MeanSettings
+from ..explore.private_selection import (SELECTION_BOUNDS, SELECTION_MECHANISMS, commit_selection, select_parameters,
                                  selection_counts, selection_entry)
-from ..release import analyst_record, to_json
+from ..publish.release import analyst_record, to_json
 from ..settings_fields import add_options, settings_from_args
 from ._common import add_data_options, load_data
 from .ledger import add_ledger_option, budget_of

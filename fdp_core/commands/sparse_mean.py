@@ -13,10 +13,10 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import DataError, ParameterError
-from ..release import write_release
-from ..sparse import NOISES, SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
-from ..sparse_data import SparseData, parse_domain, read_long, sparse_reason
-from ..sparse_stream import DEFAULT_CHUNK_ROWS, stream_sparse_statistics
+from ..publish.release import write_release
+from ..releases.sparse import NOISES, SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
+from ..data.sparse_data import SparseData, parse_domain, read_long, sparse_reason
+from ..engines.sparse_stream import DEFAULT_CHUNK_ROWS, stream_sparse_statistics
 from ._common import engine_of, rng_from
 
 
@@ -46,10 +46,10 @@ def add_sparse_options(parser) -> None:
 
 def _reserve(args, data: SparseData, plan):
     """Check both ledger entries against the stored budget, then reserve them (completed after writing)."""
-    from ..accounting import Ledger
-    from ..ledger_store import DEFAULT_BUDGET, open_budget
-    from ..sparse import sparse_ledger_entries
-    from ..sparse_data import SPARSE_UNIT, ledger_view
+    from ..budget.accounting import Ledger
+    from ..budget.ledger_store import DEFAULT_BUDGET, open_budget
+    from ..releases.sparse import sparse_ledger_entries
+    from ..data.sparse_data import SPARSE_UNIT, ledger_view
 
     budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, name=args.budget_name or DEFAULT_BUDGET,
                          source="cli", data_label=Path(args.data).name)

@@ -17,11 +17,11 @@ import plotly.io as pio
 
 from ..errors import ParameterError
 from ..limits import MAX_MC_DRAWS, check_at_most
-from ..mean import BAND_FIELDS, MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
-from ..release import provenance_stamp, to_json
+from ..releases.mean import BAND_FIELDS, MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
+from ..publish.release import provenance_stamp, to_json
 from ..settings_fields import add_options, options_of, settings_from_args
-from ..sweeps import PARAM_LABELS, SWEEP_PARAMS, curves_table, tradeoff_curves
-from ..tradeoff_figures import tradeoff_figure
+from ..explore.sweeps import PARAM_LABELS, SWEEP_PARAMS, curves_table, tradeoff_curves
+from ..explore.tradeoff_figures import tradeoff_figure
 from ._common import add_data_options, load_data
 
 PATH = ("tradeoff",)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .families import LAPLACE
 from .guarantee import Guarantee
-from ..estimators import bernstein_lattice_means
+from ..releases.estimators import bernstein_lattice_means
 from ..sensitivity import bernstein_sensitivity
 
 
@@ -61,7 +61,7 @@ def bernstein_mean_noise(values, unit_grid, weights, *, K, lo, hi, n, epsilon, l
     """Returns (lattice means (K + 1,), Laplace scales, Delta_1, guarantee, n_clipped).
 
     ``values`` may be None when the lattice means (and the clipping count) were computed
-    elsewhere, e.g. summed chunk by chunk (fdp_core/stream.py)."""
+    elsewhere, e.g. summed chunk by chunk (fdp_core/engines/stream.py)."""
     if lattice_means is None:
         coefs, n_clipped = bernstein_lattice_means(values, unit_grid, K, lo, hi)
     else:

@@ -57,7 +57,7 @@ class NoiseFamily:
         """log p(y | centre) - log p(y | centre') for each row of ``y``, independent noise of ``scales``.
 
         The most powerful statistic between two neighbouring outputs (Neyman-Pearson): the
-        black-box audit (fdp_core/audit.py) thresholds it.
+        black-box audit (fdp_core/explore/audit.py) thresholds it.
         """
         if self.uses_delta:
             return (y - (centre + centre_prime) / 2.0) @ ((centre - centre_prime) / scales**2)

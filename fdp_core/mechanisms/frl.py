@@ -10,7 +10,7 @@ import numpy as np
 
 from .families import LAPLACE
 from .guarantee import Guarantee
-from ..estimators import truncated_mean_coefficients
+from ..releases.estimators import truncated_mean_coefficients
 from ..sensitivity import frl_sensitivity_paper, frl_sensitivity_tight
 
 FRL_BOUND_LABELS = {"tight": "tight (Cauchy-Schwarz, attained): 2 tau sqrt(M) / n",

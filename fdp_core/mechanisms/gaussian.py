@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..estimators import shrinkage
+from ..releases.estimators import shrinkage
 from ..sensitivity import (BOUNDS, gaussian_mean_sensitivity_paper, gaussian_mean_sensitivity_tight)
 from .families import GAUSSIAN
 from .guarantee import Guarantee

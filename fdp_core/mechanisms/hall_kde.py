@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..box import (DATA_DEPENDENT_BANDWIDTH, box_diameter, default_bandwidth, grid_weights,
+from ..releases.box import (DATA_DEPENDENT_BANDWIDTH, box_diameter, default_bandwidth, grid_weights,
                    kde_grids, kde_sums, silverman_bandwidth)
 from ..errors import ParameterError
 from ..params import check_choice, check_delta, check_epsilon, check_positive
@@ -200,10 +200,10 @@ def hall_kde(points, box, *, epsilon: float, delta: float, bandwidth: float | No
 
     Parameters
     ----------
-    points : (n,) or (n, d) observations, d in {1, 2}, or their :class:`~fdp_core.box.KdeSums`;
+    points : (n,) or (n, d) observations, d in {1, 2}, or their :class:`~fdp_core.releases.box.KdeSums`;
         clipped to ``box``.
     box : public box T, (lo, hi) or (lo1, hi1, lo2, hi2).
-    bandwidth : h > 0 in box units; None uses :func:`~fdp_core.box.default_bandwidth` (data-free)
+    bandwidth : h > 0 in box units; None uses :func:`~fdp_core.releases.box.default_bandwidth` (data-free)
         or, with ``data_dependent_bandwidth=True``, Silverman's rule (flagged: not DP).
     bound : "exact" (box diameter, attained; default) or "paper" (sqrt 2).
     calibration : "analytic" (Balle & Wang; default) or "classical" (epsilon <= 1 only).
@@ -211,7 +211,7 @@ def hall_kde(points, box, *, epsilon: float, delta: float, bandwidth: float | No
     Returns
     -------
     KdeNoisePlan
-        Estimate, noise law and guarantee; ``fdp_core.kde.plan_kde_release`` wraps it
+        Estimate, noise law and guarantee; ``fdp_core.releases.kde.plan_kde_release`` wraps it
         into a release.
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)

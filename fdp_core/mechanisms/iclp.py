@@ -23,7 +23,7 @@ import numpy as np
 
 from .families import LAPLACE
 from .guarantee import Guarantee
-from ..estimators import absolute_penalty_mean_coefficients, absolute_penalty_thresholds, shrinkage
+from ..releases.estimators import absolute_penalty_mean_coefficients, absolute_penalty_thresholds, shrinkage
 from ..sensitivity import (iclp_ar_active_count, iclp_ar_sensitivity_cs, iclp_ar_sensitivity_triangle,
                            iclp_qr_sensitivity_paper, iclp_qr_sensitivity_tight)
 

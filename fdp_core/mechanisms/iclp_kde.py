@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..box import box_widths, grid_weights, kde_grids, kde_sums, node_counts, snap_to_grid
+from ..releases.box import box_widths, grid_weights, kde_grids, kde_sums, node_counts, snap_to_grid
 from ..errors import ParameterError
 from ..kernels import KERNEL_NAMES, eigenbasis, matern_nu
 from ..params import check_choice, check_epsilon, check_eta, check_positive
@@ -138,7 +138,7 @@ def iclp_kde(points, box, *, epsilon: float, kernel: str = "matern32", rho: floa
 
     Parameters
     ----------
-    points : (n,) or (n, d) observations, d in {1, 2}, or their :class:`~fdp_core.box.KdeSums`;
+    points : (n,) or (n, d) observations, d in {1, 2}, or their :class:`~fdp_core.releases.box.KdeSums`;
         clipped to ``box`` and snapped to the nearest grid node.
     kernel, rho, nu : noise kernel K on the box rescaled to [0, 1] per axis (rho in those
         units). In 2-d the kernel is the product K(u1, v1) K(u2, v2): for Matern and
@@ -149,7 +149,7 @@ def iclp_kde(points, box, *, epsilon: float, kernel: str = "matern32", rho: floa
     Returns
     -------
     KdeNoisePlan
-        Estimate, noise law and guarantee; ``fdp_core.kde.plan_kde_release`` wraps it
+        Estimate, noise law and guarantee; ``fdp_core.releases.kde.plan_kde_release`` wraps it
         into a release.
     """
     epsilon = check_epsilon(epsilon)

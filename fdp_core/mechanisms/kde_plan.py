@@ -1,7 +1,7 @@
 """What a density mechanism hands back: the estimate on the grid, its noise law and its guarantee.
 
 Both density mechanisms (hall_kde.py, iclp_kde.py) return a :class:`KdeNoisePlan`;
-``fdp_core.kde.plan_kde_release`` adds the fields every density release shares (mechanism,
+``fdp_core.releases.kde.plan_kde_release`` adds the fields every density release shares (mechanism,
 label, bound label, box, grid, n) to its :class:`~fdp_core.mechanisms.guarantee.Guarantee`
 and wraps it into a ``KdeRelease``. The noise object
 (``noise``) is the mechanism's own law on the grid; the app, the CLI and the commit use only

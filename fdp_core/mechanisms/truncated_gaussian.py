@@ -15,7 +15,7 @@ import numpy as np
 from .calibration import CALIBRATIONS, gaussian_sigma, gaussian_sigma_both
 from .families import GAUSSIAN
 from .guarantee import Guarantee
-from ..estimators import truncated_mean_coefficients
+from ..releases.estimators import truncated_mean_coefficients
 from ..sensitivity import BOUNDS, truncated_gaussian_sensitivity
 
 BOUND_LABEL = "exact (attained): 2 tau / n"

@@ -1,7 +1,7 @@
 """The density mechanisms, one registry entry each (METHODS.md 4).
 
 An entry is everything fdp needs to know about a density mechanism without branching on its
-name: its label and privacy type, the :class:`~fdp_core.kde.KdeSettings` fields it reads and
+name: its label and privacy type, the :class:`~fdp_core.releases.kde.KdeSettings` fields it reads and
 the refusals they need, how it plans a release (it calls the mechanism's function in
 ``fdp_core/mechanisms/``), the bound labels of its guarantee, which sufficient statistic a
 chunk contributes when streaming, the pieces of an exact discrete commit (coefficients,

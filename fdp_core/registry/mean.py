@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ParameterError
-from ..estimators import shrinkage
+from ..releases.estimators import shrinkage
 from ..limits import MAX_BERNSTEIN_K, check_at_most
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
@@ -59,14 +59,14 @@ class MeanMechanism:
     validate: Callable  # validate(settings): raise ParameterError on a bad field
     plan_noise: Callable | None = None  # plan_noise(settings, eigenvalues, n_kept, coefs, tau, n) -> NoisePlan
     # worst_case(settings, eigenvalues, tau, n) -> (direction, background coefficients, description): the
-    # neighbouring pair the black-box audit uses (fdp_core/audit.py); None for the lattice mechanism.
+    # neighbouring pair the black-box audit uses (fdp_core/explore/audit.py); None for the lattice mechanism.
     worst_case: Callable | None = None
     # shrinkage_sensitivity(bound, eigenvalues, shrink, tau, n, eta, penalty) -> Delta of the linear-shrinkage
     # mean shrink * xbar: the quadratic-penalty mechanisms' own bound, for closed forms that skip re-planning
     # (accuracy.penalised_noise_scales: sweeps, PCV, private selection); None for the other mechanisms.
     shrinkage_sensitivity: Callable | None = None
     # band_shrinkage(settings, eigenvalues, noise_scales) -> s_l on every kept eigenfunction (0 beyond the
-    # release's): the linear smoother S of the confidence band (fdp_core/bands.py, METHODS 18); None for the
+    # release's): the linear smoother S of the confidence band (fdp_core/releases/bands.py, METHODS 18); None for the
     # lattice mechanism, whose smoother bands.py builds from the lattice. band_note says how exact it is.
     band_shrinkage: Callable | None = None
     band_note: str = "S is the mechanism's own linear smoother: the band's normal approximation is the only one"

@@ -30,7 +30,7 @@ import numpy as np
 
 # The ledger-entry builders: accounting imports only errors, params and mechanisms.calibration, so an entry
 # can name the privacy curve its commits are charged on without a cycle.
-from ..accounting import approximate_entry, exponential_entry
+from ..budget.accounting import approximate_entry, exponential_entry
 from ..errors import ParameterError
 from ..limits import MAX_GIBBS_SWEEPS, check_at_most
 from ..mechanisms.bingham import (exponential_mechanism_from_gram, order_subspace, sample_bingham_deflation,

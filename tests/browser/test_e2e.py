@@ -27,7 +27,7 @@ import pytest
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
-from fdp_core.data import load_curves  # noqa: E402
+from fdp_core.data.loading import load_curves  # noqa: E402
 
 from .conftest import ARTIFACTS, ROOT, harness  # noqa: E402
 
@@ -103,7 +103,7 @@ def error_alerts(page) -> list[str]:
 # The app shows privacy disclosures (a data-dependent choice: "not differentially private")
 # in red on purpose; those are expected wherever they appear. Any other error alert is not.
 PRIVACY_FLAG = re.compile(r"not differentially private|data-dependent|not DP\b", re.I)
-# A red accuracy verdict (fdp_core/verdict.py) is an intended error box: the release is not useful at
+# A red accuracy verdict (fdp_core/explore/verdict.py) is an intended error box: the release is not useful at
 # the page's default epsilon, and the box says so. It is not a failure of the page.
 RED_VERDICT = re.compile(r"^Not useful at this epsilon")
 

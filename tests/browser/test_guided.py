@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
-from fdp_core.data import load_curves  # noqa: E402
+from fdp_core.data.loading import load_curves  # noqa: E402
 
 from .conftest import ARTIFACTS, harness  # noqa: E402
 from .test_e2e import (FIXTURES, PAGES, assert_healthy, assert_plots_rendered, choose_radio,  # noqa: E402

@@ -12,9 +12,9 @@ import pytest
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
-from fdp_core.data import from_arrays, load_curves, to_wide_csv  # noqa: E402
-from fdp_core.ledger_store import LedgerStore  # noqa: E402
-from fdp_core.fingerprint import fingerprint  # noqa: E402
+from fdp_core.data.loading import from_arrays, load_curves, to_wide_csv  # noqa: E402
+from fdp_core.budget.ledger_store import LedgerStore  # noqa: E402
+from fdp_core.data.fingerprint import fingerprint  # noqa: E402
 
 from .conftest import ROOT, harness  # noqa: E402
 from .test_e2e import (assert_healthy, choose_radio, declare_value_range, fill_number,  # noqa: E402

@@ -1,0 +1,1 @@
+"""The privacy budget: ledger arithmetic and composition, and the persistent ledger store."""

@@ -1,0 +1,177 @@
+"""Sparse, irregular curves: each person observed at their own few times (METHODS.md section 20).
+
+A long file (id, t, value; any three columns named as for :func:`fdp_core.data.loading.load_curves`)
+holds one row per visit. When persons have few or different times, interpolating them onto
+one common grid (what the gridded loader does) keeps only the range *every* curve covers,
+which for three to ten visits per person is nearly empty. Such files go through the sparse
+route instead: the observations are kept as they are, as a :class:`SparseData`.
+
+:func:`sparse_reason` says whether (and why) a long file is sparse; it only reads public
+facts about the *layout* to route the file, and the reason is shown to the analyst, never
+published.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .loading import long_columns
+from ..errors import DataError, ParameterError
+
+# Automatic detection needs this many persons: a handful of short curves is more likely a small
+# gridded file with a mistake (the gridded loader then names it) than a sparse design.
+MIN_PERSONS_AUTO = 10
+# A person with at least this many visits, all on one shared grid, is a dense curve: today's route.
+DENSE_VISITS = 20
+
+
+@dataclass(frozen=True)
+class SparseData:
+    """Observations (person id, t, value), one per row; persons are the unit of privacy."""
+
+    ids: np.ndarray  # person id of each observation (strings)
+    t: np.ndarray
+    y: np.ndarray
+    name: str = "sparse data"
+
+    @property
+    def n_observations(self) -> int:
+        return int(self.t.size)
+
+    def person_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """(index of each observation's person 0..n-1, visits per person m_i)."""
+        _, index, counts = np.unique(self.ids, return_inverse=True, return_counts=True)
+        return index, counts
+
+    @property
+    def n(self) -> int:
+        """Number of persons (the ids in the file; declared public like n of a gridded release)."""
+        return int(np.unique(self.ids).size)
+
+    def visits_per_person(self) -> np.ndarray:
+        return self.person_index()[1]
+
+    def same_values(self, other: "SparseData") -> bool:
+        return (np.array_equal(self.ids, other.ids) and np.array_equal(self.t, other.t)
+                and np.array_equal(self.y, other.y))
+
+
+def from_observations(ids, t, y, *, name: str = "sparse data") -> SparseData:
+    """Validated SparseData from arrays (finite t and values, at least one person)."""
+    ids = np.asarray([str(i).strip() for i in ids], dtype=object)
+    t = np.asarray(t, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if not (ids.size == t.size == y.size):
+        raise DataError(f"{name}: ids, t and values have different lengths ({ids.size}, {t.size}, {y.size})")
+    if t.size == 0:
+        raise DataError(f"{name} has no observations")
+    bad = np.flatnonzero(~np.isfinite(t) | ~np.isfinite(y))
+    if bad.size:
+        r = int(bad[0])
+        raise DataError(f"{name}: observation {r + 1} (person '{ids[r]}') has a missing or non-finite t or value")
+    return SparseData(ids, t, y, name)
+
+
+def read_long(source, *, id_column=None, t_column=None, value_column=None, name: str | None = None) -> SparseData:
+    """Read a long CSV or Parquet file (header id,t,value or the three named columns) as observations."""
+    mapping = long_columns(id_column, t_column, value_column)
+    cols = (mapping.id, mapping.t, mapping.value) if mapping else ("id", "t", "value")
+    label = name or (Path(source).name if isinstance(source, (str, Path)) else getattr(source, "name", "data"))
+    try:
+        if str(label).lower().endswith((".parquet", ".pq")):
+            frame = pd.read_parquet(source)
+        else:
+            frame = pd.read_csv(source, sep=None, engine="python", dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise DataError(f"file not found: {source}") from None
+    except (ValueError, OSError, pd.errors.ParserError, csv.Error) as exc:
+        raise DataError(f"{label} could not be read as a long file: {str(exc).splitlines()[0]}") from None
+    lowered = {str(c).strip().lower(): c for c in frame.columns}
+    picked = []
+    for role, col in zip(("id", "t", "value"), cols):
+        key = lowered.get(str(col).strip().lower())
+        if key is None:
+            raise DataError(f"{label}: no column '{col}' for the {role} (a sparse file is long: id, t, value; "
+                            "or name its columns with --id-column, --t-column, --value-column)")
+        picked.append(frame[key])
+    t = pd.to_numeric(picked[1].astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
+    y = pd.to_numeric(picked[2].astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
+    bad = np.flatnonzero(~np.isfinite(t) | ~np.isfinite(y))
+    if bad.size:
+        r = int(bad[0])
+        raise DataError(f"{label}: row {r + 2} has a missing or non-numeric t or value "
+                        f"({picked[1].iloc[r]!r}, {picked[2].iloc[r]!r})")
+    return from_observations(picked[0].astype(str).to_numpy(), t, y, name=str(label))
+
+
+@dataclass(frozen=True)
+class SparseVerdict:
+    """Whether a long file is sparse, and why (for the Data page and the CLI's message)."""
+
+    sparse: bool
+    reason: str  # shown to the analyst (the Data page, the CLI's note)
+    visits_min: int
+    visits_median: float
+    visits_max: int
+    distinct_grids: int
+
+
+def sparse_reason(data: SparseData) -> SparseVerdict:
+    """Sparse when persons are observed at different times and have few visits (median < DENSE_VISITS),
+    and there are at least MIN_PERSONS_AUTO of them.
+
+    Curves on one shared grid keep the gridded route (however few its points); so do dense
+    irregular curves (median visits >= DENSE_VISITS), which interpolate well onto one grid
+    (METHODS.md 20).
+    """
+    index, counts = data.person_index()
+    order = np.lexsort((data.t, index))
+    grids = {tuple(times) for times in np.split(data.t[order], np.cumsum(counts)[:-1])}
+    med = float(np.median(counts))
+    lo, hi = int(counts.min()), int(counts.max())
+    few = med < DENSE_VISITS
+    different = len(grids) > 1
+    if different and few:
+        reason = (f"persons have {lo} to {hi} observations (median {med:g}) at their own times: interpolating onto "
+                  "a common grid would keep almost nothing, so the sparse route pools the observations")
+    elif different:
+        reason = (f"persons are observed at different times but densely (median {med:g} observations): the "
+                  "gridded route interpolates them onto one grid")
+    else:
+        reason = f"every person is observed on the same grid of {hi} points: the gridded route"
+    enough = counts.size >= MIN_PERSONS_AUTO
+    if few and different and not enough:
+        reason = (f"only {counts.size} persons: too few for the sparse route's pooled estimate to be recognised "
+                  f"automatically (at least {MIN_PERSONS_AUTO}); ask for it explicitly (--sparse)")
+    return SparseVerdict(few and different and enough, reason, lo, med, hi, len(grids))
+
+
+def parse_domain(text) -> tuple[float, float]:
+    """'A,B' (or a pair) -> (A, B) with A < B, both finite."""
+    parts = text.split(",") if isinstance(text, str) else list(text)
+    try:
+        a, b = (float(p) for p in parts)
+    except (TypeError, ValueError):
+        raise ParameterError(f"the domain must be two numbers A,B (e.g. --domain 0,1), got {text!r}") from None
+    if not (math.isfinite(a) and math.isfinite(b) and a < b):
+        raise ParameterError(f"the domain A,B needs finite A < B, got {text!r}")
+    return a, b
+
+
+# The privacy unit of a sparse file in the ledger: persons by id, observations (t, value) as rows.
+SPARSE_UNIT = {"person_column": "id", "layout": "sparse observations (t, value)"}
+
+
+def ledger_view(data: SparseData):
+    """The observations as a FunctionalData of rows (t, value) with the person ids as metadata: what the
+    ledger fingerprints (fdp_core.data.fingerprint) to key a sparse data set's budget with SPARSE_UNIT."""
+    from .loading import FunctionalData
+
+    return FunctionalData(np.array([0.0, 1.0]), np.column_stack([data.t, data.y]),
+                          metadata=pd.DataFrame({"id": data.ids.astype(str)}))

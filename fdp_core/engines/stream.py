@@ -1,0 +1,916 @@
+"""Streamed sufficient statistics: releases from data that need not fit in memory (METHODS.md 17).
+
+Every release reads the data only through sums over records of a per-record transform:
+
+=========================  =============================================================
+release                    statistic summed over records (persons)
+=========================  =============================================================
+mean (Gaussian, ICLP, FRL) the curve clipped to the L2 ball of radius tau (m values)
+mean (Bernstein)           the range-clipped curve read off at the lattice (K + 1 values)
+KDE, ICLP                  observations per grid node (box-clipped, snapped)
+KDE, Gaussian, fixed h     the Gaussian bumps on the grid
+KDE, Gaussian, default h   the box-clipped feature itself (h depends on n: kept, d floats
+                           per person, 1/m of the data)
+PCA                        x x^T of the final coefficient row (p x p)
+=========================  =============================================================
+
+So a release is map (per chunk: validate, clip, sum) -> reduce (add, in float64) -> the
+planning code of mean.py / kde.py / pca.py, unchanged, on the driver (noise, calibration and
+the ledger happen once, there). The result equals the in-memory release up to the order of
+floating-point summation (tests: relative 1e-10 with the same seed).
+
+Sources: a FunctionalData, an (n, m) array with its grid, a chunk iterator (arrays, or
+(array, metadata DataFrame) pairs, with ``grid=``), or a file path (wide CSV read with
+pyarrow's streaming reader, Parquet batch by batch). Long files and transposed files are
+loaded in memory (they are re-shaped as a whole). Every chunk is validated as the loader
+validates a file (infinite values, missing values dropped or interpolated, counted); the
+whole-file checks (at least 2 curves, not all identical, not all constant) run on running
+minima and maxima. A chunk the fast reader refuses (a non-numeric cell, a ragged row) sends
+the file to the loader, which names the row and column (fdp_core/data/loading.py).
+
+Per-record transform: the one of fdp_core/data/preprocess.py (METHODS.md 11-12), applied chunk
+by chunk with its own functions: pointwise clip into the public value range, centring at
+(lo + hi)/2 or the reference curve, L2 clip at tau (default (hi - lo)/2), person average,
+n = persons or the declared n_public. For the linear statistics (mean, Bernstein, PCA) a
+person's average summed over persons is the sum of the rows weighted by 1 / (rows of that
+person), so with a person column a first pass counts each person's rows (keyed by a hash of
+the id: 8 bytes per person) and the second pass sums; a person's rows may be anywhere in the
+file, in any chunk. The source must therefore be readable twice: a path, an array, a
+FunctionalData, or a zero-argument callable returning a fresh chunk iterator (a one-shot
+iterator is refused with a clear message). The KDE averages each person's box-clipped
+features (a non-linear step before the bumps) from per-person running sums (d + 1 floats
+per person).
+"""
+
+from __future__ import annotations
+
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from ..data.loading import (DATA_DEPENDENT_TAU, MAX_SLOW_BYTES, MISSING_POLICIES, FunctionalData, LoadReport, _clip_factors,
+                   _handle_missing, _layout, _open_source, l2_norms, load_curves, long_columns)
+from ..errors import DataError, ParameterError
+from ..kernels import trapezoid_weights
+from ..params import check_choice
+from ..registry import mean_mechanism
+
+DEFAULT_CHUNK_ROWS = 65_536  # at most; fewer for wide grids (CHUNK_BYTES)
+CHUNK_BYTES = 32 * 2**20  # numeric block of one chunk; a chunk's transform makes ~3 temporaries of this size
+
+
+def auto_chunk_rows(m: int, chunk_rows: int | None = None) -> int:
+    """Rows per chunk: the caller's choice, else about CHUNK_BYTES of float64 values."""
+    if chunk_rows is not None:
+        return int(chunk_rows)
+    return int(max(1024, min(DEFAULT_CHUNK_ROWS, CHUNK_BYTES // (8 * max(1, int(m))))))
+ENGINES = ("auto", "local", "stream", "dask")
+# --engine auto streams when a file's values could take more than this many bytes in memory.
+# The local engine's peak is about 0.3 GB + 4x the values (the data, a centred copy, a clipping
+# temporary, Arrow's buffers: 3.2 GB for 10^6 x 93 Parquet, 0.74 GB of values), the streaming
+# engine's about one chunk (0.69 GB on the same file, and faster: 0.62x the pyarrow floor's
+# time). 384 MiB keeps the default's peak within 2 GB for any file; below it the local engine
+# is as fast and lighter (0.48 GB against 0.61 GB streaming at 10^5 x 93).
+AUTO_STREAM_BYTES = 384 * 2**20
+# A CSV cell takes at least 2 bytes ("1,") and 8 in memory: its values are at most 4x the file.
+CSV_VALUE_BYTES_PER_BYTE = 4
+
+
+class _Fallback(Exception):
+    """The fast reader refused a chunk: the loader must read (or word) the file."""
+
+
+# --------------------------------------------------------------------------- chunk readers
+
+@dataclass
+class Chunk:
+    values: np.ndarray  # (r, m), finite after missing-value handling
+    metadata: pd.DataFrame
+    first_row: int  # 0-based index of the chunk's first data row in the source
+
+
+class Tally:
+    """The loader's per-chunk validation and its counts; mergeable (one per Dask partition)."""
+
+    def __init__(self, m: int):
+        self.n_read = self.n_kept = self.n_interp = self.n_missing = 0
+        self.dropped: list[int] = []
+        self.dropped_meta: list[pd.DataFrame] = []  # every dropped row's metadata: its person still counts in n
+        self.col_min = np.full(m, np.inf)
+        self.col_max = np.full(m, -np.inf)
+        self.any_varying = False
+        self.label = ""  # Dask: "partition 3, " (row numbers are then partition-local)
+
+    def add(self, values: np.ndarray, meta: pd.DataFrame, reader: "BlockReader"):
+        r = values.shape[0]
+        if r == 0:
+            return None
+        finite = np.isfinite(values)
+        nan = np.isnan(values)
+        if not np.all(finite | nan):
+            i, c = np.argwhere(~(finite | nan))[0]
+            row = self.n_read + int(i) + 1
+            raise DataError(f"{reader.name}: {self.label}curve {row} (data row {row}) has an infinite value at "
+                            f"t = {reader.grid[c]:g}; remove or fix infinite values")
+        self.n_missing += int(np.count_nonzero(nan))
+        values, keep, k_interp = _handle_missing(reader.grid, values, reader.missing)
+        self.n_interp += k_interp
+        if not keep.all():
+            self.dropped.extend((self.n_read + np.flatnonzero(~keep) + 1).tolist()[:max(0, 1000 - len(self.dropped))])
+            self.dropped_meta.append(meta[~keep].reset_index(drop=True))
+            values, meta = values[keep], meta[keep].reset_index(drop=True)
+        first = self.n_read
+        self.n_read += r
+        if not values.shape[0]:
+            return None
+        np.minimum(self.col_min, values.min(axis=0), out=self.col_min)
+        np.maximum(self.col_max, values.max(axis=0), out=self.col_max)
+        self.any_varying = self.any_varying or bool(np.any(values.max(axis=1) != values.min(axis=1)))
+        self.n_kept += values.shape[0]
+        return Chunk(values, meta, first)
+
+    @property
+    def n_dropped(self) -> int:
+        return self.n_read - self.n_kept
+
+    def merge(self, other: "Tally") -> "Tally":
+        self.n_read += other.n_read
+        self.n_kept += other.n_kept
+        self.n_interp += other.n_interp
+        self.n_missing += other.n_missing
+        self.dropped.extend(other.dropped[:max(0, 1000 - len(self.dropped))])
+        self.dropped_meta.extend(other.dropped_meta)
+        np.minimum(self.col_min, other.col_min, out=self.col_min)
+        np.maximum(self.col_max, other.col_max, out=self.col_max)
+        self.any_varying = self.any_varying or other.any_varying
+        return self
+
+    def finish(self, name: str, missing: str) -> LoadReport:
+        """The loader's whole-file checks, and its report."""
+        if self.n_read == 0:
+            raise DataError(f"{name} has a header but no data rows")
+        if self.n_kept == 0:
+            hint = "" if missing == "interpolate" else " (try interpolating interior gaps)"
+            raise DataError(f"{name}: all {self.n_read} curves have missing values and were dropped{hint}")
+        if self.n_kept < 2:
+            raise DataError(f"{name}: only {self.n_kept} complete curve; a mean, density or PCA "
+                            "release needs at least 2 curves")
+        if np.all(self.col_max == self.col_min):
+            raise DataError(f"{name}: all {self.n_kept} curves are identical; there is nothing to estimate")
+        if not self.any_varying:
+            raise DataError(f"{name}: every curve is constant over t, so these are scalars, not functions; "
+                            "use a numeric column on the density page instead")
+        messages = []
+        if self.n_dropped:
+            messages.append(f"{self.n_dropped} curve(s) with missing values dropped")
+        if self.n_interp:
+            messages.append(f"{self.n_interp} curve(s) had interior gaps filled by linear interpolation")
+        dropped_meta = pd.concat(self.dropped_meta, ignore_index=True) if self.dropped_meta else None
+        return LoadReport(name, self.n_read, self.n_dropped, self.n_interp, self.n_missing, tuple(self.dropped),
+                          tuple(messages), dropped_meta)
+
+
+class BlockReader:
+    """Validated chunks of curves on one grid, with the loader's bookkeeping."""
+
+    # Metadata columns the release needs (None: all). Building the others for every chunk
+    # (strings -> numbers) would cost more than the numeric block for a mean.
+    meta_columns: tuple | None = None
+
+    def __init__(self, name: str, grid: np.ndarray, missing: str):
+        check_choice("missing", missing, MISSING_POLICIES)
+        self.name, self.grid, self.missing = name, np.asarray(grid, dtype=float), missing
+        a, b = float(self.grid[0]), float(self.grid[-1])
+        self.unit_grid = (self.grid - a) / (b - a)
+        self.weights = trapezoid_weights(self.unit_grid)
+        self.m = self.grid.size
+
+    # subclasses yield (values, metadata) of raw chunks (NaN = missing)
+    def raw_chunks(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def chunks(self, tally: "Tally | None" = None):
+        """Validated chunks; afterwards ``report`` holds the loader's counts (``tally`` given:
+        the counts stay in it and the whole-file checks are left to its owner, e.g. Dask's driver)."""
+        own = tally is None
+        tally = Tally(self.m) if own else tally
+        for values, meta in self.raw_chunks():
+            chunk = tally.add(values, meta, self)
+            if chunk is not None:
+                yield chunk
+        if own:
+            self.report = tally.finish(self.name, self.missing)
+
+    def fallback(self) -> FunctionalData:
+        raise DataError(f"{self.name}: a chunk could not be read")
+
+
+class _FdReader(BlockReader):
+    """A FunctionalData: already validated, read in chunks of rows."""
+
+    def __init__(self, fd: FunctionalData, chunk_rows: int):
+        super().__init__(fd.report.source, fd.grid_points, "drop")
+        self.fd, self.chunk_rows = fd, auto_chunk_rows(fd.m, chunk_rows)
+
+    def chunks(self, tally=None):
+        for start in range(0, self.fd.n, self.chunk_rows):
+            meta = self.fd.metadata.iloc[start:start + self.chunk_rows].reset_index(drop=True)
+            yield Chunk(self.fd.data_matrix[start:start + self.chunk_rows], meta, start)
+        self.report = self.fd.report
+
+
+class _IterReader(BlockReader):
+    """Chunks from an iterator (or a callable returning one): arrays or (array, metadata)."""
+
+    def __init__(self, make_iter, grid, missing: str, name: str):
+        from ..data.loading import _check_grid
+
+        grid = np.asarray(grid, dtype=float)
+        _check_grid(grid, [f"{t:g}" for t in grid], name)
+        super().__init__(name, grid, missing)
+        self.make_iter = make_iter
+        self._used = False
+
+    def raw_chunks(self):
+        if self._used and not callable(self.make_iter):
+            raise ParameterError("this chunk iterator was already consumed; a second pass (persons) needs a list "
+                                 "or a zero-argument callable returning a fresh iterator")
+        self._used = True
+        source = self.make_iter() if callable(self.make_iter) else self.make_iter
+        for item in source:
+            values, meta = item if isinstance(item, tuple) else (item, None)
+            values = np.array(values, dtype=float, ndmin=2)
+            if values.ndim != 2 or values.shape[1] != self.m:
+                raise DataError(f"{self.name}: a chunk of shape {values.shape} does not match the grid of "
+                                f"{self.m} points")
+            if meta is None:
+                meta = pd.DataFrame(index=pd.RangeIndex(values.shape[0]))
+            yield values, meta.reset_index(drop=True)
+
+
+class _CsvReader(BlockReader):
+    def __init__(self, src, layout, delimiter, missing, chunk_bytes, name):
+        super().__init__(name, layout.grid, missing)
+        self.src, self.layout, self.delimiter, self.chunk_bytes = src, layout, delimiter, chunk_bytes
+
+    def raw_chunks(self):
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        from ..data import arrow_io
+
+        layout = self.layout
+        columns = None
+        if self.meta_columns is not None:
+            keep = [i for i, meta in enumerate(layout.meta_names) if meta in self.meta_columns]
+            columns = [f"c{i}" for i in keep + list(range(layout.first_numeric, layout.width))]
+        read, parse, convert = arrow_io.csv_options(layout, self.delimiter, columns)
+        read.block_size = self.chunk_bytes
+        try:
+            reader = pacsv.open_csv(self.src.arrow_input(), read_options=read, parse_options=parse,
+                                    convert_options=convert)
+            for batch in reader:
+                yield arrow_io.wide_block(batch, self.layout, strict_inf=False)
+        except (pa.ArrowException, arrow_io.Refused, ValueError):
+            raise _Fallback() from None
+
+    def fallback(self) -> FunctionalData:
+        return _load_or_locate(self.src, self.name, self.missing)
+
+
+class _ParquetReader(BlockReader):
+    def __init__(self, src, pf, layout, columns, missing, chunk_rows, name):
+        super().__init__(name, layout.grid, missing)
+        self.src, self.pf, self.layout, self.columns = src, pf, layout, columns
+        self.chunk_rows = auto_chunk_rows(layout.grid.size, chunk_rows)
+
+    def raw_chunks(self):
+        from ..data import arrow_io
+
+        first = self.layout.first_numeric
+        wanted = [i for i, meta in enumerate(self.layout.meta_names)
+                  if self.meta_columns is None or meta in self.meta_columns]
+        columns = [self.columns[i] for i in wanted] + list(self.columns[first:])
+        names = [f"c{i}" for i in range(len(columns))]
+        for batch in self.pf.iter_batches(batch_size=self.chunk_rows, columns=columns):
+            batch = batch.rename_columns(names)
+            values = np.empty((batch.num_rows, self.m), order="F")
+            for j in range(self.m):
+                values[:, j] = arrow_io._float_column(batch.column(len(wanted) + j), True)
+            yield values, arrow_io._string_metadata(batch.select(list(range(len(wanted)))),
+                                                    [self.layout.meta_names[i] for i in wanted])
+
+
+def _load_or_locate(src, name, missing) -> FunctionalData:
+    """The loader reads what the streaming reader refused: it names the bad row and column
+    (cell-by-cell parser, or the streaming error locator above MAX_SLOW_BYTES)."""
+    return load_curves(src.path if src.raw is None else src.raw, name=name, missing=missing)
+
+
+def open_source(source, *, grid=None, missing: str = "drop", chunk_rows: int | None = None,
+                name: str | None = None, id_column=None, t_column=None, value_column=None,
+                transpose: bool = False) -> BlockReader:
+    """A chunk reader for any supported source (see the module docstring)."""
+    check_choice("missing", missing, MISSING_POLICIES)
+    if chunk_rows is not None:
+        chunk_rows = int(chunk_rows)
+        if chunk_rows < 1:
+            raise ParameterError(f"chunk_rows must be a positive integer, got {chunk_rows}")
+    if isinstance(source, FunctionalData):
+        return _FdReader(source, chunk_rows)
+    if isinstance(source, np.ndarray):
+        if grid is None:
+            raise ParameterError("an array source needs its grid (grid=...)")
+        return _IterReader([source], grid, missing, name or "array")
+    if isinstance(source, (str, Path)):
+        return _open_path(Path(source), missing, chunk_rows, name, long_columns(id_column, t_column, value_column),
+                          transpose)
+    if grid is None:
+        raise ParameterError("a chunk iterator needs the grid of its curves (grid=...)")
+    return _IterReader(source, grid, missing, name or "chunks")
+
+
+def _open_path(path: Path, missing, chunk_rows, name, mapping, transpose) -> BlockReader:
+    from ..data import arrow_io
+    from ..data.loading import _check_dialect, _clean, _csv_head
+
+    src = _open_source(path)
+    name = _clean(name or src.name, 80)
+    def in_memory():
+        return _FdReader(load_curves(path, name=name, missing=missing, id_column=mapping and mapping.id,
+                                     t_column=mapping and mapping.t, value_column=mapping and mapping.value,
+                                     transpose=transpose), chunk_rows)
+    if src.head(4) == b"PAR1" or name.lower().endswith((".parquet", ".pq")):
+        try:
+            pf = arrow_io.parquet_file(src)
+            layout, columns = arrow_io.parquet_layout(pf, name, mapping)
+        except DataError:
+            raise
+        except Exception as exc:
+            raise DataError(f"{name} could not be read as Parquet: {arrow_io._one_line(exc)}") from None
+        grid_ok = layout.kind == "wide" and all(arrow_io._numeric(pf.schema_arrow.field(c))
+                                                 for c in columns[layout.first_numeric:])
+        if not grid_ok:
+            return in_memory()  # long layout, or grid columns stored as text: the loader reshapes them
+        return _ParquetReader(src, pf, layout, columns, missing, chunk_rows, name)
+    head = None if transpose else _csv_head(src, name)
+    if head is None:
+        return in_memory()
+    sample, delimiter, rows = head
+    _check_dialect(sample, rows[:50], delimiter, name, mapping)
+    layout = _layout(rows[0], name, mapping, rows[1:51] if src.size <= 4 * 65536 else ())
+    if layout.kind != "wide":
+        return in_memory()
+    # Chunk size in bytes from the header's width: about chunk_rows rows per block.
+    row_bytes = max(16, len(sample.encode()) // max(1, len(rows)))
+    chunk_bytes = int(min(max(row_bytes * auto_chunk_rows(layout.grid.size, chunk_rows), 1 << 16), 1 << 30))
+    return _CsvReader(src, layout, delimiter, missing, chunk_bytes, name)
+
+
+# --------------------------------------------------------------------------- persons
+
+def person_keys(meta: pd.DataFrame, person_column: str, name: str) -> np.ndarray:
+    """uint64 hash of each row's person id (its text, stripped, as preprocess.person_codes reads it)."""
+    if person_column not in meta.columns:
+        available = ", ".join(map(str, meta.columns)) or "none"
+        raise DataError(f"the data have no column '{person_column}' to group curves by person "
+                        f"(metadata columns: {available})")
+    ids = meta[person_column]
+    text = ids.astype(str).str.strip()
+    blank = ids.isna() | (text == "")
+    if blank.any():
+        raise DataError(f"person column '{person_column}' is empty in {int(blank.sum())} row(s) of {name}; every "
+                        "curve needs a person id")
+    return pd.util.hash_array(text.to_numpy(object), categorize=False)
+
+
+def count_persons(reader: BlockReader, person_column: str) -> pd.Series:
+    """First pass: usable rows per person, indexed by the id hash; a person whose rows were all
+    dropped (missing values) is there with 0 rows, so the index counts the persons of the file."""
+    parts = [pd.Series(person_keys(c.metadata, person_column, reader.name)).value_counts() for c in reader.chunks()]
+    parts.append(dropped_person_counts(reader.report.dropped_metadata, person_column, reader.name))
+    return pd.concat(parts).groupby(level=0).sum()
+
+
+def dropped_person_counts(dropped: pd.DataFrame | None, person_column: str, name: str) -> pd.Series:
+    """0 usable rows for each person id among the dropped rows (they count in n, METHODS.md 11)."""
+    if dropped is None or not len(dropped):
+        return pd.Series(dtype="int64")
+    keys = np.unique(person_keys(dropped, person_column, name))
+    return pd.Series(np.zeros(keys.size, dtype="int64"), index=keys)
+
+
+def file_rows(reader: BlockReader) -> int:
+    """Curves in the file, usable or not: n without a person column (METHODS.md 11)."""
+    if isinstance(reader, _FdReader):
+        from ..data.loading import file_positions
+
+        return file_positions(reader.fd)[1]
+    return int(reader.report.n_read)
+
+
+def person_weights(keys: np.ndarray, counts: pd.Series) -> np.ndarray:
+    """w_i = 1 / (rows of row i's person): sum_i w_i x_i = sum over persons of their average."""
+    return 1.0 / counts.reindex(keys).to_numpy(dtype=float)
+
+
+def mechanism_n(bounds, n_persons: int) -> int:
+    from ..data.preprocess import mechanism_n as declared_n
+
+    return declared_n(bounds.n_public, n_persons)
+
+
+# --------------------------------------------------------------------------- accumulators
+# Each applies fdp_core.data.preprocess's per-record transform to a chunk and adds the result to
+# running sums; merge() adds two accumulators (Dask's reduction).
+
+@dataclass
+class MeanAccumulator:
+    """Sum of person-level clipped centred curves (or Bernstein lattice values) over chunks."""
+
+    settings: object  # MeanSettings, validated
+    grid: np.ndarray
+    unit_grid: np.ndarray
+    weights: np.ndarray
+    total: np.ndarray | None = None
+    raw_sum: np.ndarray | None = None
+    n_rows: int = 0
+    n_clipped: int = 0
+    n_range_clipped: int = 0
+    max_norm: float = 0.0
+    _lattice: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        s = self.settings
+        self.raw_sum = np.zeros(self.grid.size)
+        bounds = s.bounds
+        if mean_mechanism(s.mechanism).lattice:
+            from ..releases.estimators import lattice_interpolation_matrix
+
+            self._lattice = lattice_interpolation_matrix(self.unit_grid, int(s.K))
+            self.total = np.zeros(int(s.K) + 1)
+            self.centre = np.zeros(self.grid.size)
+            self.tau = None
+        else:
+            self.total = np.zeros(self.grid.size)
+            self.centre = bounds.centre(self.grid)
+            self.tau = None if s.tau_from_data else (float(s.tau) if s.tau is not None
+                                                      else float(bounds.default_tau(self.grid)))
+
+    def update(self, values: np.ndarray, row_weights: np.ndarray | None = None) -> None:
+        from ..data.preprocess import centre_block, clip_values
+
+        s = self.settings
+        self.n_rows += values.shape[0]
+        self.raw_sum += np.add.reduce(values, axis=0)
+        if mean_mechanism(s.mechanism).lattice:
+            lo, hi = (float(v) for v in s.bernstein_range)
+            clipped = np.clip(values, lo, hi)
+            outside = int(np.sum(np.any(clipped != values, axis=1)))
+            self.n_clipped += outside
+            self.n_range_clipped += outside
+            if s.value_range is not None:
+                clipped = np.clip(clipped, *s.value_range)
+            lattice = clipped @ self._lattice
+            self.total += np.add.reduce(lattice, axis=0) if row_weights is None else row_weights @ lattice
+            return
+        clipped, n_range = clip_values(values, s.bounds.value_range)
+        self.n_range_clipped += n_range
+        Y = centre_block(clipped, self.centre) if np.any(self.centre) else clipped
+        norms = l2_norms(Y, self.weights)
+        if self.tau is None:
+            # Clipping at tau = the largest norm leaves every curve unchanged (factor min(1, tau/||Y||) = 1).
+            self.max_norm = max(self.max_norm, float(norms.max(initial=0.0)))
+            factor = np.ones(values.shape[0])
+        else:
+            factor = _clip_factors(norms, self.tau)
+            self.n_clipped += int(np.sum(norms > self.tau))
+        if row_weights is not None:
+            factor = factor * row_weights
+        self.total += factor @ Y
+
+    def merge(self, other: "MeanAccumulator") -> "MeanAccumulator":
+        self.total = self.total + other.total
+        self.raw_sum = self.raw_sum + other.raw_sum
+        self.n_rows += other.n_rows
+        self.n_clipped += other.n_clipped
+        self.n_range_clipped += other.n_range_clipped
+        self.max_norm = max(self.max_norm, other.max_norm)
+        return self
+
+    def sums(self, n_persons: int, n_dropped: int, n_usable: int | None = None):
+        from ..releases.mean import MeanSums
+
+        s = self.settings
+        n = mechanism_n(s.bounds, n_persons)
+        usable = n_persons if n_usable is None else int(n_usable)
+        total = self.total
+        if mean_mechanism(s.mechanism).lattice and n > usable:
+            # Persons without a usable curve, and those up to n_public, count at lo (as in memory).
+            total = total + (n - usable) * float(s.bernstein_range[0])
+        if self.tau is None and not mean_mechanism(s.mechanism).lattice and not self.max_norm > 0:
+            raise DataError("every centred curve is zero: tau from the data would be 0")
+        common = dict(grid_points=self.grid, unit_grid=self.unit_grid, weights=self.weights, n=n,
+                      n_dropped=n_dropped, n_unusable=n_persons - usable, n_curves=self.n_rows, raw_sum=self.raw_sum, offset=self.centre,
+                      n_range_clipped=self.n_range_clipped, n_clipped=self.n_clipped, total=total)
+        if mean_mechanism(s.mechanism).lattice:
+            return MeanSums(**common)
+        if self.tau is None:
+            return MeanSums(tau=self.max_norm, data_dependent_flags=(DATA_DEPENDENT_TAU,), **common)
+        return MeanSums(tau=self.tau, **common)
+
+
+@dataclass
+class PcaAccumulator:
+    """sum_i w_i x_i x_i^T of the final coefficient rows (range-clipped, centred, / tau, clipped)."""
+
+    settings: object  # PcaSettings, validated
+    basis: object  # PcaBasis
+    grid: np.ndarray
+    weights: np.ndarray
+    centre: np.ndarray | None = None
+    gram: np.ndarray | None = None
+    n_rows: int = 0
+    n_clipped: int = 0
+    n_range_clipped: int = 0
+    max_norm: float = 0.0
+
+    def __post_init__(self):
+        from ..releases.pca import pca_tau
+
+        self.gram = np.zeros((self.basis.p, self.basis.p))
+        self._projector = self.weights[:, None] * self.basis.functions
+        self.tau = pca_tau(self.settings, self.grid)
+
+    def update(self, values: np.ndarray, row_weights: np.ndarray | None = None) -> None:
+        from ..releases.pca import coefficient_matrix
+        from ..data.preprocess import clip_values
+
+        self.n_rows += values.shape[0]
+        values, n_range = clip_values(values, self.settings.bounds.value_range)
+        self.n_range_clipped += n_range
+        if self.tau is None:
+            # tau = the largest coefficient row (after range clip and centring): no row is clipped,
+            # so X^T X = (sum c c^T) / tau^2 once tau is known.
+            centred = values if self.centre is None else values - self.centre[None, :]
+            X = centred @ self._projector
+            self.max_norm = max(self.max_norm, float(np.sqrt(np.einsum("ij,ij->i", X, X)).max(initial=0.0)))
+        else:
+            X, clipped = coefficient_matrix(values, self.basis.functions, self.weights, self.tau, self.centre)
+            self.n_clipped += clipped
+        self.gram += X.T @ X if row_weights is None else (X * row_weights[:, None]).T @ X
+
+    def merge(self, other: "PcaAccumulator") -> "PcaAccumulator":
+        self.gram = self.gram + other.gram
+        self.n_rows += other.n_rows
+        self.n_clipped += other.n_clipped
+        self.n_range_clipped += other.n_range_clipped
+        self.max_norm = max(self.max_norm, other.max_norm)
+        return self
+
+    def sums(self, n_persons: int, flags=()):
+        from ..releases.pca import PcaSums
+
+        flags = list(flags)
+        tau, gram = self.tau, self.gram
+        if tau is None:
+            if not self.max_norm > 0:
+                raise DataError("every centred curve has zero coefficients: tau from the data would be 0")
+            tau = self.max_norm
+            gram = gram / (tau * tau)
+            flags.append(DATA_DEPENDENT_TAU)
+        return PcaSums(self.grid, self.basis, gram, mechanism_n(self.settings.bounds, n_persons), self.n_clipped,
+                       tau, self.n_rows, self.n_range_clipped, tuple(flags))
+
+
+@dataclass
+class KdeAccumulator:
+    """Box-clipped features: per-node counts (ICLP), bump sums (Gaussian, fixed h) or the points."""
+
+    settings: object  # KdeSettings
+    box: tuple
+    grid_size: int
+    mode: str  # "counts" | "bumps" | "points"
+    n_rows: int = 0
+    n_clipped: int = 0
+    total: np.ndarray | None = None
+    points: list = field(default_factory=list)
+    person_sums: list = field(default_factory=list)  # (keys, sums (r, d), counts) per chunk
+
+    def __post_init__(self):
+        d = len(self.box)
+        if self.mode in ("counts", "bumps"):
+            self.total = np.zeros((self.grid_size,) * d)
+
+    def clip(self, points: np.ndarray) -> tuple[np.ndarray, int]:
+        from ..releases.box import check_points
+
+        x = check_points(points, len(self.box))
+        lo = np.array([b[0] for b in self.box])
+        hi = np.array([b[1] for b in self.box])
+        outside = np.any((x < lo) | (x > hi), axis=1)
+        return np.clip(x, lo, hi), int(outside.sum())
+
+    def update(self, points: np.ndarray, keys: np.ndarray | None = None) -> None:
+        x, outside = self.clip(points)
+        self.n_rows += x.shape[0]
+        self.n_clipped += outside
+        if keys is not None:
+            frame = pd.DataFrame(x).groupby(keys).agg(["sum", "count"])
+            d = x.shape[1]
+            sums = np.column_stack([frame[(j, "sum")].to_numpy() for j in range(d)])
+            self.person_sums.append((frame.index.to_numpy(), sums, frame[(0, "count")].to_numpy()))
+            return
+        self._add(x)
+
+    def _add(self, x: np.ndarray) -> None:
+        from ..releases.box import kde_grids, node_counts, snap_to_grid
+        from ..mechanisms.hall_kde import hall_bump_sums
+
+        if self.mode == "counts":
+            self.total += node_counts(snap_to_grid(x, self.box, self.grid_size), self.grid_size)
+        elif self.mode == "bumps":
+            self.total += hall_bump_sums(x, kde_grids(self.box, self.grid_size), float(self.settings.bandwidth))
+        else:
+            self.points.append(x)
+
+    def merge(self, other: "KdeAccumulator") -> "KdeAccumulator":
+        self.n_rows += other.n_rows
+        self.n_clipped += other.n_clipped
+        if self.total is not None:
+            self.total = self.total + other.total
+        self.points.extend(other.points)
+        self.person_sums.extend(other.person_sums)
+        return self
+
+    def sums(self, n_persons: int | None = None):
+        """KdeSums of the person-level observations (already inside the box: n_clipped_box = 0,
+        as for the in-memory path, which clips before planning; the count is in ``n_clipped``).
+
+        ``n_persons``: the persons of the file (or the declared n_public); those without a usable
+        curve are observed at the box centre, as in features.person_features."""
+        from ..releases.box import KdeSums
+
+        if self.n_rows and self.n_clipped == self.n_rows:
+            limits = " x ".join(f"[{a:g}, {b:g}]" for a, b in self.box)
+            raise DataError(f"all {self.n_rows} observations lie outside the box {limits}; choose a (public) box "
+                            "that covers the range of the feature")
+        if self.person_sums:
+            keys = np.concatenate([k for k, _, _ in self.person_sums])
+            sums = np.concatenate([s for _, s, _ in self.person_sums])
+            counts = np.concatenate([c for _, _, c in self.person_sums])
+            frame = pd.DataFrame(sums).groupby(keys).sum()
+            total = pd.Series(counts).groupby(keys).sum().reindex(frame.index).to_numpy(dtype=float)
+            averaged = frame.to_numpy() / total[:, None]  # inside the box: averages of box points
+            self.person_sums = []
+            self._add(averaged)
+            n = averaged.shape[0]
+        else:
+            n = self.n_rows
+        if n_persons is not None and n_persons > n:
+            from ..releases.box import box_centre
+
+            self._add(np.tile(box_centre(self.box), (n_persons - n, 1)))
+            n = n_persons
+        common = dict(box=self.box, grid_size=self.grid_size, n=n, n_clipped_box=0)
+        if self.mode == "counts":
+            return KdeSums(node_counts=self.total, **common)
+        if self.mode == "bumps":
+            return KdeSums(bump_sums=self.total, bandwidth=float(self.settings.bandwidth), **common)
+        points = np.concatenate(self.points) if self.points else np.empty((0, len(self.box)))
+        return KdeSums(points=points, **common)
+
+
+def kde_mode(settings) -> str:
+    """The sufficient statistic a chunk adds: the mechanism's registry entry decides (fdp_core/registry/kde.py)."""
+    from ..registry.kde import kde_mechanism
+
+    return kde_mechanism(settings.mechanism).stream_mode(settings)
+
+
+def kde_features(chunk_fd: FunctionalData, features, value_range):
+    """The per-curve features of a chunk, curves first clipped to the public value range
+    (as fdp_core.data.features.person_features does)."""
+    from dataclasses import replace as _replace
+
+    from ..data.features import extract_features
+    from ..data.preprocess import clip_values
+
+    if value_range is not None and any(f.kind != "column" for f in features):
+        chunk_fd = _replace(chunk_fd, data_matrix=clip_values(chunk_fd.data_matrix, value_range)[0])
+    return extract_features(chunk_fd, features)[0]
+
+
+# --------------------------------------------------------------------------- drivers
+
+class Persons(NamedTuple):
+    """The persons of a streamed file: ``n`` all of them (public, the mechanism's n before
+    n_public), ``usable`` those with at least one usable curve (NON-PRIVATE: the others count
+    as the centre, or the Bernstein lower bound, or the box centre, never as nobody)."""
+
+    n: int
+    usable: int
+
+
+def persons_of(counts: pd.Series | None, n_rows: int, n_kept: int) -> Persons:
+    if counts is None:
+        return Persons(int(n_rows), int(n_kept))
+    return Persons(int(counts.size), int(np.count_nonzero(counts.to_numpy() > 0)))
+
+
+def _run(reader: BlockReader, person_column: str | None, consume) -> Persons:
+    """Feed the chunks to ``consume(chunk, keys, weights)``; returns the persons of the file."""
+    counts = count_persons(reader, person_column) if person_column else None
+    n_kept = 0
+    for chunk in reader.chunks():
+        keys = weights = None
+        if person_column:
+            keys = person_keys(chunk.metadata, person_column, reader.name)
+            weights = person_weights(keys, counts)
+        consume(chunk, keys, weights)
+        n_kept += chunk.values.shape[0]
+    return persons_of(counts, file_rows(reader), n_kept)
+
+
+def _with_fallback(reader: BlockReader, make, person_column):
+    """Run ``make(reader)`` -> (accumulator, consume); on a chunk the fast reader refuses, the
+    loader reads the file (naming the bad row, or accepting an unusual spelling) and the
+    accumulator is rebuilt over it."""
+    try:
+        acc, consume = make(reader)
+        n = _run(reader, person_column, consume)
+        return reader, acc, n
+    except _Fallback:
+        fd = reader.fallback()
+        reader = _FdReader(fd, None)
+        acc, consume = make(reader)
+        n = _run(reader, person_column, consume)
+        return reader, acc, n
+
+
+def stream_mean_sums(source, settings, **options):
+    """:class:`fdp_core.releases.mean.MeanSums` of ``source`` in one pass (two with a person column)."""
+    settings = settings.validated()
+    person_column = settings.bounds.person_column
+    reader = open_source(source, **options)
+    reader.meta_columns = (person_column,) if person_column else ()
+
+    def make(r):
+        acc = MeanAccumulator(settings, r.grid, r.unit_grid, r.weights)
+        return acc, lambda chunk, keys, w: acc.update(chunk.values, w)
+
+    reader, acc, persons = _with_fallback(reader, make, person_column)
+    return acc.sums(persons.n, reader.report.n_dropped, persons.usable)
+
+
+def stream_pca_sums(source, settings, *, released_mean=None, with_report: bool = False, **options):
+    """:class:`fdp_core.releases.pca.PcaSums` of ``source`` (centring public, by a released mean, or none)."""
+    from ..mechanisms.bingham import single_blas_thread
+    from ..releases.pca import pca_basis, pca_centre
+
+    settings = settings.validated()
+    person_column = settings.bounds.person_column
+    reader = open_source(source, **options)
+    reader.meta_columns = (person_column,) if person_column else ()
+    centre, flags = pca_centre(settings, reader.grid, released_mean)
+
+    def make(r):
+        acc = PcaAccumulator(settings, pca_basis(settings, r.unit_grid, r.weights), r.grid, r.weights, centre)
+        return acc, lambda chunk, keys, w: acc.update(chunk.values, w)
+
+    with single_blas_thread():  # many small p x p products; threads would only add overhead
+        reader, acc, persons = _with_fallback(reader, make, person_column)
+    sums = acc.sums(persons.n, flags)
+    return (sums, reader.report.n_dropped) if with_report else sums
+
+
+@dataclass(frozen=True)
+class StreamedFeatures:
+    """What stream_kde_sums returns: the sums and the analyst-view counts of the in-memory path."""
+
+    sums: object  # KdeSums
+    features: tuple
+    n_dropped: int
+    n_curves: int
+    n_outside_box: int  # NON-PRIVATE
+    n_unusable: int = 0  # NON-PRIVATE: persons of the file without a usable curve
+
+
+def kde_feature_inputs(settings, feature) -> tuple[tuple, tuple, int]:
+    """(features, box, grid size) of a streamed or Dask density release, checked against each other."""
+    from ..data.features import parse_feature_spec
+    from ..releases.box import check_box, check_grid_size
+
+    features = parse_feature_spec(feature) if isinstance(feature, str) else tuple(feature)
+    box = check_box(settings.box)
+    if len(box) != len(features):
+        raise ParameterError(f"a {len(features)}-d feature needs a box with {2 * len(features)} numbers, "
+                             f"got {2 * len(box)}")
+    return features, box, check_grid_size(settings.grid_size, len(box))
+
+
+def stream_kde_sums(source, settings, feature, **options) -> StreamedFeatures:
+    """Density sufficient statistics for a per-curve feature (see the module docstring)."""
+    features, box, grid_size = kde_feature_inputs(settings, feature)
+    person_column = getattr(settings, "person_column", None)
+    value_range = getattr(settings, "value_range", None)
+    reader = open_source(source, **options)
+    reader.meta_columns = tuple(f.params[0] for f in features if f.kind == "column") + (
+        (person_column,) if person_column else ())
+
+    def make(r):
+        acc = KdeAccumulator(settings, box, grid_size, kde_mode(settings))
+
+        def consume(chunk, keys, weights):
+            acc.update(kde_features(FunctionalData(r.grid, chunk.values, chunk.metadata), features, value_range),
+                       keys)
+        return acc, consume
+
+    reader, acc, persons = _with_fallback(reader, make, person_column)
+    n = mechanism_n_public(getattr(settings, "n_public", None), persons.n)
+    return StreamedFeatures(acc.sums(n), features, reader.report.n_dropped, acc.n_rows, acc.n_clipped,
+                            persons.n - persons.usable)
+
+
+def mechanism_n_public(n_public, n_persons: int) -> int:
+    from ..data.preprocess import mechanism_n as declared_n
+
+    return declared_n(n_public, n_persons)
+
+
+def value_bytes_bound(data_path) -> int:
+    """An upper bound of the bytes the file's values take as float64: Parquet from its footer
+    (rows x columns x 8), any other file CSV_VALUE_BYTES_PER_BYTE x its size. Raises OSError."""
+    path = Path(data_path)
+    size = path.stat().st_size
+    if not stat.S_ISREG(path.stat().st_mode):  # a pipe or a device: never opened here (it could block)
+        raise OSError(f"{path} is not a regular file")
+    with open(path, "rb") as fh:
+        magic = fh.read(4)
+    if magic == b"PAR1" or path.name.lower().endswith((".parquet", ".pq")):
+        try:
+            import pyarrow.parquet as pq
+
+            meta = pq.ParquetFile(path).metadata
+            return int(meta.num_rows) * int(meta.num_columns) * 8
+        except Exception:  # not readable as Parquet: the loader says why; its size bounds nothing
+            return 0
+    return size * CSV_VALUE_BYTES_PER_BYTE
+
+
+def choose_engine(engine: str, data_path) -> str:
+    """--engine auto: stream when the file's values could exceed AUTO_STREAM_BYTES in memory
+    (:func:`value_bytes_bound`), else the local (in-memory) engine."""
+    check_choice("engine", engine, ENGINES)
+    if engine != "auto":
+        return engine
+    try:
+        bound = value_bytes_bound(data_path)
+    except (OSError, ValueError):  # the loader refuses the path with its own message
+        return "local"
+    return "stream" if bound > AUTO_STREAM_BYTES else "local"
+
+
+__all__ = ["ENGINES", "AUTO_STREAM_BYTES", "MAX_SLOW_BYTES", "open_source", "stream_mean_sums", "stream_pca_sums",
+           "stream_kde_sums", "choose_engine", "value_bytes_bound", "MeanAccumulator", "PcaAccumulator", "KdeAccumulator"]
+
+
+def load_with_progress(source, progress=None, **options) -> FunctionalData:
+    """Read ``source`` chunk by chunk into memory, calling ``progress(fraction, rows)`` after
+    every chunk (the app's progress bar for big server-side files). Same validation and the
+    same numbers as :func:`fdp_core.data.loading.load_curves`; memory is the numeric block plus one chunk."""
+    reader = open_source(source, **options)
+    total = _row_estimate(reader)
+    for _attempt in range(2):
+        values, metas, rows = [], [], 0
+        try:
+            for chunk in reader.chunks():
+                values.append(chunk.values)
+                metas.append(chunk.metadata)
+                rows += chunk.values.shape[0]
+                if progress is not None:
+                    progress(min(1.0, rows / total) if total else 0.0, rows)
+            break
+        except _Fallback:
+            reader = _FdReader(reader.fallback(), options.get("chunk_rows"))
+    matrix = np.concatenate(values) if len(values) > 1 else values[0]
+    meta = pd.concat(metas, ignore_index=True) if metas else pd.DataFrame()
+    if progress is not None:
+        progress(1.0, rows)
+    return FunctionalData(reader.grid, matrix, meta, reader.report)
+
+
+def _row_estimate(reader: BlockReader) -> int | None:
+    if isinstance(reader, _ParquetReader):
+        return int(reader.pf.metadata.num_rows)
+    if isinstance(reader, _CsvReader):
+        head = reader.src.head(1 << 20)
+        lines = max(1, head.count(b"\n") - 1)
+        return max(1, int(reader.src.size / (len(head) / (lines + 1))))
+    if isinstance(reader, _FdReader):
+        return reader.fd.n
+    return None

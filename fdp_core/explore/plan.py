@@ -1,0 +1,586 @@
+"""Planning a release by accuracy across several statistics (METHODS.md section 21).
+
+A privacy officer signs off a *plan*: several statistics of one data set (a mean, a
+density of a feature, a covariance, principal components), each with
+
+* a **target** accuracy (the 95% L2 radius of its noise, in the statistic's own units:
+  data units for a mean, density units for a density, squared data units for a covariance
+  surface in Hilbert-Schmidt norm), or
+* a **weight** (the total budget is then split to minimise the weighted squared radii), or
+* a fixed **epsilon** (principal components: the exponential mechanism has no closed-form
+  error radius, so its budget is stated, not derived).
+
+Everything here is computed from *public* quantities only: the declared n, the grid, the
+value range, tau and the kernels. Each statistic is planned once on a public stand-in (the
+declared n persons, all equal to the centre, on the declared grid) at a reference epsilon;
+its noise radius does not depend on the data values. Every mechanism's noise scale is its
+sensitivity (independent of epsilon) times a unit scale u(epsilon, delta): 1/epsilon for
+Laplace-type noise, sigma(1, epsilon, delta) of its calibration for Gaussian noise. So the
+radius at any epsilon is the reference radius times u(epsilon)/u(reference), exactly, and
+the smallest epsilon meeting a target is a monotone root (closed form for Laplace noise,
+bisection on log epsilon for the Gaussian calibrations).
+
+Totals. Basic composition (sum of epsilons, sum of deltas) is what the ledger's default
+filter charges, part by part. When every part is Gaussian the plan's parameters are fixed in
+advance, so Gaussian-DP composition is valid for the plan as a whole: mu = sqrt(sum mu_s^2)
+with mu_s = Delta_s / sigma_s, converted to (epsilon, delta) at the plan's total delta. Both
+are reported and the cheaper valid one is named.
+
+Total first. With weights w_s and squared radii e_s(eps) = r_s(eps)^2: pure parts have
+e_s = k_s / eps_s^2, so under basic composition eps_s is proportional to (w_s k_s)^(1/3)
+(Lagrange); Gaussian parts are split numerically (each keeps its own delta; the sum of the
+epsilons is the budget left after the fixed and targeted parts). For all-Gaussian weighted
+parts, the GDP split is shown beside it: e_s = k_s / mu_s^2, so mu_s^2 is proportional to
+sqrt(w_s k_s).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Mapping
+
+import numpy as np
+from scipy import optimize
+
+from ..budget.accounting import compose
+from ..errors import ParameterError
+from ..mechanisms.calibration import gaussian_sigma
+from ..params import check_delta, check_epsilon, check_positive
+
+PLAN_SCHEMA = "fdp.plan/1"
+PLAN_KINDS = ("mean", "kde", "covariance", "pca")
+EPSILON_RANGE = (1e-4, 1e3)  # where the smallest epsilon for a target is searched
+REFERENCE_EPSILON = 1.0
+_STATISTIC_KEYS = {"kind", "name", "settings", "target", "weight", "epsilon", "feature"}
+_PUBLIC_KEYS = {"n", "grid", "domain", "value_range", "person_column"}
+_PLAN_KEYS = {"schema", "public", "budget", "statistics", "data"}
+RADIUS_UNITS = {"mean": "data units (95% L2 radius of the noise)",
+                "kde": "density units (95% L2 radius of the noise)",
+                "covariance": "squared data units (95% Hilbert-Schmidt radius of the noise)",
+                "pca": "no closed-form radius (epsilon stated)"}
+
+
+# --------------------------------------------------------------------------- the public stand-in
+
+@dataclass(frozen=True)
+class PublicDesign:
+    """What the plan may know about the data: all of it declared public, none of it read from a file."""
+
+    n: int
+    grid: np.ndarray = field(repr=False)
+    value_range: tuple[float, float] | None = None
+    person_column: str | None = None
+
+    @classmethod
+    def of(cls, mapping: Mapping) -> "PublicDesign":
+        unknown = sorted(set(map(str, mapping)) - _PUBLIC_KEYS)
+        if unknown:
+            raise ParameterError(f"plan: unknown public key(s) {', '.join(unknown)} (known: "
+                                 f"{', '.join(sorted(_PUBLIC_KEYS))})")
+        n = mapping.get("n")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+            raise ParameterError(f"plan: public.n (the declared number of persons) must be an integer >= 2, got {n!r}")
+        grid = _grid_of(mapping.get("grid", 101), mapping.get("domain", (0.0, 1.0)))
+        value_range = mapping.get("value_range")
+        if value_range is not None:
+            value_range = _pair("public.value_range", value_range)
+        person = mapping.get("person_column")
+        if person is not None and (not isinstance(person, str) or not person.strip()):
+            raise ParameterError(f"plan: public.person_column must be a column name, got {person!r}")
+        return cls(n, grid, value_range, person)
+
+    def stand_in(self):
+        """n identical curves at the centre of the range on the declared grid (no data value)."""
+        from ..data.loading import FunctionalData  # the loader's module; imported here to keep `plan` light
+
+        centre = 0.0 if self.value_range is None else 0.5 * (self.value_range[0] + self.value_range[1])
+        return FunctionalData(self.grid, np.full((self.n, self.grid.size), centre))
+
+
+def _pair(name: str, value) -> tuple[float, float]:
+    if not isinstance(value, (list, tuple)) or len(value) != 2 or any(isinstance(v, bool) for v in value):
+        raise ParameterError(f"plan: {name} must be a pair [lo, hi], got {value!r}")
+    try:
+        lo, hi = float(value[0]), float(value[1])
+    except (TypeError, ValueError):
+        raise ParameterError(f"plan: {name} must be two numbers, got {value!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ParameterError(f"plan: {name} needs finite lo < hi, got {value!r}")
+    return lo, hi
+
+
+def _grid_of(grid, domain) -> np.ndarray:
+    from ..limits import MAX_GRID_POINTS
+
+    if isinstance(grid, bool):
+        raise ParameterError(f"plan: public.grid must be a number of points or a list of t, got {grid!r}")
+    if isinstance(grid, int):
+        if not 3 <= grid <= MAX_GRID_POINTS:
+            raise ParameterError(f"plan: public.grid must have 3..{MAX_GRID_POINTS} points, got {grid}")
+        lo, hi = _pair("public.domain", domain)
+        return np.linspace(lo, hi, grid)
+    try:
+        points = np.asarray(grid, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError("plan: public.grid must be a number of points or a list of numbers") from None
+    if points.ndim != 1 or not 3 <= points.size <= MAX_GRID_POINTS or not np.all(np.isfinite(points)) \
+            or np.any(np.diff(points) <= 0):
+        raise ParameterError(f"plan: public.grid must be 3..{MAX_GRID_POINTS} strictly increasing finite numbers")
+    return points
+
+
+# --------------------------------------------------------------------------- one statistic's noise
+
+@dataclass(frozen=True)
+class NoiseProfile:
+    """How one statistic's 95% radius moves with its budget (public, planned once).
+
+    ``radius_ref``: the radius at ``epsilon_ref`` (and ``delta``); ``gaussian``: the noise is
+    Gaussian with the given calibration (then ``mu_ref`` = Delta / sigma at the reference).
+    """
+
+    radius_ref: float
+    epsilon_ref: float
+    delta: float  # 0 for pure mechanisms
+    gaussian: bool
+    calibration: str | None = None
+    mu_ref: float | None = None
+
+    def unit_scale(self, epsilon: float) -> float:
+        if self.gaussian:
+            return gaussian_sigma(1.0, epsilon, self.delta, self.calibration)
+        return 1.0 / epsilon
+
+    def radius(self, epsilon: float) -> float:
+        return self.radius_ref * self.unit_scale(epsilon) / self.unit_scale(self.epsilon_ref)
+
+    def radius_at_mu(self, mu: float) -> float:
+        """Gaussian only: the radius when sigma = Delta / mu."""
+        return self.radius_ref * self.mu_ref / mu
+
+    def mu(self, epsilon: float) -> float | None:
+        return 1.0 / self.unit_scale(epsilon) if self.gaussian else None
+
+    def epsilon_for(self, target: float) -> float | None:
+        """Smallest epsilon in EPSILON_RANGE whose radius is <= target (None if unreachable)."""
+        lo, hi = EPSILON_RANGE
+        upper = min(hi, 1.0) if self.gaussian and self.calibration == "classical" else hi
+        goal = target * (1.0 - 1e-9)
+        if self.radius(upper) > goal:
+            return None
+        if self.radius(lo) <= goal:
+            return lo
+        if not self.gaussian:
+            eps = self.epsilon_ref * self.radius_ref / goal
+        else:
+            a, b = math.log(lo), math.log(upper)
+            while b - a > 1e-11:
+                mid = 0.5 * (a + b)
+                a, b = (mid, b) if self.radius(math.exp(mid)) > goal else (a, mid)
+            eps = math.exp(b)
+        while self.radius(eps) > goal:  # rounding: step up until the target provably holds
+            eps *= 1.0 + 1e-12
+        return eps
+
+
+def _covariance_radius(plan, prob: float = 0.95, draws: int = 4000) -> float:
+    """95% quantile of ||symmetrised noise||_HS (Monte Carlo, fixed seed; the eigenbasis is
+    orthonormal, so the HS norm of the surface is that of the coefficient matrix)."""
+    from ..releases.covariance import symmetrise
+
+    rng = np.random.default_rng(20260)
+    noise = symmetrise(plan.family.standard(rng, (draws,) + plan.scales.shape) * plan.scales)
+    total = np.sum(noise**2, axis=(1, 2))
+    if plan.released_mean:
+        mean_noise = plan.family.standard(rng, (draws,) + plan.mean_scales.shape) * plan.mean_scales
+        total = total + np.sum(mean_noise**2, axis=1)
+    return float(np.quantile(np.sqrt(total), prob))
+
+
+def noise_profile(kind: str, settings, design: PublicDesign, feature: str | None = None) -> NoiseProfile:
+    """Plan ``kind`` on the public stand-in at the reference epsilon; read off its radius."""
+    ref = replace(settings, epsilon=REFERENCE_EPSILON)
+    if kind == "mean":
+        from ..releases.mean import plan_mean_release
+
+        # The stand-in has no person column: its rows are the declared persons.
+        plan = plan_mean_release(design.stand_in(), replace(ref, person_column=None, n_public=None))
+        guarantee, radius = plan.guarantee, plan.l2_error_radius(0.95)
+        calibration = getattr(ref, "calibration", None)
+    elif kind == "kde":
+        from ..releases.box import check_box
+        from ..releases.kde import plan_kde_release
+
+        box = check_box(ref.box)
+        centre = np.array([0.5 * (lo + hi) for lo, hi in box])
+        points = np.tile(centre, (design.n, 1)) if len(box) > 1 else np.full(design.n, centre[0])
+        release = plan_kde_release(points, replace(ref, box=box, person_column=None))
+        guarantee, radius, calibration = release.guarantee, release.l2_error_radius(0.95), ref.calibration
+    elif kind == "covariance":
+        from ..releases.covariance import plan_covariance_release
+
+        release = plan_covariance_release(design.stand_in(), replace(ref, person_column=None)
+                                          if hasattr(ref, "person_column") else ref)
+        guarantee, radius, calibration = release.guarantee, _covariance_radius(release), ref.calibration
+    else:
+        raise ParameterError(f"plan: a {kind} statistic has no closed-form radius; state its epsilon")
+    gaussian = guarantee.gdp_mu is not None
+    delta = float(guarantee.delta or 0.0) if gaussian else 0.0
+    return NoiseProfile(float(radius), REFERENCE_EPSILON, delta, gaussian, calibration if gaussian else None,
+                        float(guarantee.gdp_mu) if gaussian else None)
+
+
+# --------------------------------------------------------------------------- the plan
+
+@dataclass(frozen=True)
+class Statistic:
+    """One line of a plan: a kind, its settings and how its budget is decided."""
+
+    name: str
+    kind: str
+    settings: object
+    target: float | None = None
+    weight: float | None = None
+    epsilon: float | None = None
+    feature: str | None = None
+
+    @property
+    def rule(self) -> str:
+        return "target" if self.target is not None else "weight" if self.weight is not None else "epsilon"
+
+
+def charged_entries(kind: str, settings, design: PublicDesign, feature: str | None = None) -> list:
+    """The ledger entries a commit of this statistic would make: the exact discrete export's own
+    privacy map (a little above the calibrated epsilon), planned on the stand-in, nothing drawn.
+    Data-free: the cost depends on n, the grid, tau and the settings only."""
+    from ..publish import commit
+
+    fd = design.stand_in()
+    if kind == "mean":
+        return [commit.prepare_mean_commit(fd, replace(settings, person_column=None)).entry]
+    if kind == "kde":
+        return [commit.prepare_kde_commit(fd, feature, replace(settings, person_column=None)).entry]
+    if kind == "covariance":
+        from ..publish.commit_summaries import prepare_covariance_commit
+
+        return [p.entry for p in prepare_covariance_commit(fd, replace(settings, person_column=None))]
+    from ..budget.accounting import exponential_entry  # PCA: the exponential mechanism is charged its epsilon
+
+    return [exponential_entry("pca", str(getattr(settings, "sampler", None) or "pca"), epsilon=settings.epsilon)]
+
+
+@dataclass(frozen=True)
+class PlannedPart:
+    statistic: Statistic
+    epsilon: float  # the calibration's epsilon (what sets the noise)
+    delta: float
+    radius: float | None  # 95% radius at epsilon (None: PCA)
+    gaussian: bool
+    mu: float | None
+    entries: tuple = field(default=(), repr=False)  # the ledger entries its commit makes
+
+    @property
+    def charged_epsilon(self) -> float:
+        return float(sum(e.epsilon for e in self.entries))
+
+    @property
+    def charged_delta(self) -> float:
+        return float(sum(e.delta for e in self.entries))
+
+    def to_dict(self) -> dict:
+        s = self.statistic
+        return {"name": s.name, "kind": s.kind, "rule": s.rule, "target": s.target, "weight": s.weight,
+                "feature": s.feature, "epsilon": self.charged_epsilon, "delta": self.charged_delta,
+                "calibration_epsilon": self.epsilon, "calibration_delta": self.delta, "radius_95": self.radius,
+                "radius_units": RADIUS_UNITS[s.kind], "noise": "gaussian" if self.gaussian else "pure",
+                "gdp_mu": self.mu}
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """The budget of every statistic and the totals (public: no data was read)."""
+
+    parts: tuple[PlannedPart, ...]
+    design: PublicDesign
+    budget: tuple[float, float] | None
+    basic: tuple[float, float]
+    gdp: tuple | None  # (epsilon, delta, method): a cheaper valid total of the whole plan (GDP or zCDP), if any
+    alternatives: tuple[dict, ...] = ()
+    profiles: Mapping = field(default_factory=dict, repr=False)  # statistic name -> NoiseProfile (not PCA)
+
+    @property
+    def cheapest(self) -> str:
+        return self.gdp[2] if self.gdp is not None and self.gdp[0] < self.basic[0] else "basic"
+
+    def fits(self) -> bool:
+        return self.budget is None or (self.basic[0] <= self.budget[0] * (1 + 1e-12)
+                                       and self.basic[1] <= self.budget[1] * (1 + 1e-12))
+
+    def to_dict(self) -> dict:
+        return {"schema": PLAN_SCHEMA, "n": self.design.n, "grid_points": int(self.design.grid.size),
+                "value_range": None if self.design.value_range is None else list(self.design.value_range),
+                "person_column": self.design.person_column,
+                "budget": None if self.budget is None else {"epsilon": self.budget[0], "delta": self.budget[1]},
+                "parts": [p.to_dict() for p in self.parts],
+                "total_basic": {"epsilon": self.basic[0], "delta": self.basic[1]},
+                "total_whole_plan": None if self.gdp is None else {"epsilon": self.gdp[0], "delta": self.gdp[1],
+                                                                    "method": self.gdp[2]},
+                "cheapest_valid_total": self.cheapest,
+                "charged_by_the_ledger": ("each part at its own (epsilon, delta) (basic filter; the zCDP filter "
+                                          "charges sum rho)"),
+                "alternatives": list(self.alternatives),
+                "fits_budget": self.fits(),
+                "data_read": False}
+
+
+def parse_plan(mapping: Mapping) -> tuple[PublicDesign, tuple[float, float] | None, list[Statistic]]:
+    """Validate a plan mapping (YAML): the public design, the optional total budget, the statistics."""
+    if not isinstance(mapping, Mapping):
+        raise ParameterError("plan must be a YAML mapping with 'public' and 'statistics'")
+    if mapping.get("schema", PLAN_SCHEMA) != PLAN_SCHEMA:
+        raise ParameterError(f"plan: schema must be '{PLAN_SCHEMA}', got {mapping.get('schema')!r}")
+    unknown = sorted(set(map(str, mapping)) - _PLAN_KEYS)
+    if unknown:
+        raise ParameterError(f"plan: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(_PLAN_KEYS))})")
+    if not isinstance(mapping.get("public"), Mapping):
+        raise ParameterError("plan: 'public' must be a mapping (n, grid, value_range, ...)")
+    design = PublicDesign.of(mapping["public"])
+    budget = mapping.get("budget")
+    if budget is not None:
+        if not isinstance(budget, Mapping) or set(map(str, budget)) - {"epsilon", "delta"}:
+            raise ParameterError("plan: 'budget' must be a mapping with epsilon and delta")
+        budget = (_number("budget.epsilon", budget.get("epsilon"), check_epsilon),
+                  _number("budget.delta", budget.get("delta", 0.0), _check_delta_or_zero))
+    items = mapping.get("statistics")
+    if not isinstance(items, list) or not items:
+        raise ParameterError("plan: 'statistics' must be a non-empty list")
+    stats = [_statistic(i, item, design) for i, item in enumerate(items, start=1)]
+    names = [s.name for s in stats]
+    if len(set(names)) != len(names):
+        raise ParameterError(f"plan: statistic names must differ, got {names}")
+    if any(s.weight is not None for s in stats) and budget is None:
+        raise ParameterError("plan: statistics with a weight need a total 'budget' (epsilon, delta) to split")
+    return design, budget, stats
+
+
+def _check_delta_or_zero(value) -> float:
+    return 0.0 if value == 0 else check_delta(value)
+
+
+def _number(name: str, value, check) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParameterError(f"plan: {name} must be a number, got {value!r}")
+    try:
+        return float(check(value))
+    except ParameterError as exc:
+        raise ParameterError(f"plan: {name}: {exc}") from None
+
+
+def _statistic(index: int, item, design: PublicDesign) -> Statistic:
+    from ..settings_fields import settings_from_config
+
+    if not isinstance(item, Mapping):
+        raise ParameterError(f"plan: statistic {index} must be a mapping (kind, settings, target/weight/epsilon)")
+    unknown = sorted(set(map(str, item)) - _STATISTIC_KEYS)
+    if unknown:
+        raise ParameterError(f"plan: statistic {index}: unknown key(s) {', '.join(unknown)}")
+    kind = item.get("kind")
+    if kind not in PLAN_KINDS:
+        raise ParameterError(f"plan: statistic {index}: kind must be one of {', '.join(PLAN_KINDS)}, got {kind!r}")
+    rules = [key for key in ("target", "weight", "epsilon") if item.get(key) is not None]
+    if len(rules) != 1:
+        raise ParameterError(f"plan: statistic {index} ({kind}) needs exactly one of target, weight or epsilon, "
+                             f"got {rules or 'none'}")
+    if kind == "pca" and rules[0] != "epsilon":
+        raise ParameterError(f"plan: statistic {index} (pca): components have no closed-form radius; state epsilon")
+    values = {key: _number(f"statistic {index}.{key}", item[key], lambda v: check_positive(key, v))
+              for key in rules}
+    settings = item.get("settings") or {}
+    if not isinstance(settings, Mapping):
+        raise ParameterError(f"plan: statistic {index}: settings must be a mapping")
+    cls = _settings_class(kind)
+    public = {}
+    names = {f for f in cls.__dataclass_fields__}
+    # The declared range and person column are the data set's: every part uses them.
+    if design.value_range is not None and "value_range" in names and "value_range" not in settings:
+        public["value_range"] = tuple(design.value_range)
+    if design.value_range is not None and kind == "covariance" and "lo" not in settings:
+        public["lo"], public["hi"] = design.value_range
+    if design.person_column is not None and "person_column" in names:
+        public["person_column"] = design.person_column
+    try:
+        obj = settings_from_config(cls, {**public, **dict(settings)})
+        if kind == "kde":
+            from ..releases.box import check_box
+
+            obj = replace(obj, box=check_box(obj.box))
+        else:
+            obj = obj.validated()
+    except ParameterError as exc:
+        raise ParameterError(f"plan: statistic {index} ({kind}): {' '.join(str(exc).split())}") from None
+    if getattr(obj, "tau_from_data", False) or getattr(obj, "data_dependent_bandwidth", False):
+        raise ParameterError(f"plan: statistic {index} ({kind}): data-dependent settings cannot be planned or "
+                             "committed (the plan reads no data)")
+    feature = item.get("feature")
+    if kind == "kde" and not isinstance(feature, str):
+        raise ParameterError(f"plan: statistic {index} (kde) needs a feature (e.g. 'mean', 'l2norm', 'value:0.5')")
+    name = item.get("name") or f"{index}-{kind}"
+    return Statistic(str(name), kind, obj, values.get("target"), values.get("weight"), values.get("epsilon"), feature)
+
+
+def _settings_class(kind: str):
+    if kind == "mean":
+        from ..releases.mean import MeanSettings as cls
+    elif kind == "kde":
+        from ..releases.kde import KdeSettings as cls
+    elif kind == "covariance":
+        from ..releases.covariance import CovarianceSettings as cls
+    else:
+        from ..releases.pca import PcaSettings as cls
+    return cls
+
+
+def make_plan(mapping: Mapping) -> ReleasePlan:
+    """Targets first, fixed epsilons, then the rest of the budget split by weight."""
+    design, budget, stats = parse_plan(mapping)
+    profiles = {s.name: noise_profile(s.kind, s.settings, design, s.feature) for s in stats if s.kind != "pca"}
+    epsilons: dict[str, float] = {}
+    for s in stats:
+        if s.target is not None:
+            eps = profiles[s.name].epsilon_for(s.target)
+            if eps is None:
+                p = profiles[s.name]
+                raise ParameterError(f"plan: {s.name}: the target radius {s.target:g} is not reachable for "
+                                     f"epsilon <= {EPSILON_RANGE[1]:g} (radius there: {p.radius(EPSILON_RANGE[1]):.4g})")
+            epsilons[s.name] = eps
+        elif s.epsilon is not None:
+            epsilons[s.name] = s.epsilon
+    weighted = [s for s in stats if s.weight is not None]
+    alternatives: list[dict] = []
+    if weighted:
+        left = budget[0] - sum(epsilons.values())
+        if left <= 0:
+            raise ParameterError(f"plan: the targets and fixed epsilons already cost {sum(epsilons.values()):.4g}, "
+                                 f"the budget is {budget[0]:g}: nothing is left for the weighted statistics")
+        split = split_by_weight([profiles[s.name] for s in weighted], [s.weight for s in weighted], left)
+        epsilons.update({s.name: e for s, e in zip(weighted, split)})
+        equal = [left / len(weighted)] * len(weighted)
+        alternatives.append({"rule": "equal split of the weighted statistics' budget",
+                             "weighted_sq_radius": _weighted_error(weighted, profiles, equal),
+                             "chosen_weighted_sq_radius": _weighted_error(weighted, profiles, split)})
+    parts = []
+    for s in stats:
+        eps = epsilons[s.name]
+        entries = tuple(charged_entries(s.kind, replace(s.settings, epsilon=eps), design, s.feature))
+        if s.kind == "pca":
+            parts.append(PlannedPart(s, eps, 0.0, None, False, None, entries))
+            continue
+        p = profiles[s.name]
+        parts.append(PlannedPart(s, eps, p.delta, p.radius(eps), p.gaussian, p.mu(eps), entries))
+    basic = (sum(p.charged_epsilon for p in parts), sum(p.charged_delta for p in parts))
+    # Every valid total of the entries the commit will make, at the plan's total delta (the
+    # parameters are fixed in advance, so GDP and zCDP totals are valid for the plan as a whole).
+    report = compose([e for p in parts for e in p.entries], basic[1])
+    gdp = None
+    for total in report.totals:
+        alternatives.append({"rule": f"the whole plan, {total.method} composition", "epsilon": total.epsilon,
+                             "delta": total.delta, "detail": total.detail})
+        if total.method != "basic" and total.delta <= basic[1] * (1 + 1e-12) and \
+                (gdp is None or total.epsilon < gdp[0]) and total.epsilon < basic[0]:
+            gdp = (total.epsilon, total.delta, total.method)
+    return ReleasePlan(tuple(parts), design, budget, basic, gdp, tuple(alternatives), profiles)
+
+
+def _weighted_error(stats, profiles, epsilons) -> float:
+    return float(sum(s.weight * profiles[s.name].radius(e) ** 2 for s, e in zip(stats, epsilons)))
+
+
+def split_by_weight(profiles: list[NoiseProfile], weights: list[float], total: float) -> list[float]:
+    """Epsilons (summing to ``total``) minimising sum_s w_s r_s(eps_s)^2.
+
+    Pure parts only: the Lagrange closed form eps_s proportional to (w_s k_s)^(1/3) with
+    k_s = r_s(1)^2. Otherwise numerical: the objective is convex in each eps_s (every unit
+    scale is convex and decreasing), minimised over the simplex in softmax coordinates,
+    started from the pure-noise closed form.
+    """
+    w = np.asarray(weights, dtype=float)
+    k = np.array([p.radius(1.0) ** 2 for p in profiles])
+    start = (w * k) ** (1.0 / 3.0)
+    start = total * start / start.sum()
+    if not any(p.gaussian for p in profiles) or len(profiles) == 1:
+        return [float(e) for e in start]
+
+    def objective(z: np.ndarray) -> float:
+        share = np.exp(z - z.max())
+        eps = total * share / share.sum()
+        return float(sum(wi * p.radius(max(e, 1e-12)) ** 2 for wi, p, e in zip(w, profiles, eps)))
+
+    z0 = np.log(start)
+    result = optimize.minimize(objective, z0, method="Nelder-Mead",
+                               options={"xatol": 1e-10, "fatol": 1e-14 * max(objective(z0), 1e-300),
+                                        "maxiter": 4000, "maxfev": 8000})
+    z = result.x if result.fun <= objective(z0) else z0
+    share = np.exp(z - z.max())
+    return [float(e) for e in total * share / share.sum()]
+
+
+def gdp_split(profiles: list[NoiseProfile], weights: list[float], mu_total: float) -> list[float]:
+    """Gaussian parts under GDP: mu_s^2 proportional to sqrt(w_s k_s), k_s = (r_s mu_s)^2 (Lagrange)."""
+    k = np.array([(p.radius_ref * p.mu_ref) ** 2 for p in profiles])
+    share = np.sqrt(np.asarray(weights, dtype=float) * k)
+    return [float(math.sqrt(mu_total**2 * s / share.sum())) for s in share]
+
+
+# --------------------------------------------------------------------------- replay configs of a plan
+
+def part_configs(plan: ReleasePlan, *, budget_name: str | None = None) -> list[tuple[str, dict]]:
+    """(file name, replay config) of every part: each a config.yaml the replay command commits.
+
+    The budget section holds the plan's total (or its basic total when none was given).
+    """
+    from ..publish.commit import CONFIG_SCHEMA
+    from ..settings_fields import config_of
+
+    eps_total, delta_total = plan.budget if plan.budget is not None else plan.basic
+    budget = {"epsilon_total": float(eps_total), "delta_total": float(delta_total), "filter": "basic",
+              "split": None}
+    if budget_name:
+        budget["name"] = budget_name
+    out = []
+    for i, part in enumerate(plan.parts, start=1):
+        s = part.statistic
+        settings = replace(s.settings, epsilon=part.epsilon)
+        if s.kind == "pca" and getattr(settings, "epsilon_split", None):
+            settings = replace(settings, epsilon_split=None)
+        data = {"missing": "drop", "n": plan.design.n}
+        if s.kind == "kde":
+            data["feature"] = s.feature
+        config = {"schema": CONFIG_SCHEMA, "kind": s.kind, "settings": config_of(settings), "data": data,
+                  "export": {}, "budget": budget, "replays": f"plan part {i} ({s.name})"}
+        out.append((f"part-{i}-{s.kind}.yaml", config))
+    return out
+
+
+def describe(plan: ReleasePlan) -> list[str]:
+    """The plan in plain lines (CLI output, report)."""
+    lines = [f"plan for n = {plan.design.n} persons (declared public), {plan.design.grid.size} grid points"
+             + ("" if plan.design.value_range is None else
+                f", range {plan.design.value_range[0]:g}..{plan.design.value_range[1]:g}")
+             + "; no data were read"]
+    for p in plan.parts:
+        s = p.statistic
+        how = (f"target radius {s.target:g}" if s.target is not None else
+               f"weight {s.weight:g}" if s.weight is not None else "epsilon stated")
+        radius = "" if p.radius is None else f", 95% radius {p.radius:.4g} {RADIUS_UNITS[s.kind].split(' (')[0]}"
+        lines.append(f"  {s.name}: {how} -> charged epsilon {p.charged_epsilon:.4g}, delta {p.charged_delta:.3g}"
+                     f"{radius} (noise calibrated at epsilon {p.epsilon:.4g})")
+    lines.append(f"total (basic composition, what the ledger's basic filter charges): epsilon {plan.basic[0]:.4g}, "
+                 f"delta {plan.basic[1]:.3g}")
+    if plan.gdp is not None:
+        lines.append(f"cheaper valid total of the plan as a whole (GDP/zCDP, parameters fixed in advance): epsilon "
+                     f"{plan.gdp[0]:.4g} at delta {plan.gdp[1]:.3g} (the ledger's zCDP filter charges by rho)")
+    if plan.budget is not None:
+        lines.append(f"budget: epsilon {plan.budget[0]:g}, delta {plan.budget[1]:g}: "
+                     + ("fits" if plan.fits() else "does NOT fit"))
+    return lines

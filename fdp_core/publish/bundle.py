@@ -1,0 +1,82 @@
+"""The publishable bundle of a committed release: a zip (app) or a folder (CLI).
+
+``analyst_view.json`` is never inside the zip: the app offers it as a separate download and
+the CLI writes it beside the bundle's files, marked not for publication.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Mapping
+
+import yaml
+
+from . import bundle_readme
+from . import rerun
+from ..budget.accounting import Ledger
+from .release import ANALYST_VIEW_FILE, analyst_record, to_json
+from .commit import CommittedRelease, _csv_text, ledger_state
+from .report import report_html
+
+# --------------------------------------------------------------------------- bundle: zip (app) or folder (CLI)
+
+def config_yaml(config: Mapping) -> str:
+    return yaml.safe_dump(json.loads(to_json(dict(config))), sort_keys=False, default_flow_style=False)
+
+
+def bundle_files(release: CommittedRelease, ledger: Ledger | None = None) -> dict[str, bytes]:
+    """Every exported file by name (BUNDLE_FILES), as bytes."""
+    record = dict(release.record)
+    if ledger is not None:
+        record["ledger_at_export"] = ledger_state(ledger)
+    files = {
+        "release.csv": _csv_text(release.table),
+        "coefficients.csv": _csv_text(release.coefficients),
+        "release.json": to_json(record),
+        "config.yaml": config_yaml(release.config),
+        "ledger.json": to_json(ledger.to_dict() if ledger is not None else {}),
+        "report.html": report_html(release, ledger),
+        # Verify the release against its config and the data (a new release only on request).
+        rerun.SCRIPT_NAME: rerun.script_text(release.id, release.label, record.get("data", {}).get("label")),
+        rerun.NOTEBOOK_NAME: rerun.notebook_text(release.id, release.label, record.get("data", {}).get("label")),
+        # What each file is, which are publishable, how to verify (public facts only).
+        bundle_readme.README_NAME: bundle_readme.readme_text(release.id, release.label, release.kind,
+                                                             release.entry.mechanism),
+    }
+    return {name: text.encode("utf-8") for name, text in files.items()}
+
+
+def export_zip(release: CommittedRelease, ledger: Ledger | None = None) -> bytes:
+    """The bundle as a zip archive in memory (one folder fdp_release_<id>/ inside)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        for name, content in bundle_files(release, ledger).items():
+            archive.writestr(f"fdp_release_{release.id}/{name}", content)
+    return buffer.getvalue()
+
+
+def analyst_view_json(release: CommittedRelease) -> bytes:
+    """analyst_view.json of a commit: NOT publishable (marked so inside); never part of the zip."""
+    return to_json(analyst_record({"release_id": release.id, "kind": release.kind, **release.analyst})).encode("utf-8")
+
+
+def export_folder(release: CommittedRelease, out_dir, ledger: Ledger | None = None, *,
+                  include_analyst_view: bool = False) -> Path:
+    """Write the bundle into ``out_dir`` (created); temporary names first, renamed at the end.
+
+    ``include_analyst_view`` adds analyst_view.json (not for publication) beside the bundle's
+    files, as every CLI command does; the zip of :func:`export_zip` never contains it.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = bundle_files(release, ledger)
+    if include_analyst_view:
+        files = {**files, ANALYST_VIEW_FILE: analyst_view_json(release)}
+    for name, content in files.items():
+        (out / f".{name}.tmp").write_bytes(content)
+    for name in files:
+        (out / f".{name}.tmp").replace(out / name)
+    return out

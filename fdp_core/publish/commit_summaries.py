@@ -1,0 +1,212 @@
+"""Commits of the covariance and regression releases with exact discrete noise (METHODS.md 9, 13, 14).
+
+Both releases add independent Gaussian or Laplace noise to coefficient arrays with known scales,
+so they go through the same plan -> price -> check -> draw -> record path as the mean
+(:mod:`fdp_core.publish.export`): y = x / b, exact discrete noise on the 2^k grid from OpenDP with the
+scaled sensitivity (mu = Delta / sigma for Gaussian noise, epsilon for Laplace noise), x~ = b y~.
+A release with two parts (covariance with a released mean; regression's T1 and T2) charges two
+ledger entries; both are checked together before any noise is drawn, so a refusal records nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..budget.accounting import Ledger, discrete_entry
+from ..releases.covariance import NOT_PUBLISHABLE, CovarianceRelease, CovarianceSettings, plan_covariance_release
+from ..releases.covariance import release_record as covariance_record
+from ..data.loading import FunctionalData
+from ..mechanisms.families import GAUSSIAN, NoiseFamily
+from .commit import (CONFIG_SCHEMA, CommittedRelease, PendingCommit, _UNIT_ROUNDOFF, _budget_config,
+                     _common_record, _discrete_plan, _execute, _granularity_for, _missing_policy, looked_at_field)
+from ..releases.regression import RegressionSettings, plan_regression_release
+from ..releases.regression import release_record as regression_record
+from ..settings_fields import config_of
+
+COVARIANCE_ACCURACY = ("Expected squared Hilbert-Schmidt distance of the second-moment part to the non-private "
+                       "shrunk estimate (closed form, data-free): {error:.4g}.")
+REGRESSION_ACCURACY = ("Expected squared Frobenius error of T1~ {t1:.4g} and summed squared L2 error of T2~'s rows "
+                       "{t2:.4g} (closed form, data-free); beta~ = T1~^-1 T2~ is post-processing.")
+
+
+def _pending(kind: str, mechanism: str, family: NoiseFamily, plan, values, scales, d_in: float, bound: float, delta,
+             sensitivity: float, norm: str, label: str, granularity_exp: int | None) -> PendingCommit:
+    values, scales = np.asarray(values, dtype=float).ravel(), np.asarray(scales, dtype=float).ravel()
+    active = scales > 0
+    k = _granularity_for(bound, granularity_exp)
+    noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
+    entry = discrete_entry(noise_plan, kind, mechanism, delta=family.delta_or_none(delta),
+                                    sensitivity=sensitivity, sensitivity_norm=norm, label=label)
+    return PendingCommit(kind, mechanism, family, plan, noise_plan, entry, values[active], scales[active], active,
+                         float(d_in), float(bound))
+
+
+def _check_all(account, pendings: list[PendingCommit]) -> None:
+    """Check every part against the budget as if the earlier parts were already committed.
+
+    ``account``: an in-memory Ledger or a persistent StoredBudget (its current snapshot). Each part
+    is then charged by commit._execute in its own transaction; a concurrent commit landing between
+    the parts can still refuse the second one after the first was charged: the budget is then
+    over-counted, never under-counted.
+    """
+    snapshot = account if isinstance(account, Ledger) else account.ledger()
+    if snapshot is None:
+        return  # no stored budget yet: each part's own charge creates nothing and refuses
+    trial = Ledger(snapshot.epsilon_total, snapshot.delta_total, snapshot.split, snapshot.filter,
+                   entries=list(snapshot.entries))
+    for p in pendings:
+        trial.commit(p.entry)
+
+
+def check_parts(account, pendings: list[PendingCommit]) -> None:
+    """Public name of :func:`_check_all` for releases made of parts committed elsewhere (fdp_core/publish/band_commit.py)."""
+    _check_all(account, pendings)
+
+
+def prepare_covariance_commit(fd: FunctionalData, settings: CovarianceSettings, *, label: str = "",
+                              granularity_exp: int | None = None) -> list[PendingCommit]:
+    """The covariance part (and the released mean's part) as pending commits; draws nothing."""
+    plan = plan_covariance_release(fd, settings)
+    s = plan.settings
+    family = plan.family
+    # |S_jl| <= tau^2 and a sum over n curves and m grid points errs by (m + n + 20) u tau^2 per entry.
+    err = (plan.grid_points.size + plan.n + 20) * _UNIT_ROUNDOFF * plan.tau**2
+    eps_cov, delta_cov, eps_mean, delta_mean = s.split()
+    d_in = family.scaled_sensitivity(plan.sensitivity, plan.sigma, eps_cov)
+    out = [_pending("covariance", s.mechanism, family, plan, plan.estimate, plan.scales, d_in,
+                    float(np.max(err / plan.scales)), delta_cov, plan.sensitivity,
+                    plan.guarantee.sensitivity_norm, label or f"covariance, {s.mechanism}", granularity_exp)]
+    if plan.released_mean:
+        d_mean = family.scaled_sensitivity(plan.mean_sensitivity, plan.mean_sigma, eps_mean)
+        err_mean = (plan.grid_points.size + plan.n + 20) * _UNIT_ROUNDOFF * plan.tau
+        out.append(_pending("covariance", f"{s.mechanism} (mean part)", family, plan, plan.mean_estimate,
+                            plan.mean_scales, d_mean, float(np.max(err_mean / plan.mean_scales)), delta_mean,
+                            plan.mean_sensitivity, "mean part of the covariance release",
+                            (label or f"covariance, {s.mechanism}") + ": released mean", granularity_exp))
+    return out
+
+
+def commit_covariance(ledger, fd: FunctionalData, settings: CovarianceSettings, *, label: str = "",
+                      data_label: str = "", granularity_exp: int | None = None, looked_at=None,
+                      pre_registered: bool = False) -> CommittedRelease:
+    """Commit a covariance release (and its released mean): every part checked, then charged and drawn.
+
+    ``ledger``: an in-memory Ledger or a persistent StoredBudget (the caller completes the
+    entries listed in ``record["part_entry_ids"]`` once the release is written).
+    """
+    pendings = prepare_covariance_commit(fd, settings, label=label, granularity_exp=granularity_exp)
+    _check_all(ledger, pendings)
+    draws = [_execute(ledger, p) for p in pendings]
+    ledger = draws[-1][2]
+    plan: CovarianceRelease = pendings[0].plan
+    L = plan.n_components
+    raw = draws[0][0].reshape(L, L)
+    second = (raw + raw.T) / 2.0
+    mean = draws[1][0] if len(draws) > 1 else None
+    covariance = second if mean is None else second - np.outer(mean, mean)
+    surface = plan.surface(covariance)
+    t = plan.grid_points
+    table = pd.DataFrame({"s": np.repeat(t, t.size), "t": np.tile(t, t.size), "value": surface.ravel()})
+    record = covariance_record(plan)
+    record.update(_common_record(pendings[0], draws[0][1], ledger, label=pendings[0].entry.label,
+                                 data_label=data_label))
+    c = draws[0][1].unit_noise_scale
+    record["expected_sq_hs_error_second_moment"] = plan.expected_sq_hs_error * c * c
+    record["noise_sampler"]["post_processing"] = ("symmetrised (S~ + S~^T)/2" + (" minus mu~ mu~^T" if mean is not None
+                                                  else "") + "; surface = Phi C~ Phi^T on the data grid")
+    if mean is not None:
+        record["mean_entry"] = pendings[1].entry.to_dict()
+        record["released_mean"] = {"t": t, "value": plan.settings.centre_value + plan.eigenfunctions @ mean}
+    record["data"].update(n=plan.n, m=int(t.size))
+    j, l = np.divmod(np.arange(L * L), L)
+    coef = pd.DataFrame({"part": "second_moment", "j": j + 1, "l": l + 1, "noisy": pendings[0].active,
+                         "noise_scale": plan.scales.ravel(), "unit_value": draws[0][1].unit_values,
+                         "value": draws[0][0]})
+    if mean is not None:
+        coef = pd.concat([coef, pd.DataFrame({"part": "mean", "j": np.arange(1, L + 1), "l": 0,
+                                              "noisy": pendings[1].active, "noise_scale": plan.mean_scales,
+                                              "unit_value": draws[1][1].unit_values, "value": mean})],
+                         ignore_index=True)
+    config = {"schema": CONFIG_SCHEMA, "kind": "covariance", "settings": config_of(plan.settings),
+              "data": {"missing": _missing_policy(fd), "label": data_label, "n": plan.n, "m": int(t.size)},
+              "export": {"granularity_exp": pendings[0].noise_plan.granularity_exp},
+              "budget": _budget_config(ledger), "replays": pendings[0].entry.id}
+    record["part_entry_ids"] = [p.entry.id for p in pendings]
+    record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
+    accuracy = COVARIANCE_ACCURACY.format(error=record["expected_sq_hs_error_second_moment"])
+    analyst = {"warning": NOT_PUBLISHABLE, "n_clipped": plan.n_clipped,
+               "hs_distance_to_nonprivate": float(np.linalg.norm(covariance - plan.nonprivate_covariance()))}
+    return CommittedRelease("covariance", pendings[0].entry, record, table, coef, config, {}, accuracy, analyst)
+
+
+def prepare_regression_commit(fd: FunctionalData, settings: RegressionSettings, *, label: str = "",
+                              granularity_exp: int | None = None) -> list[PendingCommit]:
+    plan = plan_regression_release(fd, settings)
+    s = plan.settings
+    g1, g2 = plan.guarantee.details["t1"], plan.guarantee.details["t2"]
+    tau = s.curve_settings().tau_value
+    err_scale = (plan.grid_points.size + plan.n + 20) * _UNIT_ROUNDOFF
+    base = label or f"regression on {', '.join(plan.labels[1:])}"
+    t1 = _pending("regression", "gaussian (T1)", GAUSSIAN, plan, plan.t1, np.full(plan.t1.shape, plan.t1_sigma),
+                  g1.gdp_mu, err_scale * s.bound_b**2 / plan.t1_sigma, g1.delta, g1.sensitivity, g1.sensitivity_norm,
+                  base + ": T1", granularity_exp)
+    t2 = _pending("regression", "gaussian (T2)", GAUSSIAN, plan, plan.t2, plan.t2_scales, g2.gdp_mu,
+                  float(np.max(err_scale * s.bound_b * tau / plan.t2_scales)), g2.delta, g2.sensitivity,
+                  g2.sensitivity_norm, base + ": T2", granularity_exp)
+    return [t1, t2]
+
+
+def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, *, label: str = "",
+                      data_label: str = "", granularity_exp: int | None = None, looked_at=None,
+                      pre_registered: bool = False) -> CommittedRelease:
+    """Commit regression coefficients: T1 and T2 checked together, then each charged and drawn."""
+    pendings = prepare_regression_commit(fd, settings, label=label, granularity_exp=granularity_exp)
+    _check_all(ledger, pendings)
+    draws = [_execute(ledger, p) for p in pendings]
+    ledger = draws[-1][2]
+    plan = pendings[0].plan
+    q, L = plan.q, plan.eigenvalues.size
+    t1, t2 = draws[0][0].reshape(q, q), draws[1][0].reshape(q, L)
+    t1 = (t1 + t1.T) / 2.0
+    functions = plan.coefficient_functions(t1[None], t2[None])[0]
+    table = pd.DataFrame({"t": plan.grid_points, **{f"beta_{lab}": functions[k] for k, lab in enumerate(plan.labels)}})
+    record = regression_record(plan)
+    record.update(_common_record(pendings[1], draws[1][1], ledger, label=pendings[1].entry.label,
+                                 data_label=data_label))
+    record["t1_entry"] = pendings[0].entry.to_dict()
+    c1, c2 = draws[0][1].unit_noise_scale, draws[1][1].unit_noise_scale
+    record.update(expected_sq_error_t1=plan.expected_sq_error_t1 * c1 * c1,
+                  expected_sq_error_t2=plan.expected_sq_error_t2 * c2 * c2)
+    record["noise_sampler"]["post_processing"] = ("T1~ symmetrised, eigenvalues floored at kappa, inverted; "
+                                                  "beta~ = T1~^-1 T2~ synthesised on the data grid; centre added to "
+                                                  "the intercept")
+    record["data"].update(n=plan.n, m=int(plan.grid_points.size))
+    i1, j1 = np.divmod(np.arange(q * q), q)
+    i2, j2 = np.divmod(np.arange(q * L), L)
+    coef = pd.concat([
+        pd.DataFrame({"part": "T1", "row": i1 + 1, "column": j1 + 1, "noisy": True, "noise_scale": plan.t1_sigma,
+                      "unit_value": draws[0][1].unit_values, "value": draws[0][0]}),
+        pd.DataFrame({"part": "T2", "row": i2 + 1, "column": j2 + 1, "noisy": True,
+                      "noise_scale": plan.t2_scales.ravel(), "unit_value": draws[1][1].unit_values,
+                      "value": draws[1][0]})], ignore_index=True)
+    config = {"schema": CONFIG_SCHEMA, "kind": "regression", "settings": config_of(plan.settings),
+              "data": {"missing": _missing_policy(fd), "label": data_label, "n": plan.n,
+                       "m": int(plan.grid_points.size)},
+              "export": {"granularity_exp": pendings[0].noise_plan.granularity_exp},
+              "budget": _budget_config(ledger), "replays": pendings[1].entry.id}
+    record["part_entry_ids"] = [p.entry.id for p in pendings]
+    record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
+    accuracy = REGRESSION_ACCURACY.format(t1=record["expected_sq_error_t1"], t2=record["expected_sq_error_t2"])
+    ols = plan.ols()
+    analyst = {"warning": NOT_PUBLISHABLE, "n_clipped_curves": plan.n_clipped_curves,
+               "n_clipped_covariates": plan.n_clipped_covariates,
+               "ols": {lab: ols[k] for k, lab in enumerate(plan.labels)}}
+    return CommittedRelease("regression", pendings[1].entry, record, table, coef, config, {}, accuracy, analyst)
+
+
+def replay_summary(kind: str, ledger: Ledger, fd: FunctionalData, settings, *, label: str, data_label: str,
+                   granularity_exp: int | None):
+    commit = commit_covariance if kind == "covariance" else commit_regression
+    return commit(ledger, fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
+                  pre_registered=True)

@@ -1,0 +1,96 @@
+"""Writing releases: only sanitized values and provenance ever leave through here."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import platform
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else str(value)
+    return value
+
+
+def library_versions() -> dict:
+    import scipy
+
+    return {"fdp_core": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "scipy": scipy.__version__, "pandas": pd.__version__}
+
+
+def provenance_stamp() -> dict:
+    return {"created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "library_versions": library_versions()}
+
+
+SEEDED_WARNING = ("NOT FOR PUBLICATION: drawn from a demo seed, so anyone who learns the seed can regenerate the "
+                  "noise and subtract it. Publish only releases drawn with fresh randomness (no --seed), or "
+                  "committed exports (exact discrete noise, fresh OS entropy)")
+
+
+def randomness_fields(seed: int | None) -> dict:
+    """How a CLI/library release was randomised. The seed value itself is never written:
+    with it and the public settings the noise could be regenerated and removed."""
+    if seed is None:
+        return {"seed": None, "demo_seed_used": False, "publishable": True,
+                "randomness": "numpy Generator seeded from fresh OS entropy (idealised real-arithmetic DP)"}
+    return {"seed": None, "demo_seed_used": True, "publishable": False, "warning": SEEDED_WARNING,
+            "randomness": "numpy Generator with a demo seed (reproducible for teaching; seed withheld)"}
+
+
+def to_json(record: dict) -> str:
+    return json.dumps(_jsonable(record), indent=2, allow_nan=False)
+
+
+ANALYST_VIEW_FILE = "analyst_view.json"
+ANALYST_WARNING = ("NOT FOR PUBLICATION: every number in this file is computed from the data without noise "
+                   "(counts of clipped, dropped or grouped curves, errors against the raw mean, sampler "
+                   "diagnostics, data-derived suggestions). Publishing any of it can reveal individuals; it is "
+                   "for the analyst's own checks only. The publishable files are release.json and release.csv.")
+
+
+def analyst_record(view: dict) -> dict:
+    """The analyst view with its not-for-publication marking first: the same marker and warning
+    for every kind (a kind's own warning text, if any, is kept as ``note``)."""
+    view = dict(view)
+    own = view.pop("warning", None)
+    if own is not None and own != ANALYST_WARNING:
+        view.setdefault("note", own)
+    return {"publishable": False, "differentially_private": False, "warning": ANALYST_WARNING, **view}
+
+
+def write_release(out_dir, record: dict, table: pd.DataFrame, analyst: dict | None = None) -> Path:
+    """Write out_dir/release.json and out_dir/release.csv (created if needed), and, when given,
+    the analyst view to out_dir/analyst_view.json (marked not for publication).
+
+    Every file is written to a temporary name first and renamed at the end, so a failure
+    never leaves a half-written release behind.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    record = {**record, **provenance_stamp()}
+    texts = {"release.json": to_json(record), "release.csv": table.to_csv(index=False)}
+    if analyst is not None:
+        texts[ANALYST_VIEW_FILE] = to_json(analyst_record(analyst))
+    for name, text in texts.items():
+        (out / f".{name}.tmp").write_text(text)
+    for name in sorted(texts, key=lambda n: n == "release.json"):  # release.json last: it marks completion
+        (out / f".{name}.tmp").replace(out / name)
+    return out

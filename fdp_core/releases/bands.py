@@ -1,0 +1,313 @@
+"""Uncertainty bands for a released mean curve (METHODS.md 18).
+
+Two bands, two different questions:
+
+* the **privacy band** mu~ +- q_Z w_Z(t): where the noise may have put the curve, around the
+  non-private smoothed estimate. Public: it needs only the noise law (Gaussian or Laplace
+  coefficients, simulated), never the data.
+* the **confidence band** mu~ +- q w(t) for the population's smoothed mean m_S = c + S E[Y - c]:
+  mu~ - m_S = S (Ybar - E Y) + Z, sampling plus noise. The sampling part needs the covariance
+  Sigma of a person's clipped, centred curve: it is released privately (the second moment of
+  METHODS 13) with a public share of the budget, Sigma~ = PSD part of (S2~ - m m^T), m the
+  released mean's coefficients. The rest is post-processing of the two releases.
+
+q is the (1 - alpha) quantile of sup_t |G(t) + Z(t)| / w(t) over simulated draws
+(G ~ N(0, S Sigma~ S^T / n), Z from the mechanism's own law), w the pointwise sd of G + Z:
+a simultaneous band whose width follows the local uncertainty. The simulation uses a fixed
+public seed, so the same releases give the same band.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .covariance import CovarianceRelease, CovarianceSettings, plan_covariance_release, symmetrise
+from ..data.loading import FunctionalData, unit_interval
+from ..errors import ParameterError
+from .estimators import lattice_interpolation_matrix
+from .mean import MeanRelease, MeanSettings, plan_mean_release
+from ..registry import mean_mechanism
+from ..registry.covariance import REGISTRY as COVARIANCE_REGISTRY
+
+N_DRAWS = 4000  # simulated draws of sup |G + Z| / w: the quantile's Monte Carlo error is ~1% of q at 0.95
+SIMULATION_SEED = 20_261_127  # public and fixed: the band is a deterministic function of the releases
+PRIVACY_BAND_WORDS = "where the noise may have put this curve"
+CONFIDENCE_BAND_WORDS = "where the population mean lies, given sampling and noise"
+COVERS = ("the population's smoothed mean m_S = c + S E[Y - c] (Y a person's curve after the public range clip, "
+          "centring, L2 clip at tau and person averaging), not E[Y] itself: the smoothing bias (I - S) E[Y - c] is "
+          "outside unless a smoothness bound widens the band")
+CLIPPING_ASSUMPTION = ("clipping bias is zero only if every person's curves lie in the declared range and norm bound: "
+                       "an assumption, stated, not checked")
+# Penalty of the second moment behind the band (the covariance release's default). A smaller one shrinks
+# less but noises the high-order entries more, and the PSD projection turns that noise into a positive bias
+# (wider bands: 1.5 times the oracle at phi = 1e-6 on S1, 1.02-1.06 at 1e-3); S then shrinks those
+# components anyway (benchmarks/bench_coverage.py measures both effects).
+BAND_SECOND_MOMENT_PHI = 1e-3
+DESHRINK_FROM = 0.5  # the released mean's shrinkage s_l is undone where s_l >= this (released_covariance)
+
+
+@dataclass(frozen=True)
+class Band:
+    """A simultaneous band on the grid: centre +- quantile * sd(t)."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    quantile: float  # q: the (1 - alpha) quantile of sup_t |draw(t)| / sd(t)
+    sd: np.ndarray  # w(t): the pointwise sd of what the band covers
+
+    @property
+    def half_width(self) -> np.ndarray:
+        return (self.upper - self.lower) / 2.0
+
+
+# --------------------------------------------------------------------------- the simulation
+
+def sup_quantile(draws: np.ndarray, sd: np.ndarray, level: float) -> float:
+    """The ``level`` quantile of max_t |draw(t)| / sd(t); points with sd = 0 are exact (left out)."""
+    visible = sd > 0
+    if not visible.any():
+        return 0.0
+    return float(np.quantile(np.max(np.abs(draws[:, visible]) / sd[visible], axis=1), level))
+
+
+def psd_root(matrix: np.ndarray) -> np.ndarray:
+    """R with R R^T = the PSD part of a symmetric matrix (negative eigenvalues set to 0)."""
+    values, vectors = np.linalg.eigh(symmetrise(matrix))
+    return vectors * np.sqrt(np.clip(values, 0.0, None))
+
+
+def psd_part(matrix: np.ndarray) -> np.ndarray:
+    """The nearest PSD matrix in Frobenius norm: negative eigenvalues set to 0."""
+    root = psd_root(matrix)
+    return root @ root.T
+
+
+def simultaneous_band(plan: MeanRelease, values: np.ndarray, sampling_cov: np.ndarray | None, level: float, *,
+                      n_draws: int = N_DRAWS, seed: int = SIMULATION_SEED) -> Band:
+    """values +- q w(t) for G + Z: G ~ N(0, sampling_cov) in the release's coefficients (None: no sampling
+    part, the privacy band), Z the release's own noise (Gaussian or Laplace coefficients)."""
+    rng = np.random.default_rng(seed)
+    synthesis = plan.synthesis
+    noise_var = plan.family.variance_factor * plan.noise_scales**2
+    coefficients = plan.noise_coefficients(rng, n_draws)
+    cov = np.diag(noise_var)
+    if sampling_cov is not None:
+        coefficients = coefficients + rng.standard_normal((n_draws, noise_var.size)) @ psd_root(sampling_cov).T
+        cov = cov + sampling_cov
+    sd = np.sqrt(np.clip(np.einsum("ik,kl,il->i", synthesis, cov, synthesis), 0.0, None))
+    q = sup_quantile(coefficients @ synthesis.T, sd, level)
+    return Band(values - q * sd, values + q * sd, q, sd)
+
+
+def privacy_band(plan: MeanRelease, values: np.ndarray, level: float, **kwargs) -> Band:
+    """Where the noise may have put the curve: the band of Z alone (public, data-free)."""
+    return simultaneous_band(plan, values, None, level, **kwargs)
+
+
+# --------------------------------------------------------------------------- the release's smoother S
+
+def smoother(plan: MeanRelease, eigenfunctions: np.ndarray, eigenvalues: np.ndarray) -> np.ndarray:
+    """T (release coefficients x L): the release's estimate coefficients of a centred curve sum_j x_j phi_j(t)
+    are T x. Kernel mechanisms: s_l times the projection on the release's eigenfunctions; Bernstein: the
+    lattice values of phi_j (linear interpolation at v / K)."""
+    mechanism = mean_mechanism(plan.settings.mechanism)
+    if mechanism.lattice:
+        P = lattice_interpolation_matrix(unit_interval(plan.grid_points), int(plan.settings.K))
+        return P.T @ eigenfunctions
+    s = mechanism.band_shrinkage(plan.settings, eigenvalues, plan.noise_scales)[: plan.noise_scales.size]
+    return s[:, None] * (plan.synthesis.T @ (plan.weights[:, None] * eigenfunctions))
+
+
+def smoothing_bias_bound(plan: MeanRelease, eigenfunctions: np.ndarray, eigenvalues: np.ndarray,
+                         B: float) -> tuple[np.ndarray, float] | None:
+    """Pointwise and L2 bounds on the smoothing bias (I - S) E[Y - c] when ||E[Y - c]||_{H(C^eta)} <= B.
+
+    Coefficient l of the bias is (1 - s_l) mu_l; with mu_l = sqrt(x_l) a_l, x_l = lambda_l^eta, sum a_l^2 <= B^2,
+    Cauchy-Schwarz gives |bias(t)| <= B sqrt(sum_l x_l (1 - s_l)^2 phi_l(t)^2) and
+    ||bias||_L2 <= B sqrt(max_l x_l (1 - s_l)^2) (<= B sqrt(phi) / 2 for the quadratic penalties).
+    None when S is not linear (ICLP-AR) or not diagonal in the eigenbasis (Bernstein).
+    """
+    mechanism = mean_mechanism(plan.settings.mechanism)
+    if mechanism.lattice or not mechanism.band_linear:
+        return None
+    s = mechanism.band_shrinkage(plan.settings, eigenvalues, plan.noise_scales)
+    r = eigenvalues ** float(plan.settings.eta) * (1.0 - s) ** 2
+    return B * np.sqrt(eigenfunctions**2 @ r), float(B * np.sqrt(np.max(r)))
+
+
+# --------------------------------------------------------------------------- the two releases
+
+def mean_part(settings: MeanSettings) -> MeanSettings:
+    """The mean's settings at its share (1 - band_share) of epsilon and delta (the whole budget without a band)."""
+    if settings.confidence_band is None:
+        return settings
+    keep = 1.0 - float(settings.band_share)
+    return replace(settings, epsilon=settings.epsilon * keep, delta=settings.delta * keep)
+
+
+def second_moment_settings(settings: MeanSettings, plan: MeanRelease) -> CovarianceSettings:
+    """The second moment's public settings, mirroring the mean's: same kernel, unit of privacy, range (or centre
+    0) and tau, the covariance mechanism of the same noise family, at band_share of epsilon (and delta)."""
+    if settings.reference is not None:
+        raise ParameterError("--confidence-band does not support a reference curve yet: centre at the value range's "
+                             "midpoint (drop --reference)")
+    mechanism = next(name for name, m in COVARIANCE_REGISTRY.items() if m.noise == plan.noise)
+    share = float(settings.band_share)
+    value_range = settings.value_range
+    if mean_mechanism(settings.mechanism).lattice:
+        value_range = settings.bernstein_range
+    common = dict(mechanism=mechanism, kernel=settings.kernel, rho=settings.rho, nu=settings.nu, eta=settings.eta,
+                  phi=BAND_SECOND_MOMENT_PHI, epsilon=settings.epsilon * share, delta=settings.delta * share,
+                  person_column=settings.person_column, n_public=settings.n_public, centring="public")
+    if value_range is not None:
+        return CovarianceSettings(lo=float(value_range[0]), hi=float(value_range[1]), tau=plan.tau, **common)
+    return CovarianceSettings(centre=0.0, tau=plan.tau, **common)
+
+
+@dataclass(frozen=True)
+class BandPlan:
+    """The two planned releases behind a confidence band (nothing drawn)."""
+
+    settings: MeanSettings  # as the user gave them (whole budget)
+    mean: MeanRelease  # at (1 - band_share) of the budget
+    second_moment: CovarianceRelease  # at band_share of the budget, public centring
+
+
+def plan_band_release(fd: FunctionalData, settings: MeanSettings) -> BandPlan:
+    settings = settings.validated()
+    if settings.confidence_band is None:
+        raise ParameterError("a confidence band needs its level (confidence_band, e.g. 0.95)")
+    mean = plan_mean_release(fd, mean_part(settings))
+    return BandPlan(settings, mean, plan_covariance_release(fd, second_moment_settings(settings, mean)))
+
+
+def released_covariance(plan: BandPlan, values: np.ndarray, second_moment: np.ndarray) -> np.ndarray:
+    """Sigma~ = PSD part of (S2~ - m m^T) in the eigenbasis, m the released mean's centred coefficients."""
+    cov = plan.second_moment
+    centred = values - cov.settings.centre_value
+    m = cov.eigenfunctions.T @ (cov.weights * centred)
+    mechanism = mean_mechanism(plan.settings.mechanism)
+    if not mechanism.lattice and mechanism.band_linear:
+        # The released mean is S-shrunk: subtracting (s m)(s m)^T would leave (1 - s_l^2) m_l^2 of the mean's
+        # own square in Sigma~ (a bias of order 1, not 1/n). Undo the shrinkage where s_l >= 1/2, so the noise
+        # it amplifies stays within 4 times the mean's noise variance.
+        s = mechanism.band_shrinkage(plan.mean.settings, cov.eigenvalues, plan.mean.noise_scales)
+        m = np.where(s >= DESHRINK_FROM, m / np.maximum(s, DESHRINK_FROM), m)
+    return psd_part(symmetrise(second_moment) - np.outer(m, m))
+
+
+@dataclass(frozen=True)
+class ConfidenceBand:
+    band: Band
+    privacy: Band
+    bias_pointwise: np.ndarray | None  # bound on |(I - S) E[Y - c]|(t), with a smoothness bound
+    bias_l2: float | None
+    sampling_cov: np.ndarray  # S Sigma~ S^T / n in the release's coefficients (post-processing)
+
+    @property
+    def widened(self) -> Band | None:
+        """The band widened by the pointwise bias bound: covers E[Y] itself (under the smoothness bound)."""
+        if self.bias_pointwise is None:
+            return None
+        return Band(self.band.lower - self.bias_pointwise, self.band.upper + self.bias_pointwise, self.band.quantile,
+                    self.band.sd)
+
+
+def confidence_band(plan: BandPlan, values: np.ndarray, second_moment: np.ndarray, **kwargs) -> ConfidenceBand:
+    """Both bands from the released mean ``values`` (grid) and the released second moment (L x L coefficients)."""
+    s = plan.settings
+    level = float(s.confidence_band)
+    cov = plan.second_moment
+    T = smoother(plan.mean, cov.eigenfunctions, cov.eigenvalues)
+    sampling = T @ released_covariance(plan, values, second_moment) @ T.T / plan.mean.n
+    bias = None
+    if s.smoothness_bound is not None:
+        bias = smoothing_bias_bound(plan.mean, cov.eigenfunctions, cov.eigenvalues, float(s.smoothness_bound))
+    return ConfidenceBand(simultaneous_band(plan.mean, values, sampling, level, **kwargs),
+                          privacy_band(plan.mean, values, level, **kwargs),
+                          None if bias is None else bias[0], None if bias is None else bias[1], sampling)
+
+
+def band_table(grid: np.ndarray, values: np.ndarray, bands: ConfidenceBand) -> dict:
+    """release.csv's columns: t, value first, then the bands (and the widened band with a smoothness bound)."""
+    table = {"t": grid, "value": values, "privacy_lower": bands.privacy.lower, "privacy_upper": bands.privacy.upper,
+             "ci_lower": bands.band.lower, "ci_upper": bands.band.upper}
+    widened = bands.widened
+    if widened is not None:
+        table.update(mean_lower=widened.lower, mean_upper=widened.upper)
+    return table
+
+
+def band_record(plan: BandPlan, bands: ConfidenceBand, second_moment_guarantee: dict) -> dict:
+    """release.json's ``band`` object: settings, method and the two quantiles (all public or post-processing)."""
+    s = plan.settings
+    mechanism = mean_mechanism(s.mechanism)
+    cov = plan.second_moment
+    return {
+        "level": float(s.confidence_band),
+        "share": float(s.band_share),
+        "method": ("simultaneous band by simulation: q = the level quantile of sup_t |G(t) + Z(t)| / w(t), "
+                   "G ~ N(0, S Sigma~ S^T / n), Sigma~ the PSD part of the released second moment minus the released "
+                   "mean's outer product, Z the mechanism's own noise law; band = value +- q w(t)"),
+        "privacy_band": PRIVACY_BAND_WORDS,
+        "confidence_band": CONFIDENCE_BAND_WORDS,
+        "privacy_quantile": bands.privacy.quantile,
+        "confidence_quantile": bands.band.quantile,
+        "n_draws": N_DRAWS,
+        "simulation_seed": SIMULATION_SEED,
+        "smoother": mechanism.band_note,
+        "covers": COVERS,
+        "assumptions": CLIPPING_ASSUMPTION,
+        "epsilon_total": float(s.epsilon),
+        "epsilon_mean": float(plan.mean.settings.epsilon),
+        "epsilon_second_moment": float(cov.settings.epsilon),
+        "delta_mean": plan.mean.delta,
+        "delta_second_moment": float(cov.guarantee.delta),
+        "composition": "basic: the mean and the second moment are two releases of the same data; their epsilons "
+                       "(and deltas) add up to the total",
+        "second_moment": {"mechanism": cov.settings.mechanism, "phi": cov.settings.phi, "tau": cov.tau,
+                          "n_components": cov.n_components, "centre": cov.settings.centre_value,
+                          "guarantee": second_moment_guarantee},
+        "smoothness_bound": s.smoothness_bound,
+        "bias_bound_l2": bands.bias_l2,
+        "bias_bound_note": (None if s.smoothness_bound is None else
+                            "with ||E[Y - c]||_{H(C^eta)} <= B declared public: ||(I - S) E[Y - c]||_L2 <= bias_bound_l2 "
+                            "(<= B sqrt(penalty) / 2); mean_lower / mean_upper widen the band by the pointwise bound"
+                            if bands.bias_l2 is not None else
+                            "no smoothing-bias bound for this mechanism (its smoother is not linear and diagonal)"),
+    }
+
+
+# --------------------------------------------------------------------------- one preview release (CLI)
+
+def preview_band_release(fd: FunctionalData, settings: MeanSettings, rng: np.random.Generator, *,
+                         seed: int | None = None) -> tuple[dict, dict, dict]:
+    """Draw the mean and the second moment (numpy previews, like every ``release`` command) and build the bands.
+
+    Returns (release.json record, release.csv columns, analyst view). The record is the mean's, with the
+    user's whole budget and settings (so a replay splits it again) and the ``band`` object.
+    """
+    from dataclasses import asdict
+
+    from .mean import analyst_view, release_record
+
+    plan = plan_band_release(fd, settings)
+    values = plan.mean.sample(rng, 1)[0]
+    second = plan.second_moment.sample(rng, 1)["second_moment"][0]
+    bands = confidence_band(plan, values, second)
+    record = release_record(plan.mean, values, seed=seed)
+    cov = plan.second_moment
+    record.update(epsilon=float(settings.epsilon), delta=plan.mean.delta + float(cov.guarantee.delta),
+                  settings=asdict(plan.settings),
+                  band=band_record(plan, bands, cov.guarantee.record()))
+    estimate = plan.mean.estimate
+    view = analyst_view(plan.mean)
+    view["band"] = {
+        "nonprivate_estimate_inside_privacy_band": bool(np.all((estimate >= bands.privacy.lower)
+                                                               & (estimate <= bands.privacy.upper))),
+        "second_moment_hs_distance_to_nonprivate": float(np.linalg.norm(second - cov.estimate)),
+        "n_clipped_second_moment": cov.n_clipped,
+    }
+    return record, band_table(plan.mean.grid_points, values, bands), view

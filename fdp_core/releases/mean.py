@@ -1,0 +1,438 @@
+"""Mean-function release pipeline: clip -> eigenbasis -> estimator -> mechanism.
+
+Every mean mechanism of METHODS.md 2-3 releases  sum_l (c_l + noise_l) b_l(t): estimator
+coefficients c_l in some basis b_l plus independent noise per coefficient. A
+:class:`MeanRelease` holds exactly that, plus the guarantee, so the app, the CLI and the
+tests read one record. It holds the non-private estimate for the analyst view; the
+release record it writes (:func:`release_record`) never contains it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
+
+import numpy as np
+
+from ..data.loading import DATA_DEPENDENT_TAU, FunctionalData
+from ..errors import ParameterError
+from .estimators import lattice_interpolation_matrix
+from ..kernels import KERNEL_NAMES, eigenbasis
+from ..mechanisms.bernstein import bernstein_expected_sq_l2_error, bernstein_mean_noise
+from ..mechanisms.calibration import CALIBRATIONS
+from ..mechanisms.families import NoiseFamily, noise_family
+from ..mechanisms.guarantee import Guarantee
+from ..params import check_choice, check_epsilon, check_finite, check_positive, check_tau
+from .postprocess import mean_steps
+from ..data.preprocess import PublicBounds, bounds_of, data_tau, prepare_curves
+from ..registry import MEAN_REGISTRY, mean_mechanism
+from ..publish.release import randomness_fields
+from ..sensitivity import BOUNDS
+from ..settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, RAW_RELEASE,
+                              REFERENCE, RHO, TAU, TAU_FROM_DATA, VALUE_RANGE, Control, log10_control, option)
+
+# Views of the registry (fdp_core/registry/mean.py): names by privacy type, labels.
+MEAN_MECHANISMS = tuple(MEAN_REGISTRY)
+GAUSSIAN_MECHANISMS = tuple(name for name, m in MEAN_REGISTRY.items() if m.uses_delta)
+PURE_DP_MECHANISMS = tuple(name for name, m in MEAN_REGISTRY.items() if not m.uses_delta)
+ICLP_MECHANISMS = tuple(name for name, m in MEAN_REGISTRY.items() if m.penalty == "psi")
+MECHANISM_LABELS = {name: m.label for name, m in MEAN_REGISTRY.items()}
+BAND_FIELDS = ("confidence_band", "band_share", "smoothness_bound")  # release mean only (fdp_core/releases/bands.py)
+
+
+@dataclass(frozen=True)
+class MeanSettings:
+    """Every public choice behind a mean release (all of it goes into the provenance)."""
+
+    mechanism: str = option("gaussian", choices=MEAN_MECHANISMS, controls=(Control("mean", "mean_mechanism"),),
+                            help="; ".join(f"{name}: {m.privacy}" for name, m in MEAN_REGISTRY.items())
+                            + " (delta is ignored by the epsilon-DP ones)")
+    kernel: str = option("matern52", KERNEL, required=True)
+    rho: float = option(0.1, RHO, required=True)
+    nu: float | None = option(None, NU)
+    eta: float = option(1.5, ETA)
+    phi: float = option(1e-3, help="penalty phi > 0 (Gaussian mechanism)")
+    epsilon: float = option(1.0, EPSILON, required=True)
+    delta: float = option(1e-5, DELTA)
+    tau: float | None = option(1.0, TAU)  # the command line's default is None: the value range or the data decide
+    tau_from_data: bool = option(False, TAU_FROM_DATA)
+    bound: str = option("tight", choices=BOUNDS, controls=(Control("mean", "mean_bound"),),
+                        help="sensitivity bound: tight (attained or Cauchy-Schwarz) or paper (published closed form)")
+    calibration: str = option("analytic", CALIBRATION, controls=(Control("mean", "mean_calibration"),))
+    psi: float = option(1e-3, help="penalty psi > 0 (iclp-qr, iclp-ar)",  # ICLP penalty
+                        controls=(log10_control("mean", "mean_log_psi"),))
+    M: int = option(20, help="number of eigenfunctions M >= 1 (frl)",  # FRL truncation
+                    controls=(Control("mean", "mean_M"),))
+    K: int = option(20, help="Bernstein lattice size K >= 1 (K + 1 points)", controls=(Control("mean", "mean_K"),))
+    # Bernstein: public range of the curve values (default: value_range); the page starts from [0, 1].
+    lo: float | None = option(None, help="public lower bound of every curve value (required for bernstein)",
+                              controls=(Control("mean", "mean_lo", default=0.0),))
+    hi: float | None = option(None, help="public upper bound of every curve value (required for bernstein)",
+                              controls=(Control("mean", "mean_hi", default=1.0),))
+    # Public inputs of the per-record transform (fdp_core.data.preprocess, METHODS.md 11-12).
+    value_range: tuple | None = option(None, VALUE_RANGE)  # (lo, hi): clip pointwise, centre at (lo + hi)/2
+    reference: tuple | None = option(None, REFERENCE)  # public reference curve ((t, value), ...) replacing the centre
+    person_column: str | None = option(None, PERSON_COLUMN)  # metadata column grouping curves by person
+    n_public: int | None = option(None, N_PUBLIC)  # declared persons (None: those in the data, declared public)
+    # Uncertainty bands (METHODS.md 18, fdp_core/releases/bands.py): post-processing, except that the confidence band
+    # spends band_share of epsilon (and delta) on a private second moment.
+    confidence_band: float | None = option(None, help="level in (0, 1), e.g. 0.95: also release a simultaneous "
+                                                      "confidence band for the population's smoothed mean and the "
+                                                      "privacy band (spends --band-share of the budget on a second "
+                                                      "moment)")
+    band_share: float = option(0.2, help="share of epsilon (and delta) spent on the second moment behind "
+                                         "--confidence-band; the mean gets the rest")
+    smoothness_bound: float | None = option(None, help="public bound B on the centred mean's norm in H(C^eta): "
+                                                       "adds the smoothing-bias bound and a widened band")
+    raw_release: bool = option(False, RAW_RELEASE)  # False: free post-processing on (fdp_core/releases/postprocess.py)
+
+    @property
+    def bounds(self) -> PublicBounds:
+        return bounds_of(self)
+
+    @property
+    def bernstein_range(self) -> tuple:
+        """Bernstein's [lo, hi]: its own lo/hi, else the declared value range."""
+        if self.lo is None and self.hi is None and self.value_range is not None:
+            return tuple(float(v) for v in self.value_range)
+        return self.lo, self.hi
+
+    def validated(self) -> "MeanSettings":
+        """Check every field the chosen mechanism uses; delta is ignored by pure epsilon-DP ones."""
+        check_choice("kernel", self.kernel, KERNEL_NAMES)
+        check_positive("rho", self.rho)
+        check_epsilon(self.epsilon)
+        check_choice("bound", self.bound, BOUNDS)
+        check_choice("calibration", self.calibration, CALIBRATIONS)
+        self.bounds  # validates value_range, reference, person_column, n_public
+        if self.confidence_band is not None:
+            _check_open_unit("confidence_band (the band's level)", self.confidence_band)
+            _check_open_unit("band_share (the second moment's share of the budget)", self.band_share)
+        if self.smoothness_bound is not None:
+            check_positive("smoothness_bound", self.smoothness_bound)
+        mechanism = mean_mechanism(self.mechanism)
+        mechanism.validate(self)
+        if mechanism.lattice:
+            return self  # tau plays no role: values are clipped to [lo, hi] instead
+        if not self.tau_from_data:
+            if self.tau is None and self.value_range is None:
+                raise ParameterError("tau (the public L2 norm bound) is required unless a public value range "
+                                     "(--value-range) or tau_from_data is set")
+            if self.tau is not None:
+                check_tau(self.tau)
+        return self
+
+
+def _check_open_unit(name: str, value) -> float:
+    if not 0.0 < check_finite(name, value) < 1.0:
+        raise ParameterError(f"{name} must be in (0, 1), got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class MeanRelease:
+    """A planned mean release: deterministic parts computed, noise drawn on demand."""
+
+    settings: MeanSettings
+    grid_points: np.ndarray
+    synthesis: np.ndarray  # (m, L): basis functions b_l on the grid
+    weights: np.ndarray  # quadrature weights of the L2 inner product
+    estimate_coefficients: np.ndarray = field(repr=False)  # NON-PRIVATE: analyst view only
+    offset: np.ndarray = field(repr=False)  # public centre c(t), added back after the noise
+    noise_scales: np.ndarray = field(repr=False)  # sd (gaussian) or Laplace scale b_l (laplace)
+    noise: str  # "gaussian" | "laplace"
+    tau: float | None  # None for Bernstein (clips values to [lo, hi] instead)
+    n: int  # persons (declared public): the n of every sensitivity
+    n_clipped: int  # NON-PRIVATE (analyst view): curves shrunk by the L2 clip (Bernstein: by the range)
+    n_dropped: int  # NON-PRIVATE (analyst view)
+    sensitivity: float
+    sigma: float | None
+    expected_sq_l2_error: float
+    guarantee: Guarantee
+    data_dependent_flags: tuple = ()
+    raw_mean: np.ndarray | None = field(default=None, repr=False)  # NON-PRIVATE: mean of the raw curves
+    n_curves: int = 0  # NON-PRIVATE when a person column groups curves (analyst view)
+    n_range_clipped: int = 0  # NON-PRIVATE: curves with a value outside the public range
+    n_unusable: int = 0  # NON-PRIVATE: persons of the file without a usable curve (counted as the centre)
+
+    @property
+    def m(self) -> int:
+        return int(self.grid_points.size)
+
+    @property
+    def privacy(self) -> str:
+        return self.guarantee.privacy
+
+    @property
+    def delta(self) -> float:
+        """delta of the guarantee: 0 for the pure epsilon-DP mechanisms."""
+        return self.family.delta_or_zero(self.settings.delta)
+
+    @property
+    def family(self) -> NoiseFamily:
+        return noise_family(self.noise)
+
+    @property
+    def estimate(self) -> np.ndarray:
+        """The non-private estimate on the grid (data units). Analyst view: never publish."""
+        return self.offset + self.synthesis @ self.estimate_coefficients
+
+    def noise_coefficients(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        return self.family.standard(rng, (size, self.noise_scales.size)) * self.noise_scales
+
+    def sample(self, rng: np.random.Generator, size: int = 1) -> np.ndarray:
+        """``size`` independent sanitized means on the grid, shape (size, m)."""
+        return self.offset + (self.estimate_coefficients + self.noise_coefficients(rng, size)) @ self.synthesis.T
+
+    def bias(self) -> float | None:
+        """||estimate - raw sample mean|| (L2 over [0, 1]): smoothing + clipping + centring. NON-PRIVATE."""
+        if self.raw_mean is None:
+            return None
+        diff = self.estimate - self.raw_mean
+        return float(np.sqrt(max(float(diff**2 @ self.weights), 0.0)))
+
+    def pointwise_bias(self) -> float | None:
+        """max_t |estimate(t) - raw sample mean(t)|: the largest pointwise bias. NON-PRIVATE."""
+        if self.raw_mean is None:
+            return None
+        return float(np.max(np.abs(self.estimate - self.raw_mean)))
+
+    def total_error(self) -> float | None:
+        """sqrt(bias^2 + E||noise||^2): root expected squared L2 distance to the raw mean. NON-PRIVATE."""
+        b = self.bias()
+        return None if b is None else float(np.sqrt(b * b + self.expected_sq_l2_error))
+
+    def l2_error_radius(self, prob: float = 0.95) -> float:
+        """r with P(||release - estimate||_L2 <= r) = prob."""
+        return _noise_radius("l2", self, prob)
+
+    def sup_error_radius(self, prob: float = 0.95) -> float:
+        """r with P(max_t |release(t) - estimate(t)| <= r) ~ prob (Monte Carlo, fixed seed)."""
+        return _noise_radius("sup", self, prob)
+
+
+def _noise_radius(kind: str, plan: "MeanRelease", prob: float) -> float:
+    """Error radii are positively homogeneous in the noise scales: compute them once per
+    *shape* of the scale vector (cached) and rescale, so moving epsilon or delta never
+    re-runs the Monte Carlo or the saddlepoint search."""
+    top = float(np.max(plan.noise_scales, initial=0.0))
+    if top == 0.0:
+        return 0.0
+    # Rounded so that the same shape at another epsilon hits the cache despite last-bit noise.
+    unit = np.round(plan.noise_scales / top, 12)
+    return top * _unit_radius(kind, plan.noise, unit.tobytes(), np.ascontiguousarray(plan.synthesis).tobytes(),
+                              plan.synthesis.shape, plan.weights.tobytes(), float(prob))
+
+
+@lru_cache(maxsize=256)
+def _unit_radius(kind, noise, unit_bytes, synthesis_bytes, shape, weights_bytes, prob) -> float:
+    scales = np.frombuffer(unit_bytes)
+    synthesis = np.frombuffer(synthesis_bytes).reshape(shape)
+    weights = np.frombuffer(weights_bytes)
+    family = noise_family(noise)
+    if kind == "l2":
+        gram = synthesis.T @ (weights[:, None] * synthesis)
+        # On an orthonormal basis the L2 norm is that of the coefficients: closed form where the family has one.
+        exact = family.l2_quantile_radius(scales, prob) if np.allclose(gram, np.eye(shape[1]), atol=1e-8) else None
+        if exact is not None:
+            return exact
+    rng = np.random.default_rng(12345)
+    coefs = family.standard(rng, (4000, scales.size))
+    draws = (coefs * scales) @ synthesis.T
+    sizes = np.sqrt((draws**2) @ weights) if kind == "l2" else np.abs(draws).max(axis=1)
+    return float(np.quantile(sizes, prob))
+
+
+def resolve_tau(fd: FunctionalData, settings: MeanSettings) -> tuple[float, tuple]:
+    """The norm bound to clip at, with the data-dependent flag when it was read off the data.
+
+    Explicit tau first; else the one the public value range implies ((hi - lo)/2). Read off
+    the data, it is the largest norm the clip actually sees: after the range clip and centring.
+    """
+    if settings.tau_from_data:
+        return data_tau(fd, settings.bounds), (DATA_DEPENDENT_TAU,)
+    if settings.tau is None:
+        return float(settings.bounds.default_tau(fd.grid_points)), ()
+    return float(settings.tau), ()
+
+
+@dataclass(frozen=True)
+class MeanSums:
+    """Everything a mean release reads from the data (METHODS.md 17): n and the sum over
+    persons of the per-record transform of fdp_core.data.preprocess (range clip, centring, L2 clip,
+    person average), or for Bernstein the sum of the person-level lattice values.
+
+    Computed in memory by :func:`mean_sums`, chunk by chunk by fdp_core/engines/stream.py or by a Dask
+    reduction; :func:`plan_mean_release` plans from it with the same code for all three."""
+
+    grid_points: np.ndarray
+    unit_grid: np.ndarray
+    weights: np.ndarray
+    n: int  # the mechanism's n: persons (or the declared n_public)
+    n_dropped: int
+    n_curves: int
+    raw_sum: np.ndarray  # NON-PRIVATE (analyst view): sum of the raw curves
+    offset: np.ndarray  # public centre c(t)
+    n_range_clipped: int = 0
+    n_clipped: int = 0
+    tau: float | None = None  # None: Bernstein
+    total: np.ndarray | None = None  # (m,) sum of person-level clipped centred curves, or (K + 1,) lattice sums
+    data_dependent_flags: tuple = ()
+    n_unusable: int = 0  # NON-PRIVATE: persons of the file without a usable curve
+
+
+def mean_sums(fd: FunctionalData, settings: MeanSettings) -> MeanSums:
+    """The sufficient statistics of ``fd`` for ``settings`` (in memory)."""
+    settings = settings.validated()
+    common = dict(grid_points=fd.grid_points, unit_grid=fd.unit_grid, weights=fd.weights,
+                  n_dropped=fd.report.n_dropped, raw_sum=fd.data_matrix.sum(axis=0), n_curves=fd.n)
+    if mean_mechanism(settings.mechanism).lattice:
+        return _bernstein_sums(fd, settings, common)
+    tau, flags = resolve_tau(fd, settings)
+    prepared = prepare_curves(fd, settings.bounds, tau)
+    return MeanSums(n=prepared.n, offset=prepared.centre, n_range_clipped=prepared.n_range_clipped,
+                    n_clipped=prepared.n_norm_clipped, tau=tau, total=prepared.values.sum(axis=0),
+                    data_dependent_flags=flags, n_unusable=prepared.n_unusable, **common)
+
+
+def _bernstein_sums(fd: FunctionalData, s: MeanSettings, common: dict) -> MeanSums:
+    """Bernstein: clip values pointwise to its [lo, hi] (then the declared range), average per
+    person (lattice values are linear in the clipped curve, so this averages lattice values),
+    no centring and no L2 clip: its sensitivity (K + 1)(hi - lo)/n needs values in [lo, hi] only."""
+    K = int(s.K)
+    lo, hi = (float(v) for v in s.bernstein_range)
+    bounds = replace(s.bounds, value_range=None, reference=None)
+    clipped = np.clip(fd.data_matrix, lo, hi)
+    n_outside = int(np.sum(np.any(clipped != fd.data_matrix, axis=1)))
+    if s.value_range is not None:
+        clipped = np.clip(clipped, *s.value_range)
+    prepared = prepare_curves(replace(fd, data_matrix=clipped), bounds, None)  # no centring: values stay in units
+    # Persons fixed by n_public but absent from the data count at lo: pad so the sum / n is kept.
+    # The clip again makes every computed person row lie in [lo, hi] whatever the rounding.
+    rows = np.clip(prepared.values, lo, hi)
+    if prepared.n > rows.shape[0]:
+        rows = np.vstack([rows, np.full((prepared.n - rows.shape[0], fd.m), lo)])
+    lattice = rows @ lattice_interpolation_matrix(fd.unit_grid, K)
+    return MeanSums(n=prepared.n, offset=np.zeros(fd.m), n_range_clipped=n_outside, n_clipped=n_outside,
+                    total=np.add.reduce(lattice, axis=0), n_unusable=prepared.n_unusable, **common)
+
+
+def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> MeanRelease:
+    """Validate settings, clip, project and calibrate: everything but the random draw.
+
+    ``fd`` is the curves, or their :class:`MeanSums` (streamed, or from a Dask reduction)."""
+    settings = settings.validated()
+    sums = fd if isinstance(fd, MeanSums) else mean_sums(fd, settings)
+    n = sums.n
+    expected_size = int(settings.K) + 1 if mean_mechanism(settings.mechanism).lattice else sums.grid_points.size
+    if sums.total is None or sums.total.size != expected_size:
+        raise ParameterError("these sufficient statistics were taken for other settings: recompute them with the "
+                             "release settings")
+    common = dict(settings=settings, grid_points=sums.grid_points, weights=sums.weights,
+                  n_dropped=sums.n_dropped, raw_mean=sums.raw_sum / sums.n_curves, n_curves=sums.n_curves,
+                  n=n, offset=sums.offset, n_range_clipped=sums.n_range_clipped, n_clipped=sums.n_clipped,
+                  n_unusable=sums.n_unusable)
+    if mean_mechanism(settings.mechanism).lattice:
+        return _plan_bernstein(sums, settings, common)
+    tau, flags = sums.tau, sums.data_dependent_flags
+    basis = eigenbasis(settings.kernel, settings.rho, sums.unit_grid, sums.weights, nu=settings.nu)
+    mean_coefs = basis.coefficients(sums.total / n)
+    common.update(tau=tau, data_dependent_flags=flags)
+    mechanism = mean_mechanism(settings.mechanism)
+    noise = mechanism.plan_noise(settings, basis.eigenvalues, basis.n_components, mean_coefs, tau, n)
+    return MeanRelease(synthesis=basis.eigenfunctions[:, :noise.n_components],
+                       estimate_coefficients=noise.estimate_coefficients, noise_scales=noise.noise_scales,
+                       noise=mechanism.noise, sensitivity=noise.sensitivity, sigma=noise.sigma,
+                       expected_sq_l2_error=mechanism.expected_sq_l2_error(noise.noise_scales),
+                       guarantee=noise.guarantee, **common)
+
+
+def _plan_bernstein(sums: MeanSums, s: MeanSettings, common: dict) -> MeanRelease:
+    K = int(s.K)
+    lo, hi = (float(v) for v in s.bernstein_range)
+    coefs, scales, sensitivity, guarantee, _, basis = bernstein_mean_noise(
+        None, sums.unit_grid, sums.weights, K=K, lo=lo, hi=hi, n=sums.n, epsilon=s.epsilon,
+        lattice_means=sums.total / sums.n, n_clipped=sums.n_clipped)
+    return MeanRelease(synthesis=basis, estimate_coefficients=coefs, noise_scales=scales,
+                       noise=mean_mechanism(s.mechanism).noise,
+                       tau=None, sensitivity=sensitivity, sigma=None,
+                       expected_sq_l2_error=bernstein_expected_sq_l2_error(K, float(scales[0])),
+                       guarantee=guarantee, **common)
+
+
+def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = None) -> dict:
+    """The publishable record of one sanitized mean: public inputs and the noise law only.
+
+    Never the data, the estimate or any count computed from the data (curves clipped or
+    dropped, curves per person): those are in :func:`analyst_view`. ``n`` is the number of
+    persons, a declared public input (``n_policy``).
+    """
+    s = plan.settings
+    record = {
+        "release": "mean",
+        "mechanism": s.mechanism,
+        "kernel": s.kernel,
+        "rho": s.rho,
+        "nu": s.nu,
+        "eta": s.eta,
+        "phi": s.phi,
+        "epsilon": s.epsilon,
+        "delta": plan.delta,
+        "tau": plan.tau,
+        "bound": s.bound,
+        "calibration": s.calibration if plan.family.uses_delta else None,
+        "n": plan.n,
+        "m": plan.m,
+        **s.bounds.describe(),
+        "sensitivity": plan.sensitivity,
+        "sigma": plan.sigma,
+        "expected_sq_l2_error": plan.expected_sq_l2_error,
+        "l2_error_radius_95": plan.l2_error_radius(0.95),
+        "post_processing": list(mean_steps(s)),  # public settings only (fdp_core/releases/postprocess.py)
+        "data_dependent_flags": list(plan.data_dependent_flags),
+        "differentially_private": not plan.data_dependent_flags,
+        "guarantee": plan.guarantee.record(),
+        **randomness_fields(seed),
+        "settings": asdict(s),
+    }
+    record.update(mean_mechanism(s.mechanism).record_fields(s, plan))
+    assert values.shape == (plan.m,)
+    return record
+
+
+def analyst_view(plan: MeanRelease) -> dict:
+    """What the analyst may see but must not publish: counts and errors computed from the data."""
+    bias = plan.bias()
+    noise_sd = math.sqrt(plan.expected_sq_l2_error)
+    view = {
+        "n_curves": plan.n_curves,
+        "n_persons": plan.n,
+        "n_dropped": plan.n_dropped,
+        "n_persons_without_usable_curve": plan.n_unusable,
+        "n_clipped": plan.n_clipped,
+        "n_clipped_meaning": ("curves with a value outside [lo, hi] (clipped)" if mean_mechanism(plan.settings.mechanism).lattice
+                              else "curves shrunk by the L2 clip at tau (after the range clip and centring)"),
+        "n_range_clipped": plan.n_range_clipped,
+        "bias_l2": bias,
+        "bias_sup": plan.pointwise_bias(),
+        "noise_rms_l2": noise_sd,
+        "noise_l2_radius_95": plan.l2_error_radius(0.95),
+        "total_rms_error_l2": plan.total_error(),
+        "accuracy": accuracy_sentence(plan),
+    }
+    return view
+
+
+def accuracy_sentence(plan: MeanRelease) -> str:
+    """Plain words: noise, bias (against the raw mean of the curves) and their total."""
+    radius = plan.l2_error_radius(0.95)
+    bias = plan.bias()
+    text = (f"The noise moves the release by less than {radius:.3g} (L2, 95% of the time) around the private "
+            f"method's own target.")
+    if bias is not None:
+        text += (f" That target itself differs from the plain average of the raw curves by {bias:.3g} in L2 "
+                 f"(by up to {plan.pointwise_bias():.3g} at a single point) through smoothing, clipping and "
+                 f"centring, so the release is typically {plan.total_error():.3g} away from that average "
+                 "(root mean square of both).")
+    return text

@@ -1,0 +1,105 @@
+"""Synthetic curves from a released mean and second moment (METHODS.md 19): post-processing.
+
+The covariance release with a released mean (fdp_core/releases/covariance.py, centring "released-mean")
+gives mu~ and C~ = S~ - mu~ mu~^T in the kernel eigenbasis. Its PSD part sum_k lambda~_k v~_k v~_k^T
+defines a Gaussian model; a synthetic person is
+
+    Y* = c + Phi mu~ + Phi sum_k sqrt(lambda~_k) xi_k v~_k,  xi_k iid N(0, 1),
+
+clipped pointwise to the public range when there is one. No budget beyond the two releases;
+the number of synthetic curves is public. The model keeps the mean, the covariance and
+Gaussian margins; it cannot keep skewness, clusters, rare shapes or anything finer than the
+kernel's eigenbasis. The comparison with the real curves (:func:`compare`) reads the data
+without noise: analyst view only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .bands import psd_root
+
+KEEPS = ("the mean curve, the covariance function (in the kernel eigenbasis) and Gaussian margins at every t, "
+         "all as released with noise")
+CANNOT_KEEP = ("skewness and heavy tails, clusters and subgroups (the model is one Gaussian), rare or extreme shapes, "
+               "detail finer than the kernel's eigenfunctions, the link to other columns (ids, covariates, visits), "
+               "and the exact values of any real person")
+N_COMPARE_POINTS = 5
+SUBSPACE_COMPONENTS = 3
+
+
+def synthetic_curves(mean: np.ndarray, covariance: np.ndarray, eigenfunctions: np.ndarray, n: int,
+                     rng: np.random.Generator, value_range: tuple | None = None) -> np.ndarray:
+    """n synthetic curves on the grid, shape (n, m): mean (grid) + Phi (PSD root of covariance) xi."""
+    root = psd_root(covariance)
+    curves = mean + rng.standard_normal((int(n), root.shape[1])) @ (eigenfunctions @ root).T
+    if value_range is not None:
+        curves = np.clip(curves, *value_range)
+    return curves
+
+
+def _covariance(curves: np.ndarray) -> np.ndarray:
+    centred = curves - curves.mean(axis=0)
+    return centred.T @ centred / max(curves.shape[0] - 1, 1)
+
+
+def _top_subspace(cov: np.ndarray, sw: np.ndarray, k: int) -> np.ndarray:
+    """Orthonormal top-k eigenvectors of the covariance operator in the weighted inner product."""
+    values, vectors = np.linalg.eigh(sw[:, None] * cov * sw[None, :])
+    return vectors[:, np.argsort(values)[::-1][:k]]
+
+
+def compare(real: np.ndarray, synthetic: np.ndarray, grid: np.ndarray, weights: np.ndarray) -> dict:
+    """Section 19's metrics: L2 distance of the means, Hilbert-Schmidt distance of the covariances,
+    subspace distance of the top 3 components, pointwise Kolmogorov-Smirnov at 5 public t (equally
+    spaced quantiles of the grid). NON-PRIVATE (reads the real curves): analyst view only."""
+    sw = np.sqrt(weights)
+    mean_gap = real.mean(axis=0) - synthetic.mean(axis=0)
+    cov_real, cov_synth = _covariance(real), _covariance(synthetic)
+    k = min(SUBSPACE_COMPONENTS, grid.size)
+    U, V = _top_subspace(cov_real, sw, k), _top_subspace(cov_synth, sw, k)
+    # ||P_U - P_V||_HS / sqrt(2) = sqrt(k - ||U^T V||_F^2): 0 for the same subspace, 1 when orthogonal (per axis).
+    subspace = float(np.sqrt(max(k - float(np.sum((U.T @ V) ** 2)), 0.0)))
+    index = np.unique(np.round(np.linspace(0, grid.size - 1, N_COMPARE_POINTS)).astype(int))
+    ks = [{"t": float(grid[i]), "ks_statistic": float(stats.ks_2samp(real[:, i], synthetic[:, i]).statistic)}
+          for i in index]
+    return {
+        "mean_l2_distance": float(np.sqrt(mean_gap**2 @ weights)),
+        "real_mean_l2_norm": float(np.sqrt(real.mean(axis=0) ** 2 @ weights)),
+        "covariance_hs_distance": float(np.linalg.norm(sw[:, None] * (cov_real - cov_synth) * sw[None, :])),
+        "real_covariance_hs_norm": float(np.linalg.norm(sw[:, None] * cov_real * sw[None, :])),
+        "subspace_distance_top3": subspace,
+        "subspace_distance_meaning": f"sqrt(k - ||U^T V||_F^2), k = {k}: 0 same subspace, sqrt(k) orthogonal",
+        "pointwise_ks": ks,
+    }
+
+
+def input_layout(path, t_column: str | None = None) -> str:
+    """'long' when the input was a long file (header id,t,value or a named t column), else 'wide'."""
+    if t_column is not None:
+        return "long"
+    p = Path(path)
+    if p.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        names = [n.lower() for n in pq.read_schema(p).names]
+        return "long" if names[:3] == ["id", "t", "value"] else "wide"
+    with open(p, newline="") as handle:
+        header = handle.readline().strip().lstrip("\ufeff")
+    return "long" if [c.strip().lower() for c in header.split(",")][:3] == ["id", "t", "value"] else "wide"
+
+
+def curves_table(curves: np.ndarray, grid: np.ndarray, layout: str) -> pd.DataFrame:
+    """Synthetic curves in the input's layout: wide (id, one column per grid point) or long (id, t, value).
+    Ids are synthetic (syn0001, ...): nothing of the input's own columns is copied."""
+    ids = [f"syn{i + 1:04d}" for i in range(curves.shape[0])]
+    if layout == "long":
+        return pd.DataFrame({"id": np.repeat(ids, grid.size), "t": np.tile(grid, len(ids)),
+                             "value": curves.ravel()})
+    frame = pd.DataFrame(curves, columns=[repr(float(t)) for t in grid])
+    frame.insert(0, "id", ids)
+    return frame
