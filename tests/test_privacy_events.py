@@ -48,5 +48,5 @@ def test_the_accountant_composes_by_event_not_by_name():
 
 
 def test_no_string_dispatch_on_the_curve():
-    source = (Path(__file__).resolve().parents[1] / "fdp_core" / "accounting.py").read_text()
+    source = (Path(__file__).resolve().parents[1] / "fdp_core" / "budget" / "accounting.py").read_text()
     assert 'f"_check_{' not in source and "curve ==" not in source
