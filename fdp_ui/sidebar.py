@@ -45,8 +45,10 @@ SETTINGS_FIELDS = ("kernel", "rho", "nu", "eta", "phi", "epsilon", "delta", "tau
                    "person_column")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)  # keywords only: 14 fields are too many to pass by position
 class GlobalSettings:
+    """The sidebar's values, as every page reads them (built by :func:`render`)."""
+
     kernel: str
     rho: float
     nu: float | None
@@ -155,6 +157,8 @@ def render() -> GlobalSettings:
     tutorial = sb.toggle("tutorial mode", key="g_tutorial", help=HELP["tutorial"])
     ledger.render_meter(sb)
 
-    return GlobalSettings(kernel, float(rho), None if nu is None else float(nu), float(eta), float(10 ** log_phi),
-                          float(epsilon), float(delta), float(tau), bool(tau_from_data), seed, int(n_clipped),
-                          bool(tutorial), bounds.value_range, bounds.person_column)
+    return GlobalSettings(kernel=kernel, rho=float(rho), nu=None if nu is None else float(nu), eta=float(eta),
+                          phi=float(10 ** log_phi), epsilon=float(epsilon), delta=float(delta), tau=float(tau),
+                          tau_from_data=bool(tau_from_data), seed=seed, n_clipped=int(n_clipped),
+                          tutorial=bool(tutorial), value_range=bounds.value_range,
+                          person_column=bounds.person_column)

@@ -1,0 +1,55 @@
+"""95% error radii of a density release, computed once per noise shape (METHODS.md section 4).
+
+A density release's noise is its scale (Hall's sigma, ICLP's largest Laplace scale) times a
+field whose law depends only on the noise *shape*: the mechanism, the box, the grid and the
+kernel parameters (``KdeMechanism.noise_shape``), never on epsilon, delta, n, the bound or the
+calibration. The Monte Carlo radii use fixed seeds, so they are exactly proportional to the
+scale: the unit radii are cached by shape and rescaled, and a change of epsilon costs no new
+Monte Carlo. This is the density twin of the mean's cache (``MeanRelease.l2_error_radius``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from ..registry.kde import kde_mechanism
+
+# Monte Carlo draws behind the radii: a 64 x 64 noise field costs 16x a 512-point curve.
+RADIUS_DRAWS = {1: 4000, 2: 1000}
+_CACHE_SIZE = 64
+_unit_radii: OrderedDict = OrderedDict()  # (noise shape, prob, draws) -> (unit L2, unit sup), least recent first
+_lock = threading.Lock()  # the app serves several sessions from threads of one process
+
+
+def is_cached(release, prob: float = 0.95) -> bool:
+    """Whether :func:`error_radii` answers without Monte Carlo (the app shows a spinner otherwise)."""
+    with _lock:
+        return _key(release, prob) in _unit_radii
+
+
+def error_radii(release, prob: float = 0.95) -> tuple[float, float]:
+    """(L2, sup) radii r with P(||release - estimate|| <= r) ~ prob, in the release's units.
+
+    Equal to ``(release.l2_error_radius(prob, n), release.sup_error_radius(prob, n))`` with
+    n = ``RADIUS_DRAWS[release.d]``, up to rounding; computed once per noise shape.
+    """
+    entry = kde_mechanism(release.mechanism)
+    scale = float(entry.noise_scale(release))
+    key = _key(release, prob)
+    with _lock:
+        unit = _unit_radii.get(key)
+        if unit is not None:
+            _unit_radii.move_to_end(key)
+    if unit is None:
+        draws = RADIUS_DRAWS[release.d]
+        unit = (release.l2_error_radius(prob, draws) / scale, release.sup_error_radius(prob, draws) / scale)
+        with _lock:
+            _unit_radii[key] = unit
+            while len(_unit_radii) > _CACHE_SIZE:
+                _unit_radii.popitem(last=False)
+    return unit[0] * scale, unit[1] * scale
+
+
+def _key(release, prob: float) -> tuple:
+    return (kde_mechanism(release.mechanism).noise_shape(release), float(prob), RADIUS_DRAWS[release.d])

@@ -1,0 +1,72 @@
+"""The Data page's view of the loaded curves: size, grid, what the loader did, every curve
+(or a sample over the quantile envelopes), and the L2 norms the clip at tau sees (analyst view)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from fdp_core.data.loading import l2_norms
+from fdp_core.data.preprocess import PublicBounds, range_clipped_centred
+from fdp_core.publish.export import NONPRIVATE_VIEWS
+
+from . import intake_panel, plots, state
+
+
+def _loader_notes(ds) -> None:
+    report = ds.fd.report
+    notes = [f"read {report.n_read} curves"]
+    if report.n_missing_cells:
+        notes.append(f"{report.n_missing_cells} missing cells")
+    notes.extend(report.messages)
+    if report.dropped_rows:
+        shown = ", ".join(map(str, report.dropped_rows[:20]))
+        notes.append(f"dropped data rows: {shown}{' ...' if len(report.dropped_rows) > 20 else ''}")
+    st.info("; ".join(notes))
+    for flag in ds.flags:
+        st.warning(flag)
+
+
+def _norms(fd, settings) -> None:
+    # The norms the L2 clip sees: after the range clip and centring (uncentred norms when no range is declared).
+    centred, _, _ = range_clipped_centred(fd, PublicBounds(**settings.bounds))
+    norms = l2_norms(centred, fd.weights)
+    left, right = st.columns([3, 2])
+    left.plotly_chart(plots.norms_histogram(norms, settings.tau), width="stretch", key="data_norms")
+    with right:
+        st.markdown(f"**Clipping at tau = {settings.tau:.4g}**: {settings.n_clipped} of {fd.n} curves have a larger "
+                    f"L2 norm (after the range clip and centring) and are shrunk onto the ball before any estimate "
+                    "is computed.")
+        st.markdown(f"Norms range from {norms.min():.4g} to {norms.max():.4g} (analyst view).")
+        if settings.tau_from_data:
+            st.error("tau is data-dependent: nothing released with it is differentially private.")
+        if not fd.metadata.empty:
+            st.markdown("**Metadata columns** (usable as features on the density page)")
+            st.dataframe(pd.DataFrame({"column": fd.metadata.columns,
+                                       "type": [str(t) for t in fd.metadata.dtypes]}), hide_index=True)
+
+
+def render(ds, settings, refused: bool) -> None:
+    """After a refused upload the data set still loaded is shown folded away, so it cannot be
+    mistaken for the upload's result."""
+    fd = ds.fd
+    with st.expander(f"Still loaded: {ds.label} (not the refused file)") if refused else st.container():
+        st.subheader(("Still loaded: " if refused else "") + ds.label)
+        intake_panel.render_axis_labels()
+        c1, c2, c3, c4 = st.columns(4)
+        c1.metric("curves n", fd.n)
+        c2.metric("grid points m", fd.m)
+        c3.metric("domain", f"[{fd.domain[0]:g}, {fd.domain[1]:g}]")
+        gaps = np.diff(fd.grid_points)
+        c4.metric("grid", "even" if np.allclose(gaps, gaps[0], rtol=1e-4) else "uneven",
+                  help="Uneven grids use trapezoid quadrature weights in every L2 inner product.")
+        _loader_notes(ds)
+        summary_note = ("" if fd.n <= plots.PREVIEW_CURVES else
+                        f" (a fixed random sample of {plots.PREVIEW_CURVES} over the quantile envelopes of all "
+                        f"{fd.n})")
+        st.plotly_chart(plots.curves_preview_figure(fd.grid_points, fd.data_matrix,
+                                                    title=f"All curves{summary_note}"),
+                        width="stretch", key="data_curves")
+        state.note_view(NONPRIVATE_VIEWS["curves"])
+        _norms(fd, settings)

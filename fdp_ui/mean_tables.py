@@ -1,0 +1,100 @@
+"""The Mean page's sensitivity and noise tables (both bounds; for Gaussian noise both
+calibrations too), and the short texts the comparison table shares with them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from fdp_core.mechanisms.calibration import CALIBRATIONS
+from fdp_core.registry import mean_mechanism
+from fdp_core.releases.mean import plan_mean_release
+from fdp_core.sensitivity import BOUNDS
+
+
+def privacy_text(plan, g) -> str:
+    return f"epsilon = {g.epsilon:g}, " + (f"delta = {g.delta:g}" if plan.sigma is not None else
+                                           "delta = 0 (pure epsilon-DP)")
+
+
+def noise_scale_text(plan) -> str:
+    if plan.sigma is not None:
+        return f"sigma = {plan.sigma:.4g} (Gaussian, sd sigma sqrt(lambda_l))"
+    if mean_mechanism(plan.settings.mechanism).lattice:
+        return f"lambda = {plan.noise_scales[0]:.4g} (Laplace, {plan.noise_scales.size} lattice values)"
+    return f"b_1 = {plan.noise_scales.max():.4g} (Laplace, {int(np.sum(plan.noise_scales > 0))} coefficients)"
+
+
+def sensitivity_text(plan) -> str:
+    """Plain names in tables; the norms' formulas are in the help texts and docs/METHODS.md."""
+    entry = mean_mechanism(plan.settings.mechanism)
+    return f"{plan.sensitivity:.4g} ({entry.sensitivity_norm_label}, {entry.bound_name(plan.settings.bound)})"
+
+
+def _units(plan, g) -> str:
+    return f"n = {plan.n} {'persons' if g.person_column else 'curves'} (after {plan.n_dropped} curves dropped)"
+
+
+def _gaussian(plan, g, options) -> None:
+    gq = plan.guarantee
+    entry = mean_mechanism(options.mechanism)
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Sensitivity**: how far one person can move the estimate",
+                    help=entry.sensitivity_help or f"Measured in the {gq.sensitivity_norm}.")
+        st.dataframe(pd.DataFrame({"bound": [entry.bound_name(b) for b in BOUNDS],
+                                   "Delta": [gq.sensitivity_for(b) for b in BOUNDS]}),
+                     hide_index=True, width="stretch")
+        st.caption(f"{_units(plan, g)}, {plan.n_clipped} curves clipped at tau = {plan.tau:.4g}; "
+                   f"{plan.synthesis.shape[1]} eigenfunctions kept (analyst view).")
+    with right:
+        st.markdown("**Noise scale sigma: both bounds x both calibrations**")
+        rows = [{"bound": b, **{c: gq.details["sigma_table"][f"{b}/{c}"] for c in CALIBRATIONS}} for b in BOUNDS]
+        table = pd.DataFrame(rows)
+        st.dataframe(table.style.format(lambda v: "refused (epsilon > 1)" if v is None or v != v else f"{v:.4g}",
+                                        subset=list(CALIBRATIONS)), hide_index=True, width="stretch")
+        st.caption(f"In use: {options.bound} / {options.calibration}, sigma = {plan.sigma:.4g}; privacy curve mu = "
+                   f"{gq.gdp_mu:.3g}.",
+                   help="mu = sensitivity / sigma: the one number of the Gaussian mechanism's privacy curve (Gaussian "
+                        "differential privacy); it composes as sqrt(mu_1^2 + mu_2^2 + ...). Smaller = more private.")
+
+
+def _laplace(plan, fd, base, g, options) -> None:
+    gq = plan.guarantee
+    entry = mean_mechanism(options.mechanism)
+    plans = {b: plan if b == options.bound else plan_mean_release(fd, replace(base, bound=b)) for b in BOUNDS}
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**Sensitivity ({gq.sensitivity_norm})**")
+        st.dataframe(pd.DataFrame({"bound": [gq.bound_labels[b] for b in BOUNDS],
+                                   "Delta_1": [gq.sensitivity_for(b) for b in BOUNDS]}),
+                     hide_index=True, width="stretch")
+        if entry.lattice:
+            st.caption(f"n = {plan.n} (after {plan.n_dropped} curves dropped); {plan.n_clipped} have values outside "
+                       f"[{base.lo:g}, {base.hi:g}] and are clipped; lattice of {base.K + 1} points.")
+        else:
+            kept = (f"{gq.details['n_active']} of {gq.details['n_components']} components active (the rest released "
+                    "as exact zeros)" if "n_active" in gq.details else f"{plan.synthesis.shape[1]} basis functions")
+            st.caption(f"{_units(plan, g)}, {plan.n_clipped} curves clipped at tau = {plan.tau:.4g}; {kept}.")
+    with right:
+        st.markdown("**Laplace noise scales: both bounds**")
+        st.dataframe(pd.DataFrame({"bound": list(BOUNDS),
+                                   "largest b": [p.noise_scales.max() for p in plans.values()],
+                                   "smallest b > 0": [p.noise_scales[p.noise_scales > 0].min()
+                                                      if np.any(p.noise_scales > 0) else 0.0
+                                                      for p in plans.values()],
+                                   "E sq. L2 error": [p.expected_sq_l2_error for p in plans.values()]}),
+                     hide_index=True, width="stretch")
+        st.caption(f"In use: {gq.bound_label}; {entry.scale_rule}. Laplace scale b: density exp(-|x|/b)/(2b), "
+                   "variance 2 b^2.")
+
+
+def render(plan, fd, base, g, options) -> None:
+    """Sensitivity beside noise scale: sigma for Gaussian noise, Laplace scales otherwise."""
+    if plan.sigma is not None:
+        _gaussian(plan, g, options)
+    else:
+        _laplace(plan, fd, base, g, options)
