@@ -6,9 +6,12 @@ statistics, each with a target 95% radius, a weight (split of a total budget) or
 plan: the command prints every statistic's budget and accuracy, the totals (basic and, for
 all-Gaussian plans, Gaussian DP) and writes ``DIR/plan.json`` plus one replay config per
 part (``part-<i>-<kind>.yaml``). With ``--data PATH --commit`` the private file is read once
-and every part is committed to that data set's budget, as one act: the plan's total is
-checked against what is left first and the plan is refused whole if it does not fit; each
-part gets its own ledger entry and its bundle in ``DIR/part-<i>-<kind>/``.
+and every part is committed to that data set's budget, as one act: every part's charge is
+checked against what is left, together, and the plan is refused whole (nothing charged,
+nothing written) if it does not fit; each part gets its own ledger entry. The plan is written
+as ONE bundle in DIR: one report.html for every part, plan.json, plan.yaml,
+plan_release.json, ledger.json, README.txt, and each part's own bundle in
+``DIR/part-<i>-<kind>/`` (``fdp_core.publish.plan_commit``).
 """
 
 from __future__ import annotations
@@ -55,7 +58,8 @@ def run(args) -> int:
     if args.data and not args.commit:
         raise ParameterError("--data is read only to commit: add --commit, or drop --data to see the plan")
     plan_path = Path(args.plan)
-    plan = make_plan(_read_plan(plan_path))
+    mapping = _read_plan(plan_path)
+    plan = make_plan(mapping)
     for line in describe(plan):
         print(line)
     if not plan.fits():
@@ -64,7 +68,7 @@ def run(args) -> int:
     out = Path(args.out) if args.out else plan_path.with_name(f"{plan_path.stem}_plan")
     configs = part_configs(plan, budget_name=args.budget_name)
     if args.commit:
-        return _commit(args, plan, configs, out)
+        return _commit(args, plan, configs, out, mapping)
     out.mkdir(parents=True, exist_ok=True)
     (out / "plan.json").write_text(json.dumps(plan.to_dict(), indent=2) + "\n")
     for name, config in configs:
@@ -74,40 +78,27 @@ def run(args) -> int:
     return 0
 
 
-def _commit(args, plan, configs, out: Path) -> int:
-    """Read the data once, check the whole plan against the budget left, commit every part."""
-    from ..publish.bundle import export_folder
+def _commit(args, plan, configs, out: Path, mapping: dict) -> int:
+    """Read the data once, check the whole plan against the budget left, commit every part as one bundle."""
     from ..data.loading import load_curves
-    from ..data.preprocess import file_persons
-    from ..publish.replay import replay
-    from .ledger import budget_of
+    from ..publish.plan_commit import check_data, commit_plan, export_plan_folder
+    from .ledger import budget_of, complete_then_publish, staging_dir
 
     fd = load_curves(args.data)
-    person = plan.design.person_column
-    if person is not None and person not in fd.metadata.columns:
-        raise ParameterError(f"the plan's person column '{person}' is not a column of {Path(args.data).name}")
-    persons = file_persons(fd, person).n_persons  # every person of the file, usable or not (METHODS 11)
-    if persons != plan.design.n:
-        raise ParameterError(f"the plan was made for n = {plan.design.n} persons; {Path(args.data).name} holds "
-                             f"{persons}: make the plan again with the declared n")
-    first_settings = plan.parts[0].statistic.settings
-    budget = budget_of(args, fd, name=args.budget_name, settings=first_settings)
-    stored, _ = budget.ensure(_spec(configs[0][1]["budget"]))
-    left = budget.ledger().remaining()
-    if plan.basic[0] > left.epsilon * (1 + 1e-12) or plan.basic[1] > left.delta * (1 + 1e-12):
-        raise BudgetError(f"the plan costs epsilon {plan.basic[0]:.4g}, delta {plan.basic[1]:.3g}; budget "
-                          f"'{budget.name}' has epsilon {left.epsilon:.4g}, delta {left.delta:.3g} left: nothing "
-                          "was committed")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "plan.json").write_text(json.dumps(plan.to_dict(), indent=2) + "\n")
-    for name, config in configs:
-        release, ledger = replay(config, fd, data_label=Path(args.data).name, ledger=budget)
-        folder = out / name.removesuffix(".yaml")
-        export_folder(release, folder, ledger, include_analyst_view=True)
-        for entry_id in dict.fromkeys([*release.record.get("part_entry_ids", ()), release.id]):
-            budget.complete(entry_id)
-        print(f"committed {name.removesuffix('.yaml')}: {release.kind} {release.entry.mechanism}, epsilon "
-              f"{release.entry.epsilon:.4g} -> {folder}/")
+    label = Path(args.data).name
+    check_data(plan, fd, label)
+    budget = budget_of(args, fd, name=args.budget_name, settings=plan.parts[0].statistic.settings)
+    budget.ensure(_spec(configs[0][1]["budget"]))
+    # Settings fixed in the plan file before the data were read: pre-registered.
+    committed = commit_plan(plan, fd, budget, data_label=label, pre_registered=True, mapping=mapping)
+    staged = staging_dir(out)
+    export_plan_folder(committed, staged, include_analyst_view=True)
+    complete_then_publish(budget, committed.entry_ids, staged, out, ledger_url=args.ledger)
+    for folder, release in committed.parts:
+        print(f"committed {folder}: {release.kind} {release.entry.mechanism}, epsilon "
+              f"{release.entry.epsilon:.4g} -> {out / folder}/")
+    eps, delta = committed.charged
+    print(f"one bundle: {out}/ (report.html covers every part; plan charged epsilon {eps:.4g}, delta {delta:.3g})")
     spent = budget.ledger().spent()
     print(f"ledger: budget '{budget.name}': spent epsilon {spent.epsilon:.4g}, delta {spent.delta:.3g}")
     return 0

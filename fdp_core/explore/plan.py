@@ -250,21 +250,26 @@ class Statistic:
         return "target" if self.target is not None else "weight" if self.weight is not None else "epsilon"
 
 
-def charged_entries(kind: str, settings, design: PublicDesign, feature: str | None = None) -> list:
+def charged_entries(kind: str, settings, design: PublicDesign, feature: str | None = None, fd=None) -> list:
     """The ledger entries a commit of this statistic would make: the exact discrete export's own
     privacy map (a little above the calibrated epsilon), planned on the stand-in, nothing drawn.
-    Data-free: the cost depends on n, the grid, tau and the settings only."""
+    Data-free: the cost depends on n, the grid, tau and the settings only. ``fd``: the data the
+    commit will use (the plan's commit checks the entries of the very file it releases), else
+    the design's stand-in."""
     from ..publish import commit
 
-    fd = design.stand_in()
+    if fd is None:  # the stand-in has no person column: its rows are the declared persons
+        fd = design.stand_in()
+        if kind != "pca":
+            settings = replace(settings, person_column=None)
     if kind == "mean":
-        return [commit.prepare_mean_commit(fd, replace(settings, person_column=None)).entry]
+        return [commit.prepare_mean_commit(fd, settings).entry]
     if kind == "kde":
-        return [commit.prepare_kde_commit(fd, feature, replace(settings, person_column=None)).entry]
+        return [commit.prepare_kde_commit(fd, feature, settings).entry]
     if kind == "covariance":
         from ..publish.commit_summaries import prepare_covariance_commit
 
-        return [p.entry for p in prepare_covariance_commit(fd, replace(settings, person_column=None))]
+        return [p.entry for p in prepare_covariance_commit(fd, settings)]
     from ..budget.accounting import exponential_entry  # PCA: the exponential mechanism is charged its epsilon
 
     return [exponential_entry("pca", str(getattr(settings, "sampler", None) or "pca"), epsilon=settings.epsilon)]
@@ -419,6 +424,10 @@ def _statistic(index: int, item, design: PublicDesign) -> Statistic:
             obj = obj.validated()
     except ParameterError as exc:
         raise ParameterError(f"plan: statistic {index} ({kind}): {' '.join(str(exc).split())}") from None
+    if getattr(obj, "confidence_band", None) is not None:
+        # A band splits the mean's budget with a second moment: its radius is not the mean's planned here.
+        raise ParameterError(f"plan: statistic {index} (mean): a confidence band is not planned (its second moment "
+                             "takes part of the budget); plan the mean without it, or commit the band on its own")
     if getattr(obj, "tau_from_data", False) or getattr(obj, "data_dependent_bandwidth", False):
         raise ParameterError(f"plan: statistic {index} ({kind}): data-dependent settings cannot be planned or "
                              "committed (the plan reads no data)")
@@ -534,6 +543,19 @@ def gdp_split(profiles: list[NoiseProfile], weights: list[float], mu_total: floa
 
 # --------------------------------------------------------------------------- replay configs of a plan
 
+def part_settings(part: PlannedPart):
+    """The settings a part is committed with: its own, at the planned epsilon."""
+    settings = replace(part.statistic.settings, epsilon=part.epsilon)
+    if part.statistic.kind == "pca" and getattr(settings, "epsilon_split", None):
+        settings = replace(settings, epsilon_split=None)
+    return settings
+
+
+def part_name(index: int, part: PlannedPart) -> str:
+    """The part's file stem in a plan's folder: part-<i>-<kind> (its replay config, its bundle's subfolder)."""
+    return f"part-{index}-{part.statistic.kind}"
+
+
 def part_configs(plan: ReleasePlan, *, budget_name: str | None = None) -> list[tuple[str, dict]]:
     """(file name, replay config) of every part: each a config.yaml the replay command commits.
 
@@ -550,15 +572,13 @@ def part_configs(plan: ReleasePlan, *, budget_name: str | None = None) -> list[t
     out = []
     for i, part in enumerate(plan.parts, start=1):
         s = part.statistic
-        settings = replace(s.settings, epsilon=part.epsilon)
-        if s.kind == "pca" and getattr(settings, "epsilon_split", None):
-            settings = replace(settings, epsilon_split=None)
+        settings = part_settings(part)
         data = {"missing": "drop", "n": plan.design.n}
         if s.kind == "kde":
             data["feature"] = s.feature
         config = {"schema": CONFIG_SCHEMA, "kind": s.kind, "settings": config_of(settings), "data": data,
                   "export": {}, "budget": budget, "replays": f"plan part {i} ({s.name})"}
-        out.append((f"part-{i}-{s.kind}.yaml", config))
+        out.append((f"{part_name(i, part)}.yaml", config))
     return out
 
 
