@@ -90,3 +90,70 @@ def test_zip_holds_the_same_bundle_without_analyst_views():
     assert not any(n.endswith("analyst_view.json") for n in names)
     assert "part-2-kde/release.csv" in plan_bundle_files(committed)
     assert committed.parts[0][1].record["looked_at_before_commit"] == ["x"]
+
+
+def _private_copy(tmp_path):
+    """A 'private' file with the example's design (60 persons, its grid) and other values."""
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.read_csv(DATA)
+    values = frame.iloc[:, 2:].to_numpy() + np.random.default_rng(3).normal(0, 0.05, (len(frame), frame.shape[1] - 2))
+    frame.iloc[:, 2:] = values
+    path = tmp_path / "private.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _example_design_plan(tmp_path, stand_in=None):
+    mapping = {"schema": "fdp.plan/1", "public": {"n": 60, "grid": 27, "value_range": [-0.5, 2.0]},
+               "statistics": STATS[:2], "budget": {"epsilon": 20, "delta": 1e-3}}  # room for two commits
+    if stand_in:
+        mapping["data"] = {"stand_in": stand_in}
+    path = tmp_path / "plan.yaml"
+    path.write_text(yaml.safe_dump(mapping))
+    return path
+
+
+@pytest.mark.parametrize("how", ["flag-file", "yaml-simulated"])
+def test_sealed_plan_states_the_stand_in_only_when_used(tmp_path, capsys, how):
+    from fdp_core.data.stand_in import SEALED
+
+    private = _private_copy(tmp_path)
+    if how == "flag-file":  # the public example is the stand-in of the 'private' copy
+        args = ["plan", str(_example_design_plan(tmp_path)), "--stand-in", DATA]
+    else:
+        args = ["plan", str(_example_design_plan(tmp_path, stand_in="simulated"))]
+    out = tmp_path / "out"
+    assert main(args + ["--out", str(out), "--data", str(private), "--commit"]) == 0
+    assert "computed on" in capsys.readouterr().out
+    index = json.loads((out / INDEX_FILE).read_text())
+    assert index["looked_at_before_commit"] == [SEALED]
+    for folder in ("part-1-mean", "part-2-kde"):
+        assert json.loads((out / folder / "release.json").read_text())["looked_at_before_commit"] == [SEALED]
+    assert "stand-in" in json.loads((out / "plan.json").read_text())["computed_on"]
+    assert SEALED[0].upper() + SEALED[1:] in (out / "report.html").read_text()
+    # Without a stand-in the same plan is pre-registered, never sealed.
+    plain = tmp_path / "plain"
+    assert main(["plan", str(_example_design_plan(tmp_path)), "--out", str(plain), "--data", str(private),
+                 "--commit"]) == 0
+    assert SEALED not in json.loads((plain / INDEX_FILE).read_text())["looked_at_before_commit"]
+
+
+@pytest.mark.parametrize("stand_in, message", [
+    ("SELF", "is the private --data file itself"),
+    ("data/example_curves.csv:n", "not the declared n = 61"),
+])
+def test_a_stand_in_without_the_declared_design_is_refused(tmp_path, capsys, stand_in, message):
+    path = _example_design_plan(tmp_path)
+    if stand_in.endswith(":n"):
+        mapping = yaml.safe_load(path.read_text())
+        mapping["public"]["n"] = 61
+        path.write_text(yaml.safe_dump(mapping))
+        stand_in = DATA
+    data = DATA if stand_in == "SELF" else str(_private_copy(tmp_path))
+    out = tmp_path / "out"
+    assert main(["plan", str(path), "--stand-in", DATA, "--out", str(out), "--data", data, "--commit"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
