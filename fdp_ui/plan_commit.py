@@ -23,6 +23,23 @@ MESSAGE_KEY = "plan_commit_message"
 COMMITTED_KEY = "plan_committed"  # (CommittedPlan, its zip) of the last plan committed in this session
 
 
+def stand_in_options(mapping: dict) -> dict:
+    """make_plan's stand-in arguments: in sealed mode the public stand-in, when the plan's declared
+    n and grid are its own (then every number is computed on it); else none (the design's)."""
+    if not sealed.active():
+        return {}
+    ds = state.current()
+    public = mapping["public"]
+    if public.get("n") != state.n_persons(ds) or public.get("grid") != ds.fd.m:
+        return {}
+    return {"stand_in": ds.fd, "stand_in_label": ds.label}
+
+
+def plan_of(mapping: dict) -> ReleasePlan:
+    """The plan the page shows and the commit makes (the same inputs, the same stand-in)."""
+    return make_plan(mapping, **stand_in_options(mapping))
+
+
 def plan_entries(plan: ReleasePlan) -> list:
     return [e for p in plan.parts for e in p.entries]
 
@@ -74,7 +91,7 @@ def commit(mapping: dict) -> None:
         ss[MESSAGE_KEY] = ("error", "Not committed: " + "; ".join(unit_blockers) + ".")
         return
     try:
-        plan = make_plan(mapping)
+        plan = plan_of(mapping)
         data, seen = sealed.commit_data(data, seen)
         if ledger_ui.account(data).ledger() is None:
             check_fits(plan, data.fd, ledger_ui.draft())  # refused whole before the draft is stored

@@ -18,7 +18,7 @@ import streamlit as st
 import yaml
 
 from fdp_core.errors import FdpError
-from fdp_core.explore.plan import PLAN_KINDS, PLAN_SCHEMA, RADIUS_UNITS, describe, make_plan, part_configs
+from fdp_core.explore.plan import PLAN_KINDS, PLAN_SCHEMA, RADIUS_UNITS, describe, part_configs
 from fdp_ui import plan_commit, sidebar, state
 
 RULES = ("target", "weight", "epsilon")
@@ -94,7 +94,7 @@ if budget is not None:
     mapping["budget"] = budget
 
 try:
-    plan = make_plan(mapping)
+    plan = plan_commit.plan_of(mapping)  # sealed mode: computed on the public stand-in
 except FdpError as exc:
     st.error(str(exc))
     st.stop()
