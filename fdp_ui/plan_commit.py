@@ -108,9 +108,11 @@ def commit(mapping: dict) -> None:
         ledger_ui.record(release)
     ss[COMMITTED_KEY] = (committed, export_plan_zip(committed))  # built once, offered on every rerun
     eps, delta = committed.charged
+    spent, total = committed.ledger.spent(), committed.ledger.total()
     ss[MESSAGE_KEY] = ("success", (f"{note} " if note else "") + f"Committed the plan: {len(committed.parts)} parts, "
-                       f"charged epsilon {eps:.4g}, delta {delta:.3g} to budget '{budget.name}'. Download the one "
-                       "bundle below (one report for every part).")
+                       f"charged epsilon {eps:.4g}, delta {delta:.3g} to budget '{budget.name}' of {data.label} "
+                       f"(now spent: epsilon {spent.epsilon:.4g} of {total.epsilon:g}). Download the one bundle "
+                       "below (one report for every part).")
 
 
 def render(plan: ReleasePlan, mapping: dict, value_range, ds: state.Dataset) -> None:

@@ -68,7 +68,7 @@ def with_person_ids(fd: FunctionalData, person_column: str | None) -> Functional
     import pandas as pd
 
     ids = pd.DataFrame({person_column: [f"s{i:06d}" for i in range(fd.n)]})
-    return from_arrays(fd.grid_points, fd.data_matrix, name=fd.name, metadata=ids)
+    return from_arrays(fd.grid_points, fd.data_matrix, name=fd.report.source, metadata=ids)
 
 
 def matched_stand_in(fd: FunctionalData, *, n: int, points: int, domain: tuple[float, float],

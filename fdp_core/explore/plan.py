@@ -420,6 +420,10 @@ def _statistic(index: int, item, design: PublicDesign) -> Statistic:
     # The declared range and person column are the data set's: every part uses them.
     if design.value_range is not None and "value_range" in names and "value_range" not in settings:
         public["value_range"] = tuple(design.value_range)
+    if design.value_range is not None and kind == "mean" and "tau" not in settings:
+        # As the app does: with a declared range, tau is (hi - lo)/2 of it (a default tau of 1 could be
+        # looser than the range allows and cost budget for nothing).
+        public["tau"] = None
     if design.value_range is not None and kind == "covariance" and "lo" not in settings:
         public["lo"], public["hi"] = design.value_range
     if design.person_column is not None and "person_column" in names:
