@@ -7,6 +7,8 @@ own full report stays in its subfolder.
 
 from __future__ import annotations
 
+import math
+
 import jinja2
 import pandas as pd
 
@@ -23,7 +25,7 @@ _TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("fdp_core", "templat
 
 
 def _fmt(value) -> str:
-    if value is None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if isinstance(value, float):
         return f"{value:.4g}"
