@@ -122,7 +122,8 @@ def render(plan: ReleasePlan, mapping: dict, value_range, ds: state.Dataset) -> 
     st.caption(ledger_ui.meter_text(led))
     if sealed.active():
         st.caption("Sealed mode: the private file is read once, when you click, and checked against the declared "
-                   "design.")
+                   "design. Its data set's stored budget is known only then: the whole plan is checked against it at "
+                   "the click and refused whole if it does not fit (the budget above is the one a first commit stores).")
     ready = readiness(plan, value_range, led, ds)
     for text in ready.warnings:
         st.warning(text[0].upper() + text[1:] + ".")
