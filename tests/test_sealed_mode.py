@@ -138,3 +138,21 @@ def test_the_private_file_is_never_its_own_stand_in(monkeypatch, tmp_path):
     at.button(key="sealed_start").click().run()
     assert any("the private file itself" in e.value for e in at.error)
     assert at.session_state["dataset"].kind != "stand-in"
+
+
+def test_a_sealed_plan_over_the_private_budget_is_refused_whole_at_the_click(monkeypatch, tmp_path):
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.budget.ledger_store import BudgetSpec, open_budget
+    from fdp_core.data.loading import load_curves
+
+    at = _start_with_public_stand_in(monkeypatch, tmp_path)
+    private = open_budget(None, load_curves(tmp_path / "private.csv"), unit=None, source="test")
+    private.ensure(BudgetSpec.of(Ledger(0.3, 1e-4)))  # the private data set's stored budget: too small
+    at.session_state["fdp_ledger_draft"] = Ledger(100.0, 1e-3)  # the stand-in's draft would let it through
+    at.switch_page("pages/plan.py").run()
+    at.button(key="plan_commit").click().run()
+    assert not at.exception, at.exception
+    assert any("nothing was committed" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.session_state["sealed_private_reads"] == 1
+    assert "plan_committed" not in at.session_state
+    assert private.ledger().entries == []
