@@ -12,17 +12,16 @@ view was on the stand-in.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
-from fdp_core.data.loading import from_arrays
-from fdp_core.errors import DataError
+from fdp_core.errors import DataError, FdpError
 from fdp_core.data.preprocess import file_persons
-from fdp_core.data.stand_in import SEALED, all_on_stand_in, stand_in_curves
+from fdp_core.data.stand_in import SEALED, all_on_stand_in, matched_stand_in, stand_in_curves, with_person_ids
 from fdp_core.engines.stream import load_with_progress
 
 from . import server_files, state
 
+SIMULATED_CHOICE = "simulated curves with the declared design"
 SEALED_KEY = "sealed_design"  # the declared design, a dict; absent outside sealed mode
 READS_KEY = "sealed_private_reads"
 KIND = "stand-in"
@@ -39,17 +38,28 @@ def reads() -> int:
 
 
 def start(private_name: str, n: int, person_column: str | None, points: int, domain: tuple[float, float],
-          value_range: tuple[float, float]) -> None:
-    """Enter sealed mode: the stand-in becomes the current data set and the range is declared."""
+          value_range: tuple[float, float], stand_in_name: str | None = None) -> None:
+    """Enter sealed mode: the stand-in becomes the current data set and the range is declared.
+
+    ``stand_in_name``: a PUBLIC file of the server data folder to explore instead of simulated
+    curves; it must have the declared design (n persons, grid) and must not be the private file.
+    """
     server_files.resolve(private_name)  # only a file the operator put in the server folder (nothing read)
     design = {"private_name": private_name, "n": int(n), "person_column": person_column or None,
               "points": int(points), "domain": (float(domain[0]), float(domain[1])),
-              "value_range": (float(value_range[0]), float(value_range[1]))}
-    fd = stand_in_curves(design["n"], design["points"], design["domain"], design["value_range"])
-    if design["person_column"]:  # one curve per person, under the declared column name
-        fd = from_arrays(fd.grid_points, fd.data_matrix, name=fd.name,
-                         metadata=pd.DataFrame({design["person_column"]: [f"s{i:06d}" for i in range(fd.n)]}))
-    ds = state.Dataset(fd, f"public stand-in for {private_name} (sealed mode)", KIND)
+              "value_range": (float(value_range[0]), float(value_range[1])), "stand_in": stand_in_name or None}
+    if stand_in_name:
+        if stand_in_name == private_name:
+            raise ValueError("the stand-in is the private file itself: choose a public file, or simulated curves")
+        fd = matched_stand_in(load_with_progress(server_files.resolve(stand_in_name)), n=design["n"],
+                              points=design["points"], domain=design["domain"],
+                              person_column=design["person_column"], label=stand_in_name)
+        label = f"public stand-in {stand_in_name} for {private_name} (sealed mode)"
+    else:  # simulated: one curve per person, under the declared column name
+        fd = with_person_ids(stand_in_curves(design["n"], design["points"], design["domain"], design["value_range"]),
+                             design["person_column"])
+        label = f"public stand-in for {private_name} (sealed mode)"
+    ds = state.Dataset(fd, label, KIND)
     state.replace_dataset(lambda: ds)
     st.session_state[SEALED_KEY] = design
     st.session_state.setdefault(READS_KEY, 0)
@@ -99,10 +109,12 @@ def _start_from_widgets() -> None:
     """Callback (runs before the script, so the sidebar and page see the stand-in at once)."""
     ss = st.session_state
     try:
+        choice = ss.get("sealed_stand_in", SIMULATED_CHOICE)
         start(ss["sealed_file"], int(ss["sealed_n"]), ss.get("sealed_person", "").strip() or None,
-              int(ss["sealed_points"]), (ss["sealed_a"], ss["sealed_b"]), (ss["sealed_lo"], ss["sealed_hi"]))
+              int(ss["sealed_points"]), (ss["sealed_a"], ss["sealed_b"]), (ss["sealed_lo"], ss["sealed_hi"]),
+              stand_in_name=None if choice == SIMULATED_CHOICE else choice)
         ss.pop("sealed_error", None)
-    except (ValueError, DataError) as exc:
+    except (ValueError, FdpError) as exc:
         ss["sealed_error"] = str(exc)
 
 
@@ -110,7 +122,8 @@ def render_panel() -> None:
     """The Data page's sealed-mode panel: declare the design, start, and the read counter."""
     with st.expander("Sealed mode: explore on a public stand-in", expanded=active()):
         st.caption("Declare the private file's public design; every view is then computed on simulated "
-                   "curves with that design, and the private file is read once, at commit (Release & audit).")
+                   "curves with that design (or on a public file with it), and the private file is read once, at commit "
+                   "(Release & audit, or the Plan page).")
         files = server_files.allowed_files()
         if not files:
             st.caption("Sealed mode needs the private file in the server data folder (set FDP_DATA_DIR).")
@@ -125,6 +138,9 @@ def render_panel() -> None:
             d2.number_input("Domain to", value=1.0, key="sealed_b")
             r1.number_input("Range lower", value=0.0, key="sealed_lo")
             r2.number_input("Range upper", value=1.0, key="sealed_hi")
+            st.selectbox("Stand-in to explore", [SIMULATED_CHOICE, *files], key="sealed_stand_in",
+                         help="Simulated curves, or a PUBLIC file of the server data folder with the declared n, "
+                              "grid and person column (never the private file).")
             st.button("Start sealed mode", key="sealed_start", on_click=_start_from_widgets)
             if st.session_state.get("sealed_error"):
                 st.error(st.session_state["sealed_error"])

@@ -2,8 +2,9 @@
 
 Everything on this page is computed from public inputs only (the declared n, grid and range,
 the sidebar's kernel and smoothing): no data value is read, so nothing here spends budget.
-The plan is downloaded as plan.json plus one replay config per part; `fdp plan PLAN.yaml
---data FILE --commit` (or a replay of each config) commits it.
+The plan is downloaded as plan.json plus one replay config per part, and committed here as one
+act (fdp_ui.plan_commit: the Release page's checks, the whole plan against the budget, one
+bundle) or with `fdp plan PLAN.yaml --data FILE --commit`.
 """
 
 import io
@@ -17,8 +18,8 @@ import streamlit as st
 import yaml
 
 from fdp_core.errors import FdpError
-from fdp_core.explore.plan import PLAN_KINDS, PLAN_SCHEMA, RADIUS_UNITS, describe, make_plan, part_configs
-from fdp_ui import sidebar, state
+from fdp_core.explore.plan import PLAN_KINDS, PLAN_SCHEMA, RADIUS_UNITS, describe, part_configs
+from fdp_ui import plan_commit, sidebar, state
 
 RULES = ("target", "weight", "epsilon")
 DEFAULT_ROWS = pd.DataFrame([
@@ -93,7 +94,7 @@ if budget is not None:
     mapping["budget"] = budget
 
 try:
-    plan = make_plan(mapping)
+    plan = plan_commit.plan_of(mapping)  # sealed mode: computed on the public stand-in
 except FdpError as exc:
     st.error(str(exc))
     st.stop()
@@ -148,5 +149,7 @@ def _bundle() -> bytes:
 
 st.download_button("download the plan (plan.yaml, plan.json, one replay config per part)", _bundle(),
                    file_name="fdp_plan.zip", mime="application/zip", disabled=not plan.fits())
-st.caption("Commit it on the private file with `python -m fdp_core plan plan.yaml --data FILE --commit`: the "
-           "whole plan is checked against the budget left and refused whole if it does not fit.")
+st.caption("Or commit it on the command line: `python -m fdp_core plan plan.yaml --data FILE --commit`. Either "
+           "way the whole plan is checked against the budget left and refused whole if it does not fit.")
+if plan.fits():
+    plan_commit.render(plan, mapping, value_range, ds)

@@ -32,7 +32,7 @@ def _plan(statistics, budget=None, public=PUBLIC):
 
 def _mean_radius_at(settings: dict, epsilon: float, design: PublicDesign) -> float:
     """Independent check: plan the mean directly at epsilon on the stand-in and read its radius."""
-    s = MeanSettings(**{**settings, "epsilon": epsilon, "value_range": (0.0, 1.0)})
+    s = MeanSettings(**{**settings, "epsilon": epsilon, "value_range": (0.0, 1.0), "tau": None})  # tau from the range
     return plan_mean_release(design.stand_in(), s).l2_error_radius(0.95)
 
 
@@ -83,7 +83,7 @@ def _brute_force_best(profiles, weights, total, steps=200):
 def test_weighted_split_is_within_one_percent_of_brute_force(kinds):
     design = PublicDesign.of(PUBLIC)
     settings = {"gaussian": MEAN, "iclp-qr": MEAN_PURE}
-    profiles = [noise_profile("mean", MeanSettings(**{**settings[k], "value_range": (0.0, 1.0)}), design)
+    profiles = [noise_profile("mean", MeanSettings(**{**settings[k], "value_range": (0.0, 1.0), "tau": None}), design)
                 for k in kinds]
     profiles[1] = replace(profiles[1], radius_ref=profiles[1].radius_ref * 3.0)  # unequal statistics
     weights = [1.0, 2.0]
@@ -194,3 +194,11 @@ def test_commit_refuses_a_file_with_another_number_of_persons(tmp_path, capsys):
     assert main(["plan", str(path), "--out", str(tmp_path / "o"), "--data", "data/example_curves.csv",
                  "--commit"]) == 2
     assert "made for n = 61" in capsys.readouterr().err
+
+
+def test_a_declared_range_sets_tau_unless_stated():
+    derived = _plan([{"kind": "mean", "settings": MEAN, "target": 0.05}]).parts[0]
+    stated = _plan([{"kind": "mean", "settings": {**MEAN, "tau": 1.0}, "target": 0.05}]).parts[0]
+    assert derived.statistic.settings.tau is None and stated.statistic.settings.tau == 1.0
+    # tau = (hi - lo)/2 = 0.5 for the range [0, 1]: half the sensitivity of tau = 1, a smaller budget.
+    assert derived.charged_epsilon < stated.charged_epsilon

@@ -36,3 +36,43 @@ def test_plan_page_asks_for_the_range_first():
     at = _plan_page(False)
     assert any("Declare the range before committing" in w.value for w in at.warning)
     assert not at.error  # the sidebar's tau stands in until the range is declared
+
+
+def test_plan_page_commits_the_whole_plan_as_one_bundle():
+    import io
+    import zipfile
+
+    from fdp_core.budget.accounting import Ledger
+
+    at = _plan_page(True)
+    at.session_state["fdp_ledger_draft"] = Ledger(100.0, 1e-3)  # the budget the first commit stores
+    at.run()
+    button = at.button(key="plan_commit")
+    assert not button.disabled and "3 ledger entries" in button.label
+    button.click().run()
+    assert not at.exception, at.exception
+    assert any("Committed the plan: 3 parts" in s.value for s in at.success), [e.value for e in at.error]
+    committed, zip_bytes = at.session_state["plan_committed"]
+    assert [r.kind for _, r in committed.parts] == ["mean", "pca", "kde"]
+    assert len(at.session_state["fdp_releases"]) == 3  # the Release page's export list shows every part
+    names = zipfile.ZipFile(io.BytesIO(zip_bytes)).namelist()
+    assert any(n.endswith("/report.html") and n.count("/") == 1 for n in names)
+    assert any(n.endswith("part-3-kde/release.csv") for n in names)
+    # One ledger entry per part, all complete; a second commit of the same plan is checked as a whole again.
+    from fdp_core.budget.ledger_store import open_budget
+    from fdp_core.data.loading import load_curves
+
+    stored = open_budget(None, load_curves(Path(APP).parent / "data" / "example_curves.csv"), unit=None,
+                         source="test").ledger()
+    assert sorted(e.id for e in stored.entries) == sorted(committed.entry_ids)
+
+
+def test_plan_page_refuses_a_plan_over_the_budget_left():
+    at = _plan_page(True)
+    from fdp_core.budget.accounting import Ledger
+
+    at.session_state["fdp_ledger_draft"] = Ledger(0.5, 1e-4)
+    at.run()
+    button = at.button(key="plan_commit")
+    assert button.disabled
+    assert any("over budget (the plan's parts together)" in w.value for w in at.warning)

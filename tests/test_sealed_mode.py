@@ -72,3 +72,87 @@ def test_no_sealed_statement_once_an_own_file_was_shown(monkeypatch):
     assert not at.exception
     seen = at.session_state["fdp_releases"][0].record["looked_at_before_commit"]
     assert SEALED not in seen and export.NONPRIVATE_VIEWS["curves"] in seen
+
+
+def _two_files(tmp_path):
+    """A server folder with a 'private' file and a public stand-in of the same design (other values)."""
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.read_csv(ROOT / "data" / "example_curves.csv")
+    frame.to_csv(tmp_path / "private.csv", index=False)
+    rng = np.random.default_rng(5)
+    frame.iloc[:, 2:] = frame.iloc[:, 2:].to_numpy() + rng.normal(0, 0.05, (len(frame), frame.shape[1] - 2))
+    frame.to_csv(tmp_path / "public_stand_in.csv", index=False)
+    return tmp_path
+
+
+def _start_with_public_stand_in(monkeypatch, tmp_path, n: int = 60) -> AppTest:
+    monkeypatch.setenv("FDP_DATA_DIR", str(_two_files(tmp_path)))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/data.py").run()
+    at.selectbox(key="sealed_file").set_value("private.csv")
+    at.selectbox(key="sealed_stand_in").set_value("public_stand_in.csv")
+    at.number_input(key="sealed_n").set_value(n)
+    at.number_input(key="sealed_points").set_value(EXAMPLE_POINTS)
+    at.number_input(key="sealed_lo").set_value(-1.5)
+    at.number_input(key="sealed_hi").set_value(1.5)
+    at.button(key="sealed_start").click().run()
+    assert not at.exception
+    return at
+
+
+def test_a_public_file_is_a_stand_in_and_the_plan_commits_sealed(monkeypatch, tmp_path):
+    import numpy as np
+
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.data.loading import load_curves
+
+    at = _start_with_public_stand_in(monkeypatch, tmp_path)
+    ds = at.session_state["dataset"]
+    assert ds.kind == "stand-in" and "public_stand_in.csv" in ds.label
+    public = load_curves(tmp_path / "public_stand_in.csv")
+    assert np.array_equal(ds.fd.data_matrix, public.data_matrix)  # the public file's curves, not simulated ones
+    at.session_state["fdp_ledger_draft"] = Ledger(100.0, 1e-3)
+    at.switch_page("pages/plan.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["sealed_private_reads"] == 0
+    at.button(key="plan_commit").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["sealed_private_reads"] == 1
+    committed, _ = at.session_state["plan_committed"]
+    assert committed.looked_at == (SEALED,)
+    assert committed.plan.computed_on == ds.label  # every number of the plan was computed on the stand-in
+    assert all(r.record["looked_at_before_commit"] == [SEALED] for _, r in committed.parts)
+    assert committed.data_label.startswith("server file: private.csv")
+
+
+def test_the_private_file_is_never_its_own_stand_in(monkeypatch, tmp_path):
+    monkeypatch.setenv("FDP_DATA_DIR", str(_two_files(tmp_path)))
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page("pages/data.py").run()
+    at.selectbox(key="sealed_file").set_value("private.csv")
+    at.selectbox(key="sealed_stand_in").set_value("private.csv")
+    at.button(key="sealed_start").click().run()
+    assert any("the private file itself" in e.value for e in at.error)
+    assert at.session_state["dataset"].kind != "stand-in"
+
+
+def test_a_sealed_plan_over_the_private_budget_is_refused_whole_at_the_click(monkeypatch, tmp_path):
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.budget.ledger_store import BudgetSpec, open_budget
+    from fdp_core.data.loading import load_curves
+
+    at = _start_with_public_stand_in(monkeypatch, tmp_path)
+    private = open_budget(None, load_curves(tmp_path / "private.csv"), unit=None, source="test")
+    private.ensure(BudgetSpec.of(Ledger(0.3, 1e-4)))  # the private data set's stored budget: too small
+    at.session_state["fdp_ledger_draft"] = Ledger(100.0, 1e-3)  # the stand-in's draft would let it through
+    at.switch_page("pages/plan.py").run()
+    at.button(key="plan_commit").click().run()
+    assert not at.exception, at.exception
+    assert any("nothing was committed" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.session_state["sealed_private_reads"] == 1
+    assert "plan_committed" not in at.session_state
+    assert private.ledger().entries == []

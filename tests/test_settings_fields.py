@@ -86,7 +86,7 @@ FLAGS = {
     "ledger init": DATA + ["--dataset", "--delta", "--epsilon", "--filter", "--ledger", "--n-policy", "--name",
                            "--new-dataset", "--person-column", "--reason", "--sparse", "--split", "--value-range"],
     "ledger complete": ["--entry", "--ledger", "--out", "--staged"],
-    "plan": ["--budget-name", "--commit", "--data", "--ledger", "--out"],
+    "plan": ["--budget-name", "--commit", "--data", "--ledger", "--out", "--stand-in"],
     "ledger show": DATA + ["--ledger", "--name", "--person-column"],
     "replay": ["--budget-name", "--data", "--ledger", "--missing", "--no-ledger", "--out"],
 }

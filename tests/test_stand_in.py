@@ -27,3 +27,16 @@ def test_sealed_statement_only_when_every_view_was_on_the_stand_in():
     assert looked_at_field(mixed, sealed=True) == mixed
     assert looked_at_field([stand_in_view("x")]) == [stand_in_view("x")]
     assert looked_at_field(None) == [NOTHING_DECLARED]
+
+
+def test_the_simulated_stand_in_takes_the_declared_person_column():
+    from fdp_core.data.preprocess import file_persons
+    from fdp_core.data.stand_in import matched_stand_in, with_person_ids
+
+    fd = with_person_ids(stand_in_curves(30, 11, (0.0, 1.0), (0.0, 1.0)), "subject")
+    assert list(fd.metadata.columns) == ["subject"] and file_persons(fd, "subject").n_persons == 30
+    assert matched_stand_in(fd, n=30, points=11, domain=(0, 1), person_column="subject", label="x") is fd
+    with pytest.raises(ValueError, match="not the declared 12 on"):
+        matched_stand_in(fd, n=30, points=12, domain=(0, 1), person_column="subject", label="x")
+    with pytest.raises(ValueError, match="no column 'id'"):
+        matched_stand_in(fd, n=30, points=11, domain=(0, 1), person_column="id", label="x")

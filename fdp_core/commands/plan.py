@@ -6,9 +6,19 @@ statistics, each with a target 95% radius, a weight (split of a total budget) or
 plan: the command prints every statistic's budget and accuracy, the totals (basic and, for
 all-Gaussian plans, Gaussian DP) and writes ``DIR/plan.json`` plus one replay config per
 part (``part-<i>-<kind>.yaml``). With ``--data PATH --commit`` the private file is read once
-and every part is committed to that data set's budget, as one act: the plan's total is
-checked against what is left first and the plan is refused whole if it does not fit; each
-part gets its own ledger entry and its bundle in ``DIR/part-<i>-<kind>/``.
+and every part is committed to that data set's budget, as one act: every part's charge is
+checked against what is left, together, and the plan is refused whole (nothing charged,
+nothing written) if it does not fit; each part gets its own ledger entry. The plan is written
+as ONE bundle in DIR: one report.html for every part, plan.json, plan.yaml,
+plan_release.json, ledger.json, README.txt, and each part's own bundle in
+``DIR/part-<i>-<kind>/`` (``fdp_core.publish.plan_commit``).
+
+Sealed mode: ``--stand-in FILE`` (a public file with the declared n, grid and person column)
+or ``--stand-in simulated`` (curves simulated from the declared design), or the plan's
+``data: {stand_in: ...}``: every number is computed on the stand-in, the private ``--data``
+is read only at ``--commit``, and the record says "settings fixed on a stand-in; the private
+data were read only to release". Without a stand-in the record says the settings were
+pre-registered (fixed in the plan file before the data were read).
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 from ..errors import BudgetError, ParameterError
@@ -33,6 +44,10 @@ def configure(parser) -> None:
     parser.add_argument("--commit", action="store_true",
                         help="commit every part of the plan to the data set's budget (needs --data)")
     parser.add_argument("--budget-name", default=None, metavar="NAME", help="budget to charge (default 'default')")
+    parser.add_argument("--stand-in", default=None, metavar="SOURCE",
+                        help="sealed mode: compute everything on a public stand-in with the declared design: a public "
+                             "file, or 'simulated' (curves simulated from public n, grid and value_range); the "
+                             "private --data is read only at --commit (default: the plan's data.stand_in, if any)")
     add_ledger_option(parser)
 
 
@@ -55,7 +70,9 @@ def run(args) -> int:
     if args.data and not args.commit:
         raise ParameterError("--data is read only to commit: add --commit, or drop --data to see the plan")
     plan_path = Path(args.plan)
-    plan = make_plan(_read_plan(plan_path))
+    mapping = _read_plan(plan_path)
+    stand_in, stand_in_label = _stand_in(args, mapping, plan_path) or (None, "")
+    plan = make_plan(mapping, stand_in, stand_in_label=stand_in_label)
     for line in describe(plan):
         print(line)
     if not plan.fits():
@@ -64,7 +81,7 @@ def run(args) -> int:
     out = Path(args.out) if args.out else plan_path.with_name(f"{plan_path.stem}_plan")
     configs = part_configs(plan, budget_name=args.budget_name)
     if args.commit:
-        return _commit(args, plan, configs, out)
+        return _commit(args, plan, configs, out, mapping, sealed=stand_in is not None)
     out.mkdir(parents=True, exist_ok=True)
     (out / "plan.json").write_text(json.dumps(plan.to_dict(), indent=2) + "\n")
     for name, config in configs:
@@ -74,40 +91,68 @@ def run(args) -> int:
     return 0
 
 
-def _commit(args, plan, configs, out: Path) -> int:
-    """Read the data once, check the whole plan against the budget left, commit every part."""
-    from ..publish.bundle import export_folder
+def _stand_in(args, mapping, plan_path: Path):
+    """(stand-in, its label): the public stand-in (sealed mode) named by --stand-in or the plan's
+    data.stand_in, matched to the declared design; None without one. A relative path in the plan is read next to the plan."""
     from ..data.loading import load_curves
-    from ..data.preprocess import file_persons
-    from ..publish.replay import replay
-    from .ledger import budget_of
+    from ..data.stand_in import SIMULATED, matched_stand_in, stand_in_curves, with_person_ids
+    from ..explore.plan import PublicDesign
+
+    if not isinstance(mapping, dict) or not isinstance(mapping.get("public"), dict):
+        return None  # make_plan refuses the plan with its own message
+    data = mapping.get("data")
+    if data is not None and (not isinstance(data, dict) or set(map(str, data)) - {"stand_in"}):
+        raise ParameterError("plan: 'data' must be a mapping with one key, stand_in (a public file or 'simulated')")
+    source = args.stand_in if args.stand_in is not None else (data or {}).get("stand_in")
+    if source is None:
+        return None
+    if not isinstance(source, str) or not source.strip():
+        raise ParameterError(f"plan: the stand-in must be a public file or '{SIMULATED}', got {source!r}")
+    design = PublicDesign.of(mapping["public"])
+    domain = (float(design.grid[0]), float(design.grid[-1]))
+    if source == SIMULATED:
+        if design.value_range is None:
+            raise ParameterError("plan: a simulated stand-in needs public.value_range (the curves fill it)")
+        if not np.allclose(design.grid, np.linspace(*domain, design.grid.size)):
+            raise ParameterError("plan: a simulated stand-in needs an equally spaced public grid")
+        fd = stand_in_curves(design.n, design.grid.size, domain, design.value_range)
+        return with_person_ids(fd, design.person_column), "a public stand-in simulated from the declared design"
+    path = Path(source) if args.stand_in is not None or Path(source).is_absolute() else plan_path.parent / source
+    if args.data and path.resolve() == Path(args.data).resolve():
+        raise ParameterError("the stand-in is the private --data file itself: a stand-in must be public data")
+    try:
+        fd = matched_stand_in(load_curves(path), n=design.n, points=design.grid.size, domain=domain,
+                              person_column=design.person_column, label=path.name)
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+    return fd, f"the public stand-in file {path.name}"
+
+
+def _commit(args, plan, configs, out: Path, mapping: dict, *, sealed: bool) -> int:
+    """Read the data once, check the whole plan against the budget left, commit every part as one bundle."""
+    from ..data.loading import load_curves
+    from ..data.stand_in import stand_in_view
+    from ..publish.plan_commit import check_data, commit_plan, export_plan_folder
+    from .ledger import budget_of, complete_then_publish, staging_dir
 
     fd = load_curves(args.data)
-    person = plan.design.person_column
-    if person is not None and person not in fd.metadata.columns:
-        raise ParameterError(f"the plan's person column '{person}' is not a column of {Path(args.data).name}")
-    persons = file_persons(fd, person).n_persons  # every person of the file, usable or not (METHODS 11)
-    if persons != plan.design.n:
-        raise ParameterError(f"the plan was made for n = {plan.design.n} persons; {Path(args.data).name} holds "
-                             f"{persons}: make the plan again with the declared n")
-    first_settings = plan.parts[0].statistic.settings
-    budget = budget_of(args, fd, name=args.budget_name, settings=first_settings)
-    stored, _ = budget.ensure(_spec(configs[0][1]["budget"]))
-    left = budget.ledger().remaining()
-    if plan.basic[0] > left.epsilon * (1 + 1e-12) or plan.basic[1] > left.delta * (1 + 1e-12):
-        raise BudgetError(f"the plan costs epsilon {plan.basic[0]:.4g}, delta {plan.basic[1]:.3g}; budget "
-                          f"'{budget.name}' has epsilon {left.epsilon:.4g}, delta {left.delta:.3g} left: nothing "
-                          "was committed")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "plan.json").write_text(json.dumps(plan.to_dict(), indent=2) + "\n")
-    for name, config in configs:
-        release, ledger = replay(config, fd, data_label=Path(args.data).name, ledger=budget)
-        folder = out / name.removesuffix(".yaml")
-        export_folder(release, folder, ledger, include_analyst_view=True)
-        for entry_id in dict.fromkeys([*release.record.get("part_entry_ids", ()), release.id]):
-            budget.complete(entry_id)
-        print(f"committed {name.removesuffix('.yaml')}: {release.kind} {release.entry.mechanism}, epsilon "
-              f"{release.entry.epsilon:.4g} -> {folder}/")
+    label = Path(args.data).name
+    check_data(plan, fd, label)
+    budget = budget_of(args, fd, name=args.budget_name, settings=plan.parts[0].statistic.settings)
+    budget.ensure(_spec(configs[0][1]["budget"]))
+    # Settings fixed in the plan file before the data were read: pre-registered; computed on a
+    # public stand-in (sealed mode): the sealed statement (every number of the plan was on it).
+    seen = [stand_in_view(f"the plan's budgets and radii ({plan.computed_on})")] if sealed else None
+    committed = commit_plan(plan, fd, budget, data_label=label, looked_at=seen, pre_registered=not sealed,
+                            sealed=sealed, mapping=mapping)
+    staged = staging_dir(out)
+    export_plan_folder(committed, staged, include_analyst_view=True)
+    complete_then_publish(budget, committed.entry_ids, staged, out, ledger_url=args.ledger)
+    for folder, release in committed.parts:
+        print(f"committed {folder}: {release.kind} {release.entry.mechanism}, epsilon "
+              f"{release.entry.epsilon:.4g} -> {out / folder}/")
+    eps, delta = committed.charged
+    print(f"one bundle: {out}/ (report.html covers every part; plan charged epsilon {eps:.4g}, delta {delta:.3g})")
     spent = budget.ledger().spent()
     print(f"ledger: budget '{budget.name}': spent epsilon {spent.epsilon:.4g}, delta {spent.delta:.3g}")
     return 0

@@ -56,3 +56,38 @@ def stand_in_curves(n: int, points: int, domain: tuple[float, float], value_rang
     amplitude = rng.uniform(0.3, 0.7, size=(int(n), 1))
     values = centre + half * np.clip(level + amplitude * shapes, -1.0, 1.0)
     return from_arrays(grid, values, name=name)
+
+
+SIMULATED = "simulated"  # the stand-in source that simulates curves from the declared design
+
+
+def with_person_ids(fd: FunctionalData, person_column: str | None) -> FunctionalData:
+    """The simulated stand-in under the declared person column (one curve per person, ids s000000...)."""
+    if not person_column:
+        return fd
+    import pandas as pd
+
+    ids = pd.DataFrame({person_column: [f"s{i:06d}" for i in range(fd.n)]})
+    return from_arrays(fd.grid_points, fd.data_matrix, name=fd.report.source, metadata=ids)
+
+
+def matched_stand_in(fd: FunctionalData, *, n: int, points: int, domain: tuple[float, float],
+                     person_column: str | None, label: str) -> FunctionalData:
+    """A public file as the stand-in: refused (ValueError, one line) unless it has the declared design.
+
+    The declared n persons (by the declared person column, which it must hold) and the
+    declared grid (number of points and its two ends), so that everything computed on it is
+    what the private file will give: n, the grid and the range set every noise scale.
+    """
+    from .preprocess import file_persons
+
+    if person_column and person_column not in fd.metadata.columns:
+        raise ValueError(f"the stand-in {label} has no column '{person_column}' (the declared person column)")
+    persons = file_persons(fd, person_column or None).n_persons
+    if persons != int(n):
+        raise ValueError(f"the stand-in {label} holds {persons} persons, not the declared n = {int(n)}")
+    a, b = float(domain[0]), float(domain[1])
+    if fd.grid_points.size != int(points) or not np.allclose([fd.grid_points[0], fd.grid_points[-1]], [a, b]):
+        raise ValueError(f"the stand-in {label} has {fd.grid_points.size} grid points on [{fd.grid_points[0]:g}, "
+                         f"{fd.grid_points[-1]:g}], not the declared {int(points)} on [{a:g}, {b:g}]")
+    return fd

@@ -52,6 +52,7 @@ PLAN_SCHEMA = "fdp.plan/1"
 PLAN_KINDS = ("mean", "kde", "covariance", "pca")
 EPSILON_RANGE = (1e-4, 1e3)  # where the smallest epsilon for a target is searched
 REFERENCE_EPSILON = 1.0
+DESIGN_STAND_IN = "the declared design (n identical curves at the centre of the range)"
 _STATISTIC_KEYS = {"kind", "name", "settings", "target", "weight", "epsilon", "feature"}
 _PUBLIC_KEYS = {"n", "grid", "domain", "value_range", "person_column"}
 _PLAN_KEYS = {"schema", "public", "budget", "statistics", "data"}
@@ -198,14 +199,21 @@ def _covariance_radius(plan, prob: float = 0.95, draws: int = 4000) -> float:
     return float(np.quantile(np.sqrt(total), prob))
 
 
-def noise_profile(kind: str, settings, design: PublicDesign, feature: str | None = None) -> NoiseProfile:
-    """Plan ``kind`` on the public stand-in at the reference epsilon; read off its radius."""
+def noise_profile(kind: str, settings, design: PublicDesign, feature: str | None = None,
+                  stand_in=None) -> NoiseProfile:
+    """Plan ``kind`` on the public stand-in at the reference epsilon; read off its radius.
+
+    ``stand_in``: a public data set with the declared design (sealed mode: a public file or
+    curves simulated from the design); else n identical curves at the centre of the range.
+    """
     ref = replace(settings, epsilon=REFERENCE_EPSILON)
     if kind == "mean":
         from ..releases.mean import plan_mean_release
 
-        # The stand-in has no person column: its rows are the declared persons.
-        plan = plan_mean_release(design.stand_in(), replace(ref, person_column=None, n_public=None))
+        if stand_in is not None:
+            plan = plan_mean_release(stand_in, replace(ref, n_public=None))
+        else:  # the design's stand-in has no person column: its rows are the declared persons
+            plan = plan_mean_release(design.stand_in(), replace(ref, person_column=None, n_public=None))
         guarantee, radius = plan.guarantee, plan.l2_error_radius(0.95)
         calibration = getattr(ref, "calibration", None)
     elif kind == "kde":
@@ -220,8 +228,8 @@ def noise_profile(kind: str, settings, design: PublicDesign, feature: str | None
     elif kind == "covariance":
         from ..releases.covariance import plan_covariance_release
 
-        release = plan_covariance_release(design.stand_in(), replace(ref, person_column=None)
-                                          if hasattr(ref, "person_column") else ref)
+        release = plan_covariance_release(stand_in, ref) if stand_in is not None else \
+            plan_covariance_release(design.stand_in(), replace(ref, person_column=None))
         guarantee, radius, calibration = release.guarantee, _covariance_radius(release), ref.calibration
     else:
         raise ParameterError(f"plan: a {kind} statistic has no closed-form radius; state its epsilon")
@@ -250,21 +258,26 @@ class Statistic:
         return "target" if self.target is not None else "weight" if self.weight is not None else "epsilon"
 
 
-def charged_entries(kind: str, settings, design: PublicDesign, feature: str | None = None) -> list:
+def charged_entries(kind: str, settings, design: PublicDesign, feature: str | None = None, fd=None) -> list:
     """The ledger entries a commit of this statistic would make: the exact discrete export's own
     privacy map (a little above the calibrated epsilon), planned on the stand-in, nothing drawn.
-    Data-free: the cost depends on n, the grid, tau and the settings only."""
+    Data-free: the cost depends on n, the grid, tau and the settings only. ``fd``: the data the
+    commit will use (the plan's commit checks the entries of the very file it releases), else
+    the design's stand-in."""
     from ..publish import commit
 
-    fd = design.stand_in()
+    if fd is None:  # the stand-in has no person column: its rows are the declared persons
+        fd = design.stand_in()
+        if kind != "pca":
+            settings = replace(settings, person_column=None)
     if kind == "mean":
-        return [commit.prepare_mean_commit(fd, replace(settings, person_column=None)).entry]
+        return [commit.prepare_mean_commit(fd, settings).entry]
     if kind == "kde":
-        return [commit.prepare_kde_commit(fd, feature, replace(settings, person_column=None)).entry]
+        return [commit.prepare_kde_commit(fd, feature, settings).entry]
     if kind == "covariance":
         from ..publish.commit_summaries import prepare_covariance_commit
 
-        return [p.entry for p in prepare_covariance_commit(fd, replace(settings, person_column=None))]
+        return [p.entry for p in prepare_covariance_commit(fd, settings)]
     from ..budget.accounting import exponential_entry  # PCA: the exponential mechanism is charged its epsilon
 
     return [exponential_entry("pca", str(getattr(settings, "sampler", None) or "pca"), epsilon=settings.epsilon)]
@@ -308,6 +321,7 @@ class ReleasePlan:
     gdp: tuple | None  # (epsilon, delta, method): a cheaper valid total of the whole plan (GDP or zCDP), if any
     alternatives: tuple[dict, ...] = ()
     profiles: Mapping = field(default_factory=dict, repr=False)  # statistic name -> NoiseProfile (not PCA)
+    computed_on: str = DESIGN_STAND_IN  # what the plan's numbers were computed on (never the private data)
 
     @property
     def cheapest(self) -> str:
@@ -331,7 +345,8 @@ class ReleasePlan:
                                           "charges sum rho)"),
                 "alternatives": list(self.alternatives),
                 "fits_budget": self.fits(),
-                "data_read": False}
+                "data_read": False,
+                "computed_on": self.computed_on}
 
 
 def parse_plan(mapping: Mapping) -> tuple[PublicDesign, tuple[float, float] | None, list[Statistic]]:
@@ -405,6 +420,10 @@ def _statistic(index: int, item, design: PublicDesign) -> Statistic:
     # The declared range and person column are the data set's: every part uses them.
     if design.value_range is not None and "value_range" in names and "value_range" not in settings:
         public["value_range"] = tuple(design.value_range)
+    if design.value_range is not None and kind == "mean" and "tau" not in settings:
+        # As the app does: with a declared range, tau is (hi - lo)/2 of it (a default tau of 1 could be
+        # looser than the range allows and cost budget for nothing).
+        public["tau"] = None
     if design.value_range is not None and kind == "covariance" and "lo" not in settings:
         public["lo"], public["hi"] = design.value_range
     if design.person_column is not None and "person_column" in names:
@@ -419,6 +438,10 @@ def _statistic(index: int, item, design: PublicDesign) -> Statistic:
             obj = obj.validated()
     except ParameterError as exc:
         raise ParameterError(f"plan: statistic {index} ({kind}): {' '.join(str(exc).split())}") from None
+    if getattr(obj, "confidence_band", None) is not None:
+        # A band splits the mean's budget with a second moment: its radius is not the mean's planned here.
+        raise ParameterError(f"plan: statistic {index} (mean): a confidence band is not planned (its second moment "
+                             "takes part of the budget); plan the mean without it, or commit the band on its own")
     if getattr(obj, "tau_from_data", False) or getattr(obj, "data_dependent_bandwidth", False):
         raise ParameterError(f"plan: statistic {index} ({kind}): data-dependent settings cannot be planned or "
                              "committed (the plan reads no data)")
@@ -441,10 +464,16 @@ def _settings_class(kind: str):
     return cls
 
 
-def make_plan(mapping: Mapping) -> ReleasePlan:
-    """Targets first, fixed epsilons, then the rest of the budget split by weight."""
+def make_plan(mapping: Mapping, stand_in=None, *, stand_in_label: str = "the public stand-in") -> ReleasePlan:
+    """Targets first, fixed epsilons, then the rest of the budget split by weight.
+
+    ``stand_in``: a public FunctionalData with the declared design (sealed mode, checked by
+    :func:`fdp_core.data.stand_in.matched_stand_in`) on which every number is computed;
+    ``stand_in_label`` is recorded as ``computed_on``. The numbers do not depend on the curves' values.
+    """
     design, budget, stats = parse_plan(mapping)
-    profiles = {s.name: noise_profile(s.kind, s.settings, design, s.feature) for s in stats if s.kind != "pca"}
+    profiles = {s.name: noise_profile(s.kind, s.settings, design, s.feature, stand_in)
+                for s in stats if s.kind != "pca"}
     epsilons: dict[str, float] = {}
     for s in stats:
         if s.target is not None:
@@ -472,7 +501,7 @@ def make_plan(mapping: Mapping) -> ReleasePlan:
     parts = []
     for s in stats:
         eps = epsilons[s.name]
-        entries = tuple(charged_entries(s.kind, replace(s.settings, epsilon=eps), design, s.feature))
+        entries = tuple(charged_entries(s.kind, replace(s.settings, epsilon=eps), design, s.feature, fd=stand_in))
         if s.kind == "pca":
             parts.append(PlannedPart(s, eps, 0.0, None, False, None, entries))
             continue
@@ -489,7 +518,8 @@ def make_plan(mapping: Mapping) -> ReleasePlan:
         if total.method != "basic" and total.delta <= basic[1] * (1 + 1e-12) and \
                 (gdp is None or total.epsilon < gdp[0]) and total.epsilon < basic[0]:
             gdp = (total.epsilon, total.delta, total.method)
-    return ReleasePlan(tuple(parts), design, budget, basic, gdp, tuple(alternatives), profiles)
+    return ReleasePlan(tuple(parts), design, budget, basic, gdp, tuple(alternatives), profiles,
+                       DESIGN_STAND_IN if stand_in is None else stand_in_label)
 
 
 def _weighted_error(stats, profiles, epsilons) -> float:
@@ -534,6 +564,19 @@ def gdp_split(profiles: list[NoiseProfile], weights: list[float], mu_total: floa
 
 # --------------------------------------------------------------------------- replay configs of a plan
 
+def part_settings(part: PlannedPart):
+    """The settings a part is committed with: its own, at the planned epsilon."""
+    settings = replace(part.statistic.settings, epsilon=part.epsilon)
+    if part.statistic.kind == "pca" and getattr(settings, "epsilon_split", None):
+        settings = replace(settings, epsilon_split=None)
+    return settings
+
+
+def part_name(index: int, part: PlannedPart) -> str:
+    """The part's file stem in a plan's folder: part-<i>-<kind> (its replay config, its bundle's subfolder)."""
+    return f"part-{index}-{part.statistic.kind}"
+
+
 def part_configs(plan: ReleasePlan, *, budget_name: str | None = None) -> list[tuple[str, dict]]:
     """(file name, replay config) of every part: each a config.yaml the replay command commits.
 
@@ -550,15 +593,13 @@ def part_configs(plan: ReleasePlan, *, budget_name: str | None = None) -> list[t
     out = []
     for i, part in enumerate(plan.parts, start=1):
         s = part.statistic
-        settings = replace(s.settings, epsilon=part.epsilon)
-        if s.kind == "pca" and getattr(settings, "epsilon_split", None):
-            settings = replace(settings, epsilon_split=None)
+        settings = part_settings(part)
         data = {"missing": "drop", "n": plan.design.n}
         if s.kind == "kde":
             data["feature"] = s.feature
         config = {"schema": CONFIG_SCHEMA, "kind": s.kind, "settings": config_of(settings), "data": data,
                   "export": {}, "budget": budget, "replays": f"plan part {i} ({s.name})"}
-        out.append((f"part-{i}-{s.kind}.yaml", config))
+        out.append((f"{part_name(i, part)}.yaml", config))
     return out
 
 
@@ -567,7 +608,8 @@ def describe(plan: ReleasePlan) -> list[str]:
     lines = [f"plan for n = {plan.design.n} persons (declared public), {plan.design.grid.size} grid points"
              + ("" if plan.design.value_range is None else
                 f", range {plan.design.value_range[0]:g}..{plan.design.value_range[1]:g}")
-             + "; no data were read"]
+             + "; no data were read"
+             + ("" if plan.computed_on == DESIGN_STAND_IN else f" (computed on {plan.computed_on})")]
     for p in plan.parts:
         s = p.statistic
         how = (f"target radius {s.target:g}" if s.target is not None else
