@@ -410,11 +410,21 @@ def test_cli_charges_the_stored_budget_and_refuses_beyond_it(tmp_path, capsys):
     record = json.loads((tmp_path / "first" / "release.json").read_text())
     assert len(record["ledger_entry_ids"]) == 2
     ledger = open_budget(url, ledger_view(read_long(SPARSE_EXAMPLE)), unit=SPARSE_UNIT).ledger()
-    assert ledger.spent().epsilon == pytest.approx(0.6) and len(ledger.entries) == 2
+    # The exact discrete commit: each entry charges its sampler's own privacy map (never less than the share).
+    spent = ledger.spent().epsilon
+    assert 0.6 - 1e-9 <= spent < 1.0 and len(ledger.entries) == 2
+    assert [e.id for e in ledger.entries] == record["ledger_entry_ids"] == record["part_entry_ids"]
+    assert record["charged_total"]["epsilon"] == pytest.approx(spent)
+    assert record["seed"] is None and all(e.noise.get("sampler") for e in ledger.entries)
+    # The bundle of a committed release (as replay writes it), the analyst view beside it.
+    for name in ("release.csv", "coefficients.csv", "release.json", "config.yaml", "ledger.json", "report.html",
+                 "analyst_view.json"):
+        assert (tmp_path / "first" / name).is_file(), name
     assert main([*args, "--out", str(tmp_path / "second")]) == 2  # 0.6 + 0.6 > 1
     assert not (tmp_path / "second").exists()
     ledger = open_budget(url, ledger_view(read_long(SPARSE_EXAMPLE)), unit=SPARSE_UNIT).ledger()
-    assert ledger.spent().epsilon == pytest.approx(0.6) and len(ledger.entries) == 2  # the refusal recorded nothing
+    assert ledger.spent().epsilon == pytest.approx(spent) and len(ledger.entries) == 2  # the refusal recorded nothing
+    assert not [p for p in tmp_path.iterdir() if "fdp-staging" in p.name]
 
 
 # --------------------------------------------------------------------------- commit with exact discrete noise

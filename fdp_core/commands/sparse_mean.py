@@ -44,27 +44,52 @@ def add_sparse_options(parser) -> None:
     group.add_argument("--budget-name", default=None, metavar="NAME", help="--sparse --ledger: the budget's name")
 
 
-def _reserve(args, data: SparseData, plan):
-    """Check both ledger entries against the stored budget, then reserve them (completed after writing)."""
-    from ..budget.accounting import Ledger
+def _open_budget(args, data: SparseData):
+    """The stored budget of these observations (keyed like ``ledger init --sparse``); refused when none exists."""
     from ..budget.ledger_store import DEFAULT_BUDGET, open_budget
-    from ..releases.sparse import sparse_ledger_entries
     from ..data.sparse_data import SPARSE_UNIT, ledger_view
 
     budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, name=args.budget_name or DEFAULT_BUDGET,
                          source="cli", data_label=Path(args.data).name)
-    snapshot = budget.ledger()
-    if snapshot is None:
+    if budget.ledger() is None:
         raise ParameterError("no stored budget for these observations: create one first (python -m fdp_core ledger "
                              "init --sparse --data FILE --epsilon E --delta D)")
-    entries = sparse_ledger_entries(plan, label=f"release mean --sparse ({Path(args.data).name})")
-    trial = Ledger(snapshot.epsilon_total, snapshot.delta_total, snapshot.split, snapshot.filter,
-                   entries=list(snapshot.entries))
-    for entry in entries:
-        trial.commit(entry)  # refuses (BudgetError) before anything is charged
-    for entry in entries:
-        budget.reserve(entry)
-    return budget, entries
+    return budget
+
+
+def _run_committed(args, settings: SparseSettings, data: SparseData) -> int:
+    """--ledger: the exact discrete commit (fdp_core/publish/sparse_commit.py), as a replay commits it.
+
+    Both parts (A and b) are checked against the stored budget together, then each is charged and
+    drawn with the exact discrete sampler (OS entropy); the bundle is staged next to --out and
+    published only once both ledger entries are complete.
+    """
+    from ..publish.bundle import export_folder
+    from ..publish.sparse_commit import commit_sparse_mean
+    from .ledger import complete_then_publish, staging_dir
+
+    name = Path(args.data).name
+    if args.seed is not None:
+        print("note: --seed does not apply with --ledger: a committed release draws exact discrete noise from OS "
+              "entropy", file=sys.stderr)
+    budget = _open_budget(args, data)
+    release = commit_sparse_mean(budget, data, settings, label=f"release mean --sparse ({name})", data_label=name)
+    release.record["ledger_entry_ids"] = list(release.record["part_entry_ids"])
+    ledger = budget.last_snapshot or budget.ledger()
+    out = Path(args.out)
+    staged = staging_dir(out)
+    export_folder(release, staged, ledger, include_analyst_view=True)
+    complete_then_publish(budget, release.record["part_entry_ids"], staged, out, ledger_url=args.ledger)
+    total = release.record.get("charged_total") or release.record["charged"]
+    print(f"wrote {out}/ (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, report.html; "
+          f"analyst_view.json is NOT for publication): sparse route, exact discrete {settings.noise} noise, "
+          f"n={release.record['n']} persons, charged epsilon {total['epsilon']:.4g}, delta {total['delta']:.3g} "
+          "(A and b)")
+    spent = ledger.spent()
+    print(f"ledger: {budget.store.location}, budget '{budget.name}': spent epsilon {spent.epsilon:.4g} of "
+          f"{ledger.epsilon_total:g}, delta {spent.delta:.3g} of {ledger.delta_total:g} "
+          f"({len(ledger.entries)} release(s))")
+    return 0
 
 
 def _is_long_file(args) -> bool:
@@ -125,6 +150,10 @@ def run_sparse(args, mean_settings, data: SparseData) -> int:
         n_basis=args.basis_size, epsilon=mean_settings.epsilon, delta=mean_settings.delta, noise=args.sparse_noise,
         calibration=mean_settings.calibration, gamma=args.sparse_gamma, kappa=args.sparse_kappa,
         output_points=args.output_points)
+    if args.ledger is not None:
+        if isinstance(data, Streamed):
+            raise ParameterError("--ledger with the sparse route reads the file in memory: use --engine local")
+        return _run_committed(args, settings, data)
     if isinstance(data, Streamed):
         statistics = stream_sparse_statistics(args.data, settings, id_column=args.id_column, t_column=args.t_column,
                                               value_column=args.value_column,
@@ -132,18 +161,10 @@ def run_sparse(args, mean_settings, data: SparseData) -> int:
         plan, data = plan_sparse_release(None, settings, statistics=statistics), None
     else:
         plan = plan_sparse_release(data, settings)
-    if args.ledger is not None and data is None:
-        raise ParameterError("--ledger with the sparse route reads the file in memory: use --engine local")
-    charged = _reserve(args, data, plan) if args.ledger is not None else None
     values = plan.sample(rng_from(args), 1)[0]
     record = sparse_release_record(plan, values, seed=args.seed)
-    if charged is not None:
-        record["ledger_entry_ids"] = [entry.id for entry in charged[1]]
     write_release(args.out, record, pd.DataFrame({"t": plan.output_grid, "value": values}),
                   sparse_analyst_view(plan, values, data))
-    if charged is not None:
-        for entry in charged[1]:
-            charged[0].complete(entry.id)
     print(f"wrote {args.out}/release.json and {args.out}/release.csv (sparse route, {settings.noise} noise, "
           f"n={plan.n} persons, J={plan.basis.n_basis}); {args.out}/analyst_view.json is NOT for publication")
     return 0
