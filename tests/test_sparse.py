@@ -556,3 +556,54 @@ def test_neighbour_bundle_and_replay_match_field_by_field_with_a_planted_leak_co
         leaky.append(planted)
     assert _differences(fields[0], fields[1]) == []
     assert _differences(leaky[0], leaky[1]) == [".release.json.n_observations"]
+
+
+# --------------------------------------------------------------------------- settings metadata (settings_fields)
+
+SPARSE_VARIED = SparseSettings(domain=(-2.0, 3.5), value_range=(-1.0, 2.0), kernel="matern", rho=0.3, nu=2.5, eta=2.0,
+                               phi=0.01, n_basis=6, epsilon=2.0, delta=1e-6, noise="laplace", calibration="classical",
+                               gamma=0.3, kappa=0.2, output_points=51)
+
+
+@pytest.mark.parametrize("settings", [_settings(epsilon=1.0), SPARSE_VARIED], ids=["defaults", "varied"])
+def test_the_command_line_the_pages_show_parses_back_to_the_same_settings(settings):
+    """command_line (the Mean page's box) -> release mean's real parser -> settings_from_args: the same settings."""
+    import shlex
+
+    from fdp_core.cli import build_parser
+    from fdp_core.settings_fields import command_line, settings_from_args
+
+    text = command_line("release mean --sparse", settings, inputs=(("--data", "obs.csv"),))
+    args = build_parser().parse_args(shlex.split(text)[3:])
+    assert args.sparse and settings_from_args(SparseSettings, args) == settings
+
+
+def test_sparse_options_keep_their_flags_and_defaults_come_from_the_dataclass():
+    from dataclasses import fields
+
+    from fdp_core.cli import build_parser
+    from fdp_core.settings_fields import options_of
+
+    parser = build_parser().parse_args(["release", "mean", "--data", "x.csv", "--kernel", "matern52", "--rho", "0.2",
+                                        "--epsilon", "1", "--out", "o"])
+    flags = {name: opt.flag_of(name) for name, opt in options_of(SparseSettings)}
+    assert {flags[n] for n in ("domain", "noise", "n_basis", "gamma", "kappa", "output_points")} == {
+        "--domain", "--sparse-noise", "--basis-size", "--sparse-gamma", "--sparse-kappa", "--output-points"}
+    defaults = {f.name: f.default for f in fields(SparseSettings)}
+    for name in ("noise", "n_basis", "gamma", "kappa", "output_points", "eta", "phi", "delta", "calibration", "nu"):
+        assert getattr(parser, name) == defaults[name], name  # release mean's parser gives the dataclass default
+    assert parser.domain is None and parser.value_range is None  # declared, never defaulted
+
+
+def test_page_controls_and_replay_config_come_from_the_metadata():
+    from fdp_core.settings_fields import config_of, page_defaults, page_keys, page_settings, settings_from_config
+
+    assert page_keys(SparseSettings, "mean") == {"n_basis": "sparse_J", "noise": "sparse_noise",
+                                                 "gamma": "sparse_gamma", "kappa": "sparse_kappa"}
+    state = {**page_defaults(SparseSettings, "mean"), "sparse_J": 6.0, "sparse_noise": "laplace", "sparse_gamma": 0.3,
+             "sparse_kappa": 0.2}
+    given = {k: getattr(SPARSE_VARIED, k) for k in ("domain", "value_range", "kernel", "rho", "nu", "eta", "phi",
+                                                    "epsilon", "delta", "calibration", "output_points")}
+    read = page_settings(SparseSettings, "mean", state, **given)
+    assert read == SPARSE_VARIED and isinstance(read.n_basis, int)
+    assert settings_from_config(SparseSettings, json.loads(json.dumps(config_of(SPARSE_VARIED)))) == SPARSE_VARIED

@@ -14,10 +14,14 @@ import pandas as pd
 
 from ..errors import DataError, ParameterError
 from ..publish.release import write_release
-from ..releases.sparse import NOISES, SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
-from ..data.sparse_data import SparseData, parse_domain, read_long, sparse_reason
+from ..releases.sparse import SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
+from ..data.sparse_data import SparseData, read_long, sparse_reason
 from ..engines.sparse_stream import DEFAULT_CHUNK_ROWS, stream_sparse_statistics
+from ..settings_fields import add_options, settings_from_args
 from ._common import engine_of, rng_from
+
+# The options only the sparse route has, in the order --help lists them.
+SPARSE_ONLY = ("domain", "noise", "n_basis", "gamma", "kappa", "output_points")
 
 
 def add_sparse_options(parser) -> None:
@@ -25,22 +29,15 @@ def add_sparse_options(parser) -> None:
     group.add_argument("--sparse", action="store_true",
                        help="release the mean of sparse, irregular curves by private normal equations (METHODS.md "
                             "20); needs a long file, --domain and --value-range. Recognised automatically otherwise")
-    group.add_argument("--domain", default=None, metavar="A,B",
-                       help="public domain of t for --sparse (observations outside it are dropped)")
-    group.add_argument("--sparse-noise", choices=NOISES, default="gaussian",
-                       help="--sparse: Gaussian noise ((epsilon, delta)-DP, default) or Laplace (epsilon-DP)")
-    group.add_argument("--basis-size", type=int, default=SparseSettings.n_basis, metavar="J",
-                       help=f"--sparse: number of basis functions J (1..60, default {SparseSettings.n_basis})")
-    group.add_argument("--sparse-gamma", type=float, default=SparseSettings.gamma,
-                       help=f"--sparse: share of the budget for A (the rest: b; default {SparseSettings.gamma})")
-    group.add_argument("--sparse-kappa", type=float, default=SparseSettings.kappa,
-                       help=f"--sparse: public eigenvalue floor of A before solving (default {SparseSettings.kappa})")
-    group.add_argument("--output-points", type=int, default=SparseSettings.output_points,
-                       help="--sparse: points of the public output grid on the domain")
+    # Generated from SparseSettings (fdp_core/settings_fields.py); the shared settings (--epsilon, --kernel,
+    # --value-range, ...) are release mean's own options, read into SparseSettings by the same dests.
+    add_options(group, SparseSettings, fields=SPARSE_ONLY, required=())
     group.add_argument("--ledger", default=None, metavar="URL",
-                       help="--sparse: charge the stored budget of these observations in this ledger (created by "
-                            "ledger init --sparse) before any noise is drawn; both parts (A and b) are checked "
-                            "together, so a refusal records nothing")
+                       help="--sparse: commit with exact discrete noise, charged to the stored budget of these "
+                            "observations in this ledger (created by ledger init --sparse) before any noise is drawn; "
+                            "both parts (A and b) are checked together, so a refusal records nothing. Writes the "
+                            "bundle (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, "
+                            "report.html) as replay does")
     group.add_argument("--budget-name", default=None, metavar="NAME", help="--sparse --ledger: the budget's name")
 
 
@@ -144,12 +141,7 @@ def run_sparse(args, mean_settings, data: SparseData) -> int:
                              "the data)")
     if mean_settings.value_range is None:
         raise ParameterError("the sparse route needs the public value range: --value-range LO,HI")
-    settings = SparseSettings(
-        domain=parse_domain(args.domain), value_range=tuple(mean_settings.value_range), kernel=mean_settings.kernel,
-        rho=mean_settings.rho, nu=mean_settings.nu, eta=mean_settings.eta, phi=mean_settings.phi,
-        n_basis=args.basis_size, epsilon=mean_settings.epsilon, delta=mean_settings.delta, noise=args.sparse_noise,
-        calibration=mean_settings.calibration, gamma=args.sparse_gamma, kappa=args.sparse_kappa,
-        output_points=args.output_points)
+    settings = settings_from_args(SparseSettings, args)
     if args.ledger is not None:
         if isinstance(data, Streamed):
             raise ParameterError("--ledger with the sparse route reads the file in memory: use --engine local")
