@@ -207,14 +207,29 @@ def test_black_box_audit_passes_and_flags_the_07_control(noise, part):
     assert audit.attained_fraction > 0.98
     assert not audit.result.flagged, audit.result
     assert audit.control.flagged, audit.control
+    # The epsilon lower bounds: the honest run's below the claim, the control's above it.
+    assert audit.epsilon_bound.epsilon <= audit.epsilon < audit.control_epsilon_bound.epsilon
 
 
 def test_laplace_gram_audit_passes_at_the_claimed_epsilon():
-    # Its l1 bound is conservative (the pair found attains ~0.87 of it) and the loss is spread over J^2
-    # entries, so a 0.7x control is beyond a finite sample: only the claimed level is checked here.
+    # J = 4: the loss is spread over 16 entries (its maximum has probability 2^-16), so only the claimed
+    # level is checked here; the control is flagged at J = 2 below.
     audit = audit_sparse_mechanism(_settings(noise="laplace", n_basis=4), 100, "A", n_select=20_000, n_test=50_000)
     assert audit.attained_fraction > 0.8
     assert not audit.result.flagged
+    assert audit.epsilon_bound.epsilon <= audit.epsilon
+
+
+def test_laplace_gram_audit_flags_the_07_control_and_reports_both_epsilon_bounds():
+    """The pure variant of A (l1 bound min(2 R1, sqrt2 J R2) / n): J = 2 (4 noisy entries), A's share 2."""
+    s = _settings(noise="laplace", n_basis=2, epsilon=4.0, gamma=0.5)
+    audit = audit_sparse_mechanism(s, 100, "A", n_select=40_000, n_test=150_000)
+    assert audit.epsilon == pytest.approx(2.0) and audit.attained_fraction > 0.75
+    assert not audit.result.flagged and audit.epsilon_bound.epsilon <= audit.epsilon
+    assert audit.control.flagged, audit.control
+    assert audit.control_epsilon_bound.epsilon > audit.epsilon  # what the 0.7x control really spends, seen
+    # ... and at most what it spends: the pair's shift over 0.7 times the scale.
+    assert audit.control_epsilon_bound.epsilon <= audit.attained_fraction * audit.epsilon / 0.7 + 1e-9
 
 
 # --------------------------------------------------------------------------- intake
