@@ -110,6 +110,64 @@ def test_random_and_adversarial_neighbours_never_exceed_the_bounds(noise):
     assert worst_a >= (0.95 if noise == "gaussian" else 0.8) * bound_a
 
 
+@pytest.mark.parametrize("kernel,rho,J", [("matern52", 0.2, 8), ("gaussian", 0.1, 12), ("matern52", 0.2, 2)])
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_continuous_adversarial_search_never_exceeds_the_bounds(kernel, rho, J, noise):
+    """Nelder-Mead over the visit times of two persons with 1-3 visits each (values at the range ends, where
+    b's shift is largest), from random starts and from the worst grid pair: every A and b shift, in the
+    noise's norm (Frobenius and l2 for Gaussian noise, l1 over all entries for Laplace), stays within
+    its bound; the best pair found goes through the real statistics code."""
+    from scipy import optimize
+
+    s = _settings(kernel=kernel, rho=rho, n_basis=J, noise=noise)
+    basis, h = sparse_basis(s), s.half_width
+    if noise == "gaussian":
+        bound_a, bound_b = sparse_gram_sensitivity_frobenius(basis.r2, 1), sparse_b_sensitivity_l2(basis.r2, h, 1)
+        norm = lambda x: float(np.linalg.norm(np.ravel(x)))  # noqa: E731
+    else:
+        bound_a = sparse_gram_sensitivity_l1(basis.r1, basis.r2, basis.n_basis, 1)
+        bound_b = sparse_b_sensitivity_l1(basis.r1, h, 1)
+        norm = lambda x: float(np.abs(np.ravel(x)).sum())  # noqa: E731
+
+    def pieces(t, y):  # n A_i and n b_i of one person (n = 1), values already centred
+        phi = basis.evaluate(np.clip(t, 0.0, 1.0))
+        return phi.T @ phi / len(t), phi.T @ y / len(t)
+
+    rng = np.random.default_rng(11)
+    t_d, t_dp, _ = worst_times(s, "A", n_grid=201)
+    t_star, _, _ = worst_times(s, "b", n_grid=201)
+    found = {"A": (0.0, None), "b": (0.0, None)}
+    for m, m_prime in ((1, 1), (1, 2), (2, 3), (3, 3)):
+        starts = [rng.uniform(0, 1, m + m_prime) for _ in range(2)]
+        starts.append(np.r_[np.full(m, t_d), np.full(m_prime, t_dp)])
+        starts.append(np.r_[np.full(m, t_star), np.full(m_prime, t_star)])
+        for z0 in starts:
+            y, y_prime = rng.choice([-h, h], m), rng.choice([-h, h], m_prime)
+            y[0], y_prime[0] = h, -h
+            for part in ("A", "b"):
+                k = 0 if part == "A" else 1
+
+                def shift(z):
+                    return norm(pieces(z[:m], y)[k] - pieces(z[m:], y_prime)[k])
+
+                res = optimize.minimize(lambda z: -shift(z), z0, method="Nelder-Mead",
+                                        options=dict(maxiter=300, xatol=1e-7, fatol=1e-13))
+                for z in (z0, res.x):
+                    value = shift(z)
+                    assert value <= (bound_a if part == "A" else bound_b) * (1 + 1e-12), (part, z, value)
+                    if value > found[part][0]:
+                        found[part] = (value, (np.clip(z[:m], 0, 1), s.centre + y, np.clip(z[m:], 0, 1),
+                                               s.centre + y_prime))
+    # The best pairs through the real code (sparse_statistics with n = 1): the same shifts, within the bounds.
+    for part, bound in (("A", bound_a), ("b", bound_b)):
+        t1, y1, t2, y2 = found[part][1]
+        first, second = _person_stats(s, t1, y1), _person_stats(s, t2, y2)
+        k = 0 if part == "A" else 1
+        assert norm(first[k] - second[k]) == pytest.approx(found[part][0], rel=1e-9)
+        assert found[part][0] <= bound * (1 + 1e-12)
+        assert found[part][0] >= (0.95 if part == "b" or noise == "gaussian" else 0.75) * bound
+
+
 def test_sqrt2_frobenius_argument_is_attained_by_orthogonal_rank_one_pieces():
     # The inequality ||A - A'||_F <= sqrt(tr(A)^2 + tr(A')^2) is an equality for orthogonal rank-one A, A'.
     p, q = np.array([3.0, 0.0]), np.array([0.0, 3.0])
