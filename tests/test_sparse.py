@@ -680,3 +680,32 @@ def test_page_controls_and_replay_config_come_from_the_metadata():
     read = page_settings(SparseSettings, "mean", state, **given)
     assert read == SPARSE_VARIED and isinstance(read.n_basis, int)
     assert settings_from_config(SparseSettings, json.loads(json.dumps(config_of(SPARSE_VARIED)))) == SPARSE_VARIED
+
+
+# --------------------------------------------------------------------------- the combined charge of A and b
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_record_and_report_show_both_parts_charge(noise):
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.publish.report import entry_power, privacy_statement, release_guarantee, release_power, report_html
+    from fdp_core.publish.sparse_commit import commit_sparse_mean
+
+    ledger = Ledger(4.0, 1e-4)
+    release = commit_sparse_mean(ledger, sparse_design(80, seed=3), _settings(noise=noise, epsilon=1.0),
+                                 data_label="design")
+    a, b = ledger.entries
+    assert [e.id for e in release.part_entries] == [a.id, b.id] and release.entry.id == b.id
+    total = release.record["charged_total"]
+    assert total["epsilon"] == pytest.approx(a.epsilon + b.epsilon) == pytest.approx(ledger.spent().epsilon)
+    assert total["delta"] == pytest.approx(a.delta + b.delta) and total["entry_ids"] == [a.id, b.id]
+    assert release.record["charged"]["epsilon"] == b.epsilon  # unchanged: the b entry's own
+    assert total["composed"]["epsilon"] <= total["epsilon"] * (1 + 1e-12)
+    epsilon, delta = release_guarantee(release)
+    assert epsilon == pytest.approx(total["composed"]["epsilon"]) and delta == pytest.approx(total["delta"])
+    # The headline charges both parts; the adversary's power is that of both parts together.
+    headline = privacy_statement(release)[0]
+    assert f"epsilon = {total['epsilon']:.4g}" in headline and "2 parts" in headline
+    alpha = np.linspace(0.0, 1.0, 51)
+    assert np.all(release_power(release, alpha) >= entry_power(b, alpha) - 1e-12)
+    assert np.any(release_power(release, alpha) > entry_power(b, alpha) + 1e-6)
+    assert "all parts together" in report_html(release, ledger)

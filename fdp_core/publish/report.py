@@ -181,6 +181,7 @@ def privacy_statement(release: CommittedRelease) -> list[str]:
     person = release.record.get("person_column")
     unit = (f"one person's data (all curves sharing a value of '{person}')" if person else
             "one individual's curve" if release.kind != "kde" else "one individual's observation")
+    unit = release.record.get("unit_statement") or unit  # a route's own unit (sparse: a person's observations)
     parts = release.part_entries
     if len(parts) == 1:
         out.append(e.event.statement())

@@ -373,6 +373,8 @@ def sparse_release_record(plan: SparseRelease, values: np.ndarray, *, seed: int 
     s = plan.settings
     return {"kind": "mean", "route": "sparse", "method": "private normal equations (METHODS.md 20)",
             "settings": sparse_settings_record(s), "n": plan.n, "n_unit": "persons",
+            "unit_of_privacy": "person (all observations sharing an id)",
+            "unit_statement": "one person's observations (all visits sharing an id)",
             "guarantee": plan.guarantee.record(), "grid": plan.output_grid, "values": np.asarray(values),
             **randomness_fields(seed)}
 
