@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import DataError, ParameterError
+from ..errors import BudgetError, DataError, ParameterError
 from ..publish.release import write_release
 from ..releases.sparse import SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
 from ..data.sparse_data import SparseData, read_long, sparse_reason
@@ -70,7 +70,12 @@ def _run_committed(args, settings: SparseSettings, data: SparseData) -> int:
         print("note: --seed does not apply with --ledger: a committed release draws exact discrete noise from OS "
               "entropy", file=sys.stderr)
     budget = _open_budget(args, data)
-    release = commit_sparse_mean(budget, data, settings, label=f"release mean --sparse ({name})", data_label=name)
+    try:
+        release = commit_sparse_mean(budget, data, settings, label=f"release mean --sparse ({name})",
+                                     data_label=name)
+    except BudgetError as exc:  # the refusal names one part: say the release is both
+        raise BudgetError(f"{' '.join(str(exc).split())} (a sparse mean charges two ledger entries, A and b, "
+                          "checked together: neither was recorded)") from None
     release.record["ledger_entry_ids"] = list(release.record["part_entry_ids"])
     ledger = budget.last_snapshot or budget.ledger()
     out = Path(args.out)
