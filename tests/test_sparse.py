@@ -709,3 +709,23 @@ def test_record_and_report_show_both_parts_charge(noise):
     assert np.all(release_power(release, alpha) >= entry_power(b, alpha) - 1e-12)
     assert np.any(release_power(release, alpha) > entry_power(b, alpha) + 1e-6)
     assert "all parts together" in report_html(release, ledger)
+
+
+def test_a_sparse_bundle_verifies_against_its_data_and_a_tampered_one_does_not(tmp_path):
+    """The bundle's release.py check (fdp_core.publish.verify): both parts re-derived from the observations."""
+    import copy
+
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.publish.sparse_commit import commit_sparse_mean
+    from fdp_core.publish.verify import verify_release
+
+    data = read_long(SPARSE_EXAMPLE)
+    release = commit_sparse_mean(Ledger(4.0, 1e-4), data, _settings(epsilon=1.0), data_label="example_sparse.csv")
+    result = verify_release(release.config, SPARSE_EXAMPLE, release.record)
+    assert result.verified, result.report()
+    names = [c.name for c in result.checks]
+    assert "charged epsilon, all parts" in names and "a part's charged epsilon" in names
+    for key in ("charged_total", "a_entry"):
+        tampered = copy.deepcopy(release.record)
+        tampered[key]["epsilon"] *= 0.5  # a release claiming to have cost less than its settings imply
+        assert not verify_release(release.config, data, tampered).verified, key
