@@ -20,13 +20,15 @@ from fdp_core.errors import FdpError
 from fdp_core.releases.smoother import pooled_local_linear
 from fdp_core.releases.sparse import NOISES, SparseSettings, plan_sparse_release
 from fdp_core.data.sparse_data import SparseData, read_long, sparse_reason
+from fdp_core.settings_fields import command_line, page_defaults, page_settings
 
 from . import intake, plots, state
 
 SPARSE_KEY = "sparse_dataset"  # {"data": SparseData, "label": str} while sparse data are in use
 DOMAIN_LO, DOMAIN_HI, DOMAIN_DECLARED = "sparse_domain_lo", "sparse_domain_hi", "sparse_domain_declared"
-CONTROLS = {"sparse_J": SparseSettings.n_basis, "sparse_noise": SparseSettings.noise,
-            "sparse_gamma": SparseSettings.gamma, "sparse_kappa": SparseSettings.kappa, "sparse_draws": 5}
+# The controls holding SparseSettings fields come from its metadata (fdp_core/settings_fields.py); the number
+# of preview draws is the page's own.
+CONTROLS = {**page_defaults(SparseSettings, "mean"), "sparse_draws": 5}
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "example_sparse.csv"
 MAX_POINTS = 20_000  # observations drawn as points (a fixed subset beyond)
 
@@ -184,10 +186,7 @@ def render_mean_section(g) -> None:
                         key="sparse_mean_points")
         return
     ss = st.session_state
-    settings = SparseSettings(domain=domain, value_range=tuple(value_range), kernel=g.kernel, rho=g.rho, nu=g.nu,
-                              eta=g.eta, phi=g.phi, n_basis=int(ss["sparse_J"]), epsilon=g.epsilon, delta=g.delta,
-                              noise=ss["sparse_noise"], gamma=float(ss["sparse_gamma"]),
-                              kappa=float(ss["sparse_kappa"]))
+    settings = _settings_from(g)
     try:
         plan = plan_sparse_release(data, settings)
     except FdpError as exc:
@@ -224,26 +223,20 @@ def render_mean_section(g) -> None:
                     f"- L2 gap of the estimate without noise to the pooled local-linear smoother "
                     f"(bandwidth {smooth.bandwidth:.3g} by cross-validation): **{l2(nonprivate, smooth.values):.4g}**\n"
                     f"- L2 gap of the first preview to the smoother: **{l2(draws[0], smooth.values):.4g}**")
-    lo, hi = value_range
-    st.code(f"python -m fdp_core release mean --data {info['file']} --sparse "
-            f"--domain {domain[0]:g},{domain[1]:g} --value-range={lo:g},{hi:g} --kernel {g.kernel} --rho {g.rho:g} "
-            f"--eta {g.eta:g} --phi {g.phi:g} --epsilon {g.epsilon:g} --delta {g.delta:g} "
-            f"--sparse-noise {settings.noise} --basis-size {settings.n_basis} --sparse-gamma {settings.gamma:g} "
-            f"--sparse-kappa {settings.kappa:g} --out release_folder", language="bash")
+    st.code(command_line("release mean --sparse", settings, inputs=(("--data", info["file"]),),
+                         out="release_folder"), language="bash")
 
 
 def _settings_from(g, **changes) -> SparseSettings | None:
-    ss = st.session_state
+    """SparseSettings from the page's controls (their keys from the metadata), the sidebar's shared settings
+    and the declared domain; ``changes`` win (the trade-off curves vary epsilon, the noise, J)."""
     domain, value_range = declared_domain(), g.value_range
     if domain is None or value_range is None:
         return None
-    base = dict(domain=domain, value_range=tuple(value_range), kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta,
-                phi=g.phi, n_basis=int(ss.get("sparse_J", CONTROLS["sparse_J"])), epsilon=g.epsilon, delta=g.delta,
-                noise=ss.get("sparse_noise", CONTROLS["sparse_noise"]),
-                gamma=float(ss.get("sparse_gamma", CONTROLS["sparse_gamma"])),
-                kappa=float(ss.get("sparse_kappa", CONTROLS["sparse_kappa"])))
-    base.update(changes)
-    return SparseSettings(**base)
+    state = {**CONTROLS, **st.session_state}  # the Trade-offs page may run before the Mean page drew the controls
+    given = {**dict(domain=domain, value_range=tuple(value_range), kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta,
+                    phi=g.phi, epsilon=g.epsilon, delta=g.delta), **changes}
+    return page_settings(SparseSettings, "mean", state, **given)
 
 
 def _mean_l2(plan, reference, rng, draws: int = 100) -> float:

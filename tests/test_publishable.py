@@ -496,3 +496,103 @@ def test_the_default_neighbour_test_catches_a_planted_leak(pair, tmp_path, monke
     monkeypatch.setattr("fdp_core.commands.select.select_parameters", leaky)
     with pytest.raises(AssertionError, match="n_usable"):
         _check_defaults(tmp_path, lambda w: _default_args("select", "person", w, pair), "dropped")
+
+
+# --------------------------------------------------------------------------- sparse curves through the ledger
+# Issue 24: ``release mean --sparse --ledger`` commits A and b with the exact discrete sampler and writes the
+# bundle. Default settings (the public domain, value range and epsilon only); the last person is replaced by
+# one whose values get clipped, whose observations fall outside the domain (dropped), or who has another
+# number of visits at other times. Each neighbouring world has its own ledger (see
+# test_replayed_bundle_does_not_depend_on_one_person).
+
+SPARSE_PERSONS = 30
+# --kernel and --rho are required by release mean (the values are SparseSettings' defaults).
+SPARSE_DEFAULTS = ["--sparse", "--domain", "0,1", "--value-range", "-1,2", "--epsilon", "2", "--kernel", "matern52",
+                   "--rho", "0.2"]
+
+
+@pytest.fixture(scope="module")
+def sparse_pair(tmp_path_factory):
+    rng = np.random.default_rng(5)
+    rows = []
+    for i in range(SPARSE_PERSONS):
+        t = np.sort(rng.uniform(0.0, 1.0, rng.integers(2, 11)))
+        rows += [(f"p{i:02d}", x, 0.5 + np.sin(2 * np.pi * x) + rng.normal(0, 0.2)) for x in t]
+    frame = pd.DataFrame(rows, columns=["id", "t", "value"])
+    last = frame["id"] == f"p{SPARSE_PERSONS - 1:02d}"
+    worlds = {"D": frame}
+    worlds["clipped"] = frame.assign(value=np.where(last, 40.0, frame["value"]))  # far outside [-1, 2]
+    worlds["dropped"] = frame.assign(t=np.where(last, frame["t"] + 5.0, frame["t"]))  # outside the domain [0, 1]
+    other = pd.DataFrame({"id": f"p{SPARSE_PERSONS - 1:02d}", "t": [0.05, 0.3, 0.31, 0.6, 0.7, 0.95, 0.99],
+                          "value": [1.9, -0.8, 0.2, 1.4, -1.0, 0.3, 0.7]})
+    worlds["visits"] = pd.concat([frame[~last], other], ignore_index=True)
+    out = {}
+    for which, data in worlds.items():
+        folder = tmp_path_factory.mktemp(f"sparse_{which}")
+        data.to_csv(folder / "data.csv", index=False)  # the file name is a public label: the same for all
+        out[which] = folder / "data.csv"
+    return out
+
+
+def _sparse_committed(data: Path, out: Path, ledger: Path, extra=()) -> Path:
+    assert main(["ledger", "init", "--sparse", "--data", str(data), "--ledger", str(ledger), "--epsilon", "20",
+                 "--delta", "1e-4"]) == 0
+    return _run(["release", "mean", "--data", str(data), *SPARSE_DEFAULTS, *extra, "--ledger", str(ledger)], out)
+
+
+def _sparse_files(folder: Path) -> tuple[dict[str, str], list[str]]:
+    """The publishable files and every id in them; release.json's ``values`` (the noised mean on the public
+    output grid, also in release.csv) is the output: only its length must match."""
+    files = _read_folder(folder)
+    record = json.loads(files["release.json"])
+    values = record.pop("values")
+    assert len(values) == len(record["grid"])
+    files["release.json"] = json.dumps(record)
+    ids = [record["id"]] + [e["id"] for e in json.loads(files["ledger.json"])["entries"]]
+    return files, ids
+
+
+def _check_sparse_pair(tmp_path, sparse_pair, neighbour, extra=()):
+    outs, views = {}, {}
+    for which in ("D", neighbour):
+        outs[which] = _sparse_committed(sparse_pair[which], tmp_path / f"out_{which}", tmp_path / f"{which}.sqlite3",
+                                        extra)
+        views[which] = _analyst(outs[which])
+    (fa, ids_a), (fb, ids_b) = _sparse_files(outs["D"]), _sparse_files(outs[neighbour])
+    assert {"release.json", "release.csv", "coefficients.csv", "config.yaml", "ledger.json", "report.html"} <= set(fa)
+    _compare_files(fa, fb, ids_a + ids_b)
+    assert views["D"] != views[neighbour]  # the analyst sees the neighbour; the publishable files do not
+    return outs, views
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+@pytest.mark.parametrize("neighbour", ["clipped", "dropped", "visits"])
+def test_sparse_ledger_commit_and_replay_publish_nothing_about_one_person(noise, neighbour, sparse_pair, tmp_path):
+    extra = [] if noise == "gaussian" else ["--sparse-noise", "laplace"]
+    outs, views = _check_sparse_pair(tmp_path, sparse_pair, neighbour, extra)
+    key = {"clipped": "n_values_clipped", "dropped": "n_outside_domain", "visits": "n_observations"}[neighbour]
+    assert views["D"][key] != views[neighbour][key]
+    record = json.loads((outs["D"] / "release.json").read_text())
+    assert record["n"] == SPARSE_PERSONS and len(record["part_entry_ids"]) == 2
+    # The first commit's config replayed on D and on the neighbour: the same comparison.
+    replays = []
+    for which in ("D", neighbour):
+        replays.append(tmp_path / f"replay_{which}")
+        assert main(["replay", str(outs["D"] / "config.yaml"), "--data", str(sparse_pair[which]), "--out",
+                     str(replays[-1]), "--ledger", str(tmp_path / f"{which}.sqlite3")]) == 0
+    (fa, ids_a), (fb, ids_b) = (_sparse_files(r) for r in replays)
+    _compare_files(fa, fb, ids_a + ids_b)
+
+
+def test_the_sparse_neighbour_test_catches_a_planted_leak(sparse_pair, tmp_path, monkeypatch):
+    """Power: the number of observations (data, not a public input) written into release.json must fail."""
+    from fdp_core.publish import sparse_commit
+
+    real = sparse_commit.sparse_release_record
+
+    def leaky(plan, values, **kwargs):
+        return {**real(plan, values, **kwargs), "n_observations": plan.statistics.n_observations}
+
+    monkeypatch.setattr(sparse_commit, "sparse_release_record", leaky)
+    with pytest.raises(AssertionError, match="n_observations"):
+        _check_sparse_pair(tmp_path, sparse_pair, "visits")

@@ -110,6 +110,64 @@ def test_random_and_adversarial_neighbours_never_exceed_the_bounds(noise):
     assert worst_a >= (0.95 if noise == "gaussian" else 0.8) * bound_a
 
 
+@pytest.mark.parametrize("kernel,rho,J", [("matern52", 0.2, 8), ("gaussian", 0.1, 12), ("matern52", 0.2, 2)])
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_continuous_adversarial_search_never_exceeds_the_bounds(kernel, rho, J, noise):
+    """Nelder-Mead over the visit times of two persons with 1-3 visits each (values at the range ends, where
+    b's shift is largest), from random starts and from the worst grid pair: every A and b shift, in the
+    noise's norm (Frobenius and l2 for Gaussian noise, l1 over all entries for Laplace), stays within
+    its bound; the best pair found goes through the real statistics code."""
+    from scipy import optimize
+
+    s = _settings(kernel=kernel, rho=rho, n_basis=J, noise=noise)
+    basis, h = sparse_basis(s), s.half_width
+    if noise == "gaussian":
+        bound_a, bound_b = sparse_gram_sensitivity_frobenius(basis.r2, 1), sparse_b_sensitivity_l2(basis.r2, h, 1)
+        norm = lambda x: float(np.linalg.norm(np.ravel(x)))  # noqa: E731
+    else:
+        bound_a = sparse_gram_sensitivity_l1(basis.r1, basis.r2, basis.n_basis, 1)
+        bound_b = sparse_b_sensitivity_l1(basis.r1, h, 1)
+        norm = lambda x: float(np.abs(np.ravel(x)).sum())  # noqa: E731
+
+    def pieces(t, y):  # n A_i and n b_i of one person (n = 1), values already centred
+        phi = basis.evaluate(np.clip(t, 0.0, 1.0))
+        return phi.T @ phi / len(t), phi.T @ y / len(t)
+
+    rng = np.random.default_rng(11)
+    t_d, t_dp, _ = worst_times(s, "A", n_grid=201)
+    t_star, _, _ = worst_times(s, "b", n_grid=201)
+    found = {"A": (0.0, None), "b": (0.0, None)}
+    for m, m_prime in ((1, 1), (1, 2), (2, 3), (3, 3)):
+        starts = [rng.uniform(0, 1, m + m_prime) for _ in range(2)]
+        starts.append(np.r_[np.full(m, t_d), np.full(m_prime, t_dp)])
+        starts.append(np.r_[np.full(m, t_star), np.full(m_prime, t_star)])
+        for z0 in starts:
+            y, y_prime = rng.choice([-h, h], m), rng.choice([-h, h], m_prime)
+            y[0], y_prime[0] = h, -h
+            for part in ("A", "b"):
+                k = 0 if part == "A" else 1
+
+                def shift(z):
+                    return norm(pieces(z[:m], y)[k] - pieces(z[m:], y_prime)[k])
+
+                res = optimize.minimize(lambda z: -shift(z), z0, method="Nelder-Mead",
+                                        options=dict(maxiter=300, xatol=1e-7, fatol=1e-13))
+                for z in (z0, res.x):
+                    value = shift(z)
+                    assert value <= (bound_a if part == "A" else bound_b) * (1 + 1e-12), (part, z, value)
+                    if value > found[part][0]:
+                        found[part] = (value, (np.clip(z[:m], 0, 1), s.centre + y, np.clip(z[m:], 0, 1),
+                                               s.centre + y_prime))
+    # The best pairs through the real code (sparse_statistics with n = 1): the same shifts, within the bounds.
+    for part, bound in (("A", bound_a), ("b", bound_b)):
+        t1, y1, t2, y2 = found[part][1]
+        first, second = _person_stats(s, t1, y1), _person_stats(s, t2, y2)
+        k = 0 if part == "A" else 1
+        assert norm(first[k] - second[k]) == pytest.approx(found[part][0], rel=1e-9)
+        assert found[part][0] <= bound * (1 + 1e-12)
+        assert found[part][0] >= (0.95 if part == "b" or noise == "gaussian" else 0.75) * bound
+
+
 def test_sqrt2_frobenius_argument_is_attained_by_orthogonal_rank_one_pieces():
     # The inequality ||A - A'||_F <= sqrt(tr(A)^2 + tr(A')^2) is an equality for orthogonal rank-one A, A'.
     p, q = np.array([3.0, 0.0]), np.array([0.0, 3.0])
@@ -207,14 +265,29 @@ def test_black_box_audit_passes_and_flags_the_07_control(noise, part):
     assert audit.attained_fraction > 0.98
     assert not audit.result.flagged, audit.result
     assert audit.control.flagged, audit.control
+    # The epsilon lower bounds: the honest run's below the claim, the control's above it.
+    assert audit.epsilon_bound.epsilon <= audit.epsilon < audit.control_epsilon_bound.epsilon
 
 
 def test_laplace_gram_audit_passes_at_the_claimed_epsilon():
-    # Its l1 bound is conservative (the pair found attains ~0.87 of it) and the loss is spread over J^2
-    # entries, so a 0.7x control is beyond a finite sample: only the claimed level is checked here.
+    # J = 4: the loss is spread over 16 entries (its maximum has probability 2^-16), so only the claimed
+    # level is checked here; the control is flagged at J = 2 below.
     audit = audit_sparse_mechanism(_settings(noise="laplace", n_basis=4), 100, "A", n_select=20_000, n_test=50_000)
     assert audit.attained_fraction > 0.8
     assert not audit.result.flagged
+    assert audit.epsilon_bound.epsilon <= audit.epsilon
+
+
+def test_laplace_gram_audit_flags_the_07_control_and_reports_both_epsilon_bounds():
+    """The pure variant of A (l1 bound min(2 R1, sqrt2 J R2) / n): J = 2 (4 noisy entries), A's share 2."""
+    s = _settings(noise="laplace", n_basis=2, epsilon=4.0, gamma=0.5)
+    audit = audit_sparse_mechanism(s, 100, "A", n_select=40_000, n_test=150_000)
+    assert audit.epsilon == pytest.approx(2.0) and audit.attained_fraction > 0.75
+    assert not audit.result.flagged and audit.epsilon_bound.epsilon <= audit.epsilon
+    assert audit.control.flagged, audit.control
+    assert audit.control_epsilon_bound.epsilon > audit.epsilon  # what the 0.7x control really spends, seen
+    # ... and at most what it spends: the pair's shift over 0.7 times the scale.
+    assert audit.control_epsilon_bound.epsilon <= audit.attained_fraction * audit.epsilon / 0.7 + 1e-9
 
 
 # --------------------------------------------------------------------------- intake
@@ -410,11 +483,21 @@ def test_cli_charges_the_stored_budget_and_refuses_beyond_it(tmp_path, capsys):
     record = json.loads((tmp_path / "first" / "release.json").read_text())
     assert len(record["ledger_entry_ids"]) == 2
     ledger = open_budget(url, ledger_view(read_long(SPARSE_EXAMPLE)), unit=SPARSE_UNIT).ledger()
-    assert ledger.spent().epsilon == pytest.approx(0.6) and len(ledger.entries) == 2
+    # The exact discrete commit: each entry charges its sampler's own privacy map (never less than the share).
+    spent = ledger.spent().epsilon
+    assert 0.6 - 1e-9 <= spent < 1.0 and len(ledger.entries) == 2
+    assert [e.id for e in ledger.entries] == record["ledger_entry_ids"] == record["part_entry_ids"]
+    assert record["charged_total"]["epsilon"] == pytest.approx(spent)
+    assert record["seed"] is None and all(e.noise.get("sampler") for e in ledger.entries)
+    # The bundle of a committed release (as replay writes it), the analyst view beside it.
+    for name in ("release.csv", "coefficients.csv", "release.json", "config.yaml", "ledger.json", "report.html",
+                 "analyst_view.json"):
+        assert (tmp_path / "first" / name).is_file(), name
     assert main([*args, "--out", str(tmp_path / "second")]) == 2  # 0.6 + 0.6 > 1
     assert not (tmp_path / "second").exists()
     ledger = open_budget(url, ledger_view(read_long(SPARSE_EXAMPLE)), unit=SPARSE_UNIT).ledger()
-    assert ledger.spent().epsilon == pytest.approx(0.6) and len(ledger.entries) == 2  # the refusal recorded nothing
+    assert ledger.spent().epsilon == pytest.approx(spent) and len(ledger.entries) == 2  # the refusal recorded nothing
+    assert not [p for p in tmp_path.iterdir() if "fdp-staging" in p.name]
 
 
 # --------------------------------------------------------------------------- commit with exact discrete noise
@@ -546,3 +629,103 @@ def test_neighbour_bundle_and_replay_match_field_by_field_with_a_planted_leak_co
         leaky.append(planted)
     assert _differences(fields[0], fields[1]) == []
     assert _differences(leaky[0], leaky[1]) == [".release.json.n_observations"]
+
+
+# --------------------------------------------------------------------------- settings metadata (settings_fields)
+
+SPARSE_VARIED = SparseSettings(domain=(-2.0, 3.5), value_range=(-1.0, 2.0), kernel="matern", rho=0.3, nu=2.5, eta=2.0,
+                               phi=0.01, n_basis=6, epsilon=2.0, delta=1e-6, noise="laplace", calibration="classical",
+                               gamma=0.3, kappa=0.2, output_points=51)
+
+
+@pytest.mark.parametrize("settings", [_settings(epsilon=1.0), SPARSE_VARIED], ids=["defaults", "varied"])
+def test_the_command_line_the_pages_show_parses_back_to_the_same_settings(settings):
+    """command_line (the Mean page's box) -> release mean's real parser -> settings_from_args: the same settings."""
+    import shlex
+
+    from fdp_core.cli import build_parser
+    from fdp_core.settings_fields import command_line, settings_from_args
+
+    text = command_line("release mean --sparse", settings, inputs=(("--data", "obs.csv"),))
+    args = build_parser().parse_args(shlex.split(text)[3:])
+    assert args.sparse and settings_from_args(SparseSettings, args) == settings
+
+
+def test_sparse_options_keep_their_flags_and_defaults_come_from_the_dataclass():
+    from dataclasses import fields
+
+    from fdp_core.cli import build_parser
+    from fdp_core.settings_fields import options_of
+
+    parser = build_parser().parse_args(["release", "mean", "--data", "x.csv", "--kernel", "matern52", "--rho", "0.2",
+                                        "--epsilon", "1", "--out", "o"])
+    flags = {name: opt.flag_of(name) for name, opt in options_of(SparseSettings)}
+    assert {flags[n] for n in ("domain", "noise", "n_basis", "gamma", "kappa", "output_points")} == {
+        "--domain", "--sparse-noise", "--basis-size", "--sparse-gamma", "--sparse-kappa", "--output-points"}
+    defaults = {f.name: f.default for f in fields(SparseSettings)}
+    for name in ("noise", "n_basis", "gamma", "kappa", "output_points", "eta", "phi", "delta", "calibration", "nu"):
+        assert getattr(parser, name) == defaults[name], name  # release mean's parser gives the dataclass default
+    assert parser.domain is None and parser.value_range is None  # declared, never defaulted
+
+
+def test_page_controls_and_replay_config_come_from_the_metadata():
+    from fdp_core.settings_fields import config_of, page_defaults, page_keys, page_settings, settings_from_config
+
+    assert page_keys(SparseSettings, "mean") == {"n_basis": "sparse_J", "noise": "sparse_noise",
+                                                 "gamma": "sparse_gamma", "kappa": "sparse_kappa"}
+    state = {**page_defaults(SparseSettings, "mean"), "sparse_J": 6.0, "sparse_noise": "laplace", "sparse_gamma": 0.3,
+             "sparse_kappa": 0.2}
+    given = {k: getattr(SPARSE_VARIED, k) for k in ("domain", "value_range", "kernel", "rho", "nu", "eta", "phi",
+                                                    "epsilon", "delta", "calibration", "output_points")}
+    read = page_settings(SparseSettings, "mean", state, **given)
+    assert read == SPARSE_VARIED and isinstance(read.n_basis, int)
+    assert settings_from_config(SparseSettings, json.loads(json.dumps(config_of(SPARSE_VARIED)))) == SPARSE_VARIED
+
+
+# --------------------------------------------------------------------------- the combined charge of A and b
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_record_and_report_show_both_parts_charge(noise):
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.publish.report import entry_power, privacy_statement, release_guarantee, release_power, report_html
+    from fdp_core.publish.sparse_commit import commit_sparse_mean
+
+    ledger = Ledger(4.0, 1e-4)
+    release = commit_sparse_mean(ledger, sparse_design(80, seed=3), _settings(noise=noise, epsilon=1.0),
+                                 data_label="design")
+    a, b = ledger.entries
+    assert [e.id for e in release.part_entries] == [a.id, b.id] and release.entry.id == b.id
+    total = release.record["charged_total"]
+    assert total["epsilon"] == pytest.approx(a.epsilon + b.epsilon) == pytest.approx(ledger.spent().epsilon)
+    assert total["delta"] == pytest.approx(a.delta + b.delta) and total["entry_ids"] == [a.id, b.id]
+    assert release.record["charged"]["epsilon"] == b.epsilon  # unchanged: the b entry's own
+    assert total["composed"]["epsilon"] <= total["epsilon"] * (1 + 1e-12)
+    epsilon, delta = release_guarantee(release)
+    assert epsilon == pytest.approx(total["composed"]["epsilon"]) and delta == pytest.approx(total["delta"])
+    # The headline charges both parts; the adversary's power is that of both parts together.
+    headline = privacy_statement(release)[0]
+    assert f"epsilon = {total['epsilon']:.4g}" in headline and "2 parts" in headline
+    alpha = np.linspace(0.0, 1.0, 51)
+    assert np.all(release_power(release, alpha) >= entry_power(b, alpha) - 1e-12)
+    assert np.any(release_power(release, alpha) > entry_power(b, alpha) + 1e-6)
+    assert "all parts together" in report_html(release, ledger)
+
+
+def test_a_sparse_bundle_verifies_against_its_data_and_a_tampered_one_does_not(tmp_path):
+    """The bundle's release.py check (fdp_core.publish.verify): both parts re-derived from the observations."""
+    import copy
+
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.publish.sparse_commit import commit_sparse_mean
+    from fdp_core.publish.verify import verify_release
+
+    data = read_long(SPARSE_EXAMPLE)
+    release = commit_sparse_mean(Ledger(4.0, 1e-4), data, _settings(epsilon=1.0), data_label="example_sparse.csv")
+    result = verify_release(release.config, SPARSE_EXAMPLE, release.record)
+    assert result.verified, result.report()
+    names = [c.name for c in result.checks]
+    assert "charged epsilon, all parts" in names and "a part's charged epsilon" in names
+    for key in ("charged_total", "a_entry"):
+        tampered = copy.deepcopy(release.record)
+        tampered[key]["epsilon"] *= 0.5  # a release claiming to have cost less than its settings imply
+        assert not verify_release(release.config, data, tampered).verified, key

@@ -86,10 +86,12 @@ def run(args) -> int:
         complete_then_publish(budget, [*release.record.get("part_entry_ids", ()), release.id], staged, out,
                               ledger_url=args.ledger)
     e = release.entry
+    total = release.record.get("charged_total")  # a release of several parts (sparse: A and b) charges them all
+    charged = (f"charged epsilon {total['epsilon']:.4g}, delta {total['delta']:.3g} ({len(total['entry_ids'])} "
+               "parts)" if total else f"charged epsilon {e.epsilon:.4g}, delta {e.delta:.3g}")
     print(f"wrote {out}/ (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, report.html; "
           "analyst_view.json is NOT for publication): "
-          f"{release.kind} {e.mechanism}, n={release.record.get('n')}, charged epsilon {e.epsilon:.4g}, "
-          f"delta {e.delta:.3g}")
+          f"{release.kind} {e.mechanism}, n={release.record.get('n')}, {charged}")
     if budget is not None:
         spent = ledger.spent()
         print(f"ledger: {budget.store.location}, budget '{budget.name}': spent epsilon {spent.epsilon:.4g} of "

@@ -12,12 +12,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import DataError, ParameterError
+from ..errors import BudgetError, DataError, ParameterError
 from ..publish.release import write_release
-from ..releases.sparse import NOISES, SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
-from ..data.sparse_data import SparseData, parse_domain, read_long, sparse_reason
+from ..releases.sparse import SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
+from ..data.sparse_data import SparseData, read_long, sparse_reason
 from ..engines.sparse_stream import DEFAULT_CHUNK_ROWS, stream_sparse_statistics
+from ..settings_fields import add_options, settings_from_args
 from ._common import engine_of, rng_from
+
+# The options only the sparse route has, in the order --help lists them.
+SPARSE_ONLY = ("domain", "noise", "n_basis", "gamma", "kappa", "output_points")
 
 
 def add_sparse_options(parser) -> None:
@@ -25,46 +29,69 @@ def add_sparse_options(parser) -> None:
     group.add_argument("--sparse", action="store_true",
                        help="release the mean of sparse, irregular curves by private normal equations (METHODS.md "
                             "20); needs a long file, --domain and --value-range. Recognised automatically otherwise")
-    group.add_argument("--domain", default=None, metavar="A,B",
-                       help="public domain of t for --sparse (observations outside it are dropped)")
-    group.add_argument("--sparse-noise", choices=NOISES, default="gaussian",
-                       help="--sparse: Gaussian noise ((epsilon, delta)-DP, default) or Laplace (epsilon-DP)")
-    group.add_argument("--basis-size", type=int, default=SparseSettings.n_basis, metavar="J",
-                       help=f"--sparse: number of basis functions J (1..60, default {SparseSettings.n_basis})")
-    group.add_argument("--sparse-gamma", type=float, default=SparseSettings.gamma,
-                       help=f"--sparse: share of the budget for A (the rest: b; default {SparseSettings.gamma})")
-    group.add_argument("--sparse-kappa", type=float, default=SparseSettings.kappa,
-                       help=f"--sparse: public eigenvalue floor of A before solving (default {SparseSettings.kappa})")
-    group.add_argument("--output-points", type=int, default=SparseSettings.output_points,
-                       help="--sparse: points of the public output grid on the domain")
+    # Generated from SparseSettings (fdp_core/settings_fields.py); the shared settings (--epsilon, --kernel,
+    # --value-range, ...) are release mean's own options, read into SparseSettings by the same dests.
+    add_options(group, SparseSettings, fields=SPARSE_ONLY, required=())
     group.add_argument("--ledger", default=None, metavar="URL",
-                       help="--sparse: charge the stored budget of these observations in this ledger (created by "
-                            "ledger init --sparse) before any noise is drawn; both parts (A and b) are checked "
-                            "together, so a refusal records nothing")
+                       help="--sparse: commit with exact discrete noise, charged to the stored budget of these "
+                            "observations in this ledger (created by ledger init --sparse) before any noise is drawn; "
+                            "both parts (A and b) are checked together, so a refusal records nothing. Writes the "
+                            "bundle (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, "
+                            "report.html) as replay does")
     group.add_argument("--budget-name", default=None, metavar="NAME", help="--sparse --ledger: the budget's name")
 
 
-def _reserve(args, data: SparseData, plan):
-    """Check both ledger entries against the stored budget, then reserve them (completed after writing)."""
-    from ..budget.accounting import Ledger
+def _open_budget(args, data: SparseData):
+    """The stored budget of these observations (keyed like ``ledger init --sparse``); refused when none exists."""
     from ..budget.ledger_store import DEFAULT_BUDGET, open_budget
-    from ..releases.sparse import sparse_ledger_entries
     from ..data.sparse_data import SPARSE_UNIT, ledger_view
 
     budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, name=args.budget_name or DEFAULT_BUDGET,
                          source="cli", data_label=Path(args.data).name)
-    snapshot = budget.ledger()
-    if snapshot is None:
+    if budget.ledger() is None:
         raise ParameterError("no stored budget for these observations: create one first (python -m fdp_core ledger "
                              "init --sparse --data FILE --epsilon E --delta D)")
-    entries = sparse_ledger_entries(plan, label=f"release mean --sparse ({Path(args.data).name})")
-    trial = Ledger(snapshot.epsilon_total, snapshot.delta_total, snapshot.split, snapshot.filter,
-                   entries=list(snapshot.entries))
-    for entry in entries:
-        trial.commit(entry)  # refuses (BudgetError) before anything is charged
-    for entry in entries:
-        budget.reserve(entry)
-    return budget, entries
+    return budget
+
+
+def _run_committed(args, settings: SparseSettings, data: SparseData) -> int:
+    """--ledger: the exact discrete commit (fdp_core/publish/sparse_commit.py), as a replay commits it.
+
+    Both parts (A and b) are checked against the stored budget together, then each is charged and
+    drawn with the exact discrete sampler (OS entropy); the bundle is staged next to --out and
+    published only once both ledger entries are complete.
+    """
+    from ..publish.bundle import export_folder
+    from ..publish.sparse_commit import commit_sparse_mean
+    from .ledger import complete_then_publish, staging_dir
+
+    name = Path(args.data).name
+    if args.seed is not None:
+        print("note: --seed does not apply with --ledger: a committed release draws exact discrete noise from OS "
+              "entropy", file=sys.stderr)
+    budget = _open_budget(args, data)
+    try:
+        release = commit_sparse_mean(budget, data, settings, label=f"release mean --sparse ({name})",
+                                     data_label=name)
+    except BudgetError as exc:  # the refusal names one part: say the release is both
+        raise BudgetError(f"{' '.join(str(exc).split())} (a sparse mean charges two ledger entries, A and b, "
+                          "checked together: neither was recorded)") from None
+    release.record["ledger_entry_ids"] = list(release.record["part_entry_ids"])
+    ledger = budget.last_snapshot or budget.ledger()
+    out = Path(args.out)
+    staged = staging_dir(out)
+    export_folder(release, staged, ledger, include_analyst_view=True)
+    complete_then_publish(budget, release.record["part_entry_ids"], staged, out, ledger_url=args.ledger)
+    total = release.record.get("charged_total") or release.record["charged"]
+    print(f"wrote {out}/ (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, report.html; "
+          f"analyst_view.json is NOT for publication): sparse route, exact discrete {settings.noise} noise, "
+          f"n={release.record['n']} persons, charged epsilon {total['epsilon']:.4g}, delta {total['delta']:.3g} "
+          "(A and b)")
+    spent = ledger.spent()
+    print(f"ledger: {budget.store.location}, budget '{budget.name}': spent epsilon {spent.epsilon:.4g} of "
+          f"{ledger.epsilon_total:g}, delta {spent.delta:.3g} of {ledger.delta_total:g} "
+          f"({len(ledger.entries)} release(s))")
+    return 0
 
 
 def _is_long_file(args) -> bool:
@@ -119,12 +146,11 @@ def run_sparse(args, mean_settings, data: SparseData) -> int:
                              "the data)")
     if mean_settings.value_range is None:
         raise ParameterError("the sparse route needs the public value range: --value-range LO,HI")
-    settings = SparseSettings(
-        domain=parse_domain(args.domain), value_range=tuple(mean_settings.value_range), kernel=mean_settings.kernel,
-        rho=mean_settings.rho, nu=mean_settings.nu, eta=mean_settings.eta, phi=mean_settings.phi,
-        n_basis=args.basis_size, epsilon=mean_settings.epsilon, delta=mean_settings.delta, noise=args.sparse_noise,
-        calibration=mean_settings.calibration, gamma=args.sparse_gamma, kappa=args.sparse_kappa,
-        output_points=args.output_points)
+    settings = settings_from_args(SparseSettings, args)
+    if args.ledger is not None:
+        if isinstance(data, Streamed):
+            raise ParameterError("--ledger with the sparse route reads the file in memory: use --engine local")
+        return _run_committed(args, settings, data)
     if isinstance(data, Streamed):
         statistics = stream_sparse_statistics(args.data, settings, id_column=args.id_column, t_column=args.t_column,
                                               value_column=args.value_column,
@@ -132,18 +158,10 @@ def run_sparse(args, mean_settings, data: SparseData) -> int:
         plan, data = plan_sparse_release(None, settings, statistics=statistics), None
     else:
         plan = plan_sparse_release(data, settings)
-    if args.ledger is not None and data is None:
-        raise ParameterError("--ledger with the sparse route reads the file in memory: use --engine local")
-    charged = _reserve(args, data, plan) if args.ledger is not None else None
     values = plan.sample(rng_from(args), 1)[0]
     record = sparse_release_record(plan, values, seed=args.seed)
-    if charged is not None:
-        record["ledger_entry_ids"] = [entry.id for entry in charged[1]]
     write_release(args.out, record, pd.DataFrame({"t": plan.output_grid, "value": values}),
                   sparse_analyst_view(plan, values, data))
-    if charged is not None:
-        for entry in charged[1]:
-            charged[0].complete(entry.id)
     print(f"wrote {args.out}/release.json and {args.out}/release.csv (sparse route, {settings.noise} noise, "
           f"n={plan.n} persons, J={plan.basis.n_basis}); {args.out}/analyst_view.json is NOT for publication")
     return 0

@@ -131,6 +131,13 @@ class CommittedRelease:
     def flags(self) -> tuple:
         return tuple(self.record.get("data_dependent_flags", ()))
 
+    @property
+    def part_entries(self) -> tuple:
+        """Every ledger entry this release charged: ``record["part_entries"]`` when it has several parts
+        (A and b of a sparse mean), else ``(entry,)``; ``entry`` is then one part only."""
+        parts = self.record.get("part_entries")
+        return tuple(LedgerEntry.from_dict(d) for d in parts) if parts else (self.entry,)
+
 
 @dataclass(frozen=True)
 class PendingCommit:

@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .. import __version__
-from ..budget.accounting import CompositionReport, Ledger, LedgerEntry, cks_delta
+from ..budget.accounting import CompositionReport, Ledger, LedgerEntry, basic_composition, cks_delta, compose
 from ..errors import ParameterError
 from .commit import (NOT_DP_WARNING, NOTHING_DECLARED, ON_GRID_NOTE, PRE_REGISTERED, SUMMARY_COMMIT_KINDS,
                      CommittedRelease)
@@ -118,6 +118,9 @@ def epsilon_headline(release: CommittedRelease) -> tuple[str, str]:
                 + " (charged to the ledger).")
     calibrated = release.record.get("epsilon")
     details = []
+    total = release.record.get("charged_total")
+    if total and len(release.part_entries) > 1:  # several parts (A and b of a sparse mean): all are charged
+        return _parts_headline(release, total)
     if isinstance(calibrated, (int, float)) and not math.isclose(float(calibrated), e.epsilon, rel_tol=1e-9):
         details.append(f"the noise was calibrated at epsilon = {float(calibrated):g}; the exact discrete sampler's "
                        f"own privacy map gives the charged {e.epsilon:.4g} (a little more: its privacy map's "
@@ -125,6 +128,48 @@ def epsilon_headline(release: CommittedRelease) -> tuple[str, str]:
     details.append("the ledger's composed total over all the budget's releases is a different number (the "
                    "ledger section), usually smaller than the sum of the charges")
     return headline, "Details: " + "; ".join(details) + "."
+
+
+def _parts_headline(release: CommittedRelease, total: dict) -> tuple[str, str]:
+    """The headline of a release made of several ledger entries: the sum of their charges."""
+    parts = release.part_entries
+    delta = total["delta"]
+    each = ", ".join(f"{p.mechanism}: epsilon {p.epsilon:.4g}" + (f", delta {p.delta:.3g}" if p.delta > 0 else "")
+                     for p in parts)
+    headline = (f"Privacy cost of this release: epsilon = {total['epsilon']:.4g}"
+                + (f", delta = {delta:.3g}" if delta > 0 else " (delta = 0)")
+                + f" (its {len(parts)} parts together, each charged to the ledger: {each}).")
+    details = []
+    composed = total.get("composed")
+    if composed and composed["epsilon"] < total["epsilon"] * (1 - 1e-9):
+        details.append(f"composed by the ledger ({composed['method']}), the parts together guarantee epsilon = "
+                       f"{composed['epsilon']:.4g} at delta = {composed['delta']:.3g}, less than the sum")
+    details.append("each part's noise was calibrated at its share of the settings' epsilon; the exact discrete "
+                   "sampler's own privacy map gives the charges (a little more: its conversion to (epsilon, delta) "
+                   "and its grid and floating-point allowance)")
+    details.append("the ledger's composed total over all the budget's releases is a different number (the "
+                   "ledger section)")
+    return headline, "Details: " + "; ".join(details) + "."
+
+
+def release_guarantee(release: CommittedRelease) -> tuple[float, float]:
+    """(epsilon, delta) of the release as a whole: its one entry's, or for several parts the tightest
+    total the ledger's composition gives for them together (the sum when nothing tighter applies)."""
+    parts = release.part_entries
+    if len(parts) == 1:
+        return parts[0].epsilon, parts[0].delta
+    epsilon, delta = basic_composition(parts)
+    best = compose(parts, delta).best
+    return (best.epsilon, best.delta) if best is not None else (epsilon, delta)
+
+
+def release_power(release: CommittedRelease, alpha) -> np.ndarray:
+    """Largest power of a membership test against the release: every part it charged together."""
+    parts = release.part_entries
+    if len(parts) == 1:
+        return entry_power(parts[0], alpha)
+    epsilon, delta = basic_composition(parts)
+    return ledger_power(Ledger(epsilon, delta, entries=list(parts)), alpha)
 
 
 def privacy_statement(release: CommittedRelease) -> list[str]:
@@ -136,11 +181,18 @@ def privacy_statement(release: CommittedRelease) -> list[str]:
     person = release.record.get("person_column")
     unit = (f"one person's data (all curves sharing a value of '{person}')" if person else
             "one individual's curve" if release.kind != "kde" else "one individual's observation")
-    out.append(e.event.statement())
+    unit = release.record.get("unit_statement") or unit  # a route's own unit (sparse: a person's observations)
+    parts = release.part_entries
+    if len(parts) == 1:
+        out.append(e.event.statement())
+    else:
+        out.append(f"This release has {len(parts)} noisy parts, each a ledger entry: "
+                   + " ".join(f"{p.mechanism}: {p.event.statement()}" for p in parts))
+    epsilon, delta = release_guarantee(release)
     out.append(f"In plain words: replacing {unit} by any other changes the probability of any published result "
-               f"by at most a factor e^epsilon = {math.exp(e.epsilon):.3g}"
-               + (f", except with probability delta = {e.delta:.3g}." if e.delta > 0 else "."))
-    p = float(entry_power(e, ALPHA_SENTENCE))
+               f"by at most a factor e^epsilon = {math.exp(epsilon):.3g}"
+               + (f", except with probability delta = {delta:.3g}." if delta > 0 else "."))
+    p = float(release_power(release, ALPHA_SENTENCE))
     out.append(power_sentence(p))
     out.append("The guarantee holds whatever else an attacker knows, including every other individual's data, "
                "and for any analysis of the published files. Privacy losses of several releases add up: see the "
@@ -235,7 +287,7 @@ def power_figure(release: CommittedRelease | None, ledger: Ledger | None = None)
     fig = go.Figure(go.Scatter(x=alpha.tolist(), y=alpha.tolist(), mode="lines", name="random guessing",
                                line=dict(color="grey", dash="dot")))
     if release is not None:
-        fig.add_trace(go.Scatter(x=alpha.tolist(), y=entry_power(release.entry, alpha).tolist(), mode="lines",
+        fig.add_trace(go.Scatter(x=alpha.tolist(), y=release_power(release, alpha).tolist(), mode="lines",
                                  name="this release", line=dict(color=PRIVATE_COLOR, width=2.5)))
     if ledger is not None and ledger.entries:
         report = ledger.composition()
@@ -312,6 +364,8 @@ def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:
               ("tau (L2 norm bound)", r.get("tau")), ("sensitivity", r.get("sensitivity")),
               ("sigma", r.get("sigma")), ("bound", r.get("bound")), ("calibration", r.get("calibration")),
               ("charged to the ledger", r.get("charged")), ("expected squared L2 error", r.get("expected_sq_l2_error"))]
+    if r.get("charged_total"):  # several parts: "charged" is the last part's, this is all of them
+        params.append(("charged to the ledger, all parts together", r["charged_total"]))
     if r.get("unit_declaration"):  # the analyst's deliberate choice of the unit (fdp_ui.commit_checks)
         params.insert(3, ("unit declared by the analyst", r["unit_declaration"]))
     if release.kind in ("mean", "pca") + SUMMARY_COMMIT_KINDS:

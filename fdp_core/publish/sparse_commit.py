@@ -10,13 +10,15 @@ nothing; the ledger then holds two entries. The floored solve and the curve are 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
 from .commit import CONFIG_SCHEMA, CommittedRelease, PendingCommit, _UNIT_ROUNDOFF, _budget_config, \
     _common_record, _discrete_plan, _execute, _granularity_for, looked_at_field
 from .. import limits
-from ..budget.accounting import discrete_entry
+from ..budget.accounting import basic_composition, compose, discrete_entry
 from .commit_summaries import check_parts
 from ..settings_fields import config_of
 from ..releases.sparse import SparseRelease, SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
@@ -26,6 +28,26 @@ MAX_VISITS_FOR_BOUND = limits.MAX_VISITS_FOR_BOUND  # public allowance for visit
 
 SPARSE_ACCURACY = ("Per-entry noise scale of A {scale_a:.4g} and of b {scale_b:.4g} (data-free); the curve "
                    "beta~ = (A~ floored at kappa + penalty)^-1 b~ is post-processing.")
+
+
+def combined_charge(entries) -> dict:
+    """The charge of a release made of several ledger entries (A and b), JSON-ready.
+
+    ``epsilon``/``delta`` (and ``rho``) are the sums over the parts: what the ledger's basic
+    (zCDP) filter spends for them. ``composed`` is the tightest total the ledger's composition
+    gives for the parts together at that summed delta (e.g. zCDP for two discrete Gaussian parts),
+    the guarantee of the release as a whole; it is never larger than the sum.
+    """
+    entries = list(entries)
+    epsilon, delta = basic_composition(entries)
+    rhos = [e.rho for e in entries]
+    best = compose(entries, delta).best
+    return {"parts": [e.mechanism for e in entries], "entry_ids": [e.id for e in entries],
+            "epsilon": epsilon, "delta": delta,
+            "rho": math.fsum(rhos) if all(r is not None for r in rhos) else None,
+            "meaning": "sum over the parts' ledger entries (what the ledger's filter spends)",
+            "composed": None if best is None else {"method": best.method, "epsilon": best.epsilon,
+                                                   "delta": best.delta, "detail": best.detail}}
 
 
 def _part(plan: SparseRelease, part: str, values: np.ndarray, scale: float, sensitivity: float, bound: float,
@@ -91,6 +113,9 @@ def commit_sparse_mean(ledger, data: SparseData | None, settings: SparseSettings
                                  data_label=data_label))
     record["route"] = "sparse"
     record["a_entry"] = pendings[0].entry.to_dict()
+    # record["charged"] (like release.entry) is the b part's alone: the whole release's charge is both parts'.
+    record["part_entries"] = [p.entry.to_dict() for p in pendings]
+    record["charged_total"] = combined_charge(p.entry for p in pendings)
     record["noise_sampler"]["post_processing"] = ("A~ symmetrised (A~ + A~^T)/2, eigenvalues floored at kappa, "
                                                   "penalised solve beta~; mean = centre + phi(t) beta~ on the "
                                                   "output grid")

@@ -77,6 +77,10 @@ def _pendings(kind: str, fd: FunctionalData, config: Mapping, settings) -> list:
         return commit_summaries.prepare_covariance_commit(fd, settings, granularity_exp=k)
     if kind == "regression":
         return commit_summaries.prepare_regression_commit(fd, settings, granularity_exp=k)
+    if kind == "sparse":  # A and b of a sparse mean (fd: the observations, a SparseData)
+        from .sparse_commit import prepare_sparse_commit
+
+        return prepare_sparse_commit(fd, settings, granularity_exp=k)
     return []
 
 
@@ -86,21 +90,27 @@ def verify_release(config, data, record: Mapping) -> Verification:
     config = parse_config(config)
     kind = config["kind"]
     settings = settings_of(config)
-    if isinstance(data, FunctionalData):
+    if kind == "sparse":  # a long file of observations (METHODS.md 20), never interpolated onto a grid
+        from ..data.sparse_data import SparseData, read_long
+
+        fd = data if isinstance(data, SparseData) else read_long(data)
+    elif isinstance(data, FunctionalData):
         fd = data
     else:
         fd = load_curves(data if not isinstance(data, str) else Path(data), missing=config["data"].get("missing", "drop"))
-    checks = [_check("kind", record.get("kind"), kind)]
+    checks = [_check("kind", record.get("kind"), kind)] if kind != "sparse" else [
+        # A sparse mean is a mean (release.json's kind) released by the sparse route (config.yaml's kind).
+        _check("kind", record.get("kind"), "mean"), _check("route", record.get("route"), "sparse")]
     pendings = _pendings(kind, fd, config, settings)
     if not pendings:  # PCA: the exponential mechanism has no draw-free discrete plan to re-derive
         checks.append(_check("charged epsilon", record.get("charged", {}).get("epsilon"), float(settings.epsilon)))
         return Verification(kind, tuple(checks), "principal components: the charge is checked against the "
                                                  "settings; the sampler draws with no discrete noise plan")
     # The record describes one part's sampler: the covariance's (its released mean is 'mean_entry'),
-    # or for a regression the T2 part (T1 is 't1_entry').
-    parts = {"mean_entry": 1, "t1_entry": 0}
+    # for a regression the T2 part (T1 is 't1_entry'), for a sparse mean the b part (A is 'a_entry').
+    parts = {"mean_entry": 1, "t1_entry": 0, "a_entry": 0}
     extra = {key: pendings[i] for key, i in parts.items() if key in record and i < len(pendings)}
-    first = pendings[1] if "t1_entry" in extra and len(pendings) > 1 else pendings[0]
+    first = pendings[1] if ("t1_entry" in extra or "a_entry" in extra) and len(pendings) > 1 else pendings[0]
     entry, plan, noise = first.entry, first.plan, first.noise_plan
     published_entry = record.get("ledger_entry", {})
     sampler = record.get("noise_sampler", {})
@@ -120,6 +130,9 @@ def verify_release(config, data, record: Mapping) -> Verification:
         checks.append(_check("charged rho", charged.get("rho"), entry.rho))
     if "sigma" in record and getattr(plan, "sigma", None) is not None:
         checks.append(_check("sigma", record["sigma"], plan.sigma))
+    if record.get("charged_total") is not None:  # every part's charge together
+        checks.append(_check("charged epsilon, all parts", record["charged_total"].get("epsilon"),
+                             math.fsum(p.entry.epsilon for p in pendings)))
     for key, part in extra.items():
         checks.append(_check(f"{key.replace('_entry', '')} part's charged epsilon", record[key].get("epsilon"),
                              part.entry.epsilon))

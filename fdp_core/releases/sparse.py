@@ -17,7 +17,7 @@ phi(t) above them, so the bounds hold exactly, not only on the grid where they w
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -34,7 +34,8 @@ from ..params import (check_choice, check_delta, check_epsilon, check_eta, check
 from ..publish.release import randomness_fields
 from ..sensitivity import (sparse_b_sensitivity_l1, sparse_b_sensitivity_l2, sparse_gram_sensitivity_frobenius,
                           sparse_gram_sensitivity_l1)
-from ..data.sparse_data import SparseData
+from ..data.sparse_data import SparseData, parse_domain
+from ..settings_fields import CALIBRATION, DELTA, EPSILON, ETA, KERNEL, NU, RHO, VALUE_RANGE, Control, option
 
 NOISES = ("gaussian", "laplace")
 MAX_BASIS = limits.MAX_SPARSE_BASIS
@@ -49,25 +50,45 @@ CHUNK = 50_000  # observations per block when accumulating A and b (a 50,000 x 2
 NOT_PUBLISHABLE = "analyst view: computed from the raw data without noise; do not publish"
 
 
+# The options of the sparse route: the shared ones keep ``release mean``'s flags (one --epsilon for
+# both routes); the sparse ones their own (--domain, --sparse-noise, --basis-size, ...).
+SPARSE_VALUE_RANGE = replace(VALUE_RANGE, required=True, cli_default=None,
+                             help="public range of every observed value, declared without looking at the data: values "
+                                  "are clipped to it and centred at (LO + HI)/2; b's sensitivity scales with "
+                                  "(HI - LO)/2. Write --value-range=-5,40 when LO is negative")
+
+
 @dataclass(frozen=True)
 class SparseSettings:
-    """Public choices of a sparse mean release (all declared before looking at the data)."""
+    """Public choices of a sparse mean release (all declared before looking at the data).
 
-    domain: tuple  # (a, b): public domain of t
-    value_range: tuple  # (lo, hi): values clipped to it, centred at c = (lo + hi) / 2, h = (hi - lo) / 2
-    kernel: str = "matern52"
-    rho: float = 0.2
-    nu: float | None = None
-    eta: float = 1.5
-    phi: float = 1e-3  # penalty phi_s on ||mu||^2_{H(C^eta)}
-    n_basis: int = 8  # J
-    epsilon: float = 1.0
-    delta: float = 1e-5
-    noise: str = "gaussian"  # "gaussian" ((epsilon, delta)-DP) | "laplace" (epsilon-DP)
-    calibration: str = "analytic"
-    gamma: float = 0.25  # share of the budget for A (the rest: b)
-    kappa: float = 0.1  # public eigenvalue floor of A~ before solving
-    output_points: int = 101
+    Every field carries its command-line option and page control (fdp_core/settings_fields.py):
+    ``release mean --sparse``, the replay config and the sparse Mean and Trade-offs views are
+    generated from them.
+    """
+
+    domain: tuple = option(MISSING, required=True, cli_default=None, flag="--domain", parse=parse_domain,
+                           metavar="A,B", help="public domain of t for --sparse (observations outside it are "
+                                               "dropped)")  # (a, b)
+    value_range: tuple = option(MISSING, SPARSE_VALUE_RANGE)  # (lo, hi): centre c = (lo + hi) / 2, h = (hi - lo) / 2
+    kernel: str = option("matern52", KERNEL, required=True)
+    rho: float = option(0.2, RHO, required=True)
+    nu: float | None = option(None, NU)
+    eta: float = option(1.5, ETA)
+    phi: float = option(1e-3, help="penalty phi_s > 0 on the mean's squared norm in H(C^eta)")
+    n_basis: int = option(8, flag="--basis-size", metavar="J", controls=(Control("mean", "sparse_J"),),
+                          help="--sparse: number of basis functions J (1..60, default 8)")  # J
+    epsilon: float = option(1.0, EPSILON, required=True)
+    delta: float = option(1e-5, DELTA)
+    noise: str = option("gaussian", flag="--sparse-noise", choices=NOISES, controls=(Control("mean", "sparse_noise"),),
+                        help="--sparse: Gaussian noise ((epsilon, delta)-DP, default) or Laplace (epsilon-DP)")
+    calibration: str = option("analytic", CALIBRATION)
+    gamma: float = option(0.25, flag="--sparse-gamma", controls=(Control("mean", "sparse_gamma"),),
+                          help="--sparse: share of the budget for A (the rest: b; default 0.25)")
+    kappa: float = option(0.1, flag="--sparse-kappa", controls=(Control("mean", "sparse_kappa"),),
+                          help="--sparse: public eigenvalue floor of A before solving (default 0.1)")
+    output_points: int = option(101, flag="--output-points",
+                                help="--sparse: points of the public output grid on the domain")
 
     def validated(self) -> "SparseSettings":
         a, b = (check_finite("domain", v) for v in self.domain)
@@ -352,6 +373,8 @@ def sparse_release_record(plan: SparseRelease, values: np.ndarray, *, seed: int 
     s = plan.settings
     return {"kind": "mean", "route": "sparse", "method": "private normal equations (METHODS.md 20)",
             "settings": sparse_settings_record(s), "n": plan.n, "n_unit": "persons",
+            "unit_of_privacy": "person (all observations sharing an id)",
+            "unit_statement": "one person's observations (all visits sharing an id)",
             "guarantee": plan.guarantee.record(), "grid": plan.output_grid, "values": np.asarray(values),
             **randomness_fields(seed)}
 
