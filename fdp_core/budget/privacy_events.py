@@ -56,6 +56,21 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     return hi
 
 
+def gdp_mu(epsilon: float, delta: float) -> float:
+    """Largest mu with gdp_delta(mu, epsilon) <= delta: the mu-GDP of a Gaussian mechanism tightly
+    calibrated to (epsilon, delta) (a Gaussian mechanism is exactly mu-GDP, mu = Delta / sigma, and its
+    (epsilon, delta) guarantee holds only if its profile gdp_delta(mu, .) is below delta at epsilon)."""
+    if epsilon <= 0 or delta <= 0:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while gdp_delta(hi, epsilon) <= delta:
+        lo, hi = hi, 2.0 * hi
+    while hi - lo > 1e-12 * hi:  # gdp_delta increases with mu: bisect, keep the upper (safe) end
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if gdp_delta(mid, epsilon) <= delta else (lo, mid)
+    return hi
+
+
 # Grid over t = log(alpha - 1) for the CKS optimisation; the refined optimum is always
 # compared with the best grid point, and any alpha gives a valid bound, so an imperfect
 # minimisation only ever costs tightness, never validity.
@@ -301,5 +316,5 @@ def event_of(curve: str, *, epsilon: float, delta: float, rho: float | None, mu:
     return event
 
 
-__all__ = ["cks_delta", "cks_epsilon", "gdp_delta", "gdp_epsilon", "ApproximateEvent", "BoundedRangeEvent", "CURVES", "EVENT_TYPES", "GaussianEvent", "PrivacyEvent",
+__all__ = ["cks_delta", "cks_epsilon", "gdp_delta", "gdp_epsilon", "gdp_mu", "ApproximateEvent", "BoundedRangeEvent", "CURVES", "EVENT_TYPES", "GaussianEvent", "PrivacyEvent",
            "PureEvent", "ZcdpEvent", "event_of"]
