@@ -15,6 +15,7 @@ import pytest
 
 from fdp_core.explore.band_coverage import GRID_POINTS, coverage_cell, design_settings
 from fdp_core.releases.bands import plan_band_release, privacy_band, smoothing_bias_bound
+from fdp_core.budget.privacy_events import gdp_mu
 from fdp_core.cli import main
 from fdp_core.releases.covariance import CovarianceSettings, plan_covariance_release
 from fdp_core.kernels import kernel_matrix
@@ -29,11 +30,11 @@ BAND = ["release", "mean", "--data", str(EXAMPLE), "--kernel", "matern52", "--rh
 
 
 def _cli(args):
-    """Run the command in this process (a subprocess costs seconds of imports): (exit status, stderr)."""
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+    """Run the command in this process (a subprocess costs seconds of imports): exit status, stdout, stderr."""
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         code = main(list(map(str, args)))
-    return subprocess.CompletedProcess(args, code, "", err.getvalue())
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def test_confidence_band_covers_the_smoothed_mean_at_nominal_level():
@@ -89,6 +90,12 @@ def test_release_mean_writes_both_bands(tmp_path):
     assert band["level"] == 0.95 and band["share"] == 0.2 and "simulation" in band["method"]
     assert band["epsilon_mean"] + band["epsilon_second_moment"] == pytest.approx(record["epsilon"]) == 1.0
     assert band["bias_bound_l2"] <= np.sqrt(1e-3) / 2
+    total = band["composed_total"]  # Gaussian parts: the exact GDP total is cheaper than the basic sum
+    assert total["basic"] == {"epsilon": 1.0, "delta": pytest.approx(record["delta"])}
+    assert total["method"] == "gdp" and total["epsilon"] == total["gdp"]["epsilon"] < total["zcdp"]["epsilon"] < 1.0
+    assert total["gdp"]["mu"] == pytest.approx(np.hypot(gdp_mu(0.8, band["delta_mean"]),
+                                                        gdp_mu(0.2, band["delta_second_moment"])))
+    assert "composed total" in result.stdout and f"{total['gdp']['epsilon']:.4g}" in result.stdout
     assert record["settings"]["confidence_band"] == 0.95 and record["settings"]["epsilon"] == 1.0
     assert json.loads((out / "analyst_view.json").read_text())["publishable"] is False
 
@@ -120,6 +127,10 @@ def test_every_mean_mechanism_gets_a_band(tmp_path):
         assert result.returncode == 0, (mechanism, result.stderr)
         table = pd.read_csv(tmp_path / mechanism / "release.csv")
         assert np.all(table.ci_upper >= table.ci_lower)
+        total = json.loads((tmp_path / mechanism / "release.json").read_text())["band"]["composed_total"]
+        pure = mechanism in ("iclp-ar", "frl", "bernstein")  # Laplace parts: only the basic sum
+        assert (total["method"], "gdp" in total) == (("basic", False) if pure else ("gdp", True))
+        assert total["basic"]["epsilon"] == pytest.approx(1.0) and total["epsilon"] <= 1.0
 
 
 # --------------------------------------------------------------------------- synthetic curves (METHODS 19)
@@ -206,6 +217,11 @@ def test_commit_charges_both_parts_and_replays():
     assert list(release.table.columns) == ["t", "value", "privacy_lower", "privacy_upper", "ci_lower", "ci_upper"]
     assert release.config["settings"]["epsilon"] == 1.0 and release.config["settings"]["confidence_band"] == 0.9
     assert release.record["band"]["epsilon_mean"] == pytest.approx(0.75)
+    total = release.record["band"]["composed_total"]
+    assert total["method"] == "gdp" and total["epsilon"] < 1.0 and total["basic"]["epsilon"] == pytest.approx(1.0)
+    from fdp_core.publish.report import report_html
+
+    assert f"mu = {total['gdp']['mu']:.4g}" in report_html(release, ledger)
     with pytest.raises(BudgetError):  # the replay's two parts no longer fit: refused before any draw
         replay(release.config, fd, ledger=Ledger(3.0, 1e-4, entries=list(ledger.entries) * 2))
     again, after = replay(release.config, fd, ledger=ledger)
