@@ -17,11 +17,13 @@ from fdp_core.explore.band_coverage import GRID_POINTS, coverage_cell, design_se
 from fdp_core.releases.bands import plan_band_release, privacy_band, smoothing_bias_bound
 from fdp_core.budget.privacy_events import gdp_mu
 from fdp_core.cli import main
-from fdp_core.releases.covariance import CovarianceSettings, plan_covariance_release
+from fdp_core.releases.bands import psd_part
+from fdp_core.releases.covariance import CovarianceSettings, plan_covariance_release, product_shrinkage
+from fdp_core.releases.estimators import shrinkage
 from fdp_core.kernels import kernel_matrix
 from fdp_core.releases.mean import MeanSettings
 from fdp_core.data.simulate import SIMULATIONS, simulate
-from fdp_core.releases.synthetic import compare, curves_table, synthetic_curves
+from fdp_core.releases.synthetic import compare, curves_table, model_covariance, synthetic_curves
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"
@@ -151,12 +153,60 @@ def test_synthetic_errors_fall_as_epsilon_grows():
         rng = np.random.default_rng(0)
         draw = plan.sample(rng, 1)
         mean = settings.centre_value + plan.eigenfunctions @ draw["mean"][0]
-        y = synthetic_curves(mean, draw["covariance"][0], plan.eigenfunctions, 2000, rng, (settings.lo, settings.hi))
+        y = synthetic_curves(mean, model_covariance(plan, draw), plan.eigenfunctions, 2000, rng,
+                             (settings.lo, settings.hi))
         errors.append((np.sqrt((y.mean(0) - mu) ** 2 @ fd.weights),
                        np.linalg.norm(sw[:, None] * (np.cov(y.T) - K) * sw[None, :])))
     mean_errors, cov_errors = zip(*errors)
     assert mean_errors[0] > mean_errors[1] > mean_errors[2]
     assert cov_errors[0] > cov_errors[1] > cov_errors[2]
+
+
+def test_synthetic_covariance_error_at_epsilon_8_meets_its_derived_bound():
+    """METHODS 19's target (within 1.25x of the empirical covariance's error at epsilon 8, n = 10^4) is out of
+    reach of section 13's mechanism with a public constant centre; the test asserts the derivation instead.
+
+    The model's covariance is C^ = S~ - s2 * (m^ m^^T) (synthetic.model_covariance), so
+    C^ - C = B + N2 - s2 * (xbar d^T + d xbar^T + d d^T) with B = s2 * (empirical covariance) - C (sampling and
+    shrinkage, non-private), N2 the second moment's noise and d the de-shrunk mean's noise (independent, mean 0).
+    Hence E||C^ - C||^2 ~ ||B||^2 + E||N2||^2 + E||s2 * (xbar d^T + d xbar^T)||^2 in closed form, and the last two
+    (public noise law, xbar the centred mean) are a floor no smoothing removes."""
+    fd = simulate("s1", n=10_000, m=50, seed=1)
+    grid, sw = fd.grid_points, np.sqrt(fd.weights)
+    mu, K = _gp_truth(grid)
+
+    def hs(C):
+        return np.linalg.norm(sw[:, None] * C * sw[None, :])
+
+    empirical = hs(np.cov(fd.data_matrix.T) - K)
+    settings = CovarianceSettings(lo=float(mu.min() - 3), hi=float(mu.max() + 3), kernel="matern52", rho=0.1,
+                                  epsilon=8.0, centring="released-mean")
+    plan = plan_covariance_release(fd, settings)
+    lam, phi = plan.eigenvalues, plan.eigenfunctions
+    s1, s2 = shrinkage(lam, settings.eta, settings.phi), product_shrinkage(lam, settings.eta, settings.phi)
+    x = plan.coefficients
+    xbar = x.mean(axis=0)
+    bias = hs(phi @ (s2 * (x.T @ x / plan.n - np.outer(xbar, xbar))) @ phi.T - K)
+    v2 = plan.scales**2  # Gaussian: variances; symmetrising halves the off-diagonal ones
+    noise2 = (v2.sum() + np.trace(v2)) / 2.0
+    d = np.where(s1 >= 0.5, plan.mean_scales**2 / np.maximum(s1, 0.5) ** 2, plan.mean_scales**2)
+    cross = np.sum(s2**2 * (np.outer(xbar**2, d) + np.outer(d, xbar**2))) + 2 * np.sum(np.diag(s2) ** 2 * xbar**2 * d)
+    floor, predicted = np.sqrt(noise2 + cross), np.sqrt(bias**2 + noise2 + cross)
+    assert floor > 5 * 1.25 * empirical  # the 1.25x target is unreachable here (floor 13.6x, predicted 17.2x)
+
+    rng = np.random.default_rng(0)
+    model, plain, synthetic = [], [], []
+    for _ in range(3):
+        draw = plan.sample(rng, 1)
+        C = model_covariance(plan, draw)
+        model.append(hs(phi @ psd_part(C) @ phi.T - K))
+        plain.append(hs(phi @ psd_part(draw["covariance"][0]) @ phi.T - K))
+        y = synthetic_curves(settings.centre_value + phi @ draw["mean"][0], C, phi, plan.n, rng,
+                             (settings.lo, settings.hi))
+        synthetic.append(hs(np.cov(y.T) - K))
+    assert 0.8 * predicted < np.mean(model) < 1.1 * predicted  # the derivation predicts the error
+    assert np.mean(synthetic) < 1.25 * predicted  # synthetic curves add their own sampling error (N* = n)
+    assert np.mean(model) < 0.5 * np.mean(plain)  # the matched mean square: 17x instead of 52x the empirical
 
 
 def test_synthetic_comparison_and_layouts():
