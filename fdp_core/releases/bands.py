@@ -241,6 +241,13 @@ def band_table(grid: np.ndarray, values: np.ndarray, bands: ConfidenceBand) -> d
     return table
 
 
+def band_composed_total(plan: BandPlan) -> dict:
+    """The two parts' total (privacy_events.composed_total), from their public settings only."""
+    cov = plan.second_moment
+    return composed_total([(float(plan.mean.settings.epsilon), plan.mean.delta, plan.mean.family.uses_delta),
+                           (float(cov.settings.epsilon), float(cov.guarantee.delta), cov.family.uses_delta)])
+
+
 def band_record(plan: BandPlan, bands: ConfidenceBand, second_moment_guarantee: dict) -> dict:
     """release.json's ``band`` object: settings, method and the two quantiles (all public or post-processing)."""
     s = plan.settings
@@ -269,9 +276,7 @@ def band_record(plan: BandPlan, bands: ConfidenceBand, second_moment_guarantee: 
         "composition": "basic: the mean and the second moment are two releases of the same data; their epsilons "
                        "(and deltas) add up to the total",
         # Public: from the parts' settings alone. Gaussian parts: the exact GDP total, cheaper than the basic sum.
-        "composed_total": composed_total([
-            (float(plan.mean.settings.epsilon), plan.mean.delta, plan.mean.family.uses_delta),
-            (float(cov.settings.epsilon), float(cov.guarantee.delta), cov.family.uses_delta)]),
+        "composed_total": band_composed_total(plan),
         "second_moment": {"mechanism": cov.settings.mechanism, "phi": cov.settings.phi, "tau": cov.tau,
                           "n_components": cov.n_components, "centre": cov.settings.centre_value,
                           "guarantee": second_moment_guarantee},
