@@ -13,7 +13,9 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from fdp_core.releases.bands import CONFIDENCE_BAND_WORDS, PRIVACY_BAND_WORDS, confidence_band, plan_band_release
+from fdp_core.budget.privacy_events import composed_total_words
+from fdp_core.releases.bands import (CONFIDENCE_BAND_WORDS, PRIVACY_BAND_WORDS, band_composed_total, confidence_band,
+                                    plan_band_release)
 from fdp_core.errors import FdpError
 from fdp_ui import plots
 
@@ -51,8 +53,10 @@ def render(fd, settings, rng: np.random.Generator) -> None:
         bands = confidence_band(plan, values, second)
         st.plotly_chart(figure(fd.grid_points, values, bands, level), width="stretch", key="mean_bands_figure")
         s = plan.mean.settings
+        total = band_composed_total(plan)  # Gaussian parts: the exact GDP total beside the basic sum
         st.caption(f"Spent: epsilon {s.epsilon:.3g} on the mean + {plan.second_moment.settings.epsilon:.3g} on the "
-                   f"second moment = {chosen.epsilon:g} in total (the ledger charges both at commit). Orange: "
+                   f"second moment = {chosen.epsilon:g} in total (the ledger charges both at commit"
+                   + (f"; {composed_total_words(total)}" if "gdp" in total else "") + "). Orange: "
                    f"{PRIVACY_BAND_WORDS} (noise only, needs no data). Blue: {CONFIDENCE_BAND_WORDS}; it covers "
                    "the smoothed mean (what this smoother targets), not the raw mean"
                    + (f"; the faint blue band adds the smoothing-bias bound (L2 <= {bands.bias_l2:.3g}) and covers "

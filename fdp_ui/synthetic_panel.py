@@ -10,7 +10,7 @@ import streamlit as st
 
 from fdp_core.releases.covariance import plan_covariance_release
 from fdp_core.errors import FdpError
-from fdp_core.releases.synthetic import CANNOT_KEEP, KEEPS, compare, synthetic_curves
+from fdp_core.releases.synthetic import CANNOT_KEEP, KEEPS, compare, model_covariance, synthetic_curves
 from fdp_ui import plots
 
 SHOWN = 30  # curves of each kind in the figure
@@ -34,7 +34,8 @@ def render(fd, settings, rng: np.random.Generator) -> None:
     draw = plan.sample(rng, 1)
     mean = chosen.centre_value + plan.eigenfunctions @ draw["mean"][0]
     value_range = None if chosen.lo is None else (float(chosen.lo), float(chosen.hi))
-    curves = synthetic_curves(mean, draw["covariance"][0], plan.eigenfunctions, int(n_synthetic), rng, value_range)
+    curves = synthetic_curves(mean, model_covariance(plan, draw), plan.eigenfunctions, int(n_synthetic), rng,
+                              value_range)
     fig = go.Figure()
     plots.add_curves(fig, fd.grid_points, fd.data_matrix[:SHOWN], name=f"real curves (first {SHOWN}: analyst view)",
                      color="#7f7f7f", opacity=0.5)

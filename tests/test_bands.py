@@ -15,12 +15,15 @@ import pytest
 
 from fdp_core.explore.band_coverage import GRID_POINTS, coverage_cell, design_settings
 from fdp_core.releases.bands import plan_band_release, privacy_band, smoothing_bias_bound
+from fdp_core.budget.privacy_events import gdp_mu
 from fdp_core.cli import main
-from fdp_core.releases.covariance import CovarianceSettings, plan_covariance_release
+from fdp_core.releases.bands import psd_part
+from fdp_core.releases.covariance import CovarianceSettings, plan_covariance_release, product_shrinkage
+from fdp_core.releases.estimators import shrinkage
 from fdp_core.kernels import kernel_matrix
 from fdp_core.releases.mean import MeanSettings
 from fdp_core.data.simulate import SIMULATIONS, simulate
-from fdp_core.releases.synthetic import compare, curves_table, synthetic_curves
+from fdp_core.releases.synthetic import compare, curves_table, model_covariance, synthetic_curves
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"
@@ -29,11 +32,11 @@ BAND = ["release", "mean", "--data", str(EXAMPLE), "--kernel", "matern52", "--rh
 
 
 def _cli(args):
-    """Run the command in this process (a subprocess costs seconds of imports): (exit status, stderr)."""
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+    """Run the command in this process (a subprocess costs seconds of imports): exit status, stdout, stderr."""
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         code = main(list(map(str, args)))
-    return subprocess.CompletedProcess(args, code, "", err.getvalue())
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def test_confidence_band_covers_the_smoothed_mean_at_nominal_level():
@@ -89,6 +92,12 @@ def test_release_mean_writes_both_bands(tmp_path):
     assert band["level"] == 0.95 and band["share"] == 0.2 and "simulation" in band["method"]
     assert band["epsilon_mean"] + band["epsilon_second_moment"] == pytest.approx(record["epsilon"]) == 1.0
     assert band["bias_bound_l2"] <= np.sqrt(1e-3) / 2
+    total = band["composed_total"]  # Gaussian parts: the exact GDP total is cheaper than the basic sum
+    assert total["basic"] == {"epsilon": 1.0, "delta": pytest.approx(record["delta"])}
+    assert total["method"] == "gdp" and total["epsilon"] == total["gdp"]["epsilon"] < total["zcdp"]["epsilon"] < 1.0
+    assert total["gdp"]["mu"] == pytest.approx(np.hypot(gdp_mu(0.8, band["delta_mean"]),
+                                                        gdp_mu(0.2, band["delta_second_moment"])))
+    assert "composed total" in result.stdout and f"{total['gdp']['epsilon']:.4g}" in result.stdout
     assert record["settings"]["confidence_band"] == 0.95 and record["settings"]["epsilon"] == 1.0
     assert json.loads((out / "analyst_view.json").read_text())["publishable"] is False
 
@@ -120,6 +129,10 @@ def test_every_mean_mechanism_gets_a_band(tmp_path):
         assert result.returncode == 0, (mechanism, result.stderr)
         table = pd.read_csv(tmp_path / mechanism / "release.csv")
         assert np.all(table.ci_upper >= table.ci_lower)
+        total = json.loads((tmp_path / mechanism / "release.json").read_text())["band"]["composed_total"]
+        pure = mechanism in ("iclp-ar", "frl", "bernstein")  # Laplace parts: only the basic sum
+        assert (total["method"], "gdp" in total) == (("basic", False) if pure else ("gdp", True))
+        assert total["basic"]["epsilon"] == pytest.approx(1.0) and total["epsilon"] <= 1.0
 
 
 # --------------------------------------------------------------------------- synthetic curves (METHODS 19)
@@ -140,12 +153,60 @@ def test_synthetic_errors_fall_as_epsilon_grows():
         rng = np.random.default_rng(0)
         draw = plan.sample(rng, 1)
         mean = settings.centre_value + plan.eigenfunctions @ draw["mean"][0]
-        y = synthetic_curves(mean, draw["covariance"][0], plan.eigenfunctions, 2000, rng, (settings.lo, settings.hi))
+        y = synthetic_curves(mean, model_covariance(plan, draw), plan.eigenfunctions, 2000, rng,
+                             (settings.lo, settings.hi))
         errors.append((np.sqrt((y.mean(0) - mu) ** 2 @ fd.weights),
                        np.linalg.norm(sw[:, None] * (np.cov(y.T) - K) * sw[None, :])))
     mean_errors, cov_errors = zip(*errors)
     assert mean_errors[0] > mean_errors[1] > mean_errors[2]
     assert cov_errors[0] > cov_errors[1] > cov_errors[2]
+
+
+def test_synthetic_covariance_error_at_epsilon_8_meets_its_derived_bound():
+    """METHODS 19's target (within 1.25x of the empirical covariance's error at epsilon 8, n = 10^4) is out of
+    reach of section 13's mechanism with a public constant centre; the test asserts the derivation instead.
+
+    The model's covariance is C^ = S~ - s2 * (m^ m^^T) (synthetic.model_covariance), so
+    C^ - C = B + N2 - s2 * (xbar d^T + d xbar^T + d d^T) with B = s2 * (empirical covariance) - C (sampling and
+    shrinkage, non-private), N2 the second moment's noise and d the de-shrunk mean's noise (independent, mean 0).
+    Hence E||C^ - C||^2 ~ ||B||^2 + E||N2||^2 + E||s2 * (xbar d^T + d xbar^T)||^2 in closed form, and the last two
+    (public noise law, xbar the centred mean) are a floor no smoothing removes."""
+    fd = simulate("s1", n=10_000, m=50, seed=1)
+    grid, sw = fd.grid_points, np.sqrt(fd.weights)
+    mu, K = _gp_truth(grid)
+
+    def hs(C):
+        return np.linalg.norm(sw[:, None] * C * sw[None, :])
+
+    empirical = hs(np.cov(fd.data_matrix.T) - K)
+    settings = CovarianceSettings(lo=float(mu.min() - 3), hi=float(mu.max() + 3), kernel="matern52", rho=0.1,
+                                  epsilon=8.0, centring="released-mean")
+    plan = plan_covariance_release(fd, settings)
+    lam, phi = plan.eigenvalues, plan.eigenfunctions
+    s1, s2 = shrinkage(lam, settings.eta, settings.phi), product_shrinkage(lam, settings.eta, settings.phi)
+    x = plan.coefficients
+    xbar = x.mean(axis=0)
+    bias = hs(phi @ (s2 * (x.T @ x / plan.n - np.outer(xbar, xbar))) @ phi.T - K)
+    v2 = plan.scales**2  # Gaussian: variances; symmetrising halves the off-diagonal ones
+    noise2 = (v2.sum() + np.trace(v2)) / 2.0
+    d = np.where(s1 >= 0.5, plan.mean_scales**2 / np.maximum(s1, 0.5) ** 2, plan.mean_scales**2)
+    cross = np.sum(s2**2 * (np.outer(xbar**2, d) + np.outer(d, xbar**2))) + 2 * np.sum(np.diag(s2) ** 2 * xbar**2 * d)
+    floor, predicted = np.sqrt(noise2 + cross), np.sqrt(bias**2 + noise2 + cross)
+    assert floor > 5 * 1.25 * empirical  # the 1.25x target is unreachable here (floor 13.6x, predicted 17.2x)
+
+    rng = np.random.default_rng(0)
+    model, plain, synthetic = [], [], []
+    for _ in range(3):
+        draw = plan.sample(rng, 1)
+        C = model_covariance(plan, draw)
+        model.append(hs(phi @ psd_part(C) @ phi.T - K))
+        plain.append(hs(phi @ psd_part(draw["covariance"][0]) @ phi.T - K))
+        y = synthetic_curves(settings.centre_value + phi @ draw["mean"][0], C, phi, plan.n, rng,
+                             (settings.lo, settings.hi))
+        synthetic.append(hs(np.cov(y.T) - K))
+    assert 0.8 * predicted < np.mean(model) < 1.1 * predicted  # the derivation predicts the error
+    assert np.mean(synthetic) < 1.25 * predicted  # synthetic curves add their own sampling error (N* = n)
+    assert np.mean(model) < 0.5 * np.mean(plain)  # the matched mean square: 17x instead of 52x the empirical
 
 
 def test_synthetic_comparison_and_layouts():
@@ -206,22 +267,32 @@ def test_commit_charges_both_parts_and_replays():
     assert list(release.table.columns) == ["t", "value", "privacy_lower", "privacy_upper", "ci_lower", "ci_upper"]
     assert release.config["settings"]["epsilon"] == 1.0 and release.config["settings"]["confidence_band"] == 0.9
     assert release.record["band"]["epsilon_mean"] == pytest.approx(0.75)
+    total = release.record["band"]["composed_total"]
+    assert total["method"] == "gdp" and total["epsilon"] < 1.0 and total["basic"]["epsilon"] == pytest.approx(1.0)
+    from fdp_core.publish.report import report_html
+
+    assert f"mu = {total['gdp']['mu']:.4g}" in report_html(release, ledger)
     with pytest.raises(BudgetError):  # the replay's two parts no longer fit: refused before any draw
         replay(release.config, fd, ledger=Ledger(3.0, 1e-4, entries=list(ledger.entries) * 2))
     again, after = replay(release.config, fd, ledger=ledger)
     assert len(after.entries) == 4 and "band" in again.record
 
 
-def test_combined_release_audit_passes_and_flags_an_under_noised_control():
-    """Mean + second moment audited together at the claimed total epsilon (FRL: Laplace noise on few
-    coefficients, so the black-box audit has the power to see a 0.7x control)."""
+@pytest.mark.parametrize("mechanism, extra, n_test", [("frl", {"M": 4}, 1_000_000), ("iclp-qr", {}, 2_000_000)])
+def test_combined_pure_audit_passes_and_flags_an_under_noised_control(mechanism, extra, n_test):
+    """Mean + second moment audited together at the claimed total epsilon, Laplace noise. No single pair attains
+    the basic composition (the mean's worst pair leaves the second moment in place), so the audit picks the pair
+    on which a 0.7x control is most visible: for ICLP-QR the worst direction kept on its largest coefficients
+    (few moved coordinates, loss > 0.7 epsilon), not the joint loss maximiser (loss 0.87 spread over 72)."""
     from fdp_core.explore.band_audit import audit_band_release
 
-    settings = MeanSettings(mechanism="frl", M=4, rho=0.3, epsilon=1.0, value_range=(-2.0, 3.0), tau=0.5,
-                            confidence_band=0.95, band_share=0.2)
-    audit = audit_band_release(settings, np.linspace(0, 1, 8), 50, n_select=20_000, n_test=100_000)
-    assert not audit.result.flagged
-    assert audit.control.flagged and audit.control_factor == 0.7
+    settings = MeanSettings(mechanism=mechanism, rho=0.3, epsilon=1.0, value_range=(-2.0, 3.0), tau=0.5,
+                            confidence_band=0.95, band_share=0.2, **extra)
+    audit = audit_band_release(settings, np.linspace(0, 1, 8), 50, n_select=200_000, n_test=n_test)
+    assert audit.delta == 0.0 and audit.epsilon == 1.0
+    assert 0.7 < audit.pair_loss <= 1.0  # visible at 0.7x, never above the claim
+    assert not audit.result.flagged and audit.honest_epsilon_lower <= 1.0
+    assert audit.control.flagged and audit.control_factor == 0.7 and audit.control_epsilon_lower > 1.0
 
 
 @pytest.mark.parametrize("mechanism, extra", [("gaussian", {}), ("truncated-gaussian", {"M": 6})])
@@ -232,7 +303,7 @@ def test_combined_gaussian_audit_tests_the_composed_gdp_and_flags_the_control(me
 
     settings = MeanSettings(mechanism=mechanism, rho=0.3, epsilon=1.0, delta=1e-5, value_range=(-2.0, 3.0), tau=0.5,
                             confidence_band=0.95, band_share=0.2, **extra)
-    audit = audit_band_release(settings, np.linspace(0, 1, 8), 50, n_select=20_000, n_test=100_000)
+    audit = audit_band_release(settings, np.linspace(0, 1, 8), 50, n_select=50_000, n_test=500_000)
     assert audit.delta == AUDIT_DELTA and audit.epsilon < settings.epsilon
-    assert not audit.result.flagged
-    assert audit.control.flagged and audit.control_factor == 0.7
+    assert not audit.result.flagged and audit.honest_epsilon_lower <= audit.epsilon
+    assert audit.control.flagged and audit.control_factor == 0.7 and audit.control_epsilon_lower > audit.epsilon

@@ -34,6 +34,7 @@ def test_mean_page_shows_both_bands_in_plain_words():
     names = [t.get("name", "") for t in _figure(at, "mean_bands_figure")["data"]]
     assert any("smoothness bound" in n for n in names)
     assert any("in total" in c.value for c in at.caption)
+    assert any("composed exactly (mu-GDP" in c.value for c in at.caption)  # the page's default is Gaussian
 
 
 def test_covariance_page_draws_synthetic_curves_on_request():

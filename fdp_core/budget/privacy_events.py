@@ -56,6 +56,21 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     return hi
 
 
+def gdp_mu(epsilon: float, delta: float) -> float:
+    """Largest mu with gdp_delta(mu, epsilon) <= delta: the mu-GDP of a Gaussian mechanism tightly
+    calibrated to (epsilon, delta) (a Gaussian mechanism is exactly mu-GDP, mu = Delta / sigma, and its
+    (epsilon, delta) guarantee holds only if its profile gdp_delta(mu, .) is below delta at epsilon)."""
+    if epsilon <= 0 or delta <= 0:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while gdp_delta(hi, epsilon) <= delta:
+        lo, hi = hi, 2.0 * hi
+    while hi - lo > 1e-12 * hi:  # gdp_delta increases with mu: bisect, keep the upper (safe) end
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if gdp_delta(mid, epsilon) <= delta else (lo, mid)
+    return hi
+
+
 # Grid over t = log(alpha - 1) for the CKS optimisation; the refined optimum is always
 # compared with the best grid point, and any alpha gives a valid bound, so an imperfect
 # minimisation only ever costs tightness, never validity.
@@ -116,6 +131,42 @@ def cks_delta(rho: float, epsilon: float) -> float:
         return am1 * (alpha * rho - epsilon) - np.log(am1) + alpha * np.log1p(-1.0 / alpha)
 
     return min(1.0, math.exp(_cks_minimise(log_delta_of_t)))
+
+
+def composed_total(parts: list[tuple[float, float, bool]]) -> dict:
+    """The total guarantee of independent releases of the same data, from their public (epsilon, delta, gaussian).
+
+    Basic composition: the epsilons and the deltas add up (valid for any parts). When every part is a Gaussian
+    mechanism calibrated to (epsilon_j, delta_j), part j is mu_j-GDP with mu_j = gdp_mu(epsilon_j, delta_j)
+    (an upper bound on Delta_j / sigma_j, so valid for any calibration method), the parts together are exactly
+    mu-GDP with mu = sqrt(sum mu_j^2), read at the same total delta; zCDP (rho = mu^2 / 2, CKS conversion) is
+    shown beside it and is never tighter than the exact GDP profile. ``epsilon`` / ``delta`` / ``method``: the
+    cheapest of the totals at the basic total's delta.
+    """
+    epsilon = float(sum(float(e) for e, _, _ in parts))
+    delta = float(sum(float(d) for _, d, _ in parts))
+    out = {"basic": {"epsilon": epsilon, "delta": delta}, "epsilon": epsilon, "delta": delta, "method": "basic"}
+    if parts and all(g for _, _, g in parts) and 0 < delta < 1:
+        mu = float(math.sqrt(sum(gdp_mu(float(e), float(d)) ** 2 for e, d, _ in parts)))
+        gdp = gdp_epsilon(mu, delta)
+        out["gdp"] = {"mu": mu, "epsilon": gdp, "delta": delta}
+        out["zcdp"] = {"rho": mu * mu / 2.0, "epsilon": cks_epsilon(mu * mu / 2.0, delta), "delta": delta}
+        if gdp < epsilon:
+            out.update(epsilon=gdp, method="gdp")
+    return out
+
+def composed_total_words(total: dict | None) -> str:
+    """A :func:`composed_total` in words (the CLI's summary line, the report's settings table)."""
+    if not total:
+        return ""
+    basic = total["basic"]
+    words = f"basic composition epsilon {basic['epsilon']:.4g}" + (f", delta {basic['delta']:.3g}"
+                                                                   if basic["delta"] else "")
+    if "gdp" in total:
+        gdp, zcdp = total["gdp"], total["zcdp"]
+        words += (f"; Gaussian parts composed exactly (mu-GDP, mu = {gdp['mu']:.4g}): epsilon {gdp['epsilon']:.4g} "
+                  f"at the same delta (zCDP rho = {zcdp['rho']:.4g} gives {zcdp['epsilon']:.4g})")
+    return words
 
 
 
@@ -301,5 +352,5 @@ def event_of(curve: str, *, epsilon: float, delta: float, rho: float | None, mu:
     return event
 
 
-__all__ = ["cks_delta", "cks_epsilon", "gdp_delta", "gdp_epsilon", "ApproximateEvent", "BoundedRangeEvent", "CURVES", "EVENT_TYPES", "GaussianEvent", "PrivacyEvent",
+__all__ = ["cks_delta", "cks_epsilon", "gdp_delta", "gdp_epsilon", "gdp_mu", "composed_total", "composed_total_words", "ApproximateEvent", "BoundedRangeEvent", "CURVES", "EVENT_TYPES", "GaussianEvent", "PrivacyEvent",
            "PureEvent", "ZcdpEvent", "event_of"]

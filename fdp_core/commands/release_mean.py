@@ -58,6 +58,7 @@ def run(args) -> int:
 
 def _run_with_band(args, settings: MeanSettings, engine: str) -> int:
     """--confidence-band: the mean at (1 - share) of the budget, a second moment at the share, both bands."""
+    from ..budget.privacy_events import composed_total_words
     from ..releases.bands import preview_band_release
 
     if engine != "local":
@@ -68,5 +69,6 @@ def _run_with_band(args, settings: MeanSettings, engine: str) -> int:
     band = record["band"]
     print(f"wrote {args.out}/release.json and {args.out}/release.csv with the privacy band and the "
           f"{band['level']:g} confidence band ({settings.mechanism}, epsilon {band['epsilon_mean']:.4g} mean + "
-          f"{band['epsilon_second_moment']:.4g} second moment); {args.out}/analyst_view.json is NOT for publication")
+          f"{band['epsilon_second_moment']:.4g} second moment; composed total: {composed_total_words(band['composed_total'])}); "
+          f"{args.out}/analyst_view.json is NOT for publication")
     return 0

@@ -9,7 +9,8 @@ from ..releases.covariance import CovarianceSettings, plan_covariance_release, r
 from ..errors import ParameterError
 from ..publish.release import write_release
 from ..settings_fields import add_options, options_of, settings_from_args
-from ..releases.synthetic import CANNOT_KEEP, KEEPS, compare, curves_table, input_layout, synthetic_curves
+from ..releases.synthetic import (CANNOT_KEEP, KEEPS, compare, curves_table, input_layout, model_covariance,
+                                  synthetic_curves)
 from ._common import add_data_options, add_output_options, load_data, rng_from
 
 PATH = ("release", "synthetic")
@@ -39,7 +40,7 @@ def run(args) -> int:
     mean = s.centre_value + plan.eigenfunctions @ draw["mean"][0]
     value_range = None if s.lo is None else (float(s.lo), float(s.hi))
     n_synthetic = plan.n if args.n_synthetic is None else int(args.n_synthetic)
-    curves = synthetic_curves(mean, draw["covariance"][0], plan.eigenfunctions, n_synthetic, rng, value_range)
+    curves = synthetic_curves(mean, model_covariance(plan, draw), plan.eigenfunctions, n_synthetic, rng, value_range)
     record = release_record(plan, seed=args.seed)
     record.update(release="synthetic", layout=layout, n_synthetic=n_synthetic,
                   model="Y* = mu~ + sum_k sqrt(lambda~_k) xi_k v~_k (PSD part of C~ = S~ - mu~ mu~^T), xi_k iid "

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from .. import __version__
 from ..budget.accounting import CompositionReport, Ledger, LedgerEntry, basic_composition, cks_delta, compose
+from ..budget.privacy_events import composed_total_words
 from ..errors import ParameterError
 from .commit import (NOT_DP_WARNING, NOTHING_DECLARED, ON_GRID_NOTE, PRE_REGISTERED, SUMMARY_COMMIT_KINDS,
                      CommittedRelease)
@@ -370,6 +371,8 @@ def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:
         params.insert(3, ("unit declared by the analyst", r["unit_declaration"]))
     if release.kind in ("mean", "pca") + SUMMARY_COMMIT_KINDS:
         params.append(("settings", r.get("settings")))
+    if isinstance(r.get("band"), dict) and r["band"].get("composed_total"):  # mean with its confidence band
+        params.append(("confidence band: both parts together", composed_total_words(r["band"]["composed_total"])))
     else:
         params += [("feature", r.get("feature")), ("box", r.get("box")), ("bandwidth", r.get("bandwidth"))]
     sampler_rows = [("sampler", sampler.get("sampler")), ("OpenDP version", sampler.get("opendp_version")),
