@@ -2,11 +2,42 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 
 from .errors import ParameterError
 from .limits import MAX_ABS_VALUE, MAX_EPSILON, MAX_ETA, MAX_TAU, check_at_most
+
+
+# The attribute a settings object carries once its ``validated()`` has passed. Not a dataclass
+# field: equality, ``asdict`` and the provenance never see it, and ``dataclasses.replace``
+# builds a new object without it, so changed settings are validated again.
+VALIDATED_FLAG = "_validated"
+
+
+def validate_once(method):
+    """Decorate a frozen settings class's ``validated()``: check once, then carry that fact.
+
+    The boundary (CLI parse, page sidebar, replay config, a library entry point given raw
+    settings) calls ``validated()``; the settings object it returns carries the flag, and
+    every later ``validated()`` on it (the release plan, the mechanisms, the commit) returns
+    it without re-checking. Frozen settings cannot change after the check, so the flag
+    cannot go stale.
+    """
+    @functools.wraps(method)
+    def validated(self):
+        if is_validated(self):
+            return self
+        out = method(self)
+        object.__setattr__(out, VALIDATED_FLAG, True)
+        return out
+    return validated
+
+
+def is_validated(settings) -> bool:
+    """Whether ``settings`` passed its ``validated()`` (see :func:`validate_once`)."""
+    return bool(vars(settings).get(VALIDATED_FLAG, False))
 
 
 def check_finite(name: str, value) -> float:

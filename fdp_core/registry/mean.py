@@ -21,6 +21,8 @@ import numpy as np
 from ..errors import ParameterError
 from ..releases.estimators import shrinkage
 from ..limits import MAX_BERNSTEIN_K, check_at_most
+from ..mechanisms.calibration import GaussianCalibration
+from ..mechanisms.coefficient_noise import CoefficientNoise
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
 from ..mechanisms.frl import frl_mean_noise
@@ -43,6 +45,12 @@ class NoisePlan:
     sensitivity: float
     sigma: float | None
     guarantee: Guarantee
+
+    @classmethod
+    def of(cls, noise: CoefficientNoise, n_components: int) -> "NoisePlan":
+        """The registry's plan from a mechanism's typed noise and the eigenfunctions the release uses."""
+        return cls(noise.estimate_coefficients, noise.noise_scales, n_components, noise.sensitivity, noise.sigma,
+                   noise.guarantee)
 
 
 @dataclass(frozen=True)
@@ -177,18 +185,20 @@ def _validate_bernstein(s) -> None:
 
 # --------------------------------------------------------------------------- noise plans
 
+# ``s`` is validated MeanSettings (MeanSettings.validated, at the boundary): the planners trust its
+# epsilon and delta (GaussianCalibration.of_validated) instead of re-checking them.
+
 def _plan_gaussian(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
-    estimate, scales, sensitivity, sigma, guarantee = gaussian_mean_noise(
-        lam, coefs, eta=s.eta, phi=s.phi, tau=tau, n=n, epsilon=s.epsilon, delta=s.delta, bound=s.bound,
-        calibration=s.calibration)
-    return NoisePlan(estimate, scales, n_kept, sensitivity, sigma, guarantee)
+    return NoisePlan.of(gaussian_mean_noise(lam, coefs, eta=s.eta, phi=s.phi, tau=tau, n=n, epsilon=s.epsilon,
+                                            delta=s.delta, bound=s.bound, calibration=s.calibration,
+                                            calibrated=GaussianCalibration.of_validated(s.epsilon, s.delta)),
+                        n_kept)
 
 
 def _iclp_planner(noise_function):
     def plan(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
-        estimate, scales, sensitivity, guarantee = noise_function(lam, coefs, eta=s.eta, psi=s.psi, tau=tau, n=n,
-                                                                  epsilon=s.epsilon, bound=s.bound)
-        return NoisePlan(estimate, scales, n_kept, sensitivity, None, guarantee)
+        return NoisePlan.of(noise_function(lam, coefs, eta=s.eta, psi=s.psi, tau=tau, n=n, epsilon=s.epsilon,
+                                           bound=s.bound), n_kept)
     return plan
 
 
@@ -204,16 +214,14 @@ def _first_M(s, n_kept: int, who: str) -> int:
 
 def _plan_frl(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
     M = _first_M(s, n_kept, "FRL")
-    estimate, scales, sensitivity, guarantee = frl_mean_noise(coefs, M=M, tau=tau, n=n, epsilon=s.epsilon,
-                                                              bound=s.bound)
-    return NoisePlan(estimate, scales, M, sensitivity, None, guarantee)
+    return NoisePlan.of(frl_mean_noise(coefs, M=M, tau=tau, n=n, epsilon=s.epsilon, bound=s.bound), M)
 
 
 def _plan_truncated_gaussian(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
     M = _first_M(s, n_kept, "The truncated Gaussian mechanism")
-    estimate, scales, sensitivity, sigma, guarantee = truncated_gaussian_mean_noise(
-        coefs, M=M, tau=tau, n=n, epsilon=s.epsilon, delta=s.delta, calibration=s.calibration)
-    return NoisePlan(estimate, scales, M, sensitivity, sigma, guarantee)
+    return NoisePlan.of(truncated_gaussian_mean_noise(
+        coefs, M=M, tau=tau, n=n, epsilon=s.epsilon, delta=s.delta, calibration=s.calibration,
+        calibrated=GaussianCalibration.of_validated(s.epsilon, s.delta)), M)
 
 
 # --------------------------------------------------------------------------- linear-shrinkage sensitivities

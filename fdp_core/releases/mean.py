@@ -23,7 +23,7 @@ from ..mechanisms.bernstein import bernstein_expected_sq_l2_error, bernstein_mea
 from ..mechanisms.calibration import CALIBRATIONS
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
-from ..params import check_choice, check_epsilon, check_finite, check_positive, check_tau
+from ..params import check_choice, check_epsilon, check_finite, check_positive, check_tau, validate_once
 from .postprocess import mean_steps
 from ..data.preprocess import PublicBounds, bounds_of, data_tau, prepare_curves
 from ..registry import MEAN_REGISTRY, mean_mechanism
@@ -98,8 +98,12 @@ class MeanSettings:
             return tuple(float(v) for v in self.value_range)
         return self.lo, self.hi
 
+    @validate_once
     def validated(self) -> "MeanSettings":
-        """Check every field the chosen mechanism uses; delta is ignored by pure epsilon-DP ones."""
+        """Check every field the chosen mechanism uses; delta is ignored by pure epsilon-DP ones.
+
+        Once: the returned settings carry the fact (params.validate_once), and the plan, the
+        mechanisms and the commit trust it instead of re-checking."""
         check_choice("kernel", self.kernel, KERNEL_NAMES)
         check_positive("rho", self.rho)
         check_epsilon(self.epsilon)
@@ -351,14 +355,13 @@ def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> 
 def _plan_bernstein(sums: MeanSums, s: MeanSettings, common: dict) -> MeanRelease:
     K = int(s.K)
     lo, hi = (float(v) for v in s.bernstein_range)
-    coefs, scales, sensitivity, guarantee, _, basis = bernstein_mean_noise(
-        None, sums.unit_grid, sums.weights, K=K, lo=lo, hi=hi, n=sums.n, epsilon=s.epsilon,
-        lattice_means=sums.total / sums.n, n_clipped=sums.n_clipped)
-    return MeanRelease(synthesis=basis, estimate_coefficients=coefs, noise_scales=scales,
-                       noise=mean_mechanism(s.mechanism).noise,
-                       tau=None, sensitivity=sensitivity, sigma=None,
-                       expected_sq_l2_error=bernstein_expected_sq_l2_error(K, float(scales[0])),
-                       guarantee=guarantee, **common)
+    noise = bernstein_mean_noise(None, sums.unit_grid, sums.weights, K=K, lo=lo, hi=hi, n=sums.n, epsilon=s.epsilon,
+                                 lattice_means=sums.total / sums.n, n_clipped=sums.n_clipped)
+    return MeanRelease(synthesis=noise.synthesis, estimate_coefficients=noise.estimate_coefficients,
+                       noise_scales=noise.noise_scales, noise=mean_mechanism(s.mechanism).noise,
+                       tau=None, sensitivity=noise.sensitivity, sigma=None,
+                       expected_sq_l2_error=bernstein_expected_sq_l2_error(K, float(noise.noise_scales[0])),
+                       guarantee=noise.guarantee, **common)
 
 
 def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = None) -> dict:
