@@ -96,7 +96,7 @@ if any(MEAN_REGISTRY[m].penalty == "psi" for m in shown):
 if any("M" in MEAN_REGISTRY[m].fields for m in shown):
     st.number_input(f"M ({', '.join(truncating_mechanisms())}: number of eigenfunctions)", min_value=1,
                     max_value=1000, step=1, key=KEYS["M"])
-if any(MEAN_REGISTRY[m].lattice for m in shown):
+if any("K" in MEAN_REGISTRY[m].fields for m in shown):
     b1, b2, b3 = st.columns(3)
     b1.number_input("K (Bernstein lattice: K + 1 points)", min_value=1, max_value=500, step=1, key=KEYS["K"])
     b2.number_input("lo (public lower bound of curve values)", format="%.4g", key=KEYS["lo"])
@@ -116,9 +116,9 @@ def _privacy_text(plan) -> str:
 def _noise_scale_text(plan) -> str:
     if plan.sigma is not None:
         return f"sigma = {plan.sigma:.4g} (Gaussian, sd sigma sqrt(lambda_l))"
-    if mean_mechanism(plan.settings.mechanism).lattice:
-        return f"lambda = {plan.noise_scales[0]:.4g} (Laplace, {plan.noise_scales.size} lattice values)"
-    return f"b_1 = {plan.noise_scales.max():.4g} (Laplace, {int(np.sum(plan.noise_scales > 0))} coefficients)"
+    basis = mean_mechanism(plan.settings.mechanism).basis
+    return (f"{basis.scale_symbol} = {plan.noise_scales.max():.4g} (Laplace, {int(np.sum(plan.noise_scales > 0))} "
+            f"{basis.coefficient_word})")
 
 
 def _sensitivity_text(plan) -> str:
@@ -246,14 +246,7 @@ else:
         st.dataframe(pd.DataFrame({"bound": [gq.bound_labels[b] for b in BOUNDS],
                                    "Delta_1": [gq.sensitivity_for(b) for b in BOUNDS]}),
                      hide_index=True, width="stretch")
-        if mean_mechanism(mechanism).lattice:
-            st.caption(f"n = {plan.n} (after {plan.n_dropped} curves dropped); {plan.n_clipped} have values outside "
-                       f"[{base.lo:g}, {base.hi:g}] and are clipped; lattice of {base.K + 1} points.")
-        else:
-            kept = f"{gq.details['n_active']} of {gq.details['n_components']} components active (the rest released as exact " \
-                   f"zeros)" if "n_active" in gq.details else f"{plan.synthesis.shape[1]} basis functions"
-            st.caption(f"n = {plan.n} {'persons' if g.person_column else 'curves'} (after {plan.n_dropped} curves "
-                       f"dropped), {plan.n_clipped} curves clipped at tau = {plan.tau:.4g}; {kept}.")
+        st.caption(mean_mechanism(mechanism).basis.clip_summary(plan, base, "persons" if g.person_column else "curves"))
     with right:
         st.markdown("**Laplace noise scales: both bounds**")
         st.dataframe(pd.DataFrame({"bound": list(BOUNDS),

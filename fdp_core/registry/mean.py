@@ -22,35 +22,16 @@ from ..errors import ParameterError
 from ..releases.estimators import shrinkage
 from ..limits import MAX_BERNSTEIN_K, check_at_most
 from ..mechanisms.calibration import GaussianCalibration
-from ..mechanisms.coefficient_noise import CoefficientNoise
 from ..mechanisms.families import NoiseFamily, noise_family
-from ..mechanisms.guarantee import Guarantee
 from ..mechanisms.frl import frl_mean_noise
 from ..mechanisms.gaussian import gaussian_mean_noise
 from ..mechanisms.truncated_gaussian import truncated_gaussian_mean_noise
 from ..mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
 from ..params import check_bound_value, check_choice, check_count, check_delta, check_eta, check_finite, check_positive
+from .mean_basis import BERNSTEIN_LATTICE, KERNEL_EIGENBASIS, MeanBasis, NoisePlan
 from ..sensitivity import (gaussian_mean_sensitivity_paper, gaussian_mean_sensitivity_tight,
                            iclp_qr_sensitivity_paper, iclp_qr_sensitivity_tight)
 
-
-
-@dataclass(frozen=True)
-class NoisePlan:
-    """What a mechanism adds to the clipped mean's coefficients (in the kernel eigenbasis)."""
-
-    estimate_coefficients: np.ndarray  # NON-PRIVATE: the smoothed estimate's coefficients
-    noise_scales: np.ndarray  # sd (gaussian) or Laplace scale b_l, per coefficient
-    n_components: int  # how many eigenfunctions the release uses (synthesis columns)
-    sensitivity: float
-    sigma: float | None
-    guarantee: Guarantee
-
-    @classmethod
-    def of(cls, noise: CoefficientNoise, n_components: int) -> "NoisePlan":
-        """The registry's plan from a mechanism's typed noise and the eigenfunctions the release uses."""
-        return cls(noise.estimate_coefficients, noise.noise_scales, n_components, noise.sensitivity, noise.sigma,
-                   noise.guarantee)
 
 
 @dataclass(frozen=True)
@@ -62,12 +43,12 @@ class MeanMechanism:
     noise: str  # coefficient noise family: "gaussian" | "laplace"
     penalty: str | None  # the MeanSettings field of its smoothing penalty ("phi", "psi"), or None
     quadratic_penalty: bool  # linear shrinkage s_l in [0, 1]: PSS (METHODS 6), PCV and private selection apply
-    lattice: bool  # Bernstein: a lattice basis on [lo, hi] instead of the kernel eigenbasis and tau
+    basis: MeanBasis  # the kernel eigenbasis (tau ball) or Bernstein's lattice on [lo, hi]: sums, plan, words
     fields: tuple  # the MeanSettings fields it reads beyond kernel, rho, epsilon, bound, tau
     validate: Callable  # validate(settings): raise ParameterError on a bad field
     plan_noise: Callable | None = None  # plan_noise(settings, eigenvalues, n_kept, coefs, tau, n) -> NoisePlan
     # worst_case(settings, eigenvalues, tau, n) -> (direction, background coefficients, description): the
-    # neighbouring pair the black-box audit uses (fdp_core/explore/audit.py); None for the lattice mechanism.
+    # neighbouring pair the black-box audit uses (fdp_core/explore/audit.py); None for Bernstein's lattice.
     worst_case: Callable | None = None
     # shrinkage_sensitivity(bound, eigenvalues, shrink, tau, n, eta, penalty) -> Delta of the linear-shrinkage
     # mean shrink * xbar: the quadratic-penalty mechanisms' own bound, for closed forms that skip re-planning
@@ -75,7 +56,7 @@ class MeanMechanism:
     shrinkage_sensitivity: Callable | None = None
     # band_shrinkage(settings, eigenvalues, noise_scales) -> s_l on every kept eigenfunction (0 beyond the
     # release's): the linear smoother S of the confidence band (fdp_core/releases/bands.py, METHODS 18); None for the
-    # lattice mechanism, whose smoother bands.py builds from the lattice. band_note says how exact it is.
+    # Bernstein lattice, whose smoother bands.py builds from the lattice. band_note says how exact it is.
     band_shrinkage: Callable | None = None
     band_note: str = "S is the mechanism's own linear smoother: the band's normal approximation is the only one"
     band_linear: bool = True  # False: S is a linearisation (the smoothing-bias bound of METHODS 18 does not apply)
@@ -134,7 +115,7 @@ class MeanMechanism:
             out["n_active"] = g.details["n_active"]
         if "M" in self.fields:
             out["M"] = int(settings.M)
-        if self.lattice:
+        if "K" in self.fields:
             lo, hi = settings.bernstein_range
             out.update(K=int(settings.K), lo=float(lo), hi=float(hi))
         return out
@@ -300,7 +281,7 @@ def _worst_iclp_ar(s, lam, tau, n):
 
 MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
     MeanMechanism("gaussian", "Gaussian process (epsilon, delta)", "gaussian", "phi",
-                  quadratic_penalty=True, lattice=False,
+                  quadratic_penalty=True, basis=KERNEL_EIGENBASIS,
                   fields=("eta", "phi", "delta", "calibration"), validate=_validate_gaussian,
                   plan_noise=_plan_gaussian, worst_case=_worst_gaussian,
                   shrinkage_sensitivity=_gaussian_shrinkage_sensitivity, band_shrinkage=_penalty_band_shrinkage,
@@ -314,7 +295,7 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                                    "lambda_l: the norm in which the Gaussian-process noise's privacy loss is exactly "
                                    "that of a scalar Gaussian mechanism (docs/METHODS.md, section 2)."),
     MeanMechanism("iclp-qr", "ICLP-QR (quadratic penalty, epsilon)", "laplace", "psi",
-                  quadratic_penalty=True, lattice=False,
+                  quadratic_penalty=True, basis=KERNEL_EIGENBASIS,
                   fields=("eta", "psi"), validate=_validate_iclp_qr, plan_noise=_iclp_planner(iclp_qr_mean_noise),
                   worst_case=_worst_iclp_qr, shrinkage_sensitivity=_iclp_qr_shrinkage_sensitivity,
                   band_shrinkage=_penalty_band_shrinkage, color="#ff7f0e",
@@ -323,7 +304,7 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                   sensitivity_norm_label="weighted l1", scale_rule="b_l = Delta_1 sqrt(lambda_l) / epsilon",
                   error_rule="sum 2 b_l^2"),
     MeanMechanism("iclp-ar", "ICLP-AR (absolute penalty, epsilon)", "laplace", "psi",
-                  quadratic_penalty=False, lattice=False,
+                  quadratic_penalty=False, basis=KERNEL_EIGENBASIS,
                   fields=("eta", "psi"), validate=_validate_iclp_ar, plan_noise=_iclp_planner(iclp_ar_mean_noise),
                   worst_case=_worst_iclp_ar, band_shrinkage=_kept_band_shrinkage, band_linear=False,
                   band_note="soft-thresholding is not linear: the band uses its slope 1 on the active components "
@@ -335,14 +316,14 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                   bound_names=(("tight", "CS bound"), ("paper", "triangle")), sensitivity_norm_label="weighted l1",
                   scale_rule="b_l = Delta_1 sqrt(lambda_l) / epsilon on active components", error_rule="sum 2 b_l^2"),
     MeanMechanism("frl", "FRL (first M eigenfunctions, epsilon)", "laplace", None,
-                  quadratic_penalty=False, lattice=False,
+                  quadratic_penalty=False, basis=KERNEL_EIGENBASIS,
                   fields=("M",), validate=_validate_frl, plan_noise=_plan_frl, worst_case=_worst_frl,
                   band_shrinkage=_kept_band_shrinkage,
                   color="#8c564b", bound_help="tight: 2 tau sqrt(M)/n (attained). paper: 2 tau M/n.",
                   sensitivity_norm_label="l1", scale_rule="b = Delta_1 / epsilon on each of the M coefficients",
                   error_rule="sum 2 b_l^2"),
     MeanMechanism("bernstein", "Bernstein polynomial (epsilon)", "laplace", None,
-                  quadratic_penalty=False, lattice=True,
+                  quadratic_penalty=False, basis=BERNSTEIN_LATTICE,
                   fields=("K", "lo", "hi"), validate=_validate_bernstein, color="#e377c2",
                   bound_help="One exact bound, (K + 1)(hi - lo)/n: both choices give it.",
                   bound_names=(("tight", "exact"), ("paper", "exact (same)")), sensitivity_norm_label="l1",
@@ -350,7 +331,7 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                   scale_rule="lambda = (K + 1)(hi - lo) / (n epsilon) on each lattice value",
                   error_rule="2 lambda^2 S_K (S_K = sum_v ||b_v||^2)"),
     MeanMechanism("truncated-gaussian", "Truncated Gaussian (first M eigenfunctions, epsilon, delta)", "gaussian",
-                  None, quadratic_penalty=False, lattice=False,
+                  None, quadratic_penalty=False, basis=KERNEL_EIGENBASIS,
                   fields=("M", "delta", "calibration"), validate=_validate_truncated_gaussian,
                   plan_noise=_plan_truncated_gaussian, worst_case=_worst_truncated_gaussian,
                   band_shrinkage=_kept_band_shrinkage, color="#17becf",
