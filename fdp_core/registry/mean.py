@@ -1,11 +1,13 @@
 """The mean mechanisms, one registry entry each (METHODS.md 2-3).
 
-An entry is everything fdp needs to know about a mechanism without branching on its name:
+An entry is everything fdp needs to know about a mechanism without branching on its name or on a
+flag standing for it (its basis, fdp_core/registry/mean_basis.py, carries what Bernstein does differently):
 its label and privacy type, which settings fields it reads (and how they are validated),
 which penalty it smooths with (PSS and the commit's float-error bound read it), and how it
 turns the clipped mean's coefficients into estimate + noise (sensitivity, calibration, noise
 scales, closed-form error) with the guarantee it gives. ``mean.plan_mean_release`` dispatches
-to :attr:`MeanMechanism.noise_plan`; records add :meth:`MeanMechanism.record_fields`.
+to the entry's :attr:`MeanMechanism.basis`, whose kernel eigenbasis calls :attr:`MeanMechanism.plan_noise`;
+records add :meth:`MeanMechanism.record_fields`.
 
 Adding a mechanism: write its noise function under ``fdp_core/mechanisms/``, its bounds in
 ``sensitivity.py``, then one entry here (docs/ARCHITECTURE.md has the whole checklist).
