@@ -20,10 +20,12 @@ import numpy as np
 
 from ..data.loading import DATA_DEPENDENT_TAU
 from ..data.preprocess import data_tau, prepare_curves
+from ..errors import ParameterError
 from ..kernels import eigenbasis
 from ..mechanisms.bernstein import bernstein_expected_sq_l2_error, bernstein_mean_noise
 from ..mechanisms.coefficient_noise import CoefficientNoise
 from ..mechanisms.guarantee import Guarantee
+from ..params import check_tau
 from ..releases.estimators import lattice_interpolation_matrix
 
 
@@ -61,6 +63,16 @@ def resolve_tau(fd, settings) -> tuple[float, tuple]:
 
 
 # --------------------------------------------------------------------------- kernel eigenbasis
+
+def _kernel_clip(settings) -> None:
+    """The L2 clip needs its public tau (or the value range's, or the data's, flagged)."""
+    if not settings.tau_from_data:
+        if settings.tau is None and settings.value_range is None:
+            raise ParameterError("tau (the public L2 norm bound) is required unless a public value range "
+                                 "(--value-range) or tau_from_data is set")
+        if settings.tau is not None:
+            check_tau(settings.tau)
+
 
 def _kernel_sums(fd, settings) -> dict:
     """Range clip, centre, L2 clip at tau, average per person (fdp_core.data.preprocess)."""
@@ -103,6 +115,10 @@ def _kernel_settings_summary(entry, s) -> list:
 
 
 # --------------------------------------------------------------------------- Bernstein lattice
+
+def _lattice_clip(settings) -> None:
+    """Nothing beyond the entry's own check of K and [lo, hi] (registry/mean.py): tau plays no role."""
+
 
 def _lattice_sums(fd, s) -> dict:
     """Bernstein: clip values pointwise to its [lo, hi] (then the declared range), average per
@@ -161,6 +177,7 @@ class MeanBasis:
 
     name: str
     kernel: bool  # the kernel's eigenbasis: reads kernel, rho and tau (curves centred, clipped to the tau ball)
+    validate_clip: Callable  # validate_clip(settings): ParameterError when the per-record clip lacks its bound
     summarise: Callable  # summarise(fd, settings) -> the MeanSums fields the data gives (n, offset, counts, total)
     statistic_size: Callable  # statistic_size(settings, m) -> size of the summed statistic (grid or lattice)
     # plan(entry, settings, unit_grid, weights, total, n, tau) -> NoisePlan with synthesis and expected error
@@ -176,7 +193,7 @@ class MeanBasis:
 
 
 KERNEL_EIGENBASIS = MeanBasis(
-    "kernel eigenbasis", True, _kernel_sums, lambda s, m: m, _kernel_plan, _kernel_range,
+    "kernel eigenbasis", True, _kernel_clip, _kernel_sums, lambda s, m: m, _kernel_plan, _kernel_range,
     n_clipped_meaning="curves shrunk by the L2 clip at tau (after the range clip and centring)",
     synthesis_note="curve(t) = c(t) + sum_l value_l b_l(t) with b_l the eigenfunctions of the kernel on the data "
                    "grid and c the public centre (0 without a declared value range)",
@@ -184,7 +201,7 @@ KERNEL_EIGENBASIS = MeanBasis(
     clip_summary=_kernel_clip_summary, settings_summary=_kernel_settings_summary)
 
 BERNSTEIN_LATTICE = MeanBasis(
-    "Bernstein lattice", False, _lattice_sums, lambda s, m: int(s.K) + 1, _lattice_plan, _lattice_range,
+    "Bernstein lattice", False, _lattice_clip, _lattice_sums, lambda s, m: int(s.K) + 1, _lattice_plan, _lattice_range,
     n_clipped_meaning="curves with a value outside [lo, hi] (clipped)",
     synthesis_note="curve(t) = sum_v value_v C(K, v) t^v (1 - t)^(K - v) on the grid rescaled to [0, 1]",
     index=lambda size: {"lattice_point": np.arange(size) / (size - 1)}, scale_symbol="lambda", coefficient_word="lattice values",

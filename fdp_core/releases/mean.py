@@ -21,7 +21,7 @@ from ..kernels import KERNEL_NAMES
 from ..mechanisms.calibration import CALIBRATIONS
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
-from ..params import check_choice, check_epsilon, check_finite, check_positive, check_tau, validate_once
+from ..params import check_choice, check_epsilon, check_finite, check_positive, validate_once
 from .postprocess import mean_steps
 from ..data.preprocess import PublicBounds, bounds_of
 from ..registry import MEAN_REGISTRY, mean_mechanism
@@ -116,14 +116,7 @@ class MeanSettings:
             check_positive("smoothness_bound", self.smoothness_bound)
         mechanism = mean_mechanism(self.mechanism)
         mechanism.validate(self)
-        if not mechanism.basis.kernel:
-            return self  # tau plays no role: values are clipped to [lo, hi] instead (Bernstein)
-        if not self.tau_from_data:
-            if self.tau is None and self.value_range is None:
-                raise ParameterError("tau (the public L2 norm bound) is required unless a public value range "
-                                     "(--value-range) or tau_from_data is set")
-            if self.tau is not None:
-                check_tau(self.tau)
+        mechanism.basis.validate_clip(self)  # tau for the kernel eigenbasis; Bernstein clips to [lo, hi] instead
         return self
 
 
