@@ -30,8 +30,6 @@ def run(args) -> int:
     sparse = sparse_data_for(args)  # a long file with a few visits per person at their own times
     if sparse is not None:
         return run_sparse(args, settings, sparse)
-    # The boundary: validated once here; the plan, the mechanisms and the record trust the flag it carries.
-    settings = settings.validated()
     engine = engine_of(args)
     if settings.confidence_band is not None:
         return _run_with_band(args, settings, engine)
