@@ -2,11 +2,52 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
+import weakref
 
 from .errors import ParameterError
 from .limits import MAX_ABS_VALUE, MAX_EPSILON, MAX_ETA, MAX_TAU, check_at_most
+
+
+# The settings objects whose ``validated()`` has passed, by identity (weak references: an
+# entry goes when its object does). Not an attribute: the objects' fields, ``vars()``,
+# equality and the provenance never see it; ``dataclasses.replace`` or a copy builds a new
+# object that is not in the table, so changed settings are validated again.
+_VALIDATED: dict[int, weakref.ref] = {}
+
+
+def _forget(key: int):
+    def forget(ref: weakref.ref) -> None:
+        if _VALIDATED.get(key) is ref:
+            del _VALIDATED[key]
+    return forget
+
+
+def validate_once(method):
+    """Decorate a frozen settings class's ``validated()``: check once, then carry that fact.
+
+    The boundary (CLI parse, replay config, a page's or a library entry point's first call
+    with raw settings) calls ``validated()``; the object it returns is marked, and every later
+    ``validated()`` on it (the release plan, the engines, the commit) returns it without
+    re-checking. Frozen settings cannot change after the check, so the mark cannot go stale.
+    """
+    @functools.wraps(method)
+    def validated(self):
+        if is_validated(self):
+            return self
+        out = method(self)
+        key = id(out)
+        _VALIDATED[key] = weakref.ref(out, _forget(key))
+        return out
+    return validated
+
+
+def is_validated(settings) -> bool:
+    """Whether this very object passed its ``validated()`` (see :func:`validate_once`)."""
+    ref = _VALIDATED.get(id(settings))
+    return ref is not None and ref() is settings
 
 
 def check_finite(name: str, value) -> float:

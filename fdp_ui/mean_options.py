@@ -84,7 +84,7 @@ def render(ds, g) -> MeanOptions:
     if any("M" in MEAN_REGISTRY[m].fields for m in shown):
         st.number_input(f"M ({', '.join(truncating_mechanisms())}: number of eigenfunctions)", min_value=1,
                         max_value=1000, step=1, key=KEYS["M"])
-    if any(MEAN_REGISTRY[m].lattice for m in shown):
+    if any("K" in MEAN_REGISTRY[m].fields for m in shown):
         b1, b2, b3 = st.columns(3)
         b1.number_input("K (Bernstein lattice: K + 1 points)", min_value=1, max_value=500, step=1, key=KEYS["K"])
         b2.number_input("lo (public lower bound of curve values)", format="%.4g", key=KEYS["lo"])

@@ -23,9 +23,9 @@ def privacy_text(plan, g) -> str:
 def noise_scale_text(plan) -> str:
     if plan.sigma is not None:
         return f"sigma = {plan.sigma:.4g} (Gaussian, sd sigma sqrt(lambda_l))"
-    if mean_mechanism(plan.settings.mechanism).lattice:
-        return f"lambda = {plan.noise_scales[0]:.4g} (Laplace, {plan.noise_scales.size} lattice values)"
-    return f"b_1 = {plan.noise_scales.max():.4g} (Laplace, {int(np.sum(plan.noise_scales > 0))} coefficients)"
+    basis = mean_mechanism(plan.settings.mechanism).basis
+    return (f"{basis.scale_symbol} = {plan.noise_scales.max():.4g} (Laplace, {int(np.sum(plan.noise_scales > 0))} "
+            f"{basis.coefficient_word})")
 
 
 def sensitivity_text(plan) -> str:
@@ -72,13 +72,7 @@ def _laplace(plan, fd, base, g, options) -> None:
         st.dataframe(pd.DataFrame({"bound": [gq.bound_labels[b] for b in BOUNDS],
                                    "Delta_1": [gq.sensitivity_for(b) for b in BOUNDS]}),
                      hide_index=True, width="stretch")
-        if entry.lattice:
-            st.caption(f"n = {plan.n} (after {plan.n_dropped} curves dropped); {plan.n_clipped} have values outside "
-                       f"[{base.lo:g}, {base.hi:g}] and are clipped; lattice of {base.K + 1} points.")
-        else:
-            kept = (f"{gq.details['n_active']} of {gq.details['n_components']} components active (the rest released "
-                    "as exact zeros)" if "n_active" in gq.details else f"{plan.synthesis.shape[1]} basis functions")
-            st.caption(f"{_units(plan, g)}, {plan.n_clipped} curves clipped at tau = {plan.tau:.4g}; {kept}.")
+        st.caption(entry.basis.clip_summary(plan, base, "persons" if g.person_column else "curves"))
     with right:
         st.markdown("**Laplace noise scales: both bounds**")
         st.dataframe(pd.DataFrame({"bound": list(BOUNDS),

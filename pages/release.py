@@ -131,16 +131,7 @@ st.caption(ledger_ui.meter_text(led))
 def _mean_summary(s: MeanSettings) -> str:
     entry = mean_mechanism(s.mechanism)
     parts = [f"epsilon = {s.epsilon:g}", f"delta = {s.delta:g}" if entry.uses_delta else "delta = 0 (pure)"]
-    if entry.lattice:
-        lo, hi = s.bernstein_range
-        parts += [f"K = {s.K}", f"values clipped to [{lo:g}, {hi:g}]"]
-    else:
-        parts += [f"kernel {s.kernel}", f"rho = {s.rho:g}",
-                  "tau from the data" if s.tau_from_data else f"tau = {s.tau:g}", f"{s.bound} bound"]
-        # The mechanism's own settings, as its registry entry lists them.
-        parts += [f"{s.calibration} calibration" if name == "calibration" else f"{name} = {getattr(s, name):.3g}"
-                  for name in entry.fields if name != "delta"]
-    return ", ".join(parts)
+    return ", ".join(parts + entry.basis.settings_summary(entry, s))
 
 
 def _kde_settings() -> KdeSettings:

@@ -1,6 +1,7 @@
 """Typed privacy events: one frozen type per privacy curve, read by the accountant and the report."""
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,19 @@ def test_the_accountant_composes_by_event_not_by_name():
     assert not report.gaussian_only
 
 
+# getattr(self, f"_check_{...}") and friends: a method looked up by a formatted name.
+FORMATTED_LOOKUP = re.compile(r"""getattr\(\s*self\s*,\s*f["']""")
+CURVE_BRANCH = re.compile(r"""\bcurve\b\s*(==|!=|\bin\b|\bnot in\b)\s*[(\[{]?\s*["']""")
+
+
 def test_no_string_dispatch_on_the_curve():
-    source = (Path(__file__).resolve().parents[1] / "fdp_core" / "budget" / "accounting.py").read_text()
-    assert 'f"_check_{' not in source and "curve ==" not in source
+    """Nowhere in the library (the accountant moved to fdp_core/budget/ with issue 27: scan every module)."""
+    root = Path(__file__).resolve().parents[1] / "fdp_core"
+    sources = sorted(root.rglob("*.py"))
+    assert any(path.name == "accounting.py" for path in sources)
+    hits = [f"{path.relative_to(root)}:{number}: {line.strip()}" for path in sources
+            for number, line in enumerate(path.read_text().splitlines(), 1)
+            if FORMATTED_LOOKUP.search(line) or CURVE_BRANCH.search(line.split("#", 1)[0])]
+    assert not hits, "string dispatch on a privacy curve or a formatted method name:\n" + "\n".join(hits)
+    assert FORMATTED_LOOKUP.search('getattr(self, f"_check_{self.curve}")') and CURVE_BRANCH.search('if curve == "pure":')
+    assert CURVE_BRANCH.search('if self.curve in ("pure", "zcdp"):') and not CURVE_BRANCH.search("for curve in (a, b)")

@@ -38,8 +38,11 @@ def test_every_entry_plans_records_and_audits_through_the_registry(name):
     record = release_record(plan, plan.sample(np.random.default_rng(1), 1)[0])
     assert record["privacy"] == entry.privacy and plan.noise == entry.noise
     assert plan.expected_sq_l2_error == pytest.approx(entry.noise_variance_factor * np.sum(plan.noise_scales**2)) \
-        or entry.lattice  # Bernstein's basis is not orthonormal: its own closed form
-    assert (entry.plan_noise is None) == entry.lattice == (entry.worst_case is None)
+        or not entry.basis.kernel  # Bernstein's basis is not orthonormal: its own closed form
+    # The kernel mechanisms plan in the eigenbasis (plan_noise, worst-case pair); Bernstein's basis plans itself.
+    assert (entry.plan_noise is None) == (not entry.basis.kernel) == (entry.worst_case is None)
+    assert plan.synthesis.shape == (FD.m, entry.basis.statistic_size(SETTINGS[name], FD.m)
+                                    if not entry.basis.kernel else plan.noise_scales.size)
     if entry.penalty is not None:
         assert record["settings"][entry.penalty] == getattr(SETTINGS[name], entry.penalty)
 

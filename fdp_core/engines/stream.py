@@ -448,7 +448,7 @@ class MeanAccumulator:
         s = self.settings
         self.raw_sum = np.zeros(self.grid.size)
         bounds = s.bounds
-        if mean_mechanism(s.mechanism).lattice:
+        if not mean_mechanism(s.mechanism).basis.kernel:
             from ..releases.estimators import lattice_interpolation_matrix
 
             self._lattice = lattice_interpolation_matrix(self.unit_grid, int(s.K))
@@ -467,7 +467,7 @@ class MeanAccumulator:
         s = self.settings
         self.n_rows += values.shape[0]
         self.raw_sum += np.add.reduce(values, axis=0)
-        if mean_mechanism(s.mechanism).lattice:
+        if not mean_mechanism(s.mechanism).basis.kernel:
             lo, hi = (float(v) for v in s.bernstein_range)
             clipped = np.clip(values, lo, hi)
             outside = int(np.sum(np.any(clipped != values, axis=1)))
@@ -509,15 +509,15 @@ class MeanAccumulator:
         n = mechanism_n(s.bounds, n_persons)
         usable = n_persons if n_usable is None else int(n_usable)
         total = self.total
-        if mean_mechanism(s.mechanism).lattice and n > usable:
+        if not mean_mechanism(s.mechanism).basis.kernel and n > usable:
             # Persons without a usable curve, and those up to n_public, count at lo (as in memory).
             total = total + (n - usable) * float(s.bernstein_range[0])
-        if self.tau is None and not mean_mechanism(s.mechanism).lattice and not self.max_norm > 0:
+        if self.tau is None and mean_mechanism(s.mechanism).basis.kernel and not self.max_norm > 0:
             raise DataError("every centred curve is zero: tau from the data would be 0")
         common = dict(grid_points=self.grid, unit_grid=self.unit_grid, weights=self.weights, n=n,
                       n_dropped=n_dropped, n_unusable=n_persons - usable, n_curves=self.n_rows, raw_sum=self.raw_sum, offset=self.centre,
                       n_range_clipped=self.n_range_clipped, n_clipped=self.n_clipped, total=total)
-        if mean_mechanism(s.mechanism).lattice:
+        if not mean_mechanism(s.mechanism).basis.kernel:
             return MeanSums(**common)
         if self.tau is None:
             return MeanSums(tau=self.max_norm, data_dependent_flags=(DATA_DEPENDENT_TAU,), **common)

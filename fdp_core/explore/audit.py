@@ -143,7 +143,7 @@ def _worst_case_pair(settings: MeanSettings, grid: np.ndarray, n: int) -> tuple[
     weights = np.asarray(FunctionalData(grid, np.zeros((1, grid.size))).weights)
     m = grid.size
     background = np.zeros(m)
-    if mean_mechanism(s.mechanism).lattice:
+    if not mean_mechanism(s.mechanism).basis.kernel:  # Bernstein's lattice
         x, x_prime = np.full(m, float(s.hi)), np.full(m, float(s.lo))
         pair = "one curve at hi everywhere vs at lo everywhere (every lattice mean moves by (hi - lo)/n)"
     else:
@@ -172,7 +172,7 @@ def audit_mean_mechanism(settings: MeanSettings, grid, n: int, *, n_select: int 
         raise ParameterError("the audit needs n >= 2 curves")
     # The worst-case pair lives after the per-record transform (centred, person-level rows):
     # the mechanism and its sensitivity are the same, so audit it without the range and persons.
-    if mean_mechanism(settings.mechanism).lattice:
+    if not mean_mechanism(settings.mechanism).basis.kernel:  # Bernstein's lattice
         lo, hi = settings.bernstein_range
         settings = replace(settings, lo=lo, hi=hi)
     if settings.tau is None and settings.value_range is not None:

@@ -198,7 +198,7 @@ def audit_band_release(settings: MeanSettings, grid, n: int, *, n_select: int = 
     """Audit the combined release of ``settings`` (a band level, a value range wide enough for the pair, a tau)."""
     s = settings.validated()
     mechanism = mean_mechanism(s.mechanism)
-    if s.confidence_band is None or s.value_range is None or s.tau is None or mechanism.lattice \
+    if s.confidence_band is None or s.value_range is None or s.tau is None or not mechanism.basis.kernel \
             or not mechanism.band_linear:
         raise ParameterError("the band audit needs a confidence band, a value range, a public tau and a kernel "
                              "mechanism with a linear smoother")

@@ -16,7 +16,7 @@ import numpy as np
 
 from .accuracy import noise_scale_factor
 from ..errors import FdpError
-from ..mechanisms.calibration import gaussian_sigma
+from ..mechanisms.calibration import GaussianCalibration, gaussian_sigma
 from ..mechanisms.families import NoiseFamily
 
 
@@ -39,9 +39,21 @@ def scaled_errors(error: float, factor_at: Callable[[float], float], grid) -> tu
     return eps, err
 
 
+def grid_noise_scale_factor(plan, epsilon: float) -> float:
+    """:func:`fdp_core.explore.accuracy.noise_scale_factor` at an epsilon of :func:`epsilon_grid`.
+
+    The grid's epsilons are fdp's own (log-spaced in [0.01, 10]) or the plan's, whose settings
+    were validated at the boundary: the Gaussian re-calibration trusts them (no re-check); the
+    classical calibration still refuses epsilon > 1 (FdpError: the point is left out)."""
+    if plan.family.uses_delta:
+        s = plan.settings
+        return GaussianCalibration.of_validated(epsilon, s.delta).sigma(plan.sensitivity, s.calibration) / plan.sigma
+    return noise_scale_factor(plan, epsilon)
+
+
 def mean_epsilon_errors(plan, n_points: int) -> tuple[list, list]:
     """The chart's points for a planned mean release (:class:`fdp_core.releases.mean.MeanRelease`)."""
-    return scaled_errors(plan.expected_sq_l2_error, lambda e: noise_scale_factor(plan, e),
+    return scaled_errors(plan.expected_sq_l2_error, lambda e: grid_noise_scale_factor(plan, e),
                          epsilon_grid(plan.settings.epsilon, n_points))
 
 

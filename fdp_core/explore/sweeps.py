@@ -102,7 +102,7 @@ def ignores(mechanism: str, param: str) -> bool:
     """
     entry = mean_mechanism(mechanism)
     if param == "rho":
-        return entry.lattice
+        return not entry.basis.kernel
     if param == "phi":
         return entry.penalty is None
     return param not in entry.fields

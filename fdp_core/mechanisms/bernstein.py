@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .coefficient_noise import CoefficientNoise
 from .families import LAPLACE
 from .guarantee import Guarantee
 from ..releases.estimators import bernstein_lattice_means
@@ -57,8 +58,9 @@ def bernstein_expected_sq_l2_error(K: int, scale: float, length: float = 1.0) ->
     return 2.0 * scale**2 * length * bernstein_sum_sq_norms(K)
 
 
-def bernstein_mean_noise(values, unit_grid, weights, *, K, lo, hi, n, epsilon, lattice_means=None, n_clipped=None):
-    """Returns (lattice means (K + 1,), Laplace scales, Delta_1, guarantee, n_clipped).
+def bernstein_mean_noise(values, unit_grid, weights, *, K, lo, hi, n, epsilon, lattice_means=None,
+                         n_clipped=None) -> CoefficientNoise:
+    """The lattice means (K + 1,), Laplace scales, Delta_1, the guarantee, n_clipped and the basis (synthesis).
 
     ``values`` may be None when the lattice means (and the clipping count) were computed
     elsewhere, e.g. summed chunk by chunk (fdp_core/engines/stream.py)."""
@@ -84,4 +86,4 @@ def bernstein_mean_noise(values, unit_grid, weights, *, K, lo, hi, n, epsilon, l
                               "expected_sq_l2_error_quadrature": float(2.0 * scale**2
                                                                        * np.sum((basis**2).T @ weights)),
                               "tau": "not used: the Bernstein mechanism clips curve values to [lo, hi] instead"})
-    return coefs, scales, sensitivity, guarantee, n_clipped, basis
+    return CoefficientNoise(coefs, scales, sensitivity, guarantee, synthesis=basis, n_clipped=n_clipped)

@@ -6,6 +6,8 @@ Both functions are scale-free in the sensitivity: sigma = Delta * s(epsilon, del
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -15,15 +17,8 @@ from ..params import check_choice, check_delta, check_epsilon, check_positive
 CALIBRATIONS = ("analytic", "classical")
 
 
-def classical_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
-    """sigma = Delta sqrt(2 log(2/delta)) / epsilon (Hall et al. 2013), valid for epsilon <= 1 only."""
-    sensitivity = check_positive("sensitivity", sensitivity)
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    if epsilon > 1:
-        raise ParameterError(
-            f"classical calibration is only valid for epsilon <= 1 (got {epsilon:g}); "
-            "use the analytic calibration, which is valid for every epsilon > 0")
-    return sensitivity * math.sqrt(2.0 * math.log(2.0 / delta)) / epsilon
+CLASSICAL_RANGE = ("classical calibration is only valid for epsilon <= 1 (got {epsilon:g}); "
+                   "use the analytic calibration, which is valid for every epsilon > 0")
 
 
 def analytic_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
@@ -46,16 +41,17 @@ def analytic_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
     return float(math.exp(log_p) * -math.expm1(log_q - log_p))
 
 
-def analytic_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
-    """Smallest sigma whose exact privacy profile meets (epsilon, delta); valid for all epsilon > 0.
+@lru_cache(maxsize=1024)
+def _analytic_log_unit(epsilon: float, delta: float) -> float:
+    """log(sigma / Delta) of the analytic calibration: bisection on the scale-free problem (Delta = 1).
 
-    Bisection on log(sigma / Delta): analytic_delta is decreasing in sigma. The returned
-    value is the upper end of the final bracket, so it always satisfies the condition
-    (rounding towards more noise), and is within relative 1e-12 of the exact root.
+    Cached: a pure function of (epsilon, delta), asked again by every plan at the same budget
+    (the report's trade-off chart includes the plan's own epsilon; pages re-plan on each rerun).
+
+    analytic_delta is decreasing in sigma; the upper end of the final bracket is returned, so
+    it always satisfies the condition (rounding towards more noise), within relative 1e-12
+    of the exact root.
     """
-    sensitivity = check_positive("sensitivity", sensitivity)
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-
     def too_small(log_s: float) -> bool:
         return analytic_delta(math.exp(log_s), 1.0, epsilon) > delta
 
@@ -70,17 +66,93 @@ def analytic_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
             lo = mid
         else:
             hi = mid
-    sigma = sensitivity * math.exp(hi)
-    # The search ran on the scale-free problem (Delta = 1); re-check in the caller's units
-    # and step up past any rounding so the returned sigma provably satisfies the condition.
-    # math.nextafter always moves, even for subnormal values where a relative step would not.
-    while analytic_delta(sigma, sensitivity, epsilon) > delta:
-        sigma = max(math.nextafter(sigma, math.inf), sigma * (1.0 + 1e-12))
-    return sigma
+    return hi
+
+
+@dataclass(frozen=True)
+class GaussianCalibration:
+    """The Gaussian noise calibration of one (epsilon, delta): sigma = Delta * s(epsilon, delta).
+
+    Built once per plan. :meth:`of` validates epsilon and delta (library entry points called
+    with raw numbers); :meth:`of_validated` trusts them: the settings they come from were
+    validated at the boundary (``MeanSettings.validated``), so the plan does not re-check.
+    The analytic bisection runs at most once per calibration, on the scale-free problem, the
+    first time an analytic sigma is asked for; every sensitivity then only re-checks the
+    condition in its own units.
+    """
+
+    epsilon: float
+    delta: float
+
+    @classmethod
+    def of(cls, epsilon, delta) -> "GaussianCalibration":
+        """Validate epsilon and delta, then calibrate."""
+        return cls(check_epsilon(epsilon), check_delta(delta))
+
+    @classmethod
+    def of_validated(cls, epsilon, delta) -> "GaussianCalibration":
+        """Calibrate an (epsilon, delta) already validated at the boundary (no re-check)."""
+        return cls(float(epsilon), float(delta))
+
+    @cached_property
+    def analytic_log_unit(self) -> float:
+        """log(sigma / Delta) of the analytic calibration (the one bisection)."""
+        return _analytic_log_unit(self.epsilon, self.delta)
+
+    def analytic(self, sensitivity: float) -> float:
+        """Smallest sigma whose exact privacy profile meets (epsilon, delta) at this sensitivity."""
+        sensitivity = check_positive("sensitivity", sensitivity)
+        sigma = sensitivity * math.exp(self.analytic_log_unit)
+        # The search ran on the scale-free problem (Delta = 1); re-check in the caller's units
+        # and step up past any rounding so the returned sigma provably satisfies the condition.
+        # math.nextafter always moves, even for subnormal values where a relative step would not.
+        while analytic_delta(sigma, sensitivity, self.epsilon) > self.delta:
+            sigma = max(math.nextafter(sigma, math.inf), sigma * (1.0 + 1e-12))
+        return sigma
+
+    def classical(self, sensitivity: float) -> float:
+        """sigma = Delta sqrt(2 log(2/delta)) / epsilon; ParameterError for epsilon > 1."""
+        sensitivity = check_positive("sensitivity", sensitivity)
+        if self.epsilon > 1:
+            raise ParameterError(CLASSICAL_RANGE.format(epsilon=self.epsilon))
+        return sensitivity * math.sqrt(2.0 * math.log(2.0 / self.delta)) / self.epsilon
+
+    def sigma(self, sensitivity: float, calibration: str = "analytic") -> float:
+        """The named calibration's sigma."""
+        check_choice("calibration", calibration, CALIBRATIONS)
+        if calibration == "classical":
+            return self.classical(sensitivity)
+        return self.analytic(sensitivity)
+
+    def both(self, sensitivity: float) -> dict:
+        """Both calibrations side by side; classical is None (with the reason) when invalid."""
+        out = {"analytic": self.analytic(sensitivity)}
+        try:
+            out["classical"] = self.classical(sensitivity)
+        except ParameterError as exc:
+            out["classical"] = None
+            out["classical_reason"] = str(exc)
+        return out
+
+
+def classical_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
+    """sigma = Delta sqrt(2 log(2/delta)) / epsilon (Hall et al. 2013), valid for epsilon <= 1 only."""
+    sensitivity = check_positive("sensitivity", sensitivity)
+    return GaussianCalibration.of(epsilon, delta).classical(sensitivity)
+
+
+def analytic_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
+    """Smallest sigma whose exact privacy profile meets (epsilon, delta); valid for all epsilon > 0.
+
+    Bisection on log(sigma / Delta) (:func:`_analytic_log_unit`), then a re-check in the
+    caller's units that rounds towards more noise.
+    """
+    sensitivity = check_positive("sensitivity", sensitivity)
+    return GaussianCalibration.of(epsilon, delta).analytic(sensitivity)
 
 
 def gaussian_sigma(sensitivity: float, epsilon: float, delta: float, calibration: str = "analytic") -> float:
-    """Dispatch to the named calibration."""
+    """Dispatch to the named calibration (validates epsilon and delta: for raw numbers)."""
     check_choice("calibration", calibration, CALIBRATIONS)
     if calibration == "classical":
         return classical_sigma(sensitivity, epsilon, delta)
@@ -89,13 +161,8 @@ def gaussian_sigma(sensitivity: float, epsilon: float, delta: float, calibration
 
 def gaussian_sigma_both(sensitivity: float, epsilon: float, delta: float) -> dict:
     """Both calibrations side by side; classical is None (with the reason) when invalid."""
-    out = {"analytic": analytic_sigma(sensitivity, epsilon, delta)}
-    try:
-        out["classical"] = classical_sigma(sensitivity, epsilon, delta)
-    except ParameterError as exc:
-        out["classical"] = None
-        out["classical_reason"] = str(exc)
-    return out
+    sensitivity = check_positive("sensitivity", sensitivity)
+    return GaussianCalibration.of(epsilon, delta).both(sensitivity)
 
 
 def weighted_chi2_cdf(x: float, variances: np.ndarray) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .coefficient_noise import CoefficientNoise
 from .families import LAPLACE
 from .guarantee import Guarantee
 from ..releases.estimators import truncated_mean_coefficients
@@ -17,8 +18,8 @@ FRL_BOUND_LABELS = {"tight": "tight (Cauchy-Schwarz, attained): 2 tau sqrt(M) / 
                     "paper": "paper: 2 tau M / n"}
 
 
-def frl_mean_noise(mean_coefficients, *, M, tau, n, epsilon, bound):
-    """Returns (first M mean coefficients, Laplace scales (M,), Delta_1 in use, guarantee)."""
+def frl_mean_noise(mean_coefficients, *, M, tau, n, epsilon, bound) -> CoefficientNoise:
+    """The first M mean coefficients, Laplace scales (M,), Delta_1 in use and the guarantee."""
     sensitivities = {"tight": frl_sensitivity_tight(tau, n, M), "paper": frl_sensitivity_paper(tau, n, M)}
     sensitivity = sensitivities[bound]
     scales = np.full(M, sensitivity / epsilon)
@@ -28,4 +29,4 @@ def frl_mean_noise(mean_coefficients, *, M, tau, n, epsilon, bound):
                           bound_labels=FRL_BOUND_LABELS,
                           noise="iid Laplace of scale Delta_1 / epsilon on each of the first M eigen-coefficients",
                           details={"laplace_scales": scales, "M": M})
-    return truncated_mean_coefficients(mean_coefficients, M), scales, sensitivity, guarantee
+    return CoefficientNoise(truncated_mean_coefficients(mean_coefficients, M), scales, sensitivity, guarantee)

@@ -14,11 +14,18 @@ from ..releases.estimators import shrinkage
 from ..sensitivity import (BOUNDS, gaussian_mean_sensitivity_paper, gaussian_mean_sensitivity_tight)
 from .families import GAUSSIAN
 from .guarantee import Guarantee
-from .calibration import CALIBRATIONS, gaussian_sigma, gaussian_sigma_both
+from .calibration import CALIBRATIONS, GaussianCalibration
+from .coefficient_noise import CoefficientNoise
 
 
-def gaussian_mean_noise(eigenvalues, mean_coefficients, *, eta, phi, tau, n, epsilon, delta, bound, calibration):
-    """Estimator coefficients, per-coefficient noise sd and the guarantee of the GP mechanism."""
+def gaussian_mean_noise(eigenvalues, mean_coefficients, *, eta, phi, tau, n, epsilon, delta, bound, calibration,
+                        calibrated: GaussianCalibration | None = None) -> CoefficientNoise:
+    """Estimator coefficients, per-coefficient noise sd and the guarantee of the GP mechanism.
+
+    ``calibrated``: the calibration of (epsilon, delta) built from settings validated at the
+    boundary (the mean registry passes it: no re-check); None validates epsilon and delta here.
+    One calibration serves the sigma in use and the table of both bounds: one bisection.
+    """
     lam = np.asarray(eigenvalues, dtype=float)
     s = shrinkage(lam, eta, phi)
     sensitivities = {
@@ -26,10 +33,11 @@ def gaussian_mean_noise(eigenvalues, mean_coefficients, *, eta, phi, tau, n, eps
         "paper": gaussian_mean_sensitivity_paper(tau, n, eta, phi),
     }
     sensitivity = sensitivities[bound]
-    sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
-    table = {b: gaussian_sigma_both(sensitivities[b], epsilon, delta) for b in BOUNDS}
+    calibrated = calibrated or GaussianCalibration.of(epsilon, delta)
+    sigma = calibrated.sigma(sensitivity, calibration)
+    table = {b: calibrated.both(sensitivities[b]) for b in BOUNDS}
     guarantee = Guarantee(GAUSSIAN.privacy, float(epsilon), float(delta), sensitivity=sensitivity,
                           sensitivity_norm="Cameron-Martin norm of C", sensitivity_key="sensitivity_cm",
                           sensitivities=sensitivities, gdp_mu=sensitivity / sigma,
                           details={"sigma_table": {f"{b}/{c}": table[b].get(c) for b in BOUNDS for c in CALIBRATIONS}})
-    return s * mean_coefficients, sigma * np.sqrt(lam), sensitivity, sigma, guarantee
+    return CoefficientNoise(s * mean_coefficients, sigma * np.sqrt(lam), sensitivity, guarantee, sigma=sigma)

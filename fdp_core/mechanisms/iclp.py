@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .coefficient_noise import CoefficientNoise
 from .families import LAPLACE
 from .guarantee import Guarantee
 from ..releases.estimators import absolute_penalty_mean_coefficients, absolute_penalty_thresholds, shrinkage
@@ -46,10 +47,10 @@ def _guarantee(sensitivities: dict, bound: str, labels: dict, scales: np.ndarray
                      details={"laplace_scales": scales, **extra})
 
 
-def iclp_qr_mean_noise(eigenvalues, mean_coefficients, *, eta, psi, tau, n, epsilon, bound):
+def iclp_qr_mean_noise(eigenvalues, mean_coefficients, *, eta, psi, tau, n, epsilon, bound) -> CoefficientNoise:
     """ICLP-QR: quadratic-penalty mean s_l xbar_l, s_l = lambda_l^eta / (lambda_l^eta + psi).
 
-    Returns (estimate coefficients, Laplace scales, Delta_1 in use, guarantee).
+    Returns the estimate's coefficients, the Laplace scales, Delta_1 in use and the guarantee.
     """
     lam = np.asarray(eigenvalues, dtype=float)
     s = shrinkage(lam, eta, psi)
@@ -58,15 +59,15 @@ def iclp_qr_mean_noise(eigenvalues, mean_coefficients, *, eta, psi, tau, n, epsi
     sensitivity = sensitivities[bound]
     scales = iclp_laplace_scales(sensitivity, lam, epsilon)
     guarantee = _guarantee(sensitivities, bound, QR_BOUND_LABELS, scales, epsilon, psi=psi)
-    return s * np.asarray(mean_coefficients, dtype=float), scales, sensitivity, guarantee
+    return CoefficientNoise(s * np.asarray(mean_coefficients, dtype=float), scales, sensitivity, guarantee)
 
 
-def iclp_ar_mean_noise(eigenvalues, mean_coefficients, *, eta, psi, tau, n, epsilon, bound):
+def iclp_ar_mean_noise(eigenvalues, mean_coefficients, *, eta, psi, tau, n, epsilon, bound) -> CoefficientNoise:
     """ICLP-AR: soft threshold of xbar_l at psi / (2 lambda_l^(eta/2)).
 
     Components l > J* (threshold >= tau) are zero for every data set: they are released
     as exact zeros with no noise, and only the J* active ones enter the sensitivity.
-    Returns (estimate coefficients, Laplace scales, Delta_1 in use, guarantee).
+    Returns the estimate's coefficients, the Laplace scales, Delta_1 in use and the guarantee.
     """
     lam = np.asarray(eigenvalues, dtype=float)
     thresholds = absolute_penalty_thresholds(lam, eta, psi)
@@ -85,4 +86,4 @@ def iclp_ar_mean_noise(eigenvalues, mean_coefficients, *, eta, psi, tau, n, epsi
                            n_active=n_active, n_components=int(lam.size),
                            thresholds_note="components with threshold psi / (2 lambda_l^(eta/2)) >= tau are "
                                            "released as exact zeros without noise")
-    return coefs, scales, sensitivity, guarantee
+    return CoefficientNoise(coefs, scales, sensitivity, guarantee)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .calibration import CALIBRATIONS, gaussian_sigma, gaussian_sigma_both
+from .calibration import CALIBRATIONS, GaussianCalibration
+from .coefficient_noise import CoefficientNoise
 from .families import GAUSSIAN
 from .guarantee import Guarantee
 from ..releases.estimators import truncated_mean_coefficients
@@ -21,17 +22,21 @@ from ..sensitivity import BOUNDS, truncated_gaussian_sensitivity
 BOUND_LABEL = "exact (attained): 2 tau / n"
 
 
-def truncated_gaussian_mean_noise(mean_coefficients, *, M, tau, n, epsilon, delta, calibration):
-    """Returns (first M mean coefficients, noise sd per coefficient (M,), Delta_2, sigma, guarantee).
+def truncated_gaussian_mean_noise(mean_coefficients, *, M, tau, n, epsilon, delta, calibration,
+                                  calibrated: GaussianCalibration | None = None) -> CoefficientNoise:
+    """The first M mean coefficients, noise sd sigma on each, Delta_2 and the guarantee.
 
-    >>> coefs, sd, sens, sigma, g = truncated_gaussian_mean_noise(np.ones(5), M=3, tau=1.0, n=100, epsilon=1.0,
-    ...                                                           delta=1e-5, calibration="classical")
-    >>> coefs.size, sens, bool(np.isclose(sigma, sens * np.sqrt(2 * np.log(2 / 1e-5))))
+    ``calibrated`` as in :func:`fdp_core.mechanisms.gaussian.gaussian_mean_noise` (None: validate here).
+
+    >>> plan = truncated_gaussian_mean_noise(np.ones(5), M=3, tau=1.0, n=100, epsilon=1.0, delta=1e-5,
+    ...                                      calibration="classical")
+    >>> plan.estimate_coefficients.size, plan.sensitivity, bool(np.isclose(plan.sigma, 0.02 * np.sqrt(2 * np.log(2e5))))
     (3, 0.02, True)
     """
     sensitivity = truncated_gaussian_sensitivity(tau, n)
-    sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
-    both = gaussian_sigma_both(sensitivity, epsilon, delta)
+    calibrated = calibrated or GaussianCalibration.of(epsilon, delta)
+    sigma = calibrated.sigma(sensitivity, calibration)
+    both = calibrated.both(sensitivity)
     guarantee = Guarantee(GAUSSIAN.privacy, float(epsilon), float(delta), sensitivity=sensitivity,
                           sensitivity_norm="L2 norm of the first M coefficients", sensitivity_key="sensitivity_l2",
                           sensitivities={b: sensitivity for b in BOUNDS},
@@ -40,4 +45,5 @@ def truncated_gaussian_mean_noise(mean_coefficients, *, M, tau, n, epsilon, delt
                           gdp_mu=sensitivity / sigma,
                           details={"sigma_table": {f"{b}/{c}": both.get(c) for b in BOUNDS for c in CALIBRATIONS},
                                    "M": int(M)})
-    return truncated_mean_coefficients(mean_coefficients, M), np.full(int(M), sigma), sensitivity, sigma, guarantee
+    return CoefficientNoise(truncated_mean_coefficients(mean_coefficients, M), np.full(int(M), sigma), sensitivity,
+                            guarantee, sigma=sigma)

@@ -388,7 +388,7 @@ def _mean_float_error_bound(plan: MeanRelease) -> np.ndarray:
     # (Bernstein: in [lo, hi]); only the sum over the n rows and the projection remain.
     terms = plan.n
     mechanism = mean_mechanism(s.mechanism)
-    if mechanism.lattice:
+    if not mechanism.basis.kernel:  # Bernstein's lattice
         lo, hi = s.bernstein_range
         return (terms + 4) * _UNIT_ROUNDOFF * max(abs(lo), abs(hi)) / b
     r = np.ones(plan.noise_scales.size)
@@ -481,14 +481,10 @@ def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: st
                   sup_error_radius_95=sup, accuracy=_accuracy_sentence(l2, sup))
     record["data"].update(n=plan.n, m=plan.m, grid="the data file's grid (column t)")
     record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
-    record["noise_sampler"]["post_processing"] = (
-        "curve(t) = c(t) + sum_l value_l b_l(t) with b_l the eigenfunctions of the kernel on the data grid and c "
-        "the public centre (0 without a declared value range)"
-        if not mean_mechanism(plan.settings.mechanism).lattice else
-        "curve(t) = sum_v value_v C(K, v) t^v (1 - t)^(K - v) on the grid rescaled to [0, 1]")
+    basis = mean_mechanism(plan.settings.mechanism).basis
+    record["noise_sampler"]["post_processing"] = basis.synthesis_note
     table = pd.DataFrame({"t": plan.grid_points, "value": values})
-    index = {"index": np.arange(1, full.size + 1)} if not mean_mechanism(plan.settings.mechanism).lattice else \
-        {"lattice_point": np.arange(full.size) / (full.size - 1)}
+    index = basis.index(full.size)
     config = {"schema": CONFIG_SCHEMA, "kind": "mean", "settings": config_of(plan.settings),
               "data": {"missing": _missing_policy(fd), "label": data_label, "n": plan.n, "m": plan.m},
               "export": {"granularity_exp": pending.noise_plan.granularity_exp},

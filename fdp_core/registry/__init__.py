@@ -6,7 +6,8 @@ know about a mechanism — label, privacy type and noise family, the settings fi
 reads and their validation, its sensitivity and noise plan, the record fields it adds,
 how the app shows it — so that no module outside this package branches on a mechanism's
 name. Entry modules import only downwards (``fdp_core.mechanisms``, ``sensitivity``,
-``params``, ``estimators``, ``kernels``), never the release modules that read them.
+``params``, ``estimators``, ``kernels``, and for the mean's bases ``fdp_core.data``'s per-record
+transform), never the release modules that read them.
 
 >>> mechanism("mean", "frl").label
 'FRL (first M eigenfunctions, epsilon)'

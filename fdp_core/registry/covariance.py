@@ -101,17 +101,15 @@ def _plan_iclp(s, A, root, tau, n, epsilon, delta) -> CovarianceNoise:
 
 
 def _mean_gaussian(s, lam, xbar, tau, n, epsilon, delta):
-    estimate, scales, sensitivity, sigma, _ = gaussian_mean_noise(
-        lam, xbar, eta=s.eta, phi=s.phi, tau=tau, n=n, epsilon=epsilon, delta=delta, bound="tight",
-        calibration=s.calibration)
-    return estimate, scales, sensitivity, sigma
+    noise = gaussian_mean_noise(lam, xbar, eta=s.eta, phi=s.phi, tau=tau, n=n, epsilon=epsilon, delta=delta,
+                                bound="tight", calibration=s.calibration)
+    return noise.estimate_coefficients, noise.noise_scales, noise.sensitivity, noise.sigma
 
 
 def _mean_iclp(s, lam, xbar, tau, n, epsilon, delta):
     # The same penalty phi as the covariance: ICLP-QR's psi.
-    estimate, scales, sensitivity, _ = iclp_qr_mean_noise(lam, xbar, eta=s.eta, psi=s.phi, tau=tau, n=n,
-                                                          epsilon=epsilon, bound="tight")
-    return estimate, scales, sensitivity, None
+    noise = iclp_qr_mean_noise(lam, xbar, eta=s.eta, psi=s.phi, tau=tau, n=n, epsilon=epsilon, bound="tight")
+    return noise.estimate_coefficients, noise.noise_scales, noise.sensitivity, None
 
 
 REGISTRY: dict[str, CovarianceMechanism] = {m.name: m for m in (

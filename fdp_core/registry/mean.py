@@ -1,11 +1,13 @@
 """The mean mechanisms, one registry entry each (METHODS.md 2-3).
 
-An entry is everything fdp needs to know about a mechanism without branching on its name:
+An entry is everything fdp needs to know about a mechanism without branching on its name or on a
+flag standing for it (its basis, fdp_core/registry/mean_basis.py, carries what Bernstein does differently):
 its label and privacy type, which settings fields it reads (and how they are validated),
 which penalty it smooths with (PSS and the commit's float-error bound read it), and how it
 turns the clipped mean's coefficients into estimate + noise (sensitivity, calibration, noise
 scales, closed-form error) with the guarantee it gives. ``mean.plan_mean_release`` dispatches
-to :attr:`MeanMechanism.noise_plan`; records add :meth:`MeanMechanism.record_fields`.
+to the entry's :attr:`MeanMechanism.basis`, whose kernel eigenbasis calls :attr:`MeanMechanism.plan_noise`;
+records add :meth:`MeanMechanism.record_fields`.
 
 Adding a mechanism: write its noise function under ``fdp_core/mechanisms/``, its bounds in
 ``sensitivity.py``, then one entry here (docs/ARCHITECTURE.md has the whole checklist).
@@ -21,28 +23,17 @@ import numpy as np
 from ..errors import ParameterError
 from ..releases.estimators import shrinkage
 from ..limits import MAX_BERNSTEIN_K, check_at_most
+from ..mechanisms.calibration import GaussianCalibration
 from ..mechanisms.families import NoiseFamily, noise_family
-from ..mechanisms.guarantee import Guarantee
 from ..mechanisms.frl import frl_mean_noise
 from ..mechanisms.gaussian import gaussian_mean_noise
 from ..mechanisms.truncated_gaussian import truncated_gaussian_mean_noise
 from ..mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
 from ..params import check_bound_value, check_choice, check_count, check_delta, check_eta, check_finite, check_positive
+from .mean_basis import BERNSTEIN_LATTICE, KERNEL_EIGENBASIS, MeanBasis, NoisePlan
 from ..sensitivity import (gaussian_mean_sensitivity_paper, gaussian_mean_sensitivity_tight,
                            iclp_qr_sensitivity_paper, iclp_qr_sensitivity_tight)
 
-
-
-@dataclass(frozen=True)
-class NoisePlan:
-    """What a mechanism adds to the clipped mean's coefficients (in the kernel eigenbasis)."""
-
-    estimate_coefficients: np.ndarray  # NON-PRIVATE: the smoothed estimate's coefficients
-    noise_scales: np.ndarray  # sd (gaussian) or Laplace scale b_l, per coefficient
-    n_components: int  # how many eigenfunctions the release uses (synthesis columns)
-    sensitivity: float
-    sigma: float | None
-    guarantee: Guarantee
 
 
 @dataclass(frozen=True)
@@ -54,12 +45,12 @@ class MeanMechanism:
     noise: str  # coefficient noise family: "gaussian" | "laplace"
     penalty: str | None  # the MeanSettings field of its smoothing penalty ("phi", "psi"), or None
     quadratic_penalty: bool  # linear shrinkage s_l in [0, 1]: PSS (METHODS 6), PCV and private selection apply
-    lattice: bool  # Bernstein: a lattice basis on [lo, hi] instead of the kernel eigenbasis and tau
+    basis: MeanBasis  # the kernel eigenbasis (tau ball) or Bernstein's lattice on [lo, hi]: sums, plan, words
     fields: tuple  # the MeanSettings fields it reads beyond kernel, rho, epsilon, bound, tau
     validate: Callable  # validate(settings): raise ParameterError on a bad field
     plan_noise: Callable | None = None  # plan_noise(settings, eigenvalues, n_kept, coefs, tau, n) -> NoisePlan
     # worst_case(settings, eigenvalues, tau, n) -> (direction, background coefficients, description): the
-    # neighbouring pair the black-box audit uses (fdp_core/explore/audit.py); None for the lattice mechanism.
+    # neighbouring pair the black-box audit uses (fdp_core/explore/audit.py); None for Bernstein's lattice.
     worst_case: Callable | None = None
     # shrinkage_sensitivity(bound, eigenvalues, shrink, tau, n, eta, penalty) -> Delta of the linear-shrinkage
     # mean shrink * xbar: the quadratic-penalty mechanisms' own bound, for closed forms that skip re-planning
@@ -67,7 +58,7 @@ class MeanMechanism:
     shrinkage_sensitivity: Callable | None = None
     # band_shrinkage(settings, eigenvalues, noise_scales) -> s_l on every kept eigenfunction (0 beyond the
     # release's): the linear smoother S of the confidence band (fdp_core/releases/bands.py, METHODS 18); None for the
-    # lattice mechanism, whose smoother bands.py builds from the lattice. band_note says how exact it is.
+    # Bernstein lattice, whose smoother bands.py builds from the lattice. band_note says how exact it is.
     band_shrinkage: Callable | None = None
     band_note: str = "S is the mechanism's own linear smoother: the band's normal approximation is the only one"
     band_linear: bool = True  # False: S is a linearisation (the smoothing-bias bound of METHODS 18 does not apply)
@@ -126,7 +117,7 @@ class MeanMechanism:
             out["n_active"] = g.details["n_active"]
         if "M" in self.fields:
             out["M"] = int(settings.M)
-        if self.lattice:
+        if "K" in self.fields:
             lo, hi = settings.bernstein_range
             out.update(K=int(settings.K), lo=float(lo), hi=float(hi))
         return out
@@ -177,18 +168,20 @@ def _validate_bernstein(s) -> None:
 
 # --------------------------------------------------------------------------- noise plans
 
+# ``s`` is validated MeanSettings (MeanSettings.validated, at the boundary): the planners trust its
+# epsilon and delta (GaussianCalibration.of_validated) instead of re-checking them.
+
 def _plan_gaussian(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
-    estimate, scales, sensitivity, sigma, guarantee = gaussian_mean_noise(
-        lam, coefs, eta=s.eta, phi=s.phi, tau=tau, n=n, epsilon=s.epsilon, delta=s.delta, bound=s.bound,
-        calibration=s.calibration)
-    return NoisePlan(estimate, scales, n_kept, sensitivity, sigma, guarantee)
+    return NoisePlan.of(gaussian_mean_noise(lam, coefs, eta=s.eta, phi=s.phi, tau=tau, n=n, epsilon=s.epsilon,
+                                            delta=s.delta, bound=s.bound, calibration=s.calibration,
+                                            calibrated=GaussianCalibration.of_validated(s.epsilon, s.delta)),
+                        n_kept)
 
 
 def _iclp_planner(noise_function):
     def plan(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
-        estimate, scales, sensitivity, guarantee = noise_function(lam, coefs, eta=s.eta, psi=s.psi, tau=tau, n=n,
-                                                                  epsilon=s.epsilon, bound=s.bound)
-        return NoisePlan(estimate, scales, n_kept, sensitivity, None, guarantee)
+        return NoisePlan.of(noise_function(lam, coefs, eta=s.eta, psi=s.psi, tau=tau, n=n, epsilon=s.epsilon,
+                                           bound=s.bound), n_kept)
     return plan
 
 
@@ -204,16 +197,14 @@ def _first_M(s, n_kept: int, who: str) -> int:
 
 def _plan_frl(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
     M = _first_M(s, n_kept, "FRL")
-    estimate, scales, sensitivity, guarantee = frl_mean_noise(coefs, M=M, tau=tau, n=n, epsilon=s.epsilon,
-                                                              bound=s.bound)
-    return NoisePlan(estimate, scales, M, sensitivity, None, guarantee)
+    return NoisePlan.of(frl_mean_noise(coefs, M=M, tau=tau, n=n, epsilon=s.epsilon, bound=s.bound), M)
 
 
 def _plan_truncated_gaussian(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
     M = _first_M(s, n_kept, "The truncated Gaussian mechanism")
-    estimate, scales, sensitivity, sigma, guarantee = truncated_gaussian_mean_noise(
-        coefs, M=M, tau=tau, n=n, epsilon=s.epsilon, delta=s.delta, calibration=s.calibration)
-    return NoisePlan(estimate, scales, M, sensitivity, sigma, guarantee)
+    return NoisePlan.of(truncated_gaussian_mean_noise(
+        coefs, M=M, tau=tau, n=n, epsilon=s.epsilon, delta=s.delta, calibration=s.calibration,
+        calibrated=GaussianCalibration.of_validated(s.epsilon, s.delta)), M)
 
 
 # --------------------------------------------------------------------------- linear-shrinkage sensitivities
@@ -292,7 +283,7 @@ def _worst_iclp_ar(s, lam, tau, n):
 
 MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
     MeanMechanism("gaussian", "Gaussian process (epsilon, delta)", "gaussian", "phi",
-                  quadratic_penalty=True, lattice=False,
+                  quadratic_penalty=True, basis=KERNEL_EIGENBASIS,
                   fields=("eta", "phi", "delta", "calibration"), validate=_validate_gaussian,
                   plan_noise=_plan_gaussian, worst_case=_worst_gaussian,
                   shrinkage_sensitivity=_gaussian_shrinkage_sensitivity, band_shrinkage=_penalty_band_shrinkage,
@@ -306,7 +297,7 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                                    "lambda_l: the norm in which the Gaussian-process noise's privacy loss is exactly "
                                    "that of a scalar Gaussian mechanism (docs/METHODS.md, section 2)."),
     MeanMechanism("iclp-qr", "ICLP-QR (quadratic penalty, epsilon)", "laplace", "psi",
-                  quadratic_penalty=True, lattice=False,
+                  quadratic_penalty=True, basis=KERNEL_EIGENBASIS,
                   fields=("eta", "psi"), validate=_validate_iclp_qr, plan_noise=_iclp_planner(iclp_qr_mean_noise),
                   worst_case=_worst_iclp_qr, shrinkage_sensitivity=_iclp_qr_shrinkage_sensitivity,
                   band_shrinkage=_penalty_band_shrinkage, color="#ff7f0e",
@@ -315,7 +306,7 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                   sensitivity_norm_label="weighted l1", scale_rule="b_l = Delta_1 sqrt(lambda_l) / epsilon",
                   error_rule="sum 2 b_l^2"),
     MeanMechanism("iclp-ar", "ICLP-AR (absolute penalty, epsilon)", "laplace", "psi",
-                  quadratic_penalty=False, lattice=False,
+                  quadratic_penalty=False, basis=KERNEL_EIGENBASIS,
                   fields=("eta", "psi"), validate=_validate_iclp_ar, plan_noise=_iclp_planner(iclp_ar_mean_noise),
                   worst_case=_worst_iclp_ar, band_shrinkage=_kept_band_shrinkage, band_linear=False,
                   band_note="soft-thresholding is not linear: the band uses its slope 1 on the active components "
@@ -327,14 +318,14 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                   bound_names=(("tight", "CS bound"), ("paper", "triangle")), sensitivity_norm_label="weighted l1",
                   scale_rule="b_l = Delta_1 sqrt(lambda_l) / epsilon on active components", error_rule="sum 2 b_l^2"),
     MeanMechanism("frl", "FRL (first M eigenfunctions, epsilon)", "laplace", None,
-                  quadratic_penalty=False, lattice=False,
+                  quadratic_penalty=False, basis=KERNEL_EIGENBASIS,
                   fields=("M",), validate=_validate_frl, plan_noise=_plan_frl, worst_case=_worst_frl,
                   band_shrinkage=_kept_band_shrinkage,
                   color="#8c564b", bound_help="tight: 2 tau sqrt(M)/n (attained). paper: 2 tau M/n.",
                   sensitivity_norm_label="l1", scale_rule="b = Delta_1 / epsilon on each of the M coefficients",
                   error_rule="sum 2 b_l^2"),
     MeanMechanism("bernstein", "Bernstein polynomial (epsilon)", "laplace", None,
-                  quadratic_penalty=False, lattice=True,
+                  quadratic_penalty=False, basis=BERNSTEIN_LATTICE,
                   fields=("K", "lo", "hi"), validate=_validate_bernstein, color="#e377c2",
                   bound_help="One exact bound, (K + 1)(hi - lo)/n: both choices give it.",
                   bound_names=(("tight", "exact"), ("paper", "exact (same)")), sensitivity_norm_label="l1",
@@ -342,7 +333,7 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                   scale_rule="lambda = (K + 1)(hi - lo) / (n epsilon) on each lattice value",
                   error_rule="2 lambda^2 S_K (S_K = sum_v ||b_v||^2)"),
     MeanMechanism("truncated-gaussian", "Truncated Gaussian (first M eigenfunctions, epsilon, delta)", "gaussian",
-                  None, quadratic_penalty=False, lattice=False,
+                  None, quadratic_penalty=False, basis=KERNEL_EIGENBASIS,
                   fields=("M", "delta", "calibration"), validate=_validate_truncated_gaussian,
                   plan_noise=_plan_truncated_gaussian, worst_case=_worst_truncated_gaussian,
                   band_shrinkage=_kept_band_shrinkage, color="#17becf",

@@ -114,7 +114,7 @@ def smoother(plan: MeanRelease, eigenfunctions: np.ndarray, eigenvalues: np.ndar
     are T x. Kernel mechanisms: s_l times the projection on the release's eigenfunctions; Bernstein: the
     lattice values of phi_j (linear interpolation at v / K)."""
     mechanism = mean_mechanism(plan.settings.mechanism)
-    if mechanism.lattice:
+    if not mechanism.basis.kernel:  # Bernstein's lattice
         P = lattice_interpolation_matrix(unit_interval(plan.grid_points), int(plan.settings.K))
         return P.T @ eigenfunctions
     s = mechanism.band_shrinkage(plan.settings, eigenvalues, plan.noise_scales)[: plan.noise_scales.size]
@@ -131,7 +131,7 @@ def smoothing_bias_bound(plan: MeanRelease, eigenfunctions: np.ndarray, eigenval
     None when S is not linear (ICLP-AR) or not diagonal in the eigenbasis (Bernstein).
     """
     mechanism = mean_mechanism(plan.settings.mechanism)
-    if mechanism.lattice or not mechanism.band_linear:
+    if not mechanism.basis.kernel or not mechanism.band_linear:
         return None
     s = mechanism.band_shrinkage(plan.settings, eigenvalues, plan.noise_scales)
     r = eigenvalues ** float(plan.settings.eta) * (1.0 - s) ** 2
@@ -157,7 +157,7 @@ def second_moment_settings(settings: MeanSettings, plan: MeanRelease) -> Covaria
     mechanism = next(name for name, m in COVARIANCE_REGISTRY.items() if m.noise == plan.noise)
     share = float(settings.band_share)
     value_range = settings.value_range
-    if mean_mechanism(settings.mechanism).lattice:
+    if not mean_mechanism(settings.mechanism).basis.kernel:  # Bernstein: its own [lo, hi]
         value_range = settings.bernstein_range
     common = dict(mechanism=mechanism, kernel=settings.kernel, rho=settings.rho, nu=settings.nu, eta=settings.eta,
                   phi=BAND_SECOND_MOMENT_PHI, epsilon=settings.epsilon * share, delta=settings.delta * share,
@@ -190,7 +190,7 @@ def released_covariance(plan: BandPlan, values: np.ndarray, second_moment: np.nd
     centred = values - cov.settings.centre_value
     m = cov.eigenfunctions.T @ (cov.weights * centred)
     mechanism = mean_mechanism(plan.settings.mechanism)
-    if not mechanism.lattice and mechanism.band_linear:
+    if mechanism.basis.kernel and mechanism.band_linear:
         # The released mean is S-shrunk: subtracting (s m)(s m)^T would leave (1 - s_l^2) m_l^2 of the mean's
         # own square in Sigma~ (a bias of order 1, not 1/n). Undo the shrinkage where s_l >= 1/2, so the noise
         # it amplifies stays within 4 times the mean's noise variance.

@@ -27,7 +27,7 @@ from .estimators import shrinkage
 from ..kernels import KERNEL_NAMES, eigenbasis
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
-from ..params import check_choice, check_epsilon, check_eta, check_finite, check_positive
+from ..params import check_choice, check_epsilon, check_eta, check_finite, check_positive, validate_once
 from ..limits import MAX_ABS_VALUE, MAX_TAU, check_at_most
 from ..data.preprocess import PublicBounds, declared_n, file_persons, person_row_weights
 from ..registry.covariance import REGISTRY as MECHANISM_REGISTRY
@@ -85,6 +85,7 @@ class CovarianceSettings:
     person_column: str | None = option(None, PERSON_COLUMN)
     n_public: int | None = option(None, N_PUBLIC)
 
+    @validate_once
     def validated(self) -> "CovarianceSettings":
         mechanism = covariance_mechanism(self.mechanism)  # its own fields: fdp_core/registry/covariance.py
         check_choice("kernel", self.kernel, KERNEL_NAMES)

@@ -10,23 +10,22 @@ release record it writes (:func:`release_record`) never contains it.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
-from ..data.loading import DATA_DEPENDENT_TAU, FunctionalData
+from ..data.loading import FunctionalData
 from ..errors import ParameterError
-from .estimators import lattice_interpolation_matrix
-from ..kernels import KERNEL_NAMES, eigenbasis
-from ..mechanisms.bernstein import bernstein_expected_sq_l2_error, bernstein_mean_noise
+from ..kernels import KERNEL_NAMES
 from ..mechanisms.calibration import CALIBRATIONS
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
-from ..params import check_choice, check_epsilon, check_finite, check_positive, check_tau
+from ..params import check_choice, check_epsilon, check_finite, check_positive, validate_once
 from .postprocess import mean_steps
-from ..data.preprocess import PublicBounds, bounds_of, data_tau, prepare_curves
+from ..data.preprocess import PublicBounds, bounds_of
 from ..registry import MEAN_REGISTRY, mean_mechanism
+from ..registry.mean_basis import resolve_tau  # noqa: F401  (public here since before the registry held it)
 from ..publish.release import randomness_fields
 from ..sensitivity import BOUNDS
 from ..settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, RAW_RELEASE,
@@ -98,8 +97,12 @@ class MeanSettings:
             return tuple(float(v) for v in self.value_range)
         return self.lo, self.hi
 
+    @validate_once
     def validated(self) -> "MeanSettings":
-        """Check every field the chosen mechanism uses; delta is ignored by pure epsilon-DP ones."""
+        """Check every field the chosen mechanism uses; delta is ignored by pure epsilon-DP ones.
+
+        Once: the returned settings carry the fact (params.validate_once), and the plan, the
+        mechanisms and the commit trust it instead of re-checking."""
         check_choice("kernel", self.kernel, KERNEL_NAMES)
         check_positive("rho", self.rho)
         check_epsilon(self.epsilon)
@@ -113,14 +116,7 @@ class MeanSettings:
             check_positive("smoothness_bound", self.smoothness_bound)
         mechanism = mean_mechanism(self.mechanism)
         mechanism.validate(self)
-        if mechanism.lattice:
-            return self  # tau plays no role: values are clipped to [lo, hi] instead
-        if not self.tau_from_data:
-            if self.tau is None and self.value_range is None:
-                raise ParameterError("tau (the public L2 norm bound) is required unless a public value range "
-                                     "(--value-range) or tau_from_data is set")
-            if self.tau is not None:
-                check_tau(self.tau)
+        mechanism.basis.validate_clip(self)  # tau for the kernel eigenbasis; Bernstein clips to [lo, hi] instead
         return self
 
 
@@ -244,19 +240,6 @@ def _unit_radius(kind, noise, unit_bytes, synthesis_bytes, shape, weights_bytes,
     return float(np.quantile(sizes, prob))
 
 
-def resolve_tau(fd: FunctionalData, settings: MeanSettings) -> tuple[float, tuple]:
-    """The norm bound to clip at, with the data-dependent flag when it was read off the data.
-
-    Explicit tau first; else the one the public value range implies ((hi - lo)/2). Read off
-    the data, it is the largest norm the clip actually sees: after the range clip and centring.
-    """
-    if settings.tau_from_data:
-        return data_tau(fd, settings.bounds), (DATA_DEPENDENT_TAU,)
-    if settings.tau is None:
-        return float(settings.bounds.default_tau(fd.grid_points)), ()
-    return float(settings.tau), ()
-
-
 @dataclass(frozen=True)
 class MeanSums:
     """Everything a mean release reads from the data (METHODS.md 17): n and the sum over
@@ -283,82 +266,34 @@ class MeanSums:
 
 
 def mean_sums(fd: FunctionalData, settings: MeanSettings) -> MeanSums:
-    """The sufficient statistics of ``fd`` for ``settings`` (in memory)."""
+    """The sufficient statistics of ``fd`` for ``settings`` (in memory): the per-record transform
+    of the mechanism's basis (fdp_core/registry/mean_basis.py) summed over persons."""
     settings = settings.validated()
     common = dict(grid_points=fd.grid_points, unit_grid=fd.unit_grid, weights=fd.weights,
                   n_dropped=fd.report.n_dropped, raw_sum=fd.data_matrix.sum(axis=0), n_curves=fd.n)
-    if mean_mechanism(settings.mechanism).lattice:
-        return _bernstein_sums(fd, settings, common)
-    tau, flags = resolve_tau(fd, settings)
-    prepared = prepare_curves(fd, settings.bounds, tau)
-    return MeanSums(n=prepared.n, offset=prepared.centre, n_range_clipped=prepared.n_range_clipped,
-                    n_clipped=prepared.n_norm_clipped, tau=tau, total=prepared.values.sum(axis=0),
-                    data_dependent_flags=flags, n_unusable=prepared.n_unusable, **common)
-
-
-def _bernstein_sums(fd: FunctionalData, s: MeanSettings, common: dict) -> MeanSums:
-    """Bernstein: clip values pointwise to its [lo, hi] (then the declared range), average per
-    person (lattice values are linear in the clipped curve, so this averages lattice values),
-    no centring and no L2 clip: its sensitivity (K + 1)(hi - lo)/n needs values in [lo, hi] only."""
-    K = int(s.K)
-    lo, hi = (float(v) for v in s.bernstein_range)
-    bounds = replace(s.bounds, value_range=None, reference=None)
-    clipped = np.clip(fd.data_matrix, lo, hi)
-    n_outside = int(np.sum(np.any(clipped != fd.data_matrix, axis=1)))
-    if s.value_range is not None:
-        clipped = np.clip(clipped, *s.value_range)
-    prepared = prepare_curves(replace(fd, data_matrix=clipped), bounds, None)  # no centring: values stay in units
-    # Persons fixed by n_public but absent from the data count at lo: pad so the sum / n is kept.
-    # The clip again makes every computed person row lie in [lo, hi] whatever the rounding.
-    rows = np.clip(prepared.values, lo, hi)
-    if prepared.n > rows.shape[0]:
-        rows = np.vstack([rows, np.full((prepared.n - rows.shape[0], fd.m), lo)])
-    lattice = rows @ lattice_interpolation_matrix(fd.unit_grid, K)
-    return MeanSums(n=prepared.n, offset=np.zeros(fd.m), n_range_clipped=n_outside, n_clipped=n_outside,
-                    total=np.add.reduce(lattice, axis=0), n_unusable=prepared.n_unusable, **common)
+    return MeanSums(**common, **mean_mechanism(settings.mechanism).basis.summarise(fd, settings))
 
 
 def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> MeanRelease:
     """Validate settings, clip, project and calibrate: everything but the random draw.
 
-    ``fd`` is the curves, or their :class:`MeanSums` (streamed, or from a Dask reduction)."""
+    ``fd`` is the curves, or their :class:`MeanSums` (streamed, or from a Dask reduction).
+    The mechanism's registry entry plans the noise in its basis (kernel eigenbasis or Bernstein)."""
     settings = settings.validated()
+    mechanism = mean_mechanism(settings.mechanism)
     sums = fd if isinstance(fd, MeanSums) else mean_sums(fd, settings)
     n = sums.n
-    expected_size = int(settings.K) + 1 if mean_mechanism(settings.mechanism).lattice else sums.grid_points.size
-    if sums.total is None or sums.total.size != expected_size:
+    if sums.total is None or sums.total.size != mechanism.basis.statistic_size(settings, sums.grid_points.size):
         raise ParameterError("these sufficient statistics were taken for other settings: recompute them with the "
                              "release settings")
-    common = dict(settings=settings, grid_points=sums.grid_points, weights=sums.weights,
-                  n_dropped=sums.n_dropped, raw_mean=sums.raw_sum / sums.n_curves, n_curves=sums.n_curves,
-                  n=n, offset=sums.offset, n_range_clipped=sums.n_range_clipped, n_clipped=sums.n_clipped,
-                  n_unusable=sums.n_unusable)
-    if mean_mechanism(settings.mechanism).lattice:
-        return _plan_bernstein(sums, settings, common)
-    tau, flags = sums.tau, sums.data_dependent_flags
-    basis = eigenbasis(settings.kernel, settings.rho, sums.unit_grid, sums.weights, nu=settings.nu)
-    mean_coefs = basis.coefficients(sums.total / n)
-    common.update(tau=tau, data_dependent_flags=flags)
-    mechanism = mean_mechanism(settings.mechanism)
-    noise = mechanism.plan_noise(settings, basis.eigenvalues, basis.n_components, mean_coefs, tau, n)
-    return MeanRelease(synthesis=basis.eigenfunctions[:, :noise.n_components],
-                       estimate_coefficients=noise.estimate_coefficients, noise_scales=noise.noise_scales,
-                       noise=mechanism.noise, sensitivity=noise.sensitivity, sigma=noise.sigma,
-                       expected_sq_l2_error=mechanism.expected_sq_l2_error(noise.noise_scales),
-                       guarantee=noise.guarantee, **common)
-
-
-def _plan_bernstein(sums: MeanSums, s: MeanSettings, common: dict) -> MeanRelease:
-    K = int(s.K)
-    lo, hi = (float(v) for v in s.bernstein_range)
-    coefs, scales, sensitivity, guarantee, _, basis = bernstein_mean_noise(
-        None, sums.unit_grid, sums.weights, K=K, lo=lo, hi=hi, n=sums.n, epsilon=s.epsilon,
-        lattice_means=sums.total / sums.n, n_clipped=sums.n_clipped)
-    return MeanRelease(synthesis=basis, estimate_coefficients=coefs, noise_scales=scales,
-                       noise=mean_mechanism(s.mechanism).noise,
-                       tau=None, sensitivity=sensitivity, sigma=None,
-                       expected_sq_l2_error=bernstein_expected_sq_l2_error(K, float(scales[0])),
-                       guarantee=guarantee, **common)
+    noise = mechanism.basis.plan(mechanism, settings, sums.unit_grid, sums.weights, sums.total, n, sums.tau)
+    return MeanRelease(settings=settings, grid_points=sums.grid_points, weights=sums.weights,
+                       n_dropped=sums.n_dropped, raw_mean=sums.raw_sum / sums.n_curves, n_curves=sums.n_curves,
+                       n=n, offset=sums.offset, n_range_clipped=sums.n_range_clipped, n_clipped=sums.n_clipped,
+                       n_unusable=sums.n_unusable, tau=sums.tau, data_dependent_flags=sums.data_dependent_flags,
+                       synthesis=noise.synthesis, estimate_coefficients=noise.estimate_coefficients,
+                       noise_scales=noise.noise_scales, noise=mechanism.noise, sensitivity=noise.sensitivity,
+                       sigma=noise.sigma, expected_sq_l2_error=noise.expected_sq_l2_error, guarantee=noise.guarantee)
 
 
 def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = None) -> dict:
@@ -411,8 +346,7 @@ def analyst_view(plan: MeanRelease) -> dict:
         "n_dropped": plan.n_dropped,
         "n_persons_without_usable_curve": plan.n_unusable,
         "n_clipped": plan.n_clipped,
-        "n_clipped_meaning": ("curves with a value outside [lo, hi] (clipped)" if mean_mechanism(plan.settings.mechanism).lattice
-                              else "curves shrunk by the L2 clip at tau (after the range clip and centring)"),
+        "n_clipped_meaning": mean_mechanism(plan.settings.mechanism).basis.n_clipped_meaning,
         "n_range_clipped": plan.n_range_clipped,
         "bias_l2": bias,
         "bias_sup": plan.pointwise_bias(),

@@ -55,15 +55,9 @@ class Finished:
 
 def mean_range(settings) -> tuple | None:
     """The public range a mean release is projected onto: the declared value range, or for a
-    lattice mechanism (Bernstein) its own public [lo, hi]; None when nothing is declared."""
-    if mean_mechanism(settings.mechanism).lattice:
-        lo, hi = settings.bernstein_range
-        if lo is not None and hi is not None:
-            return float(lo), float(hi)
-    if settings.value_range is None:
-        return None
-    lo, hi = settings.value_range
-    return float(lo), float(hi)
+    lattice mechanism (Bernstein) its own public [lo, hi]; None when nothing is declared.
+    The mechanism's basis says which (fdp_core/registry/mean_basis.py)."""
+    return mean_mechanism(settings.mechanism).basis.public_range(settings)
 
 
 def mean_steps(settings) -> tuple:
