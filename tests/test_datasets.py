@@ -19,7 +19,8 @@ from fdp_core.cli import main
 from fdp_core.data.loading import load_curves
 from fdp_core.budget.datasets import resolve
 from fdp_core.errors import ParameterError
-from fdp_core.budget.ledger_store import SCHEMA_VERSION, BudgetSpec, LedgerStore, open_budget
+from fdp_core.budget.datasets import open_budget
+from fdp_core.budget.ledger_store import SCHEMA_VERSION, BudgetSpec, LedgerStore
 from fdp_core.data import sketch
 from fdp_core.publish.release import to_json
 

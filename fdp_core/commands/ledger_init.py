@@ -72,7 +72,7 @@ def run(args) -> int:
     if args.reason is not None and not args.new_dataset:
         raise ParameterError("--reason goes with --new-dataset (the reason a near-match is registered as new data)")
     if args.sparse:  # persons by id, observations as rows: the key release mean --sparse --ledger charges
-        from ..budget.ledger_store import open_budget
+        from ..budget.datasets import open_budget
         from ..data.sparse_data import SPARSE_UNIT, ledger_view, read_long
 
         data = read_long(args.data, id_column=args.id_column, t_column=args.t_column, value_column=args.value_column)

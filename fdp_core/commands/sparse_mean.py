@@ -47,7 +47,8 @@ def add_sparse_options(parser) -> None:
 def _reserve(args, data: SparseData, plan):
     """Check both ledger entries against the stored budget, then reserve them (completed after writing)."""
     from ..budget.accounting import Ledger
-    from ..budget.ledger_store import DEFAULT_BUDGET, open_budget
+    from ..budget.datasets import open_budget
+    from ..budget.ledger_store import DEFAULT_BUDGET
     from ..releases.sparse import sparse_ledger_entries
     from ..data.sparse_data import SPARSE_UNIT, ledger_view
 

@@ -52,8 +52,9 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from ..data.loading import (DATA_DEPENDENT_TAU, MAX_SLOW_BYTES, MISSING_POLICIES, FunctionalData, LoadReport, _clip_factors,
-                   _handle_missing, _layout, _open_source, l2_norms, load_curves, long_columns)
+from ..data.layouts import check_grid, clean_text, read_layout
+from ..data.loading import (DATA_DEPENDENT_TAU, MAX_SLOW_BYTES, MISSING_POLICIES, FunctionalData, LoadReport, check_dialect,
+                   clip_factors, csv_head, data_source, handle_missing, l2_norms, load_curves, long_columns)
 from ..errors import DataError, ParameterError
 from ..kernels import trapezoid_weights
 from ..params import check_choice
@@ -80,7 +81,7 @@ AUTO_STREAM_BYTES = 384 * 2**20
 CSV_VALUE_BYTES_PER_BYTE = 4
 
 
-class _Fallback(Exception):
+class Fallback(Exception):
     """The fast reader refused a chunk: the loader must read (or word) the file."""
 
 
@@ -117,7 +118,7 @@ class Tally:
             raise DataError(f"{reader.name}: {self.label}curve {row} (data row {row}) has an infinite value at "
                             f"t = {reader.grid[c]:g}; remove or fix infinite values")
         self.n_missing += int(np.count_nonzero(nan))
-        values, keep, k_interp = _handle_missing(reader.grid, values, reader.missing)
+        values, keep, k_interp = handle_missing(reader.grid, values, reader.missing)
         self.n_interp += k_interp
         if not keep.all():
             self.dropped.extend((self.n_read + np.flatnonzero(~keep) + 1).tolist()[:max(0, 1000 - len(self.dropped))])
@@ -227,10 +228,8 @@ class _IterReader(BlockReader):
     """Chunks from an iterator (or a callable returning one): arrays or (array, metadata)."""
 
     def __init__(self, make_iter, grid, missing: str, name: str):
-        from ..data.loading import _check_grid
-
         grid = np.asarray(grid, dtype=float)
-        _check_grid(grid, [f"{t:g}" for t in grid], name)
+        check_grid(grid, [f"{t:g}" for t in grid], name)
         super().__init__(name, grid, missing)
         self.make_iter = make_iter
         self._used = False
@@ -252,7 +251,9 @@ class _IterReader(BlockReader):
             yield values, meta.reset_index(drop=True)
 
 
-class _CsvReader(BlockReader):
+class CsvReader(BlockReader):
+    """A wide CSV file in blocks of about ``chunk_bytes`` (pyarrow's streaming reader)."""
+
     def __init__(self, src, layout, delimiter, missing, chunk_bytes, name):
         super().__init__(name, layout.grid, missing)
         self.src, self.layout, self.delimiter, self.chunk_bytes = src, layout, delimiter, chunk_bytes
@@ -276,13 +277,15 @@ class _CsvReader(BlockReader):
             for batch in reader:
                 yield arrow_io.wide_block(batch, self.layout, strict_inf=False)
         except (pa.ArrowException, arrow_io.Refused, ValueError):
-            raise _Fallback() from None
+            raise Fallback() from None
 
     def fallback(self) -> FunctionalData:
-        return _load_or_locate(self.src, self.name, self.missing)
+        return load_or_locate(self.src, self.name, self.missing)
 
 
-class _ParquetReader(BlockReader):
+class ParquetReader(BlockReader):
+    """A wide Parquet file in record batches of ``chunk_rows`` rows."""
+
     def __init__(self, src, pf, layout, columns, missing, chunk_rows, name):
         super().__init__(name, layout.grid, missing)
         self.src, self.pf, self.layout, self.columns = src, pf, layout, columns
@@ -300,12 +303,12 @@ class _ParquetReader(BlockReader):
             batch = batch.rename_columns(names)
             values = np.empty((batch.num_rows, self.m), order="F")
             for j in range(self.m):
-                values[:, j] = arrow_io._float_column(batch.column(len(wanted) + j), True)
-            yield values, arrow_io._string_metadata(batch.select(list(range(len(wanted)))),
+                values[:, j] = arrow_io.float_column(batch.column(len(wanted) + j), True)
+            yield values, arrow_io.string_metadata(batch.select(list(range(len(wanted)))),
                                                     [self.layout.meta_names[i] for i in wanted])
 
 
-def _load_or_locate(src, name, missing) -> FunctionalData:
+def load_or_locate(src, name, missing) -> FunctionalData:
     """The loader reads what the streaming reader refused: it names the bad row and column
     (cell-by-cell parser, or the streaming error locator above MAX_SLOW_BYTES)."""
     return load_curves(src.path if src.raw is None else src.raw, name=name, missing=missing)
@@ -336,10 +339,9 @@ def open_source(source, *, grid=None, missing: str = "drop", chunk_rows: int | N
 
 def _open_path(path: Path, missing, chunk_rows, name, mapping, transpose) -> BlockReader:
     from ..data import arrow_io
-    from ..data.loading import _check_dialect, _clean, _csv_head
 
-    src = _open_source(path)
-    name = _clean(name or src.name, 80)
+    src = data_source(path)
+    name = clean_text(name or src.name, 80)
     def in_memory():
         return _FdReader(load_curves(path, name=name, missing=missing, id_column=mapping and mapping.id,
                                      t_column=mapping and mapping.t, value_column=mapping and mapping.value,
@@ -351,24 +353,24 @@ def _open_path(path: Path, missing, chunk_rows, name, mapping, transpose) -> Blo
         except DataError:
             raise
         except Exception as exc:
-            raise DataError(f"{name} could not be read as Parquet: {arrow_io._one_line(exc)}") from None
-        grid_ok = layout.kind == "wide" and all(arrow_io._numeric(pf.schema_arrow.field(c))
+            raise DataError(f"{name} could not be read as Parquet: {arrow_io.one_line(exc)}") from None
+        grid_ok = layout.kind == "wide" and all(arrow_io.numeric_field(pf.schema_arrow.field(c))
                                                  for c in columns[layout.first_numeric:])
         if not grid_ok:
             return in_memory()  # long layout, or grid columns stored as text: the loader reshapes them
-        return _ParquetReader(src, pf, layout, columns, missing, chunk_rows, name)
-    head = None if transpose else _csv_head(src, name)
+        return ParquetReader(src, pf, layout, columns, missing, chunk_rows, name)
+    head = None if transpose else csv_head(src, name)
     if head is None:
         return in_memory()
     sample, delimiter, rows = head
-    _check_dialect(sample, rows[:50], delimiter, name, mapping)
-    layout = _layout(rows[0], name, mapping, rows[1:51] if src.size <= 4 * 65536 else ())
+    check_dialect(sample, rows[:50], delimiter, name, mapping)
+    layout = read_layout(rows[0], name, mapping, rows[1:51] if src.size <= 4 * 65536 else ())
     if layout.kind != "wide":
         return in_memory()
     # Chunk size in bytes from the header's width: about chunk_rows rows per block.
     row_bytes = max(16, len(sample.encode()) // max(1, len(rows)))
     chunk_bytes = int(min(max(row_bytes * auto_chunk_rows(layout.grid.size, chunk_rows), 1 << 16), 1 << 30))
-    return _CsvReader(src, layout, delimiter, missing, chunk_bytes, name)
+    return CsvReader(src, layout, delimiter, missing, chunk_bytes, name)
 
 
 # --------------------------------------------------------------------------- persons
@@ -487,7 +489,7 @@ class MeanAccumulator:
             self.max_norm = max(self.max_norm, float(norms.max(initial=0.0)))
             factor = np.ones(values.shape[0])
         else:
-            factor = _clip_factors(norms, self.tau)
+            factor = clip_factors(norms, self.tau)
             self.n_clipped += int(np.sum(norms > self.tau))
         if row_weights is not None:
             factor = factor * row_weights
@@ -744,7 +746,7 @@ def _with_fallback(reader: BlockReader, make, person_column):
         acc, consume = make(reader)
         n = _run(reader, person_column, consume)
         return reader, acc, n
-    except _Fallback:
+    except Fallback:
         fd = reader.fallback()
         reader = _FdReader(fd, None)
         acc, consume = make(reader)
@@ -895,7 +897,7 @@ def load_with_progress(source, progress=None, **options) -> FunctionalData:
                 if progress is not None:
                     progress(min(1.0, rows / total) if total else 0.0, rows)
             break
-        except _Fallback:
+        except Fallback:
             reader = _FdReader(reader.fallback(), options.get("chunk_rows"))
     matrix = np.concatenate(values) if len(values) > 1 else values[0]
     meta = pd.concat(metas, ignore_index=True) if metas else pd.DataFrame()
@@ -905,9 +907,9 @@ def load_with_progress(source, progress=None, **options) -> FunctionalData:
 
 
 def _row_estimate(reader: BlockReader) -> int | None:
-    if isinstance(reader, _ParquetReader):
+    if isinstance(reader, ParquetReader):
         return int(reader.pf.metadata.num_rows)
-    if isinstance(reader, _CsvReader):
+    if isinstance(reader, CsvReader):
         head = reader.src.head(1 << 20)
         lines = max(1, head.count(b"\n") - 1)
         return max(1, int(reader.src.size / (len(head) / (lines + 1))))

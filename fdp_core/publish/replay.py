@@ -86,7 +86,7 @@ def parse_config(source) -> dict:
         raise ParameterError(f"config: export.granularity_exp must be an integer, got {k!r}")
     budget = _mapping(config, "budget")
     _settings_object(config["kind"], settings)
-    _budget_ledger(budget)
+    budget_ledger(budget)
     return {**config, "settings": settings, "data": data, "export": export, "budget": budget}
 
 
@@ -136,7 +136,8 @@ def settings_of(config: Mapping):
     return _settings_object(config["kind"], config["settings"])
 
 
-def _budget_ledger(budget: dict) -> Ledger:
+def budget_ledger(budget: dict) -> Ledger:
+    """The in-memory Ledger a config's ``budget`` block describes (its keys checked; ParameterError otherwise)."""
     unknown = sorted(set(budget) - {"epsilon_total", "delta_total", "filter", "split", "name"})
     if unknown:
         raise ParameterError(f"config: unknown budget key(s) {', '.join(unknown)}")
@@ -168,7 +169,7 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
     else:
         fd = load_curves(data, missing=missing)
         label = data_label or (Path(data).name if isinstance(data, (str, Path)) else "data")
-    ledger = ledger if ledger is not None else _budget_ledger(config["budget"])
+    ledger = ledger if ledger is not None else budget_ledger(config["budget"])
     k = config["export"].get("granularity_exp")
     if config["kind"] in SUMMARY_COMMIT_KINDS:
         from .commit_summaries import replay_summary
@@ -208,7 +209,7 @@ def _replay_sparse(config: dict, settings, data, *, data_label: str | None, ledg
     else:
         sparse = read_long(data)
         label = data_label or (Path(data).name if isinstance(data, (str, Path)) else "data")
-    ledger = ledger if ledger is not None else _budget_ledger(config["budget"])
+    ledger = ledger if ledger is not None else budget_ledger(config["budget"])
     release = commit_sparse_mean(ledger, sparse, settings, label=f"replay of {config.get('replays', 'a release')}",
                                  data_label=label, granularity_exp=config["export"].get("granularity_exp"),
                                  pre_registered=True)
