@@ -18,15 +18,18 @@ from pathlib import Path
 
 import yaml
 
+from ..budget.accounting import Ledger
+from ..budget.ledger_store import BudgetSpec
 from ..errors import BudgetError, ParameterError
+from .ledger import add_ledger_option, budget_of
+from ..data.loading import load_curves
+from ..data.preprocess import file_persons
 
 PATH = ("plan",)
 HELP = "plan a release by accuracy across statistics (budgets from targets or weights; optionally commit it)"
 
 
 def configure(parser) -> None:
-    from .ledger import add_ledger_option
-
     parser.add_argument("plan", metavar="PLAN", help="plan YAML (schema fdp.plan/1: public, statistics, budget)")
     parser.add_argument("--out", default=None, help="output folder (default: <PLAN name>_plan next to PLAN)")
     parser.add_argument("--data", default=None, help="the private data file (read only with --commit)")
@@ -48,7 +51,7 @@ def _read_plan(path: Path) -> dict:
 
 
 def run(args) -> int:
-    from ..explore.plan import describe, make_plan, part_configs
+    from ..explore.plan import describe, make_plan, part_configs  # lazy: scipy and the planner, not for `plan --help`
 
     if args.commit and not args.data:
         raise ParameterError("--commit needs --data (the private file the plan releases)")
@@ -76,11 +79,8 @@ def run(args) -> int:
 
 def _commit(args, plan, configs, out: Path) -> int:
     """Read the data once, check the whole plan against the budget left, commit every part."""
-    from ..publish.bundle import export_folder
-    from ..data.loading import load_curves
-    from ..data.preprocess import file_persons
-    from ..publish.replay import replay
-    from .ledger import budget_of
+    from ..publish.bundle import export_folder  # lazy: plotly, Jinja2 (the bundle), only with --commit
+    from ..publish.replay import replay  # lazy: every commit path, only with --commit
 
     fd = load_curves(args.data)
     person = plan.design.person_column
@@ -114,8 +114,5 @@ def _commit(args, plan, configs, out: Path) -> int:
 
 
 def _spec(budget_section: dict):
-    from ..budget.ledger_store import BudgetSpec
-    from ..budget.accounting import Ledger
-
     return BudgetSpec.of(Ledger(budget_section["epsilon_total"], budget_section["delta_total"], None,
                                 budget_section.get("filter", "basic")))

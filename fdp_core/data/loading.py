@@ -351,8 +351,8 @@ def check_dialect(sample: str, rows: list[list[str]], delimiter: str, name: str,
         if body and all(len(r) == len(header) and not r[-1].strip() for r in body):
             raise DataError(f"{name}: every line ends with a trailing '{clean_text(delimiter)}' (an empty column after "
                             f"'{clean_text(header[-2])}'); remove the trailing separators")
-        raise DataError(f"{name}: the header ends with a trailing '{clean_text(delimiter)}' (an empty column name after "
-                        f"'{clean_text(header[-2])}'); remove it")
+        raise DataError(f"{name}: the header ends with a trailing '{clean_text(delimiter)}' (an empty column name "
+                        f"after '{clean_text(header[-2])}'); remove it")
 
 
 # --------------------------------------------------------------------------- transposed files
@@ -562,7 +562,7 @@ def _from_layout_rows(layout: Layout, body, name, missing) -> FunctionalData:
 # --------------------------------------------------------------------------- loading
 
 def _load_parquet(src: _Source, name: str, missing: str, mapping) -> FunctionalData:
-    from . import arrow_io
+    from . import arrow_io  # lazy: pyarrow, loaded with the first file read
 
     fast = arrow_io.read_parquet_block(src, name, mapping)
     if isinstance(fast, tuple):
@@ -625,7 +625,7 @@ def _why_not_fast(src: _Source, transpose: bool) -> str:
 
 
 def _load_csv(src: _Source, name: str, missing: str, mapping, transpose: bool) -> FunctionalData:
-    from . import arrow_io
+    from . import arrow_io  # lazy: pyarrow, loaded with the first file read
 
     head = None if transpose else csv_head(src, name)
     if head is not None:

@@ -31,6 +31,7 @@ import pandas as pd
 
 from . import stream
 from ..errors import DataError, ParameterError
+from ..data.loading import FunctionalData
 
 PARTITION_BYTES = 64 * 2**20
 SCHEDULER_ADDRESS = re.compile(r"^(tcp|tls|ucx|inproc)://[A-Za-z0-9._\-\[\]:]+:\d{1,5}$")
@@ -59,7 +60,7 @@ class _PartitionReader(stream.BlockReader):
         import pyarrow.csv as pacsv
         import pyarrow.parquet as pq
 
-        from ..data import arrow_io
+        from ..data import arrow_io  # lazy: pyarrow, loaded with the first file read
 
         part = self.part
         try:
@@ -127,7 +128,6 @@ def _count_task(part: Partition, meta: dict, person_column: str) -> pd.Series:
 
 def _sum_task(part: Partition, meta: dict, template, features, person_column, counts, value_range=None):
     """Per-partition clipped sums: (accumulator, tally)."""
-    from ..data.loading import FunctionalData
 
     reader = _part_reader(part, meta)
     tally = stream.Tally(reader.m)
@@ -232,7 +232,7 @@ def dask_mean_sums(source, settings, **kwargs):
 
 
 def dask_pca_sums(source, settings, *, released_mean=None, with_report: bool = False, **kwargs):
-    from ..releases.pca import pca_basis, pca_centre
+    from ..releases.pca import pca_basis, pca_centre  # lazy: scipy.linalg (via releases.pca), only for a streamed PCA
 
     settings = settings.validated()
     holder = {}

@@ -53,12 +53,23 @@ import numpy as np
 import pandas as pd
 
 from ..data.layouts import check_grid, clean_text, read_layout
-from ..data.loading import (DATA_DEPENDENT_TAU, MAX_SLOW_BYTES, MISSING_POLICIES, FunctionalData, LoadReport, check_dialect,
-                   clip_factors, csv_head, data_source, handle_missing, l2_norms, load_curves, long_columns)
+from ..data.sketch import sketch_of_chunks
+from ..data.loading import (DATA_DEPENDENT_TAU, MAX_SLOW_BYTES, MISSING_POLICIES, FunctionalData, LoadReport,
+                            check_dialect, clip_factors, csv_head, data_source, handle_missing, l2_norms, load_curves,
+                            long_columns)
 from ..errors import DataError, ParameterError
 from ..kernels import trapezoid_weights
 from ..params import check_choice
 from ..registry import mean_mechanism
+from ..data.loading import file_positions
+from ..data.preprocess import centre_block, clip_values, mechanism_n as declared_n
+from ..releases.estimators import lattice_interpolation_matrix
+from ..releases.mean import MeanSums
+from ..releases.box import (KdeSums, box_centre, check_box, check_grid_size, check_points, kde_grids, node_counts,
+                            snap_to_grid)
+from ..mechanisms.hall_kde import hall_bump_sums
+from ..registry.kde import kde_mechanism
+from ..data.features import extract_features, parse_feature_spec
 
 DEFAULT_CHUNK_ROWS = 65_536  # at most; fewer for wide grids (CHUNK_BYTES)
 CHUNK_BYTES = 32 * 2**20  # numeric block of one chunk; a chunk's transform makes ~3 temporaries of this size
@@ -262,7 +273,7 @@ class CsvReader(BlockReader):
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
-        from ..data import arrow_io
+        from ..data import arrow_io  # lazy: pyarrow, loaded with the first file read
 
         layout = self.layout
         columns = None
@@ -292,7 +303,7 @@ class ParquetReader(BlockReader):
         self.chunk_rows = auto_chunk_rows(layout.grid.size, chunk_rows)
 
     def raw_chunks(self):
-        from ..data import arrow_io
+        from ..data import arrow_io  # lazy: pyarrow, loaded with the first file read
 
         first = self.layout.first_numeric
         wanted = [i for i, meta in enumerate(self.layout.meta_names)
@@ -337,8 +348,15 @@ def open_source(source, *, grid=None, missing: str = "drop", chunk_rows: int | N
     return _IterReader(source, grid, missing, name or "chunks")
 
 
+def sketch_of_stream(source, *, missing: str = "drop", chunk_rows: int | None = None, **read_options) -> np.ndarray:
+    """The content sketch of a file (fdp_core.data.sketch) read chunk by chunk, as ``sketch_of`` gives for
+    the loaded curves."""
+    reader = open_source(source, missing=missing, chunk_rows=chunk_rows, **read_options)
+    return sketch_of_chunks(reader.grid, (chunk.values for chunk in reader.chunks()))
+
+
 def _open_path(path: Path, missing, chunk_rows, name, mapping, transpose) -> BlockReader:
-    from ..data import arrow_io
+    from ..data import arrow_io  # lazy: pyarrow, loaded with the first file read
 
     src = data_source(path)
     name = clean_text(name or src.name, 80)
@@ -409,8 +427,6 @@ def dropped_person_counts(dropped: pd.DataFrame | None, person_column: str, name
 def file_rows(reader: BlockReader) -> int:
     """Curves in the file, usable or not: n without a person column (METHODS.md 11)."""
     if isinstance(reader, _FdReader):
-        from ..data.loading import file_positions
-
         return file_positions(reader.fd)[1]
     return int(reader.report.n_read)
 
@@ -421,8 +437,6 @@ def person_weights(keys: np.ndarray, counts: pd.Series) -> np.ndarray:
 
 
 def mechanism_n(bounds, n_persons: int) -> int:
-    from ..data.preprocess import mechanism_n as declared_n
-
     return declared_n(bounds.n_public, n_persons)
 
 
@@ -451,8 +465,6 @@ class MeanAccumulator:
         self.raw_sum = np.zeros(self.grid.size)
         bounds = s.bounds
         if mean_mechanism(s.mechanism).lattice:
-            from ..releases.estimators import lattice_interpolation_matrix
-
             self._lattice = lattice_interpolation_matrix(self.unit_grid, int(s.K))
             self.total = np.zeros(int(s.K) + 1)
             self.centre = np.zeros(self.grid.size)
@@ -464,8 +476,6 @@ class MeanAccumulator:
                                                       else float(bounds.default_tau(self.grid)))
 
     def update(self, values: np.ndarray, row_weights: np.ndarray | None = None) -> None:
-        from ..data.preprocess import centre_block, clip_values
-
         s = self.settings
         self.n_rows += values.shape[0]
         self.raw_sum += np.add.reduce(values, axis=0)
@@ -505,8 +515,6 @@ class MeanAccumulator:
         return self
 
     def sums(self, n_persons: int, n_dropped: int, n_usable: int | None = None):
-        from ..releases.mean import MeanSums
-
         s = self.settings
         n = mechanism_n(s.bounds, n_persons)
         usable = n_persons if n_usable is None else int(n_usable)
@@ -542,15 +550,14 @@ class PcaAccumulator:
     max_norm: float = 0.0
 
     def __post_init__(self):
-        from ..releases.pca import pca_tau
+        from ..releases.pca import pca_tau  # lazy: scipy.linalg (via releases.pca), only for a streamed PCA
 
         self.gram = np.zeros((self.basis.p, self.basis.p))
         self._projector = self.weights[:, None] * self.basis.functions
         self.tau = pca_tau(self.settings, self.grid)
 
     def update(self, values: np.ndarray, row_weights: np.ndarray | None = None) -> None:
-        from ..releases.pca import coefficient_matrix
-        from ..data.preprocess import clip_values
+        from ..releases.pca import coefficient_matrix  # lazy: scipy.linalg (via releases.pca), only for a streamed PCA
 
         self.n_rows += values.shape[0]
         values, n_range = clip_values(values, self.settings.bounds.value_range)
@@ -575,7 +582,7 @@ class PcaAccumulator:
         return self
 
     def sums(self, n_persons: int, flags=()):
-        from ..releases.pca import PcaSums
+        from ..releases.pca import PcaSums  # lazy: scipy.linalg (via releases.pca), only for a streamed PCA
 
         flags = list(flags)
         tau, gram = self.tau, self.gram
@@ -609,8 +616,6 @@ class KdeAccumulator:
             self.total = np.zeros((self.grid_size,) * d)
 
     def clip(self, points: np.ndarray) -> tuple[np.ndarray, int]:
-        from ..releases.box import check_points
-
         x = check_points(points, len(self.box))
         lo = np.array([b[0] for b in self.box])
         hi = np.array([b[1] for b in self.box])
@@ -630,9 +635,6 @@ class KdeAccumulator:
         self._add(x)
 
     def _add(self, x: np.ndarray) -> None:
-        from ..releases.box import kde_grids, node_counts, snap_to_grid
-        from ..mechanisms.hall_kde import hall_bump_sums
-
         if self.mode == "counts":
             self.total += node_counts(snap_to_grid(x, self.box, self.grid_size), self.grid_size)
         elif self.mode == "bumps":
@@ -655,7 +657,6 @@ class KdeAccumulator:
 
         ``n_persons``: the persons of the file (or the declared n_public); those without a usable
         curve are observed at the box centre, as in features.person_features."""
-        from ..releases.box import KdeSums
 
         if self.n_rows and self.n_clipped == self.n_rows:
             limits = " x ".join(f"[{a:g}, {b:g}]" for a, b in self.box)
@@ -674,8 +675,6 @@ class KdeAccumulator:
         else:
             n = self.n_rows
         if n_persons is not None and n_persons > n:
-            from ..releases.box import box_centre
-
             self._add(np.tile(box_centre(self.box), (n_persons - n, 1)))
             n = n_persons
         common = dict(box=self.box, grid_size=self.grid_size, n=n, n_clipped_box=0)
@@ -689,7 +688,6 @@ class KdeAccumulator:
 
 def kde_mode(settings) -> str:
     """The sufficient statistic a chunk adds: the mechanism's registry entry decides (fdp_core/registry/kde.py)."""
-    from ..registry.kde import kde_mechanism
 
     return kde_mechanism(settings.mechanism).stream_mode(settings)
 
@@ -698,9 +696,6 @@ def kde_features(chunk_fd: FunctionalData, features, value_range):
     """The per-curve features of a chunk, curves first clipped to the public value range
     (as fdp_core.data.features.person_features does)."""
     from dataclasses import replace as _replace
-
-    from ..data.features import extract_features
-    from ..data.preprocess import clip_values
 
     if value_range is not None and any(f.kind != "column" for f in features):
         chunk_fd = _replace(chunk_fd, data_matrix=clip_values(chunk_fd.data_matrix, value_range)[0])
@@ -771,8 +766,8 @@ def stream_mean_sums(source, settings, **options):
 
 def stream_pca_sums(source, settings, *, released_mean=None, with_report: bool = False, **options):
     """:class:`fdp_core.releases.pca.PcaSums` of ``source`` (centring public, by a released mean, or none)."""
-    from ..mechanisms.bingham import single_blas_thread
-    from ..releases.pca import pca_basis, pca_centre
+    from ..mechanisms.bingham import single_blas_thread  # lazy: scipy.linalg (via releases.pca), only for a streamed PCA
+    from ..releases.pca import pca_basis, pca_centre  # lazy: scipy.linalg (via releases.pca), only for a streamed PCA
 
     settings = settings.validated()
     person_column = settings.bounds.person_column
@@ -804,8 +799,6 @@ class StreamedFeatures:
 
 def kde_feature_inputs(settings, feature) -> tuple[tuple, tuple, int]:
     """(features, box, grid size) of a streamed or Dask density release, checked against each other."""
-    from ..data.features import parse_feature_spec
-    from ..releases.box import check_box, check_grid_size
 
     features = parse_feature_spec(feature) if isinstance(feature, str) else tuple(feature)
     box = check_box(settings.box)
@@ -839,8 +832,6 @@ def stream_kde_sums(source, settings, feature, **options) -> StreamedFeatures:
 
 
 def mechanism_n_public(n_public, n_persons: int) -> int:
-    from ..data.preprocess import mechanism_n as declared_n
-
     return declared_n(n_public, n_persons)
 
 

@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from ..budget.accounting import Ledger, LedgerEntry, discrete_entry
+from ..budget.charging import charge, settle
 from ..releases.box import check_box
 from ..data.loading import FunctionalData, unit_interval
 from ..explore.epsilon_tradeoff import kde_epsilon_errors, mean_epsilon_errors
@@ -67,6 +68,8 @@ from ..registry.pca import pca_sampler
 from .release import library_versions, provenance_stamp
 from ..settings_fields import config_of
 from ..data.stand_in import SEALED, all_on_stand_in
+from ..releases import kde, pca
+from ..data.features import features_label, person_features
 
 CONFIG_SCHEMA = "fdp.replay/1"
 # Covariance and regression commits live in commit_summaries.py (exact discrete noise, same path).
@@ -186,26 +189,6 @@ def _draw(pending: PendingCommit):
                                                                  pending.noise_plan.unit_noise_scale):
         raise RuntimeError("the sampler's privacy differs from the checked plan: refusing to release")
     return noisy, record
-
-
-def charge(account, entry: LedgerEntry) -> Ledger:
-    """Check (and for a stored budget, charge) ``entry`` before any noise is drawn.
-
-    ``account`` is an in-memory :class:`Ledger` (checked here, committed by :func:`settle`
-    after the draw) or a :class:`fdp_core.budget.ledger_store.StoredBudget`, charged here for good in
-    one locked transaction: a crash after this point leaves the charge (never a double
-    spend). Returns the ledger that describes the release (a stored budget's snapshot).
-    """
-    if isinstance(account, Ledger):
-        account.check(entry)
-        return account
-    return account.reserve(entry)
-
-
-def settle(account, ledger: Ledger, entry: LedgerEntry) -> None:
-    """After a successful draw: record the entry in an in-memory ledger (a stored one already has it)."""
-    if account is ledger:
-        ledger.commit(entry)
 
 
 # Settings computed from the data without noise: a release using them is not differentially
@@ -497,12 +480,6 @@ def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: st
 
 # --------------------------------------------------------------------------- density (KDE)
 
-def _kde_module():
-    from ..releases import kde
-
-    return kde
-
-
 def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str = "",
                        granularity_exp: int | None = None) -> PendingCommit:
     """Plan a density commit (a per-curve feature or column, :mod:`fdp_core.data.features`); draws nothing.
@@ -513,9 +490,7 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
     the float-error bound; the noise family gives the scaled sensitivity (mu = Delta / sigma
     for Gaussian noise, epsilon for Laplace noise calibrated for it).
     """
-    from ..data.features import features_label, person_features
 
-    kde = _kde_module()
     obs = person_features(fd, feature, settings.box, person_column=settings.person_column,
                           value_range=settings.value_range, n_public=settings.n_public)
     points, features = obs.points, obs.features
@@ -549,7 +524,6 @@ def kde_tradeoff(points, settings, n_points: int = 15, plan=None) -> dict:
     ``plan``: the release already planned with ``settings`` (a commit passes its own), else
     planned here; the other epsilons rescale its noise (fdp_core/explore/epsilon_tradeoff.py).
     """
-    kde = _kde_module()
     chosen = plan if plan is not None else kde.plan_kde_release(points, settings)
     eps, err = kde_epsilon_errors(chosen, kde_mechanism(settings.mechanism).family, settings, n_points)
     return {"parameter": "epsilon", "epsilon": eps, "expected_sq_l2_error": err,
@@ -571,7 +545,6 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
                pending: PendingCommit | None = None, looked_at=None, pre_registered: bool = False) -> CommittedRelease:
     """Commit one sanitized density (Hall or ICLP-KDE) through the same check -> draw -> record path."""
     refuse_data_dependent(settings)  # before anything is charged or drawn
-    kde = _kde_module()
     pending = pending or prepare_kde_commit(fd, feature, settings, label=label, granularity_exp=granularity_exp)
     full, noise, ledger = execute(ledger, pending)
     plan = pending.plan
@@ -627,12 +600,6 @@ RANDOMNESS_PCA = ("fresh OS entropy (numpy Generator seeded from the operating s
                   "floating-point Bingham sampler")
 
 
-def _pca_module():
-    from ..releases import pca
-
-    return pca
-
-
 def pca_ledger_entry(settings, *, label: str = "") -> LedgerEntry:
     """The cost of a PCA commit, known from the settings alone (nothing is drawn).
 
@@ -659,7 +626,6 @@ def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_la
     analyst-view metrics and the sampler's acceptance rate, which depends on X^T X).
     """
     refuse_data_dependent(settings)  # before anything is charged or drawn
-    pca = _pca_module()
     settings = settings.validated()
     if settings.centring == "released-mean" and released_mean is None:
         raise ParameterError("centring by a released mean needs a committed mean release (commit a mean first)")

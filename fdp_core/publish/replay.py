@@ -20,6 +20,10 @@ from ..mechanisms.discrete import DEFAULT_GRANULARITY_EXP
 from ..settings_fields import settings_from_config
 from .commit import (CONFIG_SCHEMA, SUMMARY_COMMIT_KINDS, CommittedRelease, commit_kde,
                      commit_mean, commit_pca, refuse_data_dependent)
+from .commit_summaries import replay_summary
+from .band_commit import commit_mean_with_band
+from .sparse_commit import commit_sparse_mean
+from ..data.sparse_data import SparseData, read_long
 
 # --------------------------------------------------------------------------- replay
 
@@ -172,14 +176,10 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
     ledger = ledger if ledger is not None else budget_ledger(config["budget"])
     k = config["export"].get("granularity_exp")
     if config["kind"] in SUMMARY_COMMIT_KINDS:
-        from .commit_summaries import replay_summary
-
         release = replay_summary(config["kind"], ledger, fd, settings,
                                  label=f"replay of {config.get('replays', 'a release')}", data_label=label,
                                  granularity_exp=k)
     elif config["kind"] == "mean":
-        from .band_commit import commit_mean_with_band  # a mean with a confidence band: two parts
-
         commit = commit_mean if settings.confidence_band is None else commit_mean_with_band
         release = commit(ledger, fd, settings, label=f"replay of {config.get('replays', 'a release')}",
                               data_label=label, granularity_exp=k, pre_registered=True)
@@ -201,8 +201,6 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
 
 def _replay_sparse(config: dict, settings, data, *, data_label: str | None, ledger):
     """A sparse mean again on a long file of observations (path, bytes or SparseData), fresh noise."""
-    from .sparse_commit import commit_sparse_mean
-    from ..data.sparse_data import SparseData, read_long
 
     if isinstance(data, SparseData):
         sparse, label = data, data_label or data.name

@@ -17,6 +17,7 @@ from typing import Mapping
 
 from ..data.loading import FunctionalData, load_curves
 from .replay import parse_config, settings_of
+from . import commit, commit_summaries
 
 REL_TOL = 1e-9
 
@@ -65,9 +66,6 @@ def _check(name: str, published, derived) -> Check:
 
 
 def _pendings(kind: str, fd: FunctionalData, config: Mapping, settings) -> list:
-    from . import commit
-    from . import commit_summaries
-
     k = config["export"].get("granularity_exp")
     if kind == "mean":
         return [commit.prepare_mean_commit(fd, settings, granularity_exp=k)]

@@ -35,6 +35,8 @@ from ..publish.release import randomness_fields
 from ..sensitivity import (sparse_b_sensitivity_l1, sparse_b_sensitivity_l2, sparse_gram_sensitivity_frobenius,
                           sparse_gram_sensitivity_l1)
 from ..data.sparse_data import SparseData
+from .smoother import pooled_local_linear
+from ..budget.accounting import gaussian_entry, pure_entry
 
 NOISES = ("gaussian", "laplace")
 MAX_BASIS = limits.MAX_SPARSE_BASIS
@@ -360,7 +362,6 @@ def sparse_analyst_view(plan: SparseRelease, values: np.ndarray, data: SparseDat
     """Everything computed from the data without noise: counts, the gap to the noiseless estimate
     and to the non-private pooled local-linear smoother (Yao, Mueller & Wang 2005; not for a
     streamed file, whose observations are never held in memory)."""
-    from .smoother import pooled_local_linear
 
     st = plan.statistics
     grid = plan.output_grid
@@ -394,7 +395,6 @@ def sparse_ledger_entries(plan: SparseRelease, *, label: str = "") -> list:
     is charged exactly what its guarantee says: gamma epsilon + (1 - gamma) epsilon under basic
     composition, mu = sqrt(mu_A^2 + mu_b^2) for Gaussian noise under GDP.
     """
-    from ..budget.accounting import gaussian_entry, pure_entry
 
     out = []
     for part, scale, sensitivity in (("A", plan.scale_a, plan.sensitivity_a), ("b", plan.scale_b, plan.sensitivity_b)):
