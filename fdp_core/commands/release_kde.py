@@ -9,8 +9,6 @@ from ..publish.release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
                       stream_options)
-from ..engines.stream import stream_kde_sums
-from ..engines.dask_engine import dask_kde_sums
 
 PATH = ("release", "kde")
 HELP = "release a differentially private density (KDE) of a per-curve feature or a numeric column"
@@ -36,8 +34,12 @@ def run(args) -> int:
         points, features, n_dropped = obs.points, obs.features, fd.report.n_dropped
     else:
         if engine == "stream":
+            from ..engines.stream import stream_kde_sums  # lazy: light `--help`
+
             obs = stream_kde_sums(args.data, settings, args.feature, **stream_options(args))
         else:
+            from ..engines.dask_engine import dask_kde_sums  # lazy: light `--help`
+
             obs = dask_kde_sums(args.data, settings, args.feature, scheduler=args.scheduler, **stream_options(args))
         points, features, n_dropped = obs.sums, obs.features, obs.n_dropped
     plan = plan_kde_release(points, settings)

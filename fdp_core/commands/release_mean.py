@@ -12,9 +12,6 @@ from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
                       stream_options)
 from .sparse_mean import add_sparse_options, run_sparse, sparse_data_for
-from ..engines.stream import stream_mean_sums
-from ..engines.dask_engine import dask_mean_sums
-from ..releases.bands import preview_band_release
 
 PATH = ("release", "mean")
 HELP = "release a differentially private mean function"
@@ -39,8 +36,12 @@ def run(args) -> int:
     if engine == "local":
         data = load_data(args)
     elif engine == "stream":
+        from ..engines.stream import stream_mean_sums  # lazy: light `--help`
+
         data = stream_mean_sums(args.data, settings, **stream_options(args))
     else:
+        from ..engines.dask_engine import dask_mean_sums  # lazy: light `--help`
+
         data = dask_mean_sums(args.data, settings, scheduler=args.scheduler, **stream_options(args))
     plan = plan_mean_release(data, settings)
     finished = finish_mean(plan.sample(rng_from(args), 1)[0], plan.settings)  # free post-processing
@@ -57,6 +58,7 @@ def run(args) -> int:
 
 def _run_with_band(args, settings: MeanSettings, engine: str) -> int:
     """--confidence-band: the mean at (1 - share) of the budget, a second moment at the share, both bands."""
+    from ..releases.bands import preview_band_release  # lazy: light `--help`
 
     if engine != "local":
         raise ParameterError("--confidence-band needs the curves in memory (the second moment is not streamed): "

@@ -12,8 +12,6 @@ from ..publish.release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
                       stream_options)
-from ..engines.stream import open_source, stream_pca_sums
-from ..engines.dask_engine import dask_pca_sums
 
 PATH = ("release", "pca")
 HELP = "release private functional principal components (exponential mechanism, epsilon-DP)"
@@ -61,13 +59,19 @@ def run(args) -> int:
         n_dropped = fd.report.n_dropped
         n_unusable = file_persons(fd, settings.bounds.person_column).n_unusable
     else:
+        from ..engines.stream import open_source  # lazy: light `--help`
+
         n_unusable = None  # the streamed engines count persons, not these (analyst view)
         grid = open_source(args.data, **stream_options(args)).grid
         mean = None if args.released_mean is None else _released_mean(args.released_mean, grid)
         if engine == "stream":
+            from ..engines.stream import stream_pca_sums  # lazy: light `--help`
+
             sums, n_dropped = stream_pca_sums(args.data, settings, released_mean=mean, with_report=True,
                                               **stream_options(args))
         else:
+            from ..engines.dask_engine import dask_pca_sums  # lazy: light `--help`
+
             sums, n_dropped = dask_pca_sums(args.data, settings, released_mean=mean, scheduler=args.scheduler,
                                             with_report=True, **stream_options(args))
         result = private_pca(sums, settings, rng_from(args))

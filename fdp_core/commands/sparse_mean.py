@@ -14,12 +14,11 @@ import pandas as pd
 
 from ..errors import DataError, ParameterError
 from ..publish.release import write_release
-from ..releases.sparse import NOISES, SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
+from ..releases.sparse import (NOISES, SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_ledger_entries,
+                               sparse_release_record)
 from ..data.sparse_data import SPARSE_UNIT, SparseData, ledger_view, parse_domain, read_long, sparse_reason
 from ..engines.sparse_stream import DEFAULT_CHUNK_ROWS, stream_sparse_statistics
 from ._common import engine_of, rng_from
-from ..budget.accounting import Ledger
-from ..releases.sparse import sparse_ledger_entries
 
 
 def add_sparse_options(parser) -> None:
@@ -48,6 +47,7 @@ def add_sparse_options(parser) -> None:
 
 def _reserve(args, data: SparseData, plan):
     """Check both ledger entries against the stored budget, then reserve them (completed after writing)."""
+    from ..budget.accounting import Ledger  # lazy: the ledger's privacy events, only with --ledger
     from ..budget.datasets import open_budget  # lazy: SQLite, only with --ledger
     from ..budget.ledger_store import DEFAULT_BUDGET  # lazy: as above
 

@@ -67,9 +67,6 @@ from ..releases.estimators import lattice_interpolation_matrix
 from ..releases.mean import MeanSums
 from ..releases.box import (KdeSums, box_centre, check_box, check_grid_size, check_points, kde_grids, node_counts,
                             snap_to_grid)
-from ..mechanisms.hall_kde import hall_bump_sums
-from ..registry.kde import kde_mechanism
-from ..data.features import extract_features, parse_feature_spec
 
 DEFAULT_CHUNK_ROWS = 65_536  # at most; fewer for wide grids (CHUNK_BYTES)
 CHUNK_BYTES = 32 * 2**20  # numeric block of one chunk; a chunk's transform makes ~3 temporaries of this size
@@ -635,6 +632,8 @@ class KdeAccumulator:
         self._add(x)
 
     def _add(self, x: np.ndarray) -> None:
+        from ..mechanisms.hall_kde import hall_bump_sums  # lazy: density pieces, not for `release mean --help`
+
         if self.mode == "counts":
             self.total += node_counts(snap_to_grid(x, self.box, self.grid_size), self.grid_size)
         elif self.mode == "bumps":
@@ -688,6 +687,7 @@ class KdeAccumulator:
 
 def kde_mode(settings) -> str:
     """The sufficient statistic a chunk adds: the mechanism's registry entry decides (fdp_core/registry/kde.py)."""
+    from ..registry.kde import kde_mechanism  # lazy: density pieces, not for `release mean --help`
 
     return kde_mechanism(settings.mechanism).stream_mode(settings)
 
@@ -696,6 +696,8 @@ def kde_features(chunk_fd: FunctionalData, features, value_range):
     """The per-curve features of a chunk, curves first clipped to the public value range
     (as fdp_core.data.features.person_features does)."""
     from dataclasses import replace as _replace
+
+    from ..data.features import extract_features  # lazy: density pieces, not for `release mean --help`
 
     if value_range is not None and any(f.kind != "column" for f in features):
         chunk_fd = _replace(chunk_fd, data_matrix=clip_values(chunk_fd.data_matrix, value_range)[0])
@@ -799,6 +801,7 @@ class StreamedFeatures:
 
 def kde_feature_inputs(settings, feature) -> tuple[tuple, tuple, int]:
     """(features, box, grid size) of a streamed or Dask density release, checked against each other."""
+    from ..data.features import parse_feature_spec  # lazy: density pieces, not for `release mean --help`
 
     features = parse_feature_spec(feature) if isinstance(feature, str) else tuple(feature)
     box = check_box(settings.box)

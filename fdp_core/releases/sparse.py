@@ -36,7 +36,6 @@ from ..sensitivity import (sparse_b_sensitivity_l1, sparse_b_sensitivity_l2, spa
                           sparse_gram_sensitivity_l1)
 from ..data.sparse_data import SparseData
 from .smoother import pooled_local_linear
-from ..budget.accounting import gaussian_entry, pure_entry
 
 NOISES = ("gaussian", "laplace")
 MAX_BASIS = limits.MAX_SPARSE_BASIS
@@ -395,6 +394,7 @@ def sparse_ledger_entries(plan: SparseRelease, *, label: str = "") -> list:
     is charged exactly what its guarantee says: gamma epsilon + (1 - gamma) epsilon under basic
     composition, mu = sqrt(mu_A^2 + mu_b^2) for Gaussian noise under GDP.
     """
+    from ..budget.accounting import gaussian_entry, pure_entry  # lazy: privacy events, not for `release mean --help`
 
     out = []
     for part, scale, sensitivity in (("A", plan.scale_a, plan.sensitivity_a), ("b", plan.scale_b, plan.sensitivity_b)):
