@@ -31,17 +31,32 @@ _PUBLIC = {
     "MeanSettings": "releases.mean", "MeanRelease": "releases.mean", "plan_mean_release": "releases.mean",
     "KdeSettings": "releases.kde", "KdeRelease": "releases.kde", "plan_kde_release": "releases.kde",
     "PcaSettings": "releases.pca", "PrivatePCAResult": "releases.pca", "private_pca": "releases.pca",
+    "CovarianceSettings": "releases.covariance", "CovarianceRelease": "releases.covariance",
+    "plan_covariance_release": "releases.covariance",
+    "RegressionSettings": "releases.regression", "RegressionRelease": "releases.regression",
+    "plan_regression_release": "releases.regression",
+    "load_counts": "data.counts",  # a density from a (value, count) table: plan_kde_release on its values
+    "SparseSettings": "releases.sparse", "SparseRelease": "releases.sparse", "plan_sparse_release": "releases.sparse",
+    "read_long": "data.sparse_data",
+    "synthetic_curves": "releases.synthetic",
+    "BandPlan": "releases.bands", "plan_band_release": "releases.bands", "confidence_band": "releases.bands",
     # choosing parameters
     "pcv_grid": "explore.tuning", "pss_defaults": "explore.tuning",
+    "PrivateSelection": "explore.private_selection", "select_parameters": "explore.private_selection",
     # accounting, committed releases and their export
     "Ledger": "budget.accounting", "LedgerEntry": "budget.accounting", "compose": "budget.accounting",
     "commit_mean": "publish.export", "commit_kde": "publish.export", "commit_pca": "publish.export", "replay": "publish.export",
     "export_folder": "publish.export", "export_zip": "publish.export",
+    "commit_covariance": "publish.commit_summaries", "commit_regression": "publish.commit_summaries",
+    "commit_sparse_mean": "publish.sparse_commit", "commit_mean_with_band": "publish.band_commit",
+    "commit_selection": "explore.private_selection",
+    # plans across statistics (one budget, one commit)
+    "ReleasePlan": "explore.plan", "make_plan": "explore.plan", "commit_plan": "publish.plan_commit",
     # errors
     "FdpError": "errors", "DataError": "errors", "ParameterError": "errors", "BudgetError": "errors",
 }
 
-__all__ = sorted(_PUBLIC) + ["__version__"]
+__all__ = sorted([*_PUBLIC, "__version__"])
 
 
 def __getattr__(name: str):

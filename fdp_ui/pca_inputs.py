@@ -72,7 +72,7 @@ def gibbs_chain_warm_up():
     """Once per server: numba's compiled Gibbs chain is built into its disk cache by a child
     process at low priority (~30 s the first time after an install), so that no Gibbs preview
     waits for the compiler; until then the Gibbs sampler runs its Python chain."""
-    from fdp_core.mechanisms.gibbs_warm_up import warm_up_in_background  # a child process: only when served
+    from fdp_core.mechanisms.gibbs_warm_up import warm_up_in_background  # lazy: a child process, only when served
 
     return warm_up_in_background()
 

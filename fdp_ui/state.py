@@ -15,6 +15,7 @@ from fdp_core.data.loading import FunctionalData, load_curves
 from fdp_core.errors import FdpError
 from fdp_core.data.simulate import SIMULATIONS, design_value_range, simulate
 from fdp_core.data.stand_in import stand_in_view
+from fdp_core.data.preprocess import curves_per_person, likely_person_column
 
 EXAMPLE_FILE = Path(__file__).resolve().parents[1] / "data" / "example_curves.csv"
 
@@ -118,7 +119,6 @@ def store_choice(store_key: str) -> None:
 
 def _sync_person_choice(ds: Dataset) -> None:
     """Pre-select the likely person column whenever a new data set comes in."""
-    from fdp_core.data.preprocess import likely_person_column
 
     ss = st.session_state
     previous = ss.get(PERSON_FOR_KEY)
@@ -150,7 +150,6 @@ def person_column(ds: Dataset | None = None) -> str | None:
 
 def n_persons(ds: Dataset | None = None) -> int:
     """The n of every sensitivity: persons in the person column, or curves without one."""
-    from fdp_core.data.preprocess import curves_per_person
 
     ds = ds or current()
     column = person_column(ds)

@@ -9,7 +9,8 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from fdp_core.data.loading import from_arrays, load_curves
-from fdp_core.budget.ledger_store import BudgetSpec, LedgerStore, open_budget
+from fdp_core.budget.datasets import open_budget
+from fdp_core.budget.ledger_store import BudgetSpec, LedgerStore
 from fdp_ui.state import Dataset
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")

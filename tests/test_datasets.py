@@ -17,10 +17,11 @@ import pytest
 from fdp_core.budget.accounting import pure_entry
 from fdp_core.cli import main
 from fdp_core.data.loading import load_curves
-from fdp_core.budget.datasets import resolve
+from fdp_core.budget.datasets import open_budget, resolve
 from fdp_core.errors import ParameterError
-from fdp_core.budget.ledger_store import SCHEMA_VERSION, BudgetSpec, LedgerStore, open_budget
+from fdp_core.budget.ledger_store import SCHEMA_VERSION, BudgetSpec, LedgerStore
 from fdp_core.data import sketch
+from fdp_core.engines.stream import sketch_of_stream
 from fdp_core.publish.release import to_json
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -39,7 +40,7 @@ def _load(path, options):
 def _vectors(path, options, engine):
     if engine == "local":
         return sketch.sketch_of(_load(path, options))
-    return sketch.sketch_of_stream(path, chunk_rows=37, **{k: v for k, v in options.items() if k != "person"})
+    return sketch_of_stream(path, chunk_rows=37, **{k: v for k, v in options.items() if k != "person"})
 
 
 @pytest.mark.parametrize("engine", ["local", "stream"])

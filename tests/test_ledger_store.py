@@ -17,8 +17,9 @@ from fdp_core.budget.accounting import Ledger, gaussian_entry, gdp_epsilon, pure
 from fdp_core.data.loading import from_arrays, load_curves
 from fdp_core.errors import BudgetError, LedgerError, ParameterError
 from fdp_core.data.fingerprint import canonical_unit, fingerprint, unit_of_privacy
+from fdp_core.budget.datasets import open_budget
 from fdp_core.budget.ledger_store import (SCHEMA_VERSION, BudgetSpec, LedgerStore, PersistentLedger, default_path,
-                                   open_budget, resolve_url)
+                                   resolve_url)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"

@@ -59,7 +59,7 @@ def test_plan_page_commits_the_whole_plan_as_one_bundle():
     assert any(n.endswith("/report.html") and n.count("/") == 1 for n in names)
     assert any(n.endswith("part-3-kde/release.csv") for n in names)
     # One ledger entry per part, all complete; a second commit of the same plan is checked as a whole again.
-    from fdp_core.budget.ledger_store import open_budget
+    from fdp_core.budget.datasets import open_budget
     from fdp_core.data.loading import load_curves
 
     stored = open_budget(None, load_curves(Path(APP).parent / "data" / "example_curves.csv"), unit=None,

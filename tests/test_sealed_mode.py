@@ -49,7 +49,7 @@ def test_sealed_flow_reads_the_private_file_only_at_commit(monkeypatch):
     assert SEALED in export.report_html(release)
     # The charge belongs to the private data's registered data set, never to the stand-in's.
     from fdp_core.data.loading import load_curves
-    from fdp_core.budget.ledger_store import open_budget
+    from fdp_core.budget.datasets import open_budget
 
     private = open_budget(None, load_curves(ROOT / "data" / "example_curves.csv"), unit=None, source="test")
     assert [e.id for e in private.ledger().entries] == [release.id]
@@ -142,7 +142,8 @@ def test_the_private_file_is_never_its_own_stand_in(monkeypatch, tmp_path):
 
 def test_a_sealed_plan_over_the_private_budget_is_refused_whole_at_the_click(monkeypatch, tmp_path):
     from fdp_core.budget.accounting import Ledger
-    from fdp_core.budget.ledger_store import BudgetSpec, open_budget
+    from fdp_core.budget.datasets import open_budget
+    from fdp_core.budget.ledger_store import BudgetSpec
     from fdp_core.data.loading import load_curves
 
     at = _start_with_public_stand_in(monkeypatch, tmp_path)

@@ -469,7 +469,7 @@ def test_cli_streams_a_sparse_file(tmp_path):
 
 
 def test_cli_charges_the_stored_budget_and_refuses_beyond_it(tmp_path, capsys):
-    from fdp_core.budget.ledger_store import open_budget
+    from fdp_core.budget.datasets import open_budget
     from fdp_core.data.sparse_data import SPARSE_UNIT, ledger_view
 
     url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
@@ -532,7 +532,7 @@ def test_replay_commits_the_same_settings_with_fresh_noise_charged_to_the_stored
 
     from fdp_core.budget.accounting import Ledger
     from fdp_core.publish.bundle import export_folder
-    from fdp_core.budget.ledger_store import open_budget
+    from fdp_core.budget.datasets import open_budget
     from fdp_core.publish.sparse_commit import commit_sparse_mean
     from fdp_core.data.sparse_data import SPARSE_UNIT, ledger_view
 

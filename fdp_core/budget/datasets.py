@@ -160,3 +160,14 @@ def resolve(store: LedgerStore, fd: FunctionalData, *, unit: Mapping | None = No
                         registration=Registration(new=new, version=NewVersion(key, unit_json, n, m, 1.0, why,
                                                                               sketch_text, label)),
                         match=match)
+
+
+def open_budget(url: str | None, fd, *, unit: Mapping | None = None, name: str = DEFAULT_BUDGET,
+                source: str = "library", data_label: str = "", **registration) -> StoredBudget:
+    """The budget ``name`` of the registered data set ``fd`` belongs to, in the ledger at ``url``.
+
+    The file is matched to the registrations (:func:`resolve`: exact
+    fingerprint, else the content sketch); ``registration`` takes resolve's keyword arguments
+    (``dataset``, ``new_dataset``, ``reason``, ``value_range``, ``n_policy``).
+    """
+    return resolve(LedgerStore(url), fd, unit=unit, name=name, source=source, data_label=data_label, **registration)

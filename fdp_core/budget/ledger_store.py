@@ -797,18 +797,5 @@ class StoredBudget:
         self.store.complete(entry_id)
 
 
-def open_budget(url: str | None, fd, *, unit: Mapping | None = None, name: str = DEFAULT_BUDGET,
-                source: str = "library", data_label: str = "", **registration) -> StoredBudget:
-    """The budget ``name`` of the registered data set ``fd`` belongs to, in the ledger at ``url``.
-
-    The file is matched to the registrations (:func:`fdp_core.budget.datasets.resolve`: exact
-    fingerprint, else the content sketch); ``registration`` takes resolve's keyword arguments
-    (``dataset``, ``new_dataset``, ``reason``, ``value_range``, ``n_policy``).
-    """
-    from .datasets import resolve
-
-    return resolve(LedgerStore(url), fd, unit=unit, name=name, source=source, data_label=data_label, **registration)
-
-
 __all__ = ["BudgetError", "BudgetSpec", "DEFAULT_BUDGET", "Dataset", "ENV_VAR", "LedgerStore", "NewDataset",
-           "NewVersion", "PersistentLedger", "Registration", "StoredBudget", "default_path", "open_budget", "resolve_url"]
+           "NewVersion", "PersistentLedger", "Registration", "StoredBudget", "default_path", "resolve_url"]

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..data.fingerprint import unit_of_privacy
 from ..errors import LedgerError
-from ..budget.ledger_store import DEFAULT_BUDGET, ENV_VAR, StoredBudget, default_path, open_budget
+from ..budget.datasets import open_budget
+from ..budget.ledger_store import DEFAULT_BUDGET, ENV_VAR, StoredBudget, default_path
 from ..settings_fields import PERSON_COLUMN, add_option
 from ._common import add_data_options
 

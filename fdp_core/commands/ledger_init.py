@@ -16,6 +16,8 @@ from ..budget.ledger_store import BudgetSpec, check_name
 from ..data.preprocess import parse_value_range
 from ._common import load_data
 from .ledger import add_budget_options, budget_of, match_line
+from ..budget.datasets import open_budget
+from ..data.sparse_data import SPARSE_UNIT, ledger_view, read_long
 
 PATH = ("ledger", "init")
 HELP = "register a data set and create its privacy budget in the persistent ledger (once; never raised or reset)"
@@ -72,9 +74,6 @@ def run(args) -> int:
     if args.reason is not None and not args.new_dataset:
         raise ParameterError("--reason goes with --new-dataset (the reason a near-match is registered as new data)")
     if args.sparse:  # persons by id, observations as rows: the key release mean --sparse --ledger charges
-        from ..budget.ledger_store import open_budget
-        from ..data.sparse_data import SPARSE_UNIT, ledger_view, read_long
-
         data = read_long(args.data, id_column=args.id_column, t_column=args.t_column, value_column=args.value_column)
         budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, name=args.name, source="cli",
                              data_label=data.name)

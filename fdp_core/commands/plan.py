@@ -29,15 +29,18 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from ..budget.accounting import Ledger
+from ..budget.ledger_store import BudgetSpec
 from ..errors import BudgetError, ParameterError
+from .ledger import add_ledger_option, budget_of
+from ..data.loading import load_curves
+from ..data.preprocess import file_persons
 
 PATH = ("plan",)
 HELP = "plan a release by accuracy across statistics (budgets from targets or weights; optionally commit it)"
 
 
 def configure(parser) -> None:
-    from .ledger import add_ledger_option
-
     parser.add_argument("plan", metavar="PLAN", help="plan YAML (schema fdp.plan/1: public, statistics, budget)")
     parser.add_argument("--out", default=None, help="output folder (default: <PLAN name>_plan next to PLAN)")
     parser.add_argument("--data", default=None, help="the private data file (read only with --commit)")
@@ -63,7 +66,7 @@ def _read_plan(path: Path) -> dict:
 
 
 def run(args) -> int:
-    from ..explore.plan import describe, make_plan, part_configs
+    from ..explore.plan import describe, make_plan, part_configs  # lazy: scipy and the planner, not for `plan --help`
 
     if args.commit and not args.data:
         raise ParameterError("--commit needs --data (the private file the plan releases)")
@@ -94,9 +97,9 @@ def run(args) -> int:
 def _stand_in(args, mapping, plan_path: Path):
     """(stand-in, its label): the public stand-in (sealed mode) named by --stand-in or the plan's
     data.stand_in, matched to the declared design; None without one. A relative path in the plan is read next to the plan."""
-    from ..data.loading import load_curves
-    from ..data.stand_in import SIMULATED, matched_stand_in, stand_in_curves, with_person_ids
-    from ..explore.plan import PublicDesign
+    from ..data.loading import load_curves  # lazy: keeps `--help` light
+    from ..data.stand_in import SIMULATED, matched_stand_in, stand_in_curves, with_person_ids  # lazy: keeps `--help` light
+    from ..explore.plan import PublicDesign  # lazy: keeps `--help` light
 
     if not isinstance(mapping, dict) or not isinstance(mapping.get("public"), dict):
         return None  # make_plan refuses the plan with its own message
@@ -130,10 +133,10 @@ def _stand_in(args, mapping, plan_path: Path):
 
 def _commit(args, plan, configs, out: Path, mapping: dict, *, sealed: bool) -> int:
     """Read the data once, check the whole plan against the budget left, commit every part as one bundle."""
-    from ..data.loading import load_curves
-    from ..data.stand_in import stand_in_view
-    from ..publish.plan_commit import check_data, commit_plan, export_plan_folder
-    from .ledger import budget_of, complete_then_publish, staging_dir
+    from ..data.loading import load_curves  # lazy: keeps `--help` light
+    from ..data.stand_in import stand_in_view  # lazy: keeps `--help` light
+    from ..publish.plan_commit import check_data, commit_plan, export_plan_folder  # lazy: keeps `--help` light
+    from .ledger import budget_of, complete_then_publish, staging_dir  # lazy: keeps `--help` light
 
     fd = load_curves(args.data)
     label = Path(args.data).name
@@ -159,8 +162,5 @@ def _commit(args, plan, configs, out: Path, mapping: dict, *, sealed: bool) -> i
 
 
 def _spec(budget_section: dict):
-    from ..budget.ledger_store import BudgetSpec
-    from ..budget.accounting import Ledger
-
     return BudgetSpec.of(Ledger(budget_section["epsilon_total"], budget_section["delta_total"], None,
                                 budget_section.get("filter", "basic")))

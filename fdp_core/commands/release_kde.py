@@ -34,11 +34,11 @@ def run(args) -> int:
         points, features, n_dropped = obs.points, obs.features, fd.report.n_dropped
     else:
         if engine == "stream":
-            from ..engines.stream import stream_kde_sums
+            from ..engines.stream import stream_kde_sums  # lazy: light `--help`
 
             obs = stream_kde_sums(args.data, settings, args.feature, **stream_options(args))
         else:
-            from ..engines.dask_engine import dask_kde_sums
+            from ..engines.dask_engine import dask_kde_sums  # lazy: light `--help`
 
             obs = dask_kde_sums(args.data, settings, args.feature, scheduler=args.scheduler, **stream_options(args))
         points, features, n_dropped = obs.sums, obs.features, obs.n_dropped

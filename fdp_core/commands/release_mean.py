@@ -36,11 +36,11 @@ def run(args) -> int:
     if engine == "local":
         data = load_data(args)
     elif engine == "stream":
-        from ..engines.stream import stream_mean_sums
+        from ..engines.stream import stream_mean_sums  # lazy: light `--help`
 
         data = stream_mean_sums(args.data, settings, **stream_options(args))
     else:
-        from ..engines.dask_engine import dask_mean_sums
+        from ..engines.dask_engine import dask_mean_sums  # lazy: light `--help`
 
         data = dask_mean_sums(args.data, settings, scheduler=args.scheduler, **stream_options(args))
     plan = plan_mean_release(data, settings)
@@ -58,8 +58,8 @@ def run(args) -> int:
 
 def _run_with_band(args, settings: MeanSettings, engine: str) -> int:
     """--confidence-band: the mean at (1 - share) of the budget, a second moment at the share, both bands."""
-    from ..budget.privacy_events import composed_total_words
-    from ..releases.bands import preview_band_release
+    from ..budget.privacy_events import composed_total_words  # lazy: keeps `--help` light
+    from ..releases.bands import preview_band_release  # lazy: keeps `--help` light
 
     if engine != "local":
         raise ParameterError("--confidence-band needs the curves in memory (the second moment is not streamed): "

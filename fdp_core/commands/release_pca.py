@@ -59,18 +59,18 @@ def run(args) -> int:
         n_dropped = fd.report.n_dropped
         n_unusable = file_persons(fd, settings.bounds.person_column).n_unusable
     else:
-        from ..engines.stream import open_source
+        from ..engines.stream import open_source  # lazy: light `--help`
 
         n_unusable = None  # the streamed engines count persons, not these (analyst view)
         grid = open_source(args.data, **stream_options(args)).grid
         mean = None if args.released_mean is None else _released_mean(args.released_mean, grid)
         if engine == "stream":
-            from ..engines.stream import stream_pca_sums
+            from ..engines.stream import stream_pca_sums  # lazy: light `--help`
 
             sums, n_dropped = stream_pca_sums(args.data, settings, released_mean=mean, with_report=True,
                                               **stream_options(args))
         else:
-            from ..engines.dask_engine import dask_pca_sums
+            from ..engines.dask_engine import dask_pca_sums  # lazy: light `--help`
 
             sums, n_dropped = dask_pca_sums(args.data, settings, released_mean=mean, scheduler=args.scheduler,
                                             with_report=True, **stream_options(args))

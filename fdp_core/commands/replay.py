@@ -17,8 +17,9 @@ from pathlib import Path
 
 from ..data.loading import MISSING_POLICIES, load_curves
 from ..publish.bundle import export_folder
-from ..publish.replay import _budget_ledger, data_mismatch, parse_config, replay
-from ..budget.ledger_store import DEFAULT_BUDGET, BudgetSpec, open_budget
+from ..publish.replay import budget_ledger, data_mismatch, parse_config, replay
+from ..budget.datasets import open_budget
+from ..budget.ledger_store import DEFAULT_BUDGET, BudgetSpec
 from ..data.sparse_data import SPARSE_UNIT, ledger_view, read_long
 from .ledger import add_ledger_option, budget_of, complete_then_publish, match_line, staging_dir
 
@@ -49,7 +50,7 @@ def run(args) -> int:
     fd = read_long(args.data) if sparse else load_curves(args.data, missing=config["data"].get("missing", "drop"))
     notes = []
     budget = None
-    spec = BudgetSpec.of(_budget_ledger(config["budget"]))
+    spec = BudgetSpec.of(budget_ledger(config["budget"]))
     if args.no_ledger:
         notes.append("no persistent ledger was used (--no-ledger): earlier releases of these data are not counted")
     elif sparse:

@@ -43,8 +43,9 @@ def add_sparse_options(parser) -> None:
 
 def _open_budget(args, data: SparseData):
     """The stored budget of these observations (keyed like ``ledger init --sparse``); refused when none exists."""
-    from ..budget.ledger_store import DEFAULT_BUDGET, open_budget
-    from ..data.sparse_data import SPARSE_UNIT, ledger_view
+    from ..budget.datasets import open_budget  # lazy: SQLite, only with --ledger
+    from ..budget.ledger_store import DEFAULT_BUDGET  # lazy: as above
+    from ..data.sparse_data import SPARSE_UNIT, ledger_view  # lazy: keeps `--help` light
 
     budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, name=args.budget_name or DEFAULT_BUDGET,
                          source="cli", data_label=Path(args.data).name)
@@ -61,9 +62,9 @@ def _run_committed(args, settings: SparseSettings, data: SparseData) -> int:
     drawn with the exact discrete sampler (OS entropy); the bundle is staged next to --out and
     published only once both ledger entries are complete.
     """
-    from ..publish.bundle import export_folder
-    from ..publish.sparse_commit import commit_sparse_mean
-    from .ledger import complete_then_publish, staging_dir
+    from ..publish.bundle import export_folder  # lazy: keeps `--help` light
+    from ..publish.sparse_commit import commit_sparse_mean  # lazy: keeps `--help` light
+    from .ledger import complete_then_publish, staging_dir  # lazy: keeps `--help` light
 
     name = Path(args.data).name
     if args.seed is not None:

@@ -1,6 +1,6 @@
 """The fast path of the loader: pyarrow reads the numeric block in one C-level call.
 
-Contract with the cell-by-cell parser of data.py: the fast path only ever *accepts*, and
+Contract with the cell-by-cell parser of loading.py: the fast path only ever *accepts*, and
 only what that parser would accept with the same numbers. Whenever a block holds anything
 the two could read differently (a cell pyarrow refuses, a NaN spelt other than the
 missing-value tokens, an infinite value, a row of nothing but empty cells, an over-long
@@ -21,6 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
+
+from ..errors import DataError
+from .layouts import check_grid, metadata_frame, read_layout
 
 # Every spelling of the loader's missing-value tokens (case-insensitive there; pyarrow
 # matches exactly, so list the case variants).
@@ -52,7 +55,7 @@ def csv_options(layout, delimiter: str, columns=None):
     return read, parse, convert
 
 
-def _float_column(column, nan_is_missing: bool = False) -> np.ndarray:
+def float_column(column, nan_is_missing: bool = False) -> np.ndarray:
     """Float64 values of an arrow column, nulls as NaN. For CSV text a NaN that was not a null
     (text such as 'nan(1)' that pyarrow reads and Python's float() does not) is refused;
     in Parquet a stored NaN is a missing value (``nan_is_missing``)."""
@@ -72,15 +75,13 @@ def _float_column(column, nan_is_missing: bool = False) -> np.ndarray:
 
 
 def _metadata(table, names, meta_names) -> pd.DataFrame:
-    from .loading import _metadata_frame
-
     columns = {}
     for arrow_name, meta_name in zip(names, meta_names):
         col = table.column(arrow_name)
         if len(col) and int(pc.max(pc.utf8_length(col)).as_py() or 0) > FIELD_LIMIT:
             raise Refused("field limit")
         columns[meta_name] = col.to_numpy(zero_copy_only=False)
-    return _metadata_frame(pd.DataFrame(columns, columns=meta_names, index=pd.RangeIndex(table.num_rows)))
+    return metadata_frame(pd.DataFrame(columns, columns=meta_names, index=pd.RangeIndex(table.num_rows)))
 
 
 def wide_block(table, layout, *, strict_inf: bool = True) -> tuple[np.ndarray, pd.DataFrame]:
@@ -88,7 +89,7 @@ def wide_block(table, layout, *, strict_inf: bool = True) -> tuple[np.ndarray, p
     n, m = table.num_rows, layout.grid.size
     values = np.empty((n, m), order="F")  # column by column: contiguous writes
     for j in range(m):
-        values[:, j] = _float_column(table.column(f"c{layout.first_numeric + j}"))
+        values[:, j] = float_column(table.column(f"c{layout.first_numeric + j}"))
     if strict_inf and np.count_nonzero(np.isinf(values)):
         raise Refused("infinite value")  # the cell-by-cell parser words it (or a field-limit error first)
     if n and np.any(np.all(values == layout.grid, axis=1)):
@@ -115,8 +116,8 @@ def long_arrays(table, layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if len(ids) and int(pc.max(pc.utf8_length(ids)).as_py() or 0) > FIELD_LIMIT:
         raise Refused("field limit")
     ids = pc.utf8_trim_whitespace(ids).to_numpy(zero_copy_only=False)
-    t = _float_column(table.column(names[1]))
-    value = _float_column(table.column(names[2]))
+    t = float_column(table.column(names[1]))
+    value = float_column(table.column(names[2]))
     if not np.all(np.isfinite(t)) or np.count_nonzero(np.isinf(value)):
         raise Refused("missing t or infinite value")
     return ids, t, value
@@ -144,8 +145,6 @@ def long_matrix(ids, t, value):
 
 def read_csv_block(src, layout, delimiter: str):
     """(grid, values, metadata, messages) or None when the cell-by-cell parser must decide."""
-    from .loading import _check_grid
-
     read, parse, convert = csv_options(layout, delimiter)
     try:
         table = pacsv.read_csv(src.arrow_input(), read_options=read, parse_options=parse, convert_options=convert)
@@ -157,7 +156,7 @@ def read_csv_block(src, layout, delimiter: str):
         ids, t, value = long_arrays(table, layout)
         del table
         grid, values, meta = long_matrix(ids, t, value)
-        _check_grid(grid, [f"{x:g}" for x in grid], src.name)
+        check_grid(grid, [f"{x:g}" for x in grid], src.name)
         return grid, values, meta, ()
     except (pa.ArrowException, Refused, ValueError, OverflowError):
         return None
@@ -179,24 +178,21 @@ def parquet_columns(pf: pq.ParquetFile) -> list[str]:
     return [c for c in names if c not in index]
 
 
-def _numeric(field) -> bool:
+def numeric_field(field) -> bool:
+    """True for an arrow field of floats or integers (read straight into float64)."""
     return pa.types.is_floating(field.type) or pa.types.is_integer(field.type)
 
 
 def parquet_layout(pf, name: str, mapping):
     """(Layout, arrow column names in file order) of a Parquet file; raises DataError on a
     bad header exactly as a CSV with the same header would."""
-    from .loading import _layout
-
     columns = parquet_columns(pf)
-    return _layout([str(c) for c in columns], name, mapping), columns
+    return read_layout([str(c) for c in columns], name, mapping), columns
 
 
 def read_parquet_block(src, name: str, mapping):
     """(grid, values, metadata, messages) read straight from the Parquet columns, or a
     DataFrame of the file for the cell-by-cell parser (string-typed grid columns, ...)."""
-    from .loading import DataError, _check_grid
-
     try:
         pf = parquet_file(src)
         columns = parquet_columns(pf)
@@ -206,27 +202,27 @@ def read_parquet_block(src, name: str, mapping):
         layout, columns = parquet_layout(pf, name, mapping)
         if layout.kind == "wide":
             grid_cols = columns[layout.first_numeric:]
-            if all(_numeric(schema.field(c)) for c in grid_cols):
+            if all(numeric_field(schema.field(c)) for c in grid_cols):
                 table = pf.read(columns=columns)
                 renamed = table.rename_columns([f"c{i}" for i in range(len(columns))])
                 del table
                 meta_cols = [f"c{i}" for i in range(layout.first_numeric)]
                 values = np.empty((renamed.num_rows, layout.grid.size), order="F")
                 for j in range(layout.grid.size):
-                    values[:, j] = _float_column(renamed.column(f"c{layout.first_numeric + j}"), True)
-                meta = _string_metadata(renamed.select(meta_cols), layout.meta_names)
+                    values[:, j] = float_column(renamed.column(f"c{layout.first_numeric + j}"), True)
+                meta = string_metadata(renamed.select(meta_cols), layout.meta_names)
                 return layout.grid, values, meta, ()
         else:
             picked = [columns[i] for i in layout.long_index]
-            if all(_numeric(schema.field(c)) for c in picked[1:]):
+            if all(numeric_field(schema.field(c)) for c in picked[1:]):
                 table = pf.read(columns=picked)
-                ids = _string_metadata(table.select([0]), ["id"])["id"].astype(str).str.strip().to_numpy(object)
-                t = _float_column(table.column(1), True)
-                value = _float_column(table.column(2), True)
+                ids = string_metadata(table.select([0]), ["id"])["id"].astype(str).str.strip().to_numpy(object)
+                t = float_column(table.column(1), True)
+                value = float_column(table.column(2), True)
                 if np.all(np.isfinite(t)):
                     try:
                         grid, values, meta = long_matrix(ids, t, value)
-                        _check_grid(grid, [f"{x:g}" for x in grid], name)
+                        check_grid(grid, [f"{x:g}" for x in grid], name)
                         return grid, values, meta, ()
                     except Refused:
                         pass
@@ -236,21 +232,20 @@ def read_parquet_block(src, name: str, mapping):
     except Refused:
         return pf.read(columns=columns).to_pandas()
     except Exception as exc:  # pyarrow raises many types for corrupt files
-        raise DataError(f"{name} could not be read as Parquet: {_one_line(exc)}") from None
+        raise DataError(f"{name} could not be read as Parquet: {one_line(exc)}") from None
 
 
-def _string_metadata(table, meta_names) -> pd.DataFrame:
+def string_metadata(table, meta_names) -> pd.DataFrame:
     """Metadata columns as the cell-by-cell path sees them (str of each cell, missing -> "")."""
-    from .loading import _metadata_frame
-
     if not meta_names:
         return pd.DataFrame(index=pd.RangeIndex(table.num_rows))
     frame = table.to_pandas()
     frame.columns = meta_names
     frame = frame.astype(object).where(frame.notna(), "").astype(str)
-    return _metadata_frame(frame)
+    return metadata_frame(frame)
 
 
-def _one_line(exc) -> str:
+def one_line(exc) -> str:
+    """An exception's text on one line of at most 200 characters (pyarrow's can span many)."""
     text = " ".join(str(exc).split())
     return text if len(text) <= 200 else text[:197] + "..."

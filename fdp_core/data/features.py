@@ -35,6 +35,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, ParameterError
+from ..releases.box import box_centre, clip_to_box
+from .preprocess import PublicBounds, clip_values, file_persons, mechanism_n, person_average
 
 FEATURE_KINDS = ("value", "mean", "l2norm", "max", "column")
 
@@ -254,9 +256,6 @@ def person_features(data, spec, box, *, person_column: str | None = None, value_
     data-free point, so n is the number of persons in the file and a dropped curve changes one
     observation, never n or the bandwidth rule (METHODS.md 11)."""
     from dataclasses import replace as _replace
-
-    from ..releases.box import box_centre, clip_to_box
-    from .preprocess import PublicBounds, clip_values, file_persons, mechanism_n, person_average
 
     features = parse_feature_spec(spec) if isinstance(spec, str) else tuple(spec)
     if value_range is not None and any(f.kind != "column" for f in features):

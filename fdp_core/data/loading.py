@@ -32,11 +32,13 @@ from .. import limits
 from ..kernels import trapezoid_weights
 from ..limits import MAX_ABS_VALUE, MAX_FILE_COLUMNS, MAX_GRID_POINTS, grid_limit_message
 from ..params import check_choice, check_positive
+# The header and cell helpers both readers share (Layout, LongColumns and long_columns are also
+# imported from here by callers of the loader).
+from .layouts import (Layout, LongColumns, check_grid, check_width, clean_text, format_columns, long_columns,
+                      metadata_frame, parse_number, read_layout, transposed_rows)
 
 MAX_REGRID_CELLS = limits.MAX_REGRID_CELLS  # long format on mixed grids: n_curves x union-grid size
 MISSING_POLICIES = ("drop", "interpolate")
-_MISSING_TOKENS = {"", "na", "nan", "null", "none", "n/a", "-"}
-_LONG_COLUMNS = ("id", "t", "value")
 DATA_DEPENDENT_TAU = "tau computed from the data: the release is not differentially private"
 
 
@@ -117,7 +119,7 @@ class FunctionalData:
 
     def clipped_sum(self, tau: float) -> np.ndarray:
         """Sum of the curves clipped at tau (the mean's sufficient statistic, METHODS.md 17)."""
-        factor = _clip_factors(self._norms, check_positive("tau", tau))
+        factor = clip_factors(self._norms, check_positive("tau", tau))
         return factor @ self.data_matrix
 
 
@@ -155,7 +157,8 @@ def l2_norms(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return np.sqrt(np.maximum((np.asarray(values) ** 2) @ np.asarray(weights), 0.0))
 
 
-def _clip_factors(norms: np.ndarray, tau: float) -> np.ndarray:
+def clip_factors(norms: np.ndarray, tau: float) -> np.ndarray:
+    """Per-curve factors min(1, tau / norm) that bring every L2 norm to at most tau."""
     factor = np.minimum(1.0, tau / np.where(norms > 0, norms, np.inf))
     # Rounding can leave tau * (1 + 1e-16); shrink by one ulp so the bound holds exactly.
     return np.where(factor < 1.0, np.nextafter(factor, 0.0), factor)
@@ -165,7 +168,7 @@ def clip_to_ball(values: np.ndarray, weights: np.ndarray, tau: float) -> ClipRes
     """X_i <- X_i min(1, tau / ||X_i||): after this every curve has L2 norm <= tau."""
     tau = check_positive("tau", tau)
     norms = l2_norms(values, weights)
-    return ClipResult(values * _clip_factors(norms, tau)[:, None], int(np.sum(norms > tau)), norms)
+    return ClipResult(values * clip_factors(norms, tau)[:, None], int(np.sum(norms > tau)), norms)
 
 
 def data_derived_tau(fd: FunctionalData) -> float:
@@ -226,19 +229,20 @@ def check_regular_file(path: Path, what: str = "data file") -> os.stat_result:
     try:
         info = path.stat()
     except FileNotFoundError:
-        raise DataError(f"file not found: {_clean(path, 200)}") from None
+        raise DataError(f"file not found: {clean_text(path, 200)}") from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        raise DataError(f"cannot read {_clean(path, 200)}: {getattr(exc, 'strerror', None) or exc}") from None
+        raise DataError(f"cannot read {clean_text(path, 200)}: {getattr(exc, 'strerror', None) or exc}") from None
     if stat.S_ISDIR(info.st_mode):
-        raise DataError(f"{_clean(path, 200)} is a folder, not a {what}")
+        raise DataError(f"{clean_text(path, 200)} is a folder, not a {what}")
     if not stat.S_ISREG(info.st_mode):
         kind = ("a named pipe" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode)
                 else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "a special file")
-        raise DataError(f"{_clean(path, 200)} is {kind}, not a {what}: give a regular file")
+        raise DataError(f"{clean_text(path, 200)} is {kind}, not a {what}: give a regular file")
     return info
 
 
-def _open_source(source) -> _Source:
+def data_source(source) -> _Source:
+    """A path, bytes or a file-like object as one readable source (size checked against the limits)."""
     if isinstance(source, (str, Path)):
         path = Path(source)
         size = check_regular_file(path).st_size
@@ -264,32 +268,16 @@ def _open_source(source) -> _Source:
 
 def _read_bytes(source) -> tuple[bytes, str]:
     """Whole file as bytes and its display name (small files: the app's upload path)."""
-    src = _open_source(source)
+    src = data_source(source)
     return src.all_bytes(), src.name
 
 
 # --------------------------------------------------------------------------- cell parsing
 
-def _parse_number(cell: str) -> float | None:
-    """float value, NaN for a missing-value token, None if the cell is not numeric.
-
-    Python's float() also reads '1_000' (digit grouping) as 1000; a data file's '1_000'
-    is far more likely a typo or an export quirk than a number, so it is refused."""
-    text = cell.strip()
-    if text.lower() in _MISSING_TOKENS:
-        return math.nan
-    if "_" in text:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
 def _number_hint(cell: str) -> str:
     """Why a cell is not a number, when the reason is a common export quirk."""
     text = cell.strip()
-    if "_" in text and _parse_number(text.replace("_", "")) is not None:
+    if "_" in text and parse_number(text.replace("_", "")) is not None:
         return "; '_' digit separators are not read as numbers"
     if _DECIMAL_COMMA.match(text):
         return "; decimal commas are not read as numbers (use '.' as the decimal point)"
@@ -342,11 +330,11 @@ def _csv_rows(text: str, name: str, mapping=None, max_columns: int | None = MAX_
         raise DataError(f"{name} is not valid CSV: {exc}") from None
     if not rows:
         raise DataError(f"{name} is empty")
-    _check_dialect(text[:_SNIFF_CHARS], rows[:50], delimiter, name, mapping)
+    check_dialect(text[:_SNIFF_CHARS], rows[:50], delimiter, name, mapping)
     return rows
 
 
-def _check_dialect(sample: str, rows: list[list[str]], delimiter: str, name: str, mapping=None) -> None:
+def check_dialect(sample: str, rows: list[list[str]], delimiter: str, name: str, mapping=None) -> None:
     """European CSV (';' separators, decimal commas) and trailing separators: say so, instead
     of the misleading message the header checks would give."""
     lines = [line for line in sample.splitlines()[:50] if line.strip()]
@@ -355,175 +343,19 @@ def _check_dialect(sample: str, rows: list[list[str]], delimiter: str, name: str
         example = next((c for c in cells if _DECIMAL_COMMA.match(c)), None)
         if example is not None:
             raise DataError(f"{name} looks like a European CSV (';' separators and decimal commas such as "
-                            f"'{_clean(example)}'); save it with '.' as the decimal point and ',' or ';' "
+                            f"'{clean_text(example)}'); save it with '.' as the decimal point and ',' or ';' "
                             "between fields")
     header = rows[0] if rows else []
     if mapping is None and len(header) > 1 and not header[-1].strip() and all(h.strip() for h in header[:-1]):
         body = rows[1:]
         if body and all(len(r) == len(header) and not r[-1].strip() for r in body):
-            raise DataError(f"{name}: every line ends with a trailing '{_clean(delimiter)}' (an empty column after "
-                            f"'{_clean(header[-2])}'); remove the trailing separators")
-        raise DataError(f"{name}: the header ends with a trailing '{_clean(delimiter)}' (an empty column name after "
-                        f"'{_clean(header[-2])}'); remove it")
-
-
-def check_width(n_columns: int, name: str) -> None:
-    """Refuse a file wider than limits.MAX_FILE_COLUMNS from its header alone."""
-    if n_columns > MAX_FILE_COLUMNS:
-        raise DataError(f"{name}: the header has {n_columns:,} columns; the limit is {MAX_FILE_COLUMNS:,} (a wide file "
-                        f"holds at most {MAX_GRID_POINTS:,} grid points plus its metadata columns); if each column is "
-                        "one curve, load it transposed")
-
-
-def _is_long_header(header: list[str]) -> bool:
-    return [h.strip().lower() for h in header] == list(_LONG_COLUMNS)
-
-
-def _clean(text, limit: int = 40) -> str:
-    """User-supplied text for a message: control characters escaped, long text cut, so every
-    message stays one line (the CLI prints exactly one line on stderr)."""
-    text = str(text)
-    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _fmt_cols(cols: list[str], limit: int = 5) -> str:
-    shown = ", ".join(_clean(c) for c in cols[:limit])
-    return shown + (f" and {len(cols) - limit} more" if len(cols) > limit else "")
-
-
-def _check_grid(grid: np.ndarray, labels: list[str], name: str) -> None:
-    if grid.size < 2:
-        raise DataError(f"{name}: a curve needs at least 2 grid points, found {grid.size}")
-    if grid.size > MAX_GRID_POINTS:
-        raise DataError(f"{name}: {grid_limit_message(grid.size)}")
-    if not np.all(np.isfinite(grid)):
-        raise DataError(f"{name}: grid point headers must be finite numbers")
-    with np.errstate(over="ignore", invalid="ignore"):  # -1e308,1e308: the span overflows, refused below
-        _check_increasing(grid, labels, name)
-
-
-def _check_increasing(grid: np.ndarray, labels: list[str], name: str) -> None:
-    if np.any(np.diff(grid) <= 0):
-        # Name the culprits only now (a set keeps this linear in m even for huge headers).
-        seen: set = set()
-        dup = [lab for lab, g in zip(labels, grid) if g in seen or seen.add(g)]
-        if dup:
-            raise DataError(f"{name}: duplicate grid points in the header ({_fmt_cols(dup)})")
-        i = int(np.argmax(np.diff(grid) <= 0)) + 1
-        raise DataError(f"{name}: grid points must be strictly increasing; column '{_clean(labels[i])}' "
-                        f"comes after '{_clean(labels[i - 1])}'")
-    span = grid[-1] - grid[0]
-    if not np.isfinite(span) or np.any(np.diff((grid - grid[0]) / span) <= 0):
-        raise DataError(f"{name}: the grid spans {_clean(labels[0])} to {_clean(labels[-1])}, too wide or too "
-                        "unevenly spaced to rescale to [0, 1] in floating point; rescale the t values")
-
-
-# --------------------------------------------------------------------------- layouts
-
-@dataclass(frozen=True)
-class LongColumns:
-    """Which columns of a long file hold the curve id, the grid point t and the value."""
-
-    id: str = "id"
-    t: str = "t"
-    value: str = "value"
-
-
-def long_columns(id_column=None, t_column=None, value_column=None) -> LongColumns | None:
-    """The long-file column mapping, or None when no column was named (header id,t,value)."""
-    given = {"id_column": id_column, "t_column": t_column, "value_column": value_column}
-    if all(v is None for v in given.values()):
-        return None
-    missing = [k for k, v in given.items() if v is None or not str(v).strip()]
-    if missing:
-        raise ParameterError(f"a long-file column mapping needs all three of id_column, t_column and value_column "
-                             f"(missing: {', '.join(missing)})")
-    names = [str(v).strip() for v in given.values()]
-    if len(set(names)) < 3:
-        raise ParameterError(f"id, t and value columns must be three different columns, got {', '.join(names)}")
-    return LongColumns(*names)
-
-
-@dataclass(frozen=True)
-class Layout:
-    """What the header says: a wide file (grid points as headers) or a long file."""
-
-    kind: str  # "wide" | "long"
-    header: tuple  # stripped column names
-    first_numeric: int = 0  # wide: index of the first grid column (metadata before it)
-    grid: np.ndarray | None = None  # wide
-    long_index: tuple = ()  # long: positions of the id, t and value columns
-
-    @property
-    def width(self) -> int:
-        return len(self.header)
-
-    @property
-    def meta_names(self) -> list[str]:
-        return [h or f"column{i + 1}" for i, h in enumerate(self.header[:self.first_numeric])]
-
-
-def _layout(header: list[str], name: str, mapping: LongColumns | None, rows=()) -> Layout:
-    """Read the header (shared by the fast and the cell-by-cell paths, so the messages agree)."""
-    check_width(len(header), name)
-    header = [h.strip() for h in header]
-    if mapping is not None:
-        lowered = [h.lower() for h in header]
-        index = []
-        for role, col in zip(("id", "t", "value"), (mapping.id, mapping.t, mapping.value)):
-            if col in header:
-                index.append(header.index(col))
-            elif col.lower() in lowered:
-                index.append(lowered.index(col.lower()))
-            else:
-                raise DataError(f"{name}: no column '{_clean(col)}' for the {role} (columns: {_fmt_cols(header, 8)})")
-        return Layout("long", tuple(header), long_index=tuple(index))
-    if _is_long_header(header):
-        return Layout("long", tuple(header), long_index=(0, 1, 2))
-    numeric = [_parse_number(h) for h in header]
-    first_numeric = next((i for i, v in enumerate(numeric) if v is not None and not math.isnan(v)), None)
-    if first_numeric is None:
-        hint = _transposed_hint(header, rows)
-        raise DataError(f"{name}: no numeric column headers found{hint}. A wide CSV needs the grid points as "
-                        "headers (e.g. 0, 0.25, 0.5); a long CSV needs the header id,t,value (or name its "
-                        "columns: --id-column, --t-column, --value-column)")
-    grid_labels = header[first_numeric:]
-    bad_headers = [h for h, v in zip(grid_labels, numeric[first_numeric:]) if v is None or math.isnan(v)]
-    if bad_headers:
-        raise DataError(f"{name}: metadata columns must come before the grid columns; non-numeric "
-                        f"header(s) {_fmt_cols(bad_headers)} appear among the grid points")
-    grid = np.array([float(h) for h in grid_labels])
-    _check_grid(grid, grid_labels, name)
-    layout = Layout("wide", tuple(header), first_numeric, grid)
-    names = layout.meta_names
-    repeated = sorted({h for h in names if names.count(h) > 1})
-    if repeated:
-        raise DataError(f"{name}: duplicate metadata column name(s) {_fmt_cols(repeated)}; rename them")
-    return layout
+            raise DataError(f"{name}: every line ends with a trailing '{clean_text(delimiter)}' (an empty column after "
+                            f"'{clean_text(header[-2])}'); remove the trailing separators")
+        raise DataError(f"{name}: the header ends with a trailing '{clean_text(delimiter)}' (an empty column name "
+                        f"after '{clean_text(header[-2])}'); remove it")
 
 
 # --------------------------------------------------------------------------- transposed files
-
-def _transposed_rows(rows: list[list[str]]) -> bool:
-    """Grid as rows, curves as columns: the first column holds increasing numbers (the grid),
-    the header names the curves and the other cells are numbers."""
-    if len(rows) < 3 or len(rows[0]) < 3 or any(len(r) != len(rows[0]) for r in rows):
-        return False
-    first = [_parse_number(r[0]) for r in rows[1:]]
-    if any(v is None or not math.isfinite(v) for v in first) or np.any(np.diff(first) <= 0):
-        return False
-    cells = [_parse_number(c) for r in rows[1:] for c in r[1:]]
-    return all(v is not None for v in cells) and any(not math.isnan(v) for v in cells)
-
-
-def _transposed_hint(header, rows) -> str:
-    rows = [list(header)] + [list(r) for r in rows]
-    if _transposed_rows(rows):
-        return (" (the file looks transposed: grid points down the first column, one curve per column; "
-                "load it with transpose=True or --transpose)")
-    return ""
-
 
 def looks_transposed(source, *, name: str | None = None) -> bool:
     """True when ``source`` reads as a wide file with grid points as rows and curves as columns
@@ -536,9 +368,9 @@ def looks_transposed(source, *, name: str | None = None) -> bool:
     except DataError:
         return False
     header = [h.strip() for h in rows[0]]
-    if any(_parse_number(h) not in (None,) and not math.isnan(_parse_number(h)) for h in header[1:]):
+    if any(parse_number(h) not in (None,) and not math.isnan(parse_number(h)) for h in header[1:]):
         return False  # numeric headers: an ordinary wide file
-    return _transposed_rows(rows)
+    return transposed_rows(rows)
 
 
 def _transpose(rows: list[list[str]], name: str) -> list[list[str]]:
@@ -573,12 +405,12 @@ def _parse_wide(rows, name: str, layout: Layout, store: bool = True):
         if cells and cells[0].strip() == grid_labels[0] and [c.strip() for c in row] == header:
             raise DataError(f"{name}: row {r} repeats the header line (two files joined into one?); remove it, or it "
                             "would be read as a curve whose values are the grid points")
-        parsed = [_parse_number(c) for c in cells]
+        parsed = [parse_number(c) for c in cells]
         bad = [j for j, v in enumerate(parsed) if v is None]
         if bad:
             first = cells[bad[0]]
             raise DataError(f"{name}: row {r} has {len(bad)} non-numeric cell(s) (column(s) "
-                            f"{_fmt_cols([grid_labels[j] for j in bad])}), e.g. '{_clean(first.strip(), 20)}'"
+                            f"{format_columns([grid_labels[j] for j in bad])}), e.g. '{clean_text(first.strip(), 20)}'"
                             f"{_number_hint(first)}")
         if store:
             values.append(parsed)
@@ -587,16 +419,8 @@ def _parse_wide(rows, name: str, layout: Layout, store: bool = True):
         raise DataError(f"{name} has a header but no data rows")
     if not store:
         return None
-    meta = _metadata_frame(pd.DataFrame(meta_rows, columns=layout.meta_names))
+    meta = metadata_frame(pd.DataFrame(meta_rows, columns=layout.meta_names))
     return grid, np.array(values, dtype=float).reshape(len(values), grid.size), meta
-
-
-def _metadata_frame(meta: pd.DataFrame) -> pd.DataFrame:
-    for col in meta.columns:
-        converted = pd.to_numeric(meta[col], errors="coerce")
-        if converted.notna().all():
-            meta[col] = converted
-    return meta
 
 
 def _parse_long(rows, name: str, layout: Layout):
@@ -607,15 +431,15 @@ def _parse_long(rows, name: str, layout: Layout):
         if len(row) != width:
             what = "a long CSV has exactly id,t,value" if width == 3 else f"the header has {width}"
             raise DataError(f"{name}: row {r} has {len(row)} fields; {what}")
-        curve_id, t_cell, v_cell = row[i_id].strip(), _parse_number(row[i_t]), _parse_number(row[i_v])
+        curve_id, t_cell, v_cell = row[i_id].strip(), parse_number(row[i_t]), parse_number(row[i_v])
         if t_cell is None or math.isnan(t_cell) or not math.isfinite(t_cell):
-            raise DataError(f"{name}: row {r} has a non-numeric or missing t ({_clean(row[i_t])!r})")
+            raise DataError(f"{name}: row {r} has a non-numeric or missing t ({clean_text(row[i_t])!r})")
         if v_cell is None:
-            raise DataError(f"{name}: row {r} has a non-numeric value ({_clean(row[i_v])!r}"
+            raise DataError(f"{name}: row {r} has a non-numeric value ({clean_text(row[i_v])!r}"
                             f"{_number_hint(row[i_v])})")
         curve = records.setdefault(curve_id, {})
         if t_cell in curve:
-            raise DataError(f"{name}: curve '{_clean(curve_id)}' has two values at t = {t_cell:g} (row {r})")
+            raise DataError(f"{name}: curve '{clean_text(curve_id)}' has two values at t = {t_cell:g} (row {r})")
         curve[t_cell] = v_cell
     if not records:
         raise DataError(f"{name} has a header but no data rows")
@@ -643,12 +467,12 @@ def _parse_long(rows, name: str, layout: Layout):
             ok = np.isfinite(vs)
             values[k] = np.interp(grid, ts[ok], vs[ok]) if ok.sum() >= 2 else np.nan
         n_regridded = len(records)
-    _check_grid(grid, [f"{t:g}" for t in grid], name)
+    check_grid(grid, [f"{t:g}" for t in grid], name)
     meta = pd.DataFrame({"id": list(records)})
     return grid, values, meta, n_regridded
 
 
-def _handle_missing(grid: np.ndarray, values: np.ndarray, policy: str) -> tuple[np.ndarray, np.ndarray, int]:
+def handle_missing(grid: np.ndarray, values: np.ndarray, policy: str) -> tuple[np.ndarray, np.ndarray, int]:
     """Returns (values, keep mask, n_interpolated). Interior gaps can be interpolated
     (linearly in t); a curve missing its first or last point cannot (no extrapolation) and
     is dropped. Works in place on ``values`` (the loader's own array)."""
@@ -687,7 +511,7 @@ def _finish(grid, values, meta, name, missing, extra_messages=()) -> FunctionalD
         raise DataError(f"{name}: curve {r + 1} (data row {r + 1}) has an infinite value at t = {grid[c]:g}; "
                         "remove or fix infinite values")
     _check_magnitudes(grid, values, name)
-    values, keep, n_interp = _handle_missing(grid, values, missing)
+    values, keep, n_interp = handle_missing(grid, values, missing)
     n_dropped = int((~keep).sum())
     dropped_metadata = meta[~keep].reset_index(drop=True) if n_dropped else None
     if keep.sum() == 0:
@@ -721,7 +545,7 @@ def check_variation(values: np.ndarray, name: str) -> None:
 def _from_rows(rows, name, missing, mapping=None, transpose=False) -> FunctionalData:
     if transpose:
         rows = _transpose(rows, name)
-    layout = _layout(rows[0], name, mapping, rows[1:51])
+    layout = read_layout(rows[0], name, mapping, rows[1:51])
     return _from_layout_rows(layout, rows[1:], name, missing)
 
 
@@ -738,7 +562,7 @@ def _from_layout_rows(layout: Layout, body, name, missing) -> FunctionalData:
 # --------------------------------------------------------------------------- loading
 
 def _load_parquet(src: _Source, name: str, missing: str, mapping) -> FunctionalData:
-    from . import arrow_io
+    from . import arrow_io  # lazy: pyarrow, loaded with the first file read
 
     fast = arrow_io.read_parquet_block(src, name, mapping)
     if isinstance(fast, tuple):
@@ -750,7 +574,7 @@ def _load_parquet(src: _Source, name: str, missing: str, mapping) -> FunctionalD
     return _from_rows([header] + cells, name, missing, mapping)
 
 
-def _csv_head(src: _Source, name: str):
+def csv_head(src: _Source, name: str):
     """(sample text, delimiter, header row) for the fast path, or None when the file must go
     through the cell-by-cell parser (not UTF-8, a UTF-16 marker, blank first line, ...)."""
     head = src.head(4 * _SNIFF_CHARS)
@@ -778,7 +602,7 @@ def _csv_head(src: _Source, name: str):
 
 
 def _why_not_fast(src: _Source, transpose: bool) -> str:
-    """Why _csv_head sent a file to the cell-by-cell parser, in the user's words (the message
+    """Why csv_head sent a file to the cell-by-cell parser, in the user's words (the message
     for files too big for that parser must name the actual cause)."""
     if transpose:
         return "is to be transposed, which reads every cell as text"
@@ -801,14 +625,14 @@ def _why_not_fast(src: _Source, transpose: bool) -> str:
 
 
 def _load_csv(src: _Source, name: str, missing: str, mapping, transpose: bool) -> FunctionalData:
-    from . import arrow_io
+    from . import arrow_io  # lazy: pyarrow, loaded with the first file read
 
-    head = None if transpose else _csv_head(src, name)
+    head = None if transpose else csv_head(src, name)
     if head is not None:
         sample, delimiter, rows = head
-        _check_dialect(sample, rows[:50], delimiter, name, mapping)
+        check_dialect(sample, rows[:50], delimiter, name, mapping)
         complete = src.size <= 4 * _SNIFF_CHARS
-        layout = _layout(rows[0], name, mapping, rows[1:51] if complete else ())
+        layout = read_layout(rows[0], name, mapping, rows[1:51] if complete else ())
         fast = arrow_io.read_csv_block(src, layout, delimiter)
         if fast is not None:
             grid, values, meta, extra = fast
@@ -863,8 +687,8 @@ def load_curves(source, *, name: str | None = None, missing: str = "drop", id_co
     """
     check_choice("missing", missing, MISSING_POLICIES)
     mapping = long_columns(id_column, t_column, value_column)
-    src = _open_source(source)
-    name = _clean(name or src.name, 80)
+    src = data_source(source)
+    name = clean_text(name or src.name, 80)
     if src.head(4) == b"PAR1" or name.lower().endswith((".parquet", ".pq")):
         if transpose:
             raise ParameterError("transpose applies to CSV files; a Parquet file's columns are already named")
@@ -876,7 +700,7 @@ def from_arrays(grid, values, *, name: str = "array", metadata: pd.DataFrame | N
     """Wrap arrays (e.g. a simulation) with the same validation as a file."""
     grid = np.asarray(grid, dtype=float)
     labels = [f"{t:g}" for t in grid]
-    _check_grid(grid, labels, name)
+    check_grid(grid, labels, name)
     values = np.atleast_2d(np.array(values, dtype=float))  # a copy: the data set must not alias the caller's array
     meta = metadata if metadata is not None else pd.DataFrame(index=range(values.shape[0]))
     return _finish(grid, values, meta, name, "drop")

@@ -18,6 +18,7 @@ from functools import lru_cache
 from .loading import FunctionalData, from_arrays
 from ..kernels import eigenbasis, kernel_function, kernel_matrix
 from ..threads import small_problem
+from .sparse_data import from_observations
 
 
 @dataclass(frozen=True)
@@ -289,7 +290,6 @@ def sparse_design(n: int = 500, *, visits=(2, 10), noise_sd: float = 0.1, seed: 
     xi_i1 ~ N(0, 0.3^2), xi_i2 ~ N(0, 0.2^2) (each person's own smooth deviation) and e_ij ~ N(0, noise_sd^2);
     mu = :func:`sparse_true_mean`. Returns a SparseData (ids p00001, ...).
     """
-    from .sparse_data import from_observations
 
     rng = np.random.default_rng(seed)
     m = rng.integers(int(visits[0]), int(visits[1]) + 1, size=int(n))

@@ -96,12 +96,10 @@ def sketch_of(fd: FunctionalData) -> np.ndarray:
     return _bottom_k(curve_vectors(fd.grid_points, fd.data_matrix))
 
 
-def sketch_of_stream(source, *, missing: str = "drop", chunk_rows: int | None = None, **read_options) -> np.ndarray:
-    """The same sketch read chunk by chunk (stream engine): each curve's vector needs only that curve."""
-    from ..engines.stream import open_source
-
-    reader = open_source(source, missing=missing, chunk_rows=chunk_rows, **read_options)
-    parts = [curve_vectors(reader.grid, chunk.values) for chunk in reader.chunks()]
+def sketch_of_chunks(grid, chunks) -> np.ndarray:
+    """The same sketch from blocks of curves on ``grid`` (each curve's vector needs only that curve);
+    the stream engine's :func:`fdp_core.engines.stream.sketch_of_stream` feeds it a file's chunks."""
+    parts = [curve_vectors(grid, values) for values in chunks]
     return _bottom_k(np.concatenate(parts) if parts else np.zeros((0, BINS), dtype=np.float32))
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .loading import long_columns
+from .loading import FunctionalData, long_columns
 from ..errors import DataError, ParameterError
 
 # Automatic detection needs this many persons: a handful of short curves is more likely a small
@@ -171,7 +171,6 @@ SPARSE_UNIT = {"person_column": "id", "layout": "sparse observations (t, value)"
 def ledger_view(data: SparseData):
     """The observations as a FunctionalData of rows (t, value) with the person ids as metadata: what the
     ledger fingerprints (fdp_core.data.fingerprint) to key a sparse data set's budget with SPARSE_UNIT."""
-    from .loading import FunctionalData
 
     return FunctionalData(np.array([0.0, 1.0]), np.column_stack([data.t, data.y]),
                           metadata=pd.DataFrame({"id": data.ids.astype(str)}))

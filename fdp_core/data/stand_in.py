@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .loading import FunctionalData, from_arrays
+from .preprocess import file_persons
 
 SEALED = "settings fixed on a stand-in; the private data were read only to release"
 # Views recorded in sealed mode carry this prefix, so the commit can tell that they were
@@ -79,7 +80,6 @@ def matched_stand_in(fd: FunctionalData, *, n: int, points: int, domain: tuple[f
     declared grid (number of points and its two ends), so that everything computed on it is
     what the private file will give: n, the grid and the range set every noise scale.
     """
-    from .preprocess import file_persons
 
     if person_column and person_column not in fd.metadata.columns:
         raise ValueError(f"the stand-in {label} has no column '{person_column}' (the declared person column)")

@@ -31,6 +31,7 @@ import pandas as pd
 
 from . import stream
 from ..errors import DataError, ParameterError
+from ..data.loading import FunctionalData
 
 PARTITION_BYTES = 64 * 2**20
 SCHEDULER_ADDRESS = re.compile(r"^(tcp|tls|ucx|inproc)://[A-Za-z0-9._\-\[\]:]+:\d{1,5}$")
@@ -59,7 +60,7 @@ class _PartitionReader(stream.BlockReader):
         import pyarrow.csv as pacsv
         import pyarrow.parquet as pq
 
-        from ..data import arrow_io
+        from ..data import arrow_io  # lazy: pyarrow, loaded with the first file read
 
         part = self.part
         try:
@@ -80,16 +81,16 @@ class _PartitionReader(stream.BlockReader):
                 batch = batch.rename_columns(names)
                 values = np.empty((batch.num_rows, self.m))
                 for j in range(self.m):
-                    values[:, j] = arrow_io._float_column(batch.column(names[self.layout.first_numeric + j]), True)
-                yield values, arrow_io._string_metadata(batch.select(names[:self.layout.first_numeric]),
+                    values[:, j] = arrow_io.float_column(batch.column(names[self.layout.first_numeric + j]), True)
+                yield values, arrow_io.string_metadata(batch.select(names[:self.layout.first_numeric]),
                                                         self.layout.meta_names)
         except (pa.ArrowException, arrow_io.Refused, ValueError):
-            raise stream._Fallback() from None
+            raise stream.Fallback() from None
 
 
 def partitions(reader, target_bytes: int = PARTITION_BYTES) -> list[Partition]:
     """Byte ranges (CSV, cut after a newline) or row groups (Parquet) of the file."""
-    if isinstance(reader, stream._ParquetReader):
+    if isinstance(reader, stream.ParquetReader):
         path = str(reader.src.path)
         n_groups = reader.pf.metadata.num_row_groups
         return [Partition(i, "parquet", path, row_groups=(i,)) for i in range(n_groups)]
@@ -127,7 +128,6 @@ def _count_task(part: Partition, meta: dict, person_column: str) -> pd.Series:
 
 def _sum_task(part: Partition, meta: dict, template, features, person_column, counts, value_range=None):
     """Per-partition clipped sums: (accumulator, tally)."""
-    from ..data.loading import FunctionalData
 
     reader = _part_reader(part, meta)
     tally = stream.Tally(reader.m)
@@ -187,10 +187,10 @@ def client_for(scheduler: str | None = None, n_workers: int = 2, processes: bool
 def _reduce(kind, source, template, *, features=None, person_column=None, value_range=None, scheduler=None,
             client=None, partition_bytes=PARTITION_BYTES, **options):
     reader = stream.open_source(source, **options)
-    if not isinstance(reader, (stream._CsvReader, stream._ParquetReader)):
+    if not isinstance(reader, (stream.CsvReader, stream.ParquetReader)):
         raise ParameterError("--engine dask reads wide CSV or Parquet files from a path; for a long or transposed "
                              "file use --engine stream (it reshapes the file in memory)")
-    if isinstance(reader, stream._ParquetReader):
+    if isinstance(reader, stream.ParquetReader):
         meta = dict(layout=reader.layout, delimiter=None, columns=reader.columns)
     else:
         meta = dict(layout=reader.layout, delimiter=reader.delimiter, columns=None)
@@ -210,8 +210,8 @@ def _reduce(kind, source, template, *, features=None, person_column=None, value_
         futures = [client.submit(_sum_task, p, meta, template, features, person_column, counts, value_range,
                                  pure=False) for p in parts]
         acc, tally = _tree_reduce(client, futures, _merge_sums)
-    except stream._Fallback:
-        stream._load_or_locate(reader.src, reader.name, reader.missing)  # names the bad row (or accepts)
+    except stream.Fallback:
+        stream.load_or_locate(reader.src, reader.name, reader.missing)  # names the bad row (or accepts)
         raise DataError(f"{reader.name}: a partition holds a value the fast reader refuses (e.g. spaces around "
                         "a missing-value token); re-save the file with plain numbers or use --engine local") from None
     finally:
@@ -232,7 +232,7 @@ def dask_mean_sums(source, settings, **kwargs):
 
 
 def dask_pca_sums(source, settings, *, released_mean=None, with_report: bool = False, **kwargs):
-    from ..releases.pca import pca_basis, pca_centre
+    from ..releases.pca import pca_basis, pca_centre  # lazy: scipy.linalg (via releases.pca), only for a streamed PCA
 
     settings = settings.validated()
     holder = {}

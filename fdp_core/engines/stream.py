@@ -52,12 +52,21 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from ..data.loading import (DATA_DEPENDENT_TAU, MAX_SLOW_BYTES, MISSING_POLICIES, FunctionalData, LoadReport, _clip_factors,
-                   _handle_missing, _layout, _open_source, l2_norms, load_curves, long_columns)
+from ..data.layouts import check_grid, clean_text, read_layout
+from ..data.sketch import sketch_of_chunks
+from ..data.loading import (DATA_DEPENDENT_TAU, MAX_SLOW_BYTES, MISSING_POLICIES, FunctionalData, LoadReport,
+                            check_dialect, clip_factors, csv_head, data_source, handle_missing, l2_norms, load_curves,
+                            long_columns)
 from ..errors import DataError, ParameterError
 from ..kernels import trapezoid_weights
 from ..params import check_choice
 from ..registry import mean_mechanism
+from ..data.loading import file_positions
+from ..data.preprocess import centre_block, clip_values, mechanism_n as declared_n
+from ..releases.estimators import lattice_interpolation_matrix
+from ..releases.mean import MeanSums
+from ..releases.box import (KdeSums, box_centre, check_box, check_grid_size, check_points, kde_grids, node_counts,
+                            snap_to_grid)
 
 DEFAULT_CHUNK_ROWS = 65_536  # at most; fewer for wide grids (CHUNK_BYTES)
 CHUNK_BYTES = 32 * 2**20  # numeric block of one chunk; a chunk's transform makes ~3 temporaries of this size
@@ -80,7 +89,7 @@ AUTO_STREAM_BYTES = 384 * 2**20
 CSV_VALUE_BYTES_PER_BYTE = 4
 
 
-class _Fallback(Exception):
+class Fallback(Exception):
     """The fast reader refused a chunk: the loader must read (or word) the file."""
 
 
@@ -117,7 +126,7 @@ class Tally:
             raise DataError(f"{reader.name}: {self.label}curve {row} (data row {row}) has an infinite value at "
                             f"t = {reader.grid[c]:g}; remove or fix infinite values")
         self.n_missing += int(np.count_nonzero(nan))
-        values, keep, k_interp = _handle_missing(reader.grid, values, reader.missing)
+        values, keep, k_interp = handle_missing(reader.grid, values, reader.missing)
         self.n_interp += k_interp
         if not keep.all():
             self.dropped.extend((self.n_read + np.flatnonzero(~keep) + 1).tolist()[:max(0, 1000 - len(self.dropped))])
@@ -227,10 +236,8 @@ class _IterReader(BlockReader):
     """Chunks from an iterator (or a callable returning one): arrays or (array, metadata)."""
 
     def __init__(self, make_iter, grid, missing: str, name: str):
-        from ..data.loading import _check_grid
-
         grid = np.asarray(grid, dtype=float)
-        _check_grid(grid, [f"{t:g}" for t in grid], name)
+        check_grid(grid, [f"{t:g}" for t in grid], name)
         super().__init__(name, grid, missing)
         self.make_iter = make_iter
         self._used = False
@@ -252,7 +259,9 @@ class _IterReader(BlockReader):
             yield values, meta.reset_index(drop=True)
 
 
-class _CsvReader(BlockReader):
+class CsvReader(BlockReader):
+    """A wide CSV file in blocks of about ``chunk_bytes`` (pyarrow's streaming reader)."""
+
     def __init__(self, src, layout, delimiter, missing, chunk_bytes, name):
         super().__init__(name, layout.grid, missing)
         self.src, self.layout, self.delimiter, self.chunk_bytes = src, layout, delimiter, chunk_bytes
@@ -261,7 +270,7 @@ class _CsvReader(BlockReader):
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
-        from ..data import arrow_io
+        from ..data import arrow_io  # lazy: pyarrow, loaded with the first file read
 
         layout = self.layout
         columns = None
@@ -276,20 +285,22 @@ class _CsvReader(BlockReader):
             for batch in reader:
                 yield arrow_io.wide_block(batch, self.layout, strict_inf=False)
         except (pa.ArrowException, arrow_io.Refused, ValueError):
-            raise _Fallback() from None
+            raise Fallback() from None
 
     def fallback(self) -> FunctionalData:
-        return _load_or_locate(self.src, self.name, self.missing)
+        return load_or_locate(self.src, self.name, self.missing)
 
 
-class _ParquetReader(BlockReader):
+class ParquetReader(BlockReader):
+    """A wide Parquet file in record batches of ``chunk_rows`` rows."""
+
     def __init__(self, src, pf, layout, columns, missing, chunk_rows, name):
         super().__init__(name, layout.grid, missing)
         self.src, self.pf, self.layout, self.columns = src, pf, layout, columns
         self.chunk_rows = auto_chunk_rows(layout.grid.size, chunk_rows)
 
     def raw_chunks(self):
-        from ..data import arrow_io
+        from ..data import arrow_io  # lazy: pyarrow, loaded with the first file read
 
         first = self.layout.first_numeric
         wanted = [i for i, meta in enumerate(self.layout.meta_names)
@@ -300,12 +311,12 @@ class _ParquetReader(BlockReader):
             batch = batch.rename_columns(names)
             values = np.empty((batch.num_rows, self.m), order="F")
             for j in range(self.m):
-                values[:, j] = arrow_io._float_column(batch.column(len(wanted) + j), True)
-            yield values, arrow_io._string_metadata(batch.select(list(range(len(wanted)))),
+                values[:, j] = arrow_io.float_column(batch.column(len(wanted) + j), True)
+            yield values, arrow_io.string_metadata(batch.select(list(range(len(wanted)))),
                                                     [self.layout.meta_names[i] for i in wanted])
 
 
-def _load_or_locate(src, name, missing) -> FunctionalData:
+def load_or_locate(src, name, missing) -> FunctionalData:
     """The loader reads what the streaming reader refused: it names the bad row and column
     (cell-by-cell parser, or the streaming error locator above MAX_SLOW_BYTES)."""
     return load_curves(src.path if src.raw is None else src.raw, name=name, missing=missing)
@@ -334,12 +345,18 @@ def open_source(source, *, grid=None, missing: str = "drop", chunk_rows: int | N
     return _IterReader(source, grid, missing, name or "chunks")
 
 
-def _open_path(path: Path, missing, chunk_rows, name, mapping, transpose) -> BlockReader:
-    from ..data import arrow_io
-    from ..data.loading import _check_dialect, _clean, _csv_head
+def sketch_of_stream(source, *, missing: str = "drop", chunk_rows: int | None = None, **read_options) -> np.ndarray:
+    """The content sketch of a file (fdp_core.data.sketch) read chunk by chunk, as ``sketch_of`` gives for
+    the loaded curves."""
+    reader = open_source(source, missing=missing, chunk_rows=chunk_rows, **read_options)
+    return sketch_of_chunks(reader.grid, (chunk.values for chunk in reader.chunks()))
 
-    src = _open_source(path)
-    name = _clean(name or src.name, 80)
+
+def _open_path(path: Path, missing, chunk_rows, name, mapping, transpose) -> BlockReader:
+    from ..data import arrow_io  # lazy: pyarrow, loaded with the first file read
+
+    src = data_source(path)
+    name = clean_text(name or src.name, 80)
     def in_memory():
         return _FdReader(load_curves(path, name=name, missing=missing, id_column=mapping and mapping.id,
                                      t_column=mapping and mapping.t, value_column=mapping and mapping.value,
@@ -351,24 +368,24 @@ def _open_path(path: Path, missing, chunk_rows, name, mapping, transpose) -> Blo
         except DataError:
             raise
         except Exception as exc:
-            raise DataError(f"{name} could not be read as Parquet: {arrow_io._one_line(exc)}") from None
-        grid_ok = layout.kind == "wide" and all(arrow_io._numeric(pf.schema_arrow.field(c))
+            raise DataError(f"{name} could not be read as Parquet: {arrow_io.one_line(exc)}") from None
+        grid_ok = layout.kind == "wide" and all(arrow_io.numeric_field(pf.schema_arrow.field(c))
                                                  for c in columns[layout.first_numeric:])
         if not grid_ok:
             return in_memory()  # long layout, or grid columns stored as text: the loader reshapes them
-        return _ParquetReader(src, pf, layout, columns, missing, chunk_rows, name)
-    head = None if transpose else _csv_head(src, name)
+        return ParquetReader(src, pf, layout, columns, missing, chunk_rows, name)
+    head = None if transpose else csv_head(src, name)
     if head is None:
         return in_memory()
     sample, delimiter, rows = head
-    _check_dialect(sample, rows[:50], delimiter, name, mapping)
-    layout = _layout(rows[0], name, mapping, rows[1:51] if src.size <= 4 * 65536 else ())
+    check_dialect(sample, rows[:50], delimiter, name, mapping)
+    layout = read_layout(rows[0], name, mapping, rows[1:51] if src.size <= 4 * 65536 else ())
     if layout.kind != "wide":
         return in_memory()
     # Chunk size in bytes from the header's width: about chunk_rows rows per block.
     row_bytes = max(16, len(sample.encode()) // max(1, len(rows)))
     chunk_bytes = int(min(max(row_bytes * auto_chunk_rows(layout.grid.size, chunk_rows), 1 << 16), 1 << 30))
-    return _CsvReader(src, layout, delimiter, missing, chunk_bytes, name)
+    return CsvReader(src, layout, delimiter, missing, chunk_bytes, name)
 
 
 # --------------------------------------------------------------------------- persons
@@ -407,8 +424,6 @@ def dropped_person_counts(dropped: pd.DataFrame | None, person_column: str, name
 def file_rows(reader: BlockReader) -> int:
     """Curves in the file, usable or not: n without a person column (METHODS.md 11)."""
     if isinstance(reader, _FdReader):
-        from ..data.loading import file_positions
-
         return file_positions(reader.fd)[1]
     return int(reader.report.n_read)
 
@@ -419,8 +434,6 @@ def person_weights(keys: np.ndarray, counts: pd.Series) -> np.ndarray:
 
 
 def mechanism_n(bounds, n_persons: int) -> int:
-    from ..data.preprocess import mechanism_n as declared_n
-
     return declared_n(bounds.n_public, n_persons)
 
 
@@ -449,8 +462,6 @@ class MeanAccumulator:
         self.raw_sum = np.zeros(self.grid.size)
         bounds = s.bounds
         if not mean_mechanism(s.mechanism).basis.kernel:
-            from ..releases.estimators import lattice_interpolation_matrix
-
             self._lattice = lattice_interpolation_matrix(self.unit_grid, int(s.K))
             self.total = np.zeros(int(s.K) + 1)
             self.centre = np.zeros(self.grid.size)
@@ -462,8 +473,6 @@ class MeanAccumulator:
                                                       else float(bounds.default_tau(self.grid)))
 
     def update(self, values: np.ndarray, row_weights: np.ndarray | None = None) -> None:
-        from ..data.preprocess import centre_block, clip_values
-
         s = self.settings
         self.n_rows += values.shape[0]
         self.raw_sum += np.add.reduce(values, axis=0)
@@ -487,7 +496,7 @@ class MeanAccumulator:
             self.max_norm = max(self.max_norm, float(norms.max(initial=0.0)))
             factor = np.ones(values.shape[0])
         else:
-            factor = _clip_factors(norms, self.tau)
+            factor = clip_factors(norms, self.tau)
             self.n_clipped += int(np.sum(norms > self.tau))
         if row_weights is not None:
             factor = factor * row_weights
@@ -503,8 +512,6 @@ class MeanAccumulator:
         return self
 
     def sums(self, n_persons: int, n_dropped: int, n_usable: int | None = None):
-        from ..releases.mean import MeanSums
-
         s = self.settings
         n = mechanism_n(s.bounds, n_persons)
         usable = n_persons if n_usable is None else int(n_usable)
@@ -540,15 +547,14 @@ class PcaAccumulator:
     max_norm: float = 0.0
 
     def __post_init__(self):
-        from ..releases.pca import pca_tau
+        from ..releases.pca import pca_tau  # lazy: scipy.linalg (via releases.pca), only for a streamed PCA
 
         self.gram = np.zeros((self.basis.p, self.basis.p))
         self._projector = self.weights[:, None] * self.basis.functions
         self.tau = pca_tau(self.settings, self.grid)
 
     def update(self, values: np.ndarray, row_weights: np.ndarray | None = None) -> None:
-        from ..releases.pca import coefficient_matrix
-        from ..data.preprocess import clip_values
+        from ..releases.pca import coefficient_matrix  # lazy: scipy.linalg (via releases.pca), only for a streamed PCA
 
         self.n_rows += values.shape[0]
         values, n_range = clip_values(values, self.settings.bounds.value_range)
@@ -573,7 +579,7 @@ class PcaAccumulator:
         return self
 
     def sums(self, n_persons: int, flags=()):
-        from ..releases.pca import PcaSums
+        from ..releases.pca import PcaSums  # lazy: scipy.linalg (via releases.pca), only for a streamed PCA
 
         flags = list(flags)
         tau, gram = self.tau, self.gram
@@ -607,8 +613,6 @@ class KdeAccumulator:
             self.total = np.zeros((self.grid_size,) * d)
 
     def clip(self, points: np.ndarray) -> tuple[np.ndarray, int]:
-        from ..releases.box import check_points
-
         x = check_points(points, len(self.box))
         lo = np.array([b[0] for b in self.box])
         hi = np.array([b[1] for b in self.box])
@@ -628,8 +632,7 @@ class KdeAccumulator:
         self._add(x)
 
     def _add(self, x: np.ndarray) -> None:
-        from ..releases.box import kde_grids, node_counts, snap_to_grid
-        from ..mechanisms.hall_kde import hall_bump_sums
+        from ..mechanisms.hall_kde import hall_bump_sums  # lazy: density pieces, not for `release mean --help`
 
         if self.mode == "counts":
             self.total += node_counts(snap_to_grid(x, self.box, self.grid_size), self.grid_size)
@@ -653,7 +656,6 @@ class KdeAccumulator:
 
         ``n_persons``: the persons of the file (or the declared n_public); those without a usable
         curve are observed at the box centre, as in features.person_features."""
-        from ..releases.box import KdeSums
 
         if self.n_rows and self.n_clipped == self.n_rows:
             limits = " x ".join(f"[{a:g}, {b:g}]" for a, b in self.box)
@@ -672,8 +674,6 @@ class KdeAccumulator:
         else:
             n = self.n_rows
         if n_persons is not None and n_persons > n:
-            from ..releases.box import box_centre
-
             self._add(np.tile(box_centre(self.box), (n_persons - n, 1)))
             n = n_persons
         common = dict(box=self.box, grid_size=self.grid_size, n=n, n_clipped_box=0)
@@ -687,7 +687,7 @@ class KdeAccumulator:
 
 def kde_mode(settings) -> str:
     """The sufficient statistic a chunk adds: the mechanism's registry entry decides (fdp_core/registry/kde.py)."""
-    from ..registry.kde import kde_mechanism
+    from ..registry.kde import kde_mechanism  # lazy: density pieces, not for `release mean --help`
 
     return kde_mechanism(settings.mechanism).stream_mode(settings)
 
@@ -697,8 +697,7 @@ def kde_features(chunk_fd: FunctionalData, features, value_range):
     (as fdp_core.data.features.person_features does)."""
     from dataclasses import replace as _replace
 
-    from ..data.features import extract_features
-    from ..data.preprocess import clip_values
+    from ..data.features import extract_features  # lazy: density pieces, not for `release mean --help`
 
     if value_range is not None and any(f.kind != "column" for f in features):
         chunk_fd = _replace(chunk_fd, data_matrix=clip_values(chunk_fd.data_matrix, value_range)[0])
@@ -744,7 +743,7 @@ def _with_fallback(reader: BlockReader, make, person_column):
         acc, consume = make(reader)
         n = _run(reader, person_column, consume)
         return reader, acc, n
-    except _Fallback:
+    except Fallback:
         fd = reader.fallback()
         reader = _FdReader(fd, None)
         acc, consume = make(reader)
@@ -769,8 +768,8 @@ def stream_mean_sums(source, settings, **options):
 
 def stream_pca_sums(source, settings, *, released_mean=None, with_report: bool = False, **options):
     """:class:`fdp_core.releases.pca.PcaSums` of ``source`` (centring public, by a released mean, or none)."""
-    from ..mechanisms.bingham import single_blas_thread
-    from ..releases.pca import pca_basis, pca_centre
+    from ..mechanisms.bingham import single_blas_thread  # lazy: scipy.linalg (via releases.pca), only for a streamed PCA
+    from ..releases.pca import pca_basis, pca_centre  # lazy: scipy.linalg (via releases.pca), only for a streamed PCA
 
     settings = settings.validated()
     person_column = settings.bounds.person_column
@@ -802,8 +801,7 @@ class StreamedFeatures:
 
 def kde_feature_inputs(settings, feature) -> tuple[tuple, tuple, int]:
     """(features, box, grid size) of a streamed or Dask density release, checked against each other."""
-    from ..data.features import parse_feature_spec
-    from ..releases.box import check_box, check_grid_size
+    from ..data.features import parse_feature_spec  # lazy: density pieces, not for `release mean --help`
 
     features = parse_feature_spec(feature) if isinstance(feature, str) else tuple(feature)
     box = check_box(settings.box)
@@ -837,8 +835,6 @@ def stream_kde_sums(source, settings, feature, **options) -> StreamedFeatures:
 
 
 def mechanism_n_public(n_public, n_persons: int) -> int:
-    from ..data.preprocess import mechanism_n as declared_n
-
     return declared_n(n_public, n_persons)
 
 
@@ -895,7 +891,7 @@ def load_with_progress(source, progress=None, **options) -> FunctionalData:
                 if progress is not None:
                     progress(min(1.0, rows / total) if total else 0.0, rows)
             break
-        except _Fallback:
+        except Fallback:
             reader = _FdReader(reader.fallback(), options.get("chunk_rows"))
     matrix = np.concatenate(values) if len(values) > 1 else values[0]
     meta = pd.concat(metas, ignore_index=True) if metas else pd.DataFrame()
@@ -905,9 +901,9 @@ def load_with_progress(source, progress=None, **options) -> FunctionalData:
 
 
 def _row_estimate(reader: BlockReader) -> int | None:
-    if isinstance(reader, _ParquetReader):
+    if isinstance(reader, ParquetReader):
         return int(reader.pf.metadata.num_rows)
-    if isinstance(reader, _CsvReader):
+    if isinstance(reader, CsvReader):
         head = reader.src.head(1 << 20)
         lines = max(1, head.count(b"\n") - 1)
         return max(1, int(reader.src.size / (len(head) / (lines + 1))))

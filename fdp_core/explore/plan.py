@@ -43,10 +43,12 @@ from typing import Mapping
 import numpy as np
 from scipy import optimize
 
-from ..budget.accounting import compose
+from ..budget.accounting import compose, exponential_entry
 from ..errors import ParameterError
 from ..mechanisms.calibration import gaussian_sigma
 from ..params import check_delta, check_epsilon, check_positive
+from ..limits import MAX_GRID_POINTS
+from ..releases.box import check_box
 
 PLAN_SCHEMA = "fdp.plan/1"
 PLAN_KINDS = ("mean", "kde", "covariance", "pca")
@@ -93,7 +95,7 @@ class PublicDesign:
 
     def stand_in(self):
         """n identical curves at the centre of the range on the declared grid (no data value)."""
-        from ..data.loading import FunctionalData  # the loader's module; imported here to keep `plan` light
+        from ..data.loading import FunctionalData  # lazy: pandas and the loader, only for the stand-in
 
         centre = 0.0 if self.value_range is None else 0.5 * (self.value_range[0] + self.value_range[1])
         return FunctionalData(self.grid, np.full((self.n, self.grid.size), centre))
@@ -112,8 +114,6 @@ def _pair(name: str, value) -> tuple[float, float]:
 
 
 def _grid_of(grid, domain) -> np.ndarray:
-    from ..limits import MAX_GRID_POINTS
-
     if isinstance(grid, bool):
         raise ParameterError(f"plan: public.grid must be a number of points or a list of t, got {grid!r}")
     if isinstance(grid, int):
@@ -188,7 +188,7 @@ class NoiseProfile:
 def _covariance_radius(plan, prob: float = 0.95, draws: int = 4000) -> float:
     """95% quantile of ||symmetrised noise||_HS (Monte Carlo, fixed seed; the eigenbasis is
     orthonormal, so the HS norm of the surface is that of the coefficient matrix)."""
-    from ..releases.covariance import symmetrise
+    from ..releases.covariance import symmetrise  # lazy: pandas + release modules, on use
 
     rng = np.random.default_rng(20260)
     noise = symmetrise(plan.family.standard(rng, (draws,) + plan.scales.shape) * plan.scales)
@@ -208,7 +208,7 @@ def noise_profile(kind: str, settings, design: PublicDesign, feature: str | None
     """
     ref = replace(settings, epsilon=REFERENCE_EPSILON)
     if kind == "mean":
-        from ..releases.mean import plan_mean_release
+        from ..releases.mean import plan_mean_release  # lazy: pandas + release modules, on use
 
         if stand_in is not None:
             plan = plan_mean_release(stand_in, replace(ref, n_public=None))
@@ -217,8 +217,7 @@ def noise_profile(kind: str, settings, design: PublicDesign, feature: str | None
         guarantee, radius = plan.guarantee, plan.l2_error_radius(0.95)
         calibration = getattr(ref, "calibration", None)
     elif kind == "kde":
-        from ..releases.box import check_box
-        from ..releases.kde import plan_kde_release
+        from ..releases.kde import plan_kde_release  # lazy: pandas + release modules, on use
 
         box = check_box(ref.box)
         centre = np.array([0.5 * (lo + hi) for lo, hi in box])
@@ -226,7 +225,7 @@ def noise_profile(kind: str, settings, design: PublicDesign, feature: str | None
         release = plan_kde_release(points, replace(ref, box=box, person_column=None))
         guarantee, radius, calibration = release.guarantee, release.l2_error_radius(0.95), ref.calibration
     elif kind == "covariance":
-        from ..releases.covariance import plan_covariance_release
+        from ..releases.covariance import plan_covariance_release  # lazy: pandas + release modules, on use
 
         release = plan_covariance_release(stand_in, ref) if stand_in is not None else \
             plan_covariance_release(design.stand_in(), replace(ref, person_column=None))
@@ -264,7 +263,7 @@ def charged_entries(kind: str, settings, design: PublicDesign, feature: str | No
     Data-free: the cost depends on n, the grid, tau and the settings only. ``fd``: the data the
     commit will use (the plan's commit checks the entries of the very file it releases), else
     the design's stand-in."""
-    from ..publish import commit
+    from ..publish import commit  # lazy: the commit modules load only when a plan is priced
 
     if fd is None:  # the stand-in has no person column: its rows are the declared persons
         fd = design.stand_in()
@@ -275,10 +274,10 @@ def charged_entries(kind: str, settings, design: PublicDesign, feature: str | No
     if kind == "kde":
         return [commit.prepare_kde_commit(fd, feature, settings).entry]
     if kind == "covariance":
-        from ..publish.commit_summaries import prepare_covariance_commit
+        from ..publish.commit_summaries import prepare_covariance_commit  # lazy: as above
 
         return [p.entry for p in prepare_covariance_commit(fd, settings)]
-    from ..budget.accounting import exponential_entry  # PCA: the exponential mechanism is charged its epsilon
+    # PCA: the exponential mechanism is charged its epsilon
 
     return [exponential_entry("pca", str(getattr(settings, "sampler", None) or "pca"), epsilon=settings.epsilon)]
 
@@ -393,7 +392,7 @@ def _number(name: str, value, check) -> float:
 
 
 def _statistic(index: int, item, design: PublicDesign) -> Statistic:
-    from ..settings_fields import settings_from_config
+    from ..settings_fields import settings_from_config  # lazy: pandas + release modules, on use
 
     if not isinstance(item, Mapping):
         raise ParameterError(f"plan: statistic {index} must be a mapping (kind, settings, target/weight/epsilon)")
@@ -431,8 +430,6 @@ def _statistic(index: int, item, design: PublicDesign) -> Statistic:
     try:
         obj = settings_from_config(cls, {**public, **dict(settings)})
         if kind == "kde":
-            from ..releases.box import check_box
-
             obj = replace(obj, box=check_box(obj.box))
         else:
             obj = obj.validated()
@@ -454,13 +451,13 @@ def _statistic(index: int, item, design: PublicDesign) -> Statistic:
 
 def _settings_class(kind: str):
     if kind == "mean":
-        from ..releases.mean import MeanSettings as cls
+        from ..releases.mean import MeanSettings as cls  # lazy: pandas + release modules, on use
     elif kind == "kde":
-        from ..releases.kde import KdeSettings as cls
+        from ..releases.kde import KdeSettings as cls  # lazy: as above
     elif kind == "covariance":
-        from ..releases.covariance import CovarianceSettings as cls
+        from ..releases.covariance import CovarianceSettings as cls  # lazy: as above
     else:
-        from ..releases.pca import PcaSettings as cls
+        from ..releases.pca import PcaSettings as cls  # lazy: as above
     return cls
 
 
@@ -582,8 +579,8 @@ def part_configs(plan: ReleasePlan, *, budget_name: str | None = None) -> list[t
 
     The budget section holds the plan's total (or its basic total when none was given).
     """
-    from ..publish.commit import CONFIG_SCHEMA
-    from ..settings_fields import config_of
+    from ..publish.commit import CONFIG_SCHEMA  # lazy: the commit modules load only when configs are written
+    from ..settings_fields import config_of  # lazy: as above
 
     eps_total, delta_total = plan.budget if plan.budget is not None else plan.basic
     budget = {"epsilon_total": float(eps_total), "delta_total": float(delta_total), "filter": "basic",

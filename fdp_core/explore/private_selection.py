@@ -45,6 +45,8 @@ from ..releases.mean import MeanSettings
 from ..registry import mean_mechanism, quadratic_penalty_mechanisms
 from ..params import check_choice, check_epsilon, check_positive
 from ..data.preprocess import bounds_of, file_persons, mechanism_n, prepare_curves
+from ..budget.accounting import exponential_entry
+from ..budget.charging import charge, settle
 
 SELECTION_BOUNDS = ("range", "linear", "general")
 SELECTION_MECHANISMS = quadratic_penalty_mechanisms()  # the PCV score sensitivity needs linear shrinkage
@@ -235,7 +237,6 @@ def select_parameters(fd, settings: MeanSettings, penalties, rhos, *, epsilon: f
 
 def selection_ledger_entry(epsilon: float, scale: float, bound: str, grid_size: int, label: str = ""):
     """The ledger entry of a selection: exponential mechanism, pure epsilon, rho = epsilon^2 / 8."""
-    from ..budget.accounting import exponential_entry
 
     return exponential_entry("tuning", "exponential-pcv", epsilon=check_epsilon(epsilon), sensitivity=scale,
                              noise={"score_scale": scale, "bound": bound, "grid_size": int(grid_size)},
@@ -259,12 +260,10 @@ def commit_selection(account, fd, settings: MeanSettings, penalties, rhos, *, ep
     raises BudgetError with nothing computed from the data and nothing recorded. Returns
     (selection, ledger entry).
     """
-    from ..publish.commit import _charge, _settle
-
     entry = entry or selection_entry(fd, settings, penalties, rhos, epsilon=epsilon, folds=folds, bound=bound,
                                      label=label)
-    ledger = _charge(account, entry)
+    ledger = charge(account, entry)
     selection = select_parameters(fd, settings, penalties, rhos, epsilon=epsilon, folds=folds, bound=bound,
                                   rng=np.random.default_rng())
-    _settle(account, ledger, entry)
+    settle(account, ledger, entry)
     return selection, entry

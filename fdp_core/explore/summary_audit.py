@@ -19,6 +19,11 @@ from ..data.loading import FunctionalData, unit_interval
 from ..kernels import eigenbasis
 from ..mechanisms.families import GAUSSIAN, NoiseFamily
 from ..registry.covariance import covariance_mechanism
+from ..releases.covariance import plan_covariance_release, product_shrinkage
+from ..sensitivity import covariance_weights
+from ..releases.estimators import shrinkage
+from ..releases.regression import plan_regression_release
+from .private_selection import exponential_selection, pcv_private_scores, score_sensitivity
 
 NORMS = ("cm", "l1c")
 
@@ -172,9 +177,6 @@ def audit_covariance_mechanism(settings, grid, n: int, *, n_select: int = 50_000
     """
     from dataclasses import replace
 
-    from ..releases.covariance import plan_covariance_release, product_shrinkage
-    from ..sensitivity import covariance_weights
-
     s = replace(settings.validated(), centring="public")
     if visits > 1:
         s = replace(s, person_column="person")
@@ -212,8 +214,6 @@ def regression_worst_pair(settings, grid, n: int, part: str):
     """
     import pandas as pd
 
-    from ..releases.estimators import shrinkage
-
     s = settings.validated()
     cs = s.curve_settings()
     grid = np.asarray(grid, dtype=float)
@@ -245,7 +245,6 @@ def regression_worst_pair(settings, grid, n: int, part: str):
 def audit_regression_mechanism(settings, grid, n: int, part: str, *, n_select: int = 50_000, n_test: int = 200_000,
                                alpha: float = 1e-6, seed: int = 0, control_factor: float = 0.7) -> SummaryAudit:
     """Audit T1 or T2 of the regression release (each is a Gaussian mechanism with its share of the budget)."""
-    from ..releases.regression import plan_regression_release
 
     d, d_prime = regression_worst_pair(settings, grid, int(n), part)
     plan, plan_prime = plan_regression_release(d, settings), plan_regression_release(d_prime, settings)
@@ -302,7 +301,6 @@ def audit_selection_mechanism(settings, grid, m: int, K: int, *, epsilon: float,
     the public pair so that the unshrunk point's probability sits in the tail where the loss shows.
     The statistic is the index drawn (0 = the unshrunk point).
     """
-    from .private_selection import exponential_selection, pcv_private_scores, score_sensitivity
 
     from dataclasses import replace
 

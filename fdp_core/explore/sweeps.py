@@ -573,8 +573,8 @@ def pca_variance_ratio_curves(fd: FunctionalData, settings, epsilons, *, ks=(1, 
     private_pca; the approximate Gibbs sampler is not used). A k that cannot run comes back
     with ``invalid`` set. The ratio uses the raw data: see PCA_ANALYST_NOTE.
     """
-    from ..releases import pca
-    from ..mechanisms.bingham import sample_bingham_deflation, sample_vector_bingham
+    from ..releases import pca  # lazy: scipy.linalg (PCA sampler), only for the PCA sweep
+    from ..mechanisms.bingham import sample_bingham_deflation, sample_vector_bingham  # lazy: as above
 
     epsilons = np.asarray(epsilons, dtype=float).ravel()
     if epsilons.size == 0 or not np.all(np.isfinite(epsilons)) or np.any(epsilons <= 0):

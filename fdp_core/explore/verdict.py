@@ -111,7 +111,7 @@ def verdict(radius: float, scale: float | None, *, bias: float | None = None, sc
 
 def mean_scale(settings) -> float | None:
     """A mean's public scale: the width of the range it is projected onto (None without one)."""
-    from ..releases.postprocess import mean_range
+    from ..releases.postprocess import mean_range  # lazy: the registry and mechanisms (21 modules) for one verdict
 
     bounds = mean_range(settings)
     return None if bounds is None else bounds[1] - bounds[0]
@@ -127,7 +127,7 @@ def mean_verdict(plan, fd=None, *, with_bias: bool = True) -> Verdict:
                 scale_name="the declared range's width", what="mean")
     if fd is None or v.level in ("green", "unrated") or v.target_radius is None:
         return v
-    from .sweeps import epsilon_for_accuracy
+    from .sweeps import epsilon_for_accuracy  # lazy: pandas and the sweeps (32 modules), only for a red verdict's hint
 
     try:
         found = epsilon_for_accuracy(fd, plan.settings, "l2_radius_95", v.target_radius,

@@ -521,7 +521,7 @@ def sample_matrix_bingham_gibbs(A, k: int, rng=None, *, n_sweeps: int = 20_000, 
     # A sweep is a long chain of tiny dense operations (q x q with q = p - k + 1): with a
     # multi-threaded BLAS each one pays thread start-up and, on a busy machine, spin-waits
     # that slow the chain down by an order of magnitude. One BLAS thread for the chain.
-    from . import gibbs_compiled
+    from . import gibbs_compiled  # lazy: numba (optional), only when the compiled chain runs
 
     if compiled is None:
         compiled = gibbs_compiled.worth_it(n_sweeps, k)

@@ -18,7 +18,7 @@ from . import bundle_readme
 from . import rerun
 from ..budget.accounting import Ledger
 from .release import ANALYST_VIEW_FILE, analyst_record, to_json
-from .commit import CommittedRelease, _csv_text, ledger_state
+from .commit import CommittedRelease, csv_text, ledger_state
 from .report import report_html
 
 # --------------------------------------------------------------------------- bundle: zip (app) or folder (CLI)
@@ -33,8 +33,8 @@ def bundle_files(release: CommittedRelease, ledger: Ledger | None = None) -> dic
     if ledger is not None:
         record["ledger_at_export"] = ledger_state(ledger)
     files = {
-        "release.csv": _csv_text(release.table),
-        "coefficients.csv": _csv_text(release.coefficients),
+        "release.csv": csv_text(release.table),
+        "coefficients.csv": csv_text(release.coefficients),
         "release.json": to_json(record),
         "config.yaml": config_yaml(release.config),
         "ledger.json": to_json(ledger.to_dict() if ledger is not None else {}),

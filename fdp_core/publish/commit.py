@@ -25,7 +25,7 @@ same guarantee but its values are *not* themselves multiples of 2^k.
 
 Floating point. OpenDP inflates the sensitivity for its own rounding and fdp adds an
 allowance for floating-point error in y = c / b (discrete.py). That allowance assumes each
-y_l is computed to within 2^(k+2); :func:`_granularity_for` raises k (coarser grid, a little
+y_l is computed to within 2^(k+2); :func:`granularity_for` raises k (coarser grid, a little
 more noise) when a data-independent worst-case bound on the error of computing y from the
 data is larger than 2^(k+1).
 
@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from ..budget.accounting import Ledger, LedgerEntry, discrete_entry
+from ..budget.charging import charge, settle
 from ..releases.box import check_box
 from ..data.loading import FunctionalData, unit_interval
 from ..explore.epsilon_tradeoff import kde_epsilon_errors, mean_epsilon_errors
@@ -67,6 +68,8 @@ from ..registry.pca import pca_sampler
 from .release import library_versions, provenance_stamp
 from ..settings_fields import config_of
 from ..data.stand_in import SEALED, all_on_stand_in
+from ..releases import kde, pca
+from ..data.features import features_label, person_features
 
 CONFIG_SCHEMA = "fdp.replay/1"
 # Covariance and regression commits live in commit_summaries.py (exact discrete noise, same path).
@@ -83,7 +86,7 @@ COMMIT_RANDOMNESS = ("fresh OS entropy (OpenSSL RAND_bytes inside OpenDP); exact
 NOT_DP_WARNING = "data-dependent: this release is NOT differentially private"
 # The float error of computing y = c / b must stay within 2^(k+2) (discrete.py's allowance);
 # the bound below is kept within 2^(k+1), leaving room for the division's own rounding.
-_UNIT_ROUNDOFF = 2.0**-53
+UNIT_ROUNDOFF = 2.0**-53
 _MAX_GRANULARITY_EXP = 0
 
 
@@ -162,7 +165,7 @@ class PendingCommit:
     context: dict = field(default_factory=dict, repr=False)  # kind-specific inputs (feature spec, ...)
 
 
-def _granularity_for(error_bound: float, requested: int | None) -> int:
+def granularity_for(error_bound: float, requested: int | None) -> int:
     """Finest grid exponent k (>= the requested/default one) whose float allowance covers the bound.
 
     discrete.py's allowance covers a per-coordinate error of 2^(k+2) in y; the bound must
@@ -178,7 +181,8 @@ def _granularity_for(error_bound: float, requested: int | None) -> int:
     return k
 
 
-def _discrete_plan(family: NoiseFamily, n: int, scaled_sensitivity: float, k: int) -> DiscretePlan:
+def discrete_plan(family: NoiseFamily, n: int, scaled_sensitivity: float, k: int) -> DiscretePlan:
+    """The exact discrete sampler's privacy for n coefficients on the 2^k grid, before any draw."""
     return family.discrete_plan(n, scaled_sensitivity=scaled_sensitivity, granularity_exp=k)
 
 
@@ -192,26 +196,6 @@ def _draw(pending: PendingCommit):
                                                                  pending.noise_plan.unit_noise_scale):
         raise RuntimeError("the sampler's privacy differs from the checked plan: refusing to release")
     return noisy, record
-
-
-def _charge(account, entry: LedgerEntry) -> Ledger:
-    """Check (and for a stored budget, charge) ``entry`` before any noise is drawn.
-
-    ``account`` is an in-memory :class:`Ledger` (checked here, committed by :func:`_settle`
-    after the draw) or a :class:`fdp_core.budget.ledger_store.StoredBudget`, charged here for good in
-    one locked transaction: a crash after this point leaves the charge (never a double
-    spend). Returns the ledger that describes the release (a stored budget's snapshot).
-    """
-    if isinstance(account, Ledger):
-        account.check(entry)
-        return account
-    return account.reserve(entry)
-
-
-def _settle(account, ledger: Ledger, entry: LedgerEntry) -> None:
-    """After a successful draw: record the entry in an in-memory ledger (a stored one already has it)."""
-    if account is ledger:
-        ledger.commit(entry)
 
 
 # Settings computed from the data without noise: a release using them is not differentially
@@ -229,14 +213,14 @@ def refuse_data_dependent(settings, where: str = "a commit") -> None:
                              "instead (tau or a value range, a bandwidth)")
 
 
-def _execute(account, pending: PendingCommit):
+def execute(account, pending: PendingCommit):
     """check (charge) -> draw -> commit. A refused release raises before any noise is drawn.
 
     Returns (coefficients, sampler record, the ledger to describe the release with).
     """
-    ledger = _charge(account, pending.entry)
+    ledger = charge(account, pending.entry)
     noisy, record = _draw(pending)
-    _settle(account, ledger, pending.entry)
+    settle(account, ledger, pending.entry)
     full = np.zeros(pending.active.shape)
     full[pending.active] = noisy
     return full, record, ledger
@@ -251,7 +235,7 @@ def _coefficient_table(pending: PendingCommit, record, full: np.ndarray, index_c
                          "value": full})
 
 
-def _csv_text(frame: pd.DataFrame) -> str:
+def csv_text(frame: pd.DataFrame) -> str:
     """CSV with shortest round-trip floats (repr), so grid values are read back bit-exactly."""
     out = frame.copy()
     for column in out.columns:
@@ -346,7 +330,8 @@ def _base_record(kind: str, entry: LedgerEntry, sampler: dict, ledger: Ledger, *
     }
 
 
-def _common_record(pending: PendingCommit, record, ledger: Ledger, *, label: str, data_label: str) -> dict:
+def common_record(pending: PendingCommit, record, ledger: Ledger, *, label: str, data_label: str) -> dict:
+    """The record fields every exact discrete commit shares: sampler, ledger entry, arithmetic, labels."""
     sampler = record.to_dict()
     sampler.pop("unit_values")
     sampler.pop("scales")
@@ -361,7 +346,8 @@ def _common_record(pending: PendingCommit, record, ledger: Ledger, *, label: str
                         on_grid=ON_GRID_NOTE)
 
 
-def _budget_config(ledger: Ledger) -> dict:
+def budget_config(ledger: Ledger) -> dict:
+    """The replay config's ``budget`` block: the ledger's totals, filter, split and stored budget name."""
     config = {"epsilon_total": ledger.epsilon_total, "delta_total": ledger.delta_total, "filter": ledger.filter,
               "split": None if ledger.split is None else dict(ledger.split)}
     name = getattr(ledger, "budget_name", None)
@@ -390,15 +376,16 @@ def _mean_float_error_bound(plan: MeanRelease) -> np.ndarray:
     mechanism = mean_mechanism(s.mechanism)
     if not mechanism.basis.kernel:  # Bernstein's lattice
         lo, hi = s.bernstein_range
-        return (terms + 4) * _UNIT_ROUNDOFF * max(abs(lo), abs(hi)) / b
+        return (terms + 4) * UNIT_ROUNDOFF * max(abs(lo), abs(hi)) / b
     r = np.ones(plan.noise_scales.size)
     if mechanism.quadratic_penalty:
         lam = eigenbasis(s.kernel, s.rho, unit_interval(plan.grid_points), plan.weights, nu=s.nu).eigenvalues
         r = shrinkage(lam, s.eta, getattr(s, mechanism.penalty))
-    return (plan.m + terms + 20) * _UNIT_ROUNDOFF * plan.tau * r[active] / b
+    return (plan.m + terms + 20) * UNIT_ROUNDOFF * plan.tau * r[active] / b
 
 
-def _missing_policy(fd: FunctionalData) -> str:
+def missing_policy(fd: FunctionalData) -> str:
+    """The missing-value policy to replay with: "interpolate" when the load interpolated any value."""
     return "interpolate" if fd.report.n_interpolated else "drop"
 
 
@@ -422,8 +409,8 @@ def prepare_mean_commit(fd: FunctionalData, settings: MeanSettings, *, label: st
     family = noise_family(plan.noise)
     d_in = family.scaled_sensitivity(plan.sensitivity, plan.sigma, s.epsilon)
     bound = float(np.max(_mean_float_error_bound(plan)))
-    k = _granularity_for(bound, granularity_exp)
-    noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
+    k = granularity_for(bound, granularity_exp)
+    noise_plan = discrete_plan(family, int(active.sum()), d_in, k)
     entry = discrete_entry(noise_plan, "mean", s.mechanism, delta=family.delta_or_none(s.delta),
                                     sensitivity=plan.sensitivity, sensitivity_norm=plan.guarantee.sensitivity_norm,
                                     label=label or f"mean, {MECHANISM_LABELS[s.mechanism]}")
@@ -468,7 +455,7 @@ def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: st
     """
     refuse_data_dependent(settings)  # before anything is charged or drawn
     pending = pending or prepare_mean_commit(fd, settings, label=label, granularity_exp=granularity_exp)
-    full, noise, ledger = _execute(ledger, pending)
+    full, noise, ledger = execute(ledger, pending)
     plan: MeanRelease = pending.plan
     # The public centre added back, then the free projection onto the public range (post-processing).
     finished = finish_mean(plan.offset + plan.synthesis @ full, plan.settings)
@@ -476,7 +463,7 @@ def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: st
     c = noise.unit_noise_scale
     l2, sup = plan.l2_error_radius(0.95) * c, plan.sup_error_radius(0.95) * c
     record = mean_release_record(plan, values)
-    record.update(_common_record(pending, noise, ledger, label=pending.entry.label, data_label=data_label))
+    record.update(common_record(pending, noise, ledger, label=pending.entry.label, data_label=data_label))
     record.update(expected_sq_l2_error=plan.expected_sq_l2_error * c * c, l2_error_radius_95=l2,
                   sup_error_radius_95=sup, accuracy=_accuracy_sentence(l2, sup))
     record["data"].update(n=plan.n, m=plan.m, grid="the data file's grid (column t)")
@@ -486,21 +473,15 @@ def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: st
     table = pd.DataFrame({"t": plan.grid_points, "value": values})
     index = basis.index(full.size)
     config = {"schema": CONFIG_SCHEMA, "kind": "mean", "settings": config_of(plan.settings),
-              "data": {"missing": _missing_policy(fd), "label": data_label, "n": plan.n, "m": plan.m},
+              "data": {"missing": missing_policy(fd), "label": data_label, "n": plan.n, "m": plan.m},
               "export": {"granularity_exp": pending.noise_plan.granularity_exp},
-              "budget": _budget_config(ledger), "replays": pending.entry.id}
+              "budget": budget_config(ledger), "replays": pending.entry.id}
     analyst = {**mean_analyst_view(plan), "committed_noise_l2_radius_95": l2, **finished.analyst_fields(plan.weights)}
     return CommittedRelease("mean", pending.entry, record, table, _coefficient_table(pending, noise, full, index),
                             config, mean_tradeoff(fd, plan.settings, plan=plan), record["accuracy"], analyst)
 
 
 # --------------------------------------------------------------------------- density (KDE)
-
-def _kde_module():
-    from ..releases import kde
-
-    return kde
-
 
 def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str = "",
                        granularity_exp: int | None = None) -> PendingCommit:
@@ -512,9 +493,7 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
     the float-error bound; the noise family gives the scaled sensitivity (mu = Delta / sigma
     for Gaussian noise, epsilon for Laplace noise calibrated for it).
     """
-    from ..data.features import features_label, person_features
 
-    kde = _kde_module()
     obs = person_features(fd, feature, settings.box, person_column=settings.person_column,
                           value_range=settings.value_range, n_public=settings.n_public)
     points, features = obs.points, obs.features
@@ -524,8 +503,8 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
     pieces = mechanism.commit_pieces(plan)
     d_in = family.scaled_sensitivity(plan.sensitivity, plan.sigma, settings.epsilon)
     active = np.ones(np.size(pieces.coefficients), dtype=bool)
-    k = _granularity_for(pieces.float_error_bound, granularity_exp)
-    noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
+    k = granularity_for(pieces.float_error_bound, granularity_exp)
+    noise_plan = discrete_plan(family, int(active.sum()), d_in, k)
     entry = discrete_entry(noise_plan, "kde", plan.mechanism, delta=family.delta_or_none(settings.delta),
                                     sensitivity=plan.sensitivity, sensitivity_norm=plan.guarantee.sensitivity_norm,
                                     label=label or f"density of {features_label(features)}, "
@@ -535,7 +514,7 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
                          np.asarray(pieces.scales, dtype=float).ravel(), active, float(d_in),
                          pieces.float_error_bound,
                          context={"feature": features_label(features), "settings": settings, "points": points,
-                                  "n_dropped": fd.report.n_dropped, "missing": _missing_policy(fd),
+                                  "n_dropped": fd.report.n_dropped, "missing": missing_policy(fd),
                                   "n_curves": obs.n_curves, "n_outside_box": obs.n_outside_box,
                                   "n_unusable": obs.n_unusable,
                                   "coefficient_shape": np.shape(pieces.scales),
@@ -548,7 +527,6 @@ def kde_tradeoff(points, settings, n_points: int = 15, plan=None) -> dict:
     ``plan``: the release already planned with ``settings`` (a commit passes its own), else
     planned here; the other epsilons rescale its noise (fdp_core/explore/epsilon_tradeoff.py).
     """
-    kde = _kde_module()
     chosen = plan if plan is not None else kde.plan_kde_release(points, settings)
     eps, err = kde_epsilon_errors(chosen, kde_mechanism(settings.mechanism).family, settings, n_points)
     return {"parameter": "epsilon", "epsilon": eps, "expected_sq_l2_error": err,
@@ -570,9 +548,8 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
                pending: PendingCommit | None = None, looked_at=None, pre_registered: bool = False) -> CommittedRelease:
     """Commit one sanitized density (Hall or ICLP-KDE) through the same check -> draw -> record path."""
     refuse_data_dependent(settings)  # before anything is charged or drawn
-    kde = _kde_module()
     pending = pending or prepare_kde_commit(fd, feature, settings, label=label, granularity_exp=granularity_exp)
-    full, noise, ledger = _execute(ledger, pending)
+    full, noise, ledger = execute(ledger, pending)
     plan = pending.plan
     shape = pending.context["coefficient_shape"]
     settings = pending.context["settings"]
@@ -584,7 +561,7 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
     record = kde.release_record(plan, feature=pending.context["feature"], person_column=settings.person_column,
                                 value_range=settings.value_range, n_public=settings.n_public,
                                 raw_release=settings.raw_release)
-    record.update(_common_record(pending, noise, ledger, label=pending.entry.label, data_label=data_label))
+    record.update(common_record(pending, noise, ledger, label=pending.entry.label, data_label=data_label))
     record.update(expected_sq_l2_error=plan.expected_sq_l2_error * c * c, l2_error_radius_95=l2,
                   sup_error_radius_95=sup, accuracy=_accuracy_sentence(l2, sup, "the non-private density"))
     record["data"].update(n=plan.n, feature=pending.context["feature"])
@@ -601,7 +578,7 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
               "data": {"missing": pending.context["missing"], "feature": pending.context["feature"],
                        "label": data_label, "n": plan.n},
               "export": {"granularity_exp": pending.noise_plan.granularity_exp},
-              "budget": _budget_config(ledger), "replays": pending.entry.id}
+              "budget": budget_config(ledger), "replays": pending.entry.id}
     analyst = {**kde.analyst_view(plan, n_dropped=pending.context["n_dropped"], n_curves=pending.context["n_curves"],
                                   n_outside_box=pending.context["n_outside_box"],
                                   n_unusable=pending.context.get("n_unusable", 0)),
@@ -624,12 +601,6 @@ PCA_ACCURACY = ("No data-free accuracy statement exists for the exponential mech
 PCA_NOT_EXPORTED = ("variance_ratio", "subspace_distance", "acceptance_rate", "not_private")
 RANDOMNESS_PCA = ("fresh OS entropy (numpy Generator seeded from the operating system, no seed recorded); "
                   "floating-point Bingham sampler")
-
-
-def _pca_module():
-    from ..releases import pca
-
-    return pca
 
 
 def pca_ledger_entry(settings, *, label: str = "") -> LedgerEntry:
@@ -658,15 +629,14 @@ def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_la
     analyst-view metrics and the sampler's acceptance rate, which depends on X^T X).
     """
     refuse_data_dependent(settings)  # before anything is charged or drawn
-    pca = _pca_module()
     settings = settings.validated()
     if settings.centring == "released-mean" and released_mean is None:
         raise ParameterError("centring by a released mean needs a committed mean release (commit a mean first)")
     entry = pca_ledger_entry(settings, label=label)
     account = ledger
-    ledger = _charge(account, entry)
+    ledger = charge(account, entry)
     result = pca.private_pca(fd, settings, np.random.default_rng(), released_mean=released_mean)
-    _settle(account, ledger, entry)
+    settle(account, ledger, entry)
     record = pca.release_record(result)
     for key in PCA_NOT_EXPORTED:
         record.pop(key, None)
@@ -686,8 +656,8 @@ def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_la
     coefficients = pd.DataFrame({"basis_index": np.arange(1, result.p + 1),
                                  **{f"V_{j + 1}": result.coefficients[:, j] for j in range(result.k)}})
     config = {"schema": CONFIG_SCHEMA, "kind": "pca", "settings": config_of(settings),
-              "data": {"missing": _missing_policy(fd), "label": data_label, "n": result.n, "m": result.m},
-              "export": {}, "budget": _budget_config(ledger), "replays": entry.id}
+              "data": {"missing": missing_policy(fd), "label": data_label, "n": result.n, "m": result.m},
+              "export": {}, "budget": budget_config(ledger), "replays": entry.id}
     analyst = pca.analyst_view(result, n_dropped=fd.report.n_dropped,
                                n_unusable=file_persons(fd, settings.bounds.person_column).n_unusable)
     return CommittedRelease("pca", entry, record, table, coefficients, config, {}, PCA_ACCURACY, analyst)

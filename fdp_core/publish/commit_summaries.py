@@ -18,8 +18,8 @@ from ..releases.covariance import NOT_PUBLISHABLE, CovarianceRelease, Covariance
 from ..releases.covariance import release_record as covariance_record
 from ..data.loading import FunctionalData
 from ..mechanisms.families import GAUSSIAN, NoiseFamily
-from .commit import (CONFIG_SCHEMA, CommittedRelease, PendingCommit, _UNIT_ROUNDOFF, _budget_config,
-                     _common_record, _discrete_plan, _execute, _granularity_for, _missing_policy, looked_at_field)
+from .commit import (CONFIG_SCHEMA, CommittedRelease, PendingCommit, UNIT_ROUNDOFF, budget_config,
+                     common_record, discrete_plan, execute, granularity_for, missing_policy, looked_at_field)
 from ..releases.regression import RegressionSettings, plan_regression_release
 from ..releases.regression import release_record as regression_record
 from ..settings_fields import config_of
@@ -34,8 +34,8 @@ def _pending(kind: str, mechanism: str, family: NoiseFamily, plan, values, scale
              sensitivity: float, norm: str, label: str, granularity_exp: int | None) -> PendingCommit:
     values, scales = np.asarray(values, dtype=float).ravel(), np.asarray(scales, dtype=float).ravel()
     active = scales > 0
-    k = _granularity_for(bound, granularity_exp)
-    noise_plan = _discrete_plan(family, int(active.sum()), d_in, k)
+    k = granularity_for(bound, granularity_exp)
+    noise_plan = discrete_plan(family, int(active.sum()), d_in, k)
     entry = discrete_entry(noise_plan, kind, mechanism, delta=family.delta_or_none(delta),
                                     sensitivity=sensitivity, sensitivity_norm=norm, label=label)
     return PendingCommit(kind, mechanism, family, plan, noise_plan, entry, values[active], scales[active], active,
@@ -71,7 +71,7 @@ def prepare_covariance_commit(fd: FunctionalData, settings: CovarianceSettings, 
     s = plan.settings
     family = plan.family
     # |S_jl| <= tau^2 and a sum over n curves and m grid points errs by (m + n + 20) u tau^2 per entry.
-    err = (plan.grid_points.size + plan.n + 20) * _UNIT_ROUNDOFF * plan.tau**2
+    err = (plan.grid_points.size + plan.n + 20) * UNIT_ROUNDOFF * plan.tau**2
     eps_cov, delta_cov, eps_mean, delta_mean = s.split()
     d_in = family.scaled_sensitivity(plan.sensitivity, plan.sigma, eps_cov)
     out = [_pending("covariance", s.mechanism, family, plan, plan.estimate, plan.scales, d_in,
@@ -79,7 +79,7 @@ def prepare_covariance_commit(fd: FunctionalData, settings: CovarianceSettings, 
                     plan.guarantee.sensitivity_norm, label or f"covariance, {s.mechanism}", granularity_exp)]
     if plan.released_mean:
         d_mean = family.scaled_sensitivity(plan.mean_sensitivity, plan.mean_sigma, eps_mean)
-        err_mean = (plan.grid_points.size + plan.n + 20) * _UNIT_ROUNDOFF * plan.tau
+        err_mean = (plan.grid_points.size + plan.n + 20) * UNIT_ROUNDOFF * plan.tau
         out.append(_pending("covariance", f"{s.mechanism} (mean part)", family, plan, plan.mean_estimate,
                             plan.mean_scales, d_mean, float(np.max(err_mean / plan.mean_scales)), delta_mean,
                             plan.mean_sensitivity, "mean part of the covariance release",
@@ -97,7 +97,7 @@ def commit_covariance(ledger, fd: FunctionalData, settings: CovarianceSettings, 
     """
     pendings = prepare_covariance_commit(fd, settings, label=label, granularity_exp=granularity_exp)
     _check_all(ledger, pendings)
-    draws = [_execute(ledger, p) for p in pendings]
+    draws = [execute(ledger, p) for p in pendings]
     ledger = draws[-1][2]
     plan: CovarianceRelease = pendings[0].plan
     L = plan.n_components
@@ -109,7 +109,7 @@ def commit_covariance(ledger, fd: FunctionalData, settings: CovarianceSettings, 
     t = plan.grid_points
     table = pd.DataFrame({"s": np.repeat(t, t.size), "t": np.tile(t, t.size), "value": surface.ravel()})
     record = covariance_record(plan)
-    record.update(_common_record(pendings[0], draws[0][1], ledger, label=pendings[0].entry.label,
+    record.update(common_record(pendings[0], draws[0][1], ledger, label=pendings[0].entry.label,
                                  data_label=data_label))
     c = draws[0][1].unit_noise_scale
     record["expected_sq_hs_error_second_moment"] = plan.expected_sq_hs_error * c * c
@@ -129,9 +129,9 @@ def commit_covariance(ledger, fd: FunctionalData, settings: CovarianceSettings, 
                                               "unit_value": draws[1][1].unit_values, "value": mean})],
                          ignore_index=True)
     config = {"schema": CONFIG_SCHEMA, "kind": "covariance", "settings": config_of(plan.settings),
-              "data": {"missing": _missing_policy(fd), "label": data_label, "n": plan.n, "m": int(t.size)},
+              "data": {"missing": missing_policy(fd), "label": data_label, "n": plan.n, "m": int(t.size)},
               "export": {"granularity_exp": pendings[0].noise_plan.granularity_exp},
-              "budget": _budget_config(ledger), "replays": pendings[0].entry.id}
+              "budget": budget_config(ledger), "replays": pendings[0].entry.id}
     record["part_entry_ids"] = [p.entry.id for p in pendings]
     record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
     accuracy = COVARIANCE_ACCURACY.format(error=record["expected_sq_hs_error_second_moment"])
@@ -146,7 +146,7 @@ def prepare_regression_commit(fd: FunctionalData, settings: RegressionSettings, 
     s = plan.settings
     g1, g2 = plan.guarantee.details["t1"], plan.guarantee.details["t2"]
     tau = s.curve_settings().tau_value
-    err_scale = (plan.grid_points.size + plan.n + 20) * _UNIT_ROUNDOFF
+    err_scale = (plan.grid_points.size + plan.n + 20) * UNIT_ROUNDOFF
     base = label or f"regression on {', '.join(plan.labels[1:])}"
     t1 = _pending("regression", "gaussian (T1)", GAUSSIAN, plan, plan.t1, np.full(plan.t1.shape, plan.t1_sigma),
                   g1.gdp_mu, err_scale * s.bound_b**2 / plan.t1_sigma, g1.delta, g1.sensitivity, g1.sensitivity_norm,
@@ -163,7 +163,7 @@ def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, 
     """Commit regression coefficients: T1 and T2 checked together, then each charged and drawn."""
     pendings = prepare_regression_commit(fd, settings, label=label, granularity_exp=granularity_exp)
     _check_all(ledger, pendings)
-    draws = [_execute(ledger, p) for p in pendings]
+    draws = [execute(ledger, p) for p in pendings]
     ledger = draws[-1][2]
     plan = pendings[0].plan
     q, L = plan.q, plan.eigenvalues.size
@@ -172,7 +172,7 @@ def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, 
     functions = plan.coefficient_functions(t1[None], t2[None])[0]
     table = pd.DataFrame({"t": plan.grid_points, **{f"beta_{lab}": functions[k] for k, lab in enumerate(plan.labels)}})
     record = regression_record(plan)
-    record.update(_common_record(pendings[1], draws[1][1], ledger, label=pendings[1].entry.label,
+    record.update(common_record(pendings[1], draws[1][1], ledger, label=pendings[1].entry.label,
                                  data_label=data_label))
     record["t1_entry"] = pendings[0].entry.to_dict()
     c1, c2 = draws[0][1].unit_noise_scale, draws[1][1].unit_noise_scale
@@ -191,10 +191,10 @@ def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, 
                       "noise_scale": plan.t2_scales.ravel(), "unit_value": draws[1][1].unit_values,
                       "value": draws[1][0]})], ignore_index=True)
     config = {"schema": CONFIG_SCHEMA, "kind": "regression", "settings": config_of(plan.settings),
-              "data": {"missing": _missing_policy(fd), "label": data_label, "n": plan.n,
+              "data": {"missing": missing_policy(fd), "label": data_label, "n": plan.n,
                        "m": int(plan.grid_points.size)},
               "export": {"granularity_exp": pendings[0].noise_plan.granularity_exp},
-              "budget": _budget_config(ledger), "replays": pendings[1].entry.id}
+              "budget": budget_config(ledger), "replays": pendings[1].entry.id}
     record["part_entry_ids"] = [p.entry.id for p in pendings]
     record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
     accuracy = REGRESSION_ACCURACY.format(t1=record["expected_sq_error_t1"], t2=record["expected_sq_error_t2"])

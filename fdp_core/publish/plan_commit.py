@@ -33,10 +33,13 @@ import yaml
 
 from ..budget.accounting import Ledger, LedgerEntry
 from ..data.loading import FunctionalData
+from ..data.preprocess import file_persons
 from ..errors import BudgetError, ParameterError
 from ..explore.plan import ReleasePlan, charged_entries, describe, part_name, part_settings
 from .bundle import analyst_view_json, bundle_files
+from .commit_summaries import commit_covariance
 from .commit import CommittedRelease, commit_kde, commit_mean, commit_pca, ledger_state, looked_at_field
+from .plan_report import plan_readme, plan_report_html
 from .release import ANALYST_VIEW_FILE, to_json
 
 PLAN_RELEASE_SCHEMA = "fdp.plan_release/1"
@@ -100,7 +103,6 @@ def _release_entries(release: CommittedRelease) -> list[LedgerEntry]:
 
 def check_data(plan: ReleasePlan, fd: FunctionalData, data_label: str) -> None:
     """The file must hold the declared persons (every person of the file, usable or not: METHODS 11)."""
-    from ..data.preprocess import file_persons
 
     person = plan.design.person_column
     if person is not None and person not in fd.metadata.columns:
@@ -153,7 +155,6 @@ def commit_plan(plan: ReleasePlan, fd: FunctionalData, account, *, data_label: s
     before the commit (:func:`fdp_core.publish.commit.looked_at_field`; the sealed statement
     only when every recorded view was on the stand-in).
     """
-    from .commit_summaries import commit_covariance
 
     if not plan.fits():
         raise BudgetError(f"the plan costs epsilon {plan.basic[0]:.4g}, delta {plan.basic[1]:.3g}, more than its "
@@ -184,7 +185,6 @@ def commit_plan(plan: ReleasePlan, fd: FunctionalData, account, *, data_label: s
 
 def plan_bundle_files(committed: CommittedPlan, *, include_analyst_view: bool = False) -> dict[str, bytes]:
     """Every file of the plan's bundle by relative path (a part's files under its subfolder)."""
-    from .plan_report import plan_readme, plan_report_html
 
     files: dict[str, bytes] = {}
     for folder, release in committed.parts:

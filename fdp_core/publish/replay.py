@@ -20,6 +20,10 @@ from ..mechanisms.discrete import DEFAULT_GRANULARITY_EXP
 from ..settings_fields import settings_from_config
 from .commit import (CONFIG_SCHEMA, SUMMARY_COMMIT_KINDS, CommittedRelease, commit_kde,
                      commit_mean, commit_pca, refuse_data_dependent)
+from .commit_summaries import replay_summary
+from .band_commit import commit_mean_with_band
+from .sparse_commit import commit_sparse_mean
+from ..data.sparse_data import SparseData, read_long
 
 # --------------------------------------------------------------------------- replay
 
@@ -86,7 +90,7 @@ def parse_config(source) -> dict:
         raise ParameterError(f"config: export.granularity_exp must be an integer, got {k!r}")
     budget = _mapping(config, "budget")
     _settings_object(config["kind"], settings)
-    _budget_ledger(budget)
+    budget_ledger(budget)
     return {**config, "settings": settings, "data": data, "export": export, "budget": budget}
 
 
@@ -136,7 +140,8 @@ def settings_of(config: Mapping):
     return _settings_object(config["kind"], config["settings"])
 
 
-def _budget_ledger(budget: dict) -> Ledger:
+def budget_ledger(budget: dict) -> Ledger:
+    """The in-memory Ledger a config's ``budget`` block describes (its keys checked; ParameterError otherwise)."""
     unknown = sorted(set(budget) - {"epsilon_total", "delta_total", "filter", "split", "name"})
     if unknown:
         raise ParameterError(f"config: unknown budget key(s) {', '.join(unknown)}")
@@ -168,17 +173,13 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
     else:
         fd = load_curves(data, missing=missing)
         label = data_label or (Path(data).name if isinstance(data, (str, Path)) else "data")
-    ledger = ledger if ledger is not None else _budget_ledger(config["budget"])
+    ledger = ledger if ledger is not None else budget_ledger(config["budget"])
     k = config["export"].get("granularity_exp")
     if config["kind"] in SUMMARY_COMMIT_KINDS:
-        from .commit_summaries import replay_summary
-
         release = replay_summary(config["kind"], ledger, fd, settings,
                                  label=f"replay of {config.get('replays', 'a release')}", data_label=label,
                                  granularity_exp=k)
     elif config["kind"] == "mean":
-        from .band_commit import commit_mean_with_band  # a mean with a confidence band: two parts
-
         commit = commit_mean if settings.confidence_band is None else commit_mean_with_band
         release = commit(ledger, fd, settings, label=f"replay of {config.get('replays', 'a release')}",
                               data_label=label, granularity_exp=k, pre_registered=True)
@@ -200,15 +201,13 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
 
 def _replay_sparse(config: dict, settings, data, *, data_label: str | None, ledger):
     """A sparse mean again on a long file of observations (path, bytes or SparseData), fresh noise."""
-    from .sparse_commit import commit_sparse_mean
-    from ..data.sparse_data import SparseData, read_long
 
     if isinstance(data, SparseData):
         sparse, label = data, data_label or data.name
     else:
         sparse = read_long(data)
         label = data_label or (Path(data).name if isinstance(data, (str, Path)) else "data")
-    ledger = ledger if ledger is not None else _budget_ledger(config["budget"])
+    ledger = ledger if ledger is not None else budget_ledger(config["budget"])
     release = commit_sparse_mean(ledger, sparse, settings, label=f"replay of {config.get('replays', 'a release')}",
                                  data_label=label, granularity_exp=config["export"].get("granularity_exp"),
                                  pre_registered=True)

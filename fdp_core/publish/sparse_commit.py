@@ -15,8 +15,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .commit import CONFIG_SCHEMA, CommittedRelease, PendingCommit, _UNIT_ROUNDOFF, _budget_config, \
-    _common_record, _discrete_plan, _execute, _granularity_for, looked_at_field
+from .commit import CONFIG_SCHEMA, CommittedRelease, PendingCommit, UNIT_ROUNDOFF, budget_config, \
+    common_record, discrete_plan, execute, granularity_for, looked_at_field
 from .. import limits
 from ..budget.accounting import basic_composition, compose, discrete_entry
 from .commit_summaries import check_parts
@@ -59,9 +59,9 @@ def _part(plan: SparseRelease, part: str, values: np.ndarray, scale: float, sens
     scales = np.full(values.shape, float(scale))
     active = np.ones(values.shape, dtype=bool)
     error_bound = bound / scale  # float error of the accumulated sums, in noise scales
-    k = _granularity_for(error_bound, granularity_exp)
+    k = granularity_for(error_bound, granularity_exp)
     d_in = family.scaled_sensitivity(sensitivity, scale, g.epsilon)
-    noise_plan = _discrete_plan(family, values.size, d_in, k)
+    noise_plan = discrete_plan(family, values.size, d_in, k)
     mechanism = f"sparse-{family.name} ({part})"
     entry = discrete_entry(noise_plan, "mean", mechanism, delta=family.delta_or_none(g.delta),
                            sensitivity=sensitivity, sensitivity_norm=g.sensitivity_norm,
@@ -79,7 +79,7 @@ def prepare_sparse_commit(data: SparseData | None, settings: SparseSettings, *, 
     # average over n persons err by about (m_i + n + 20) unit roundoffs times those bounds. The bound
     # (it sets the grid and is published) must not depend on the data beyond the public n, so m_i
     # enters through the public cap MAX_VISITS_FOR_BOUND, not the observed visit counts.
-    steps = (MAX_VISITS_FOR_BOUND + st.n + 20) * _UNIT_ROUNDOFF
+    steps = (MAX_VISITS_FOR_BOUND + st.n + 20) * UNIT_ROUNDOFF
     r2 = plan.basis.r2
     base = label or "sparse mean"
     part_a = _part(plan, "A", st.A, plan.scale_a, plan.sensitivity_a, steps * r2, base, granularity_exp)
@@ -99,7 +99,7 @@ def commit_sparse_mean(ledger, data: SparseData | None, settings: SparseSettings
     pendings = prepare_sparse_commit(data, settings, label=label, granularity_exp=granularity_exp,
                                      statistics=statistics)
     check_parts(ledger, pendings)
-    draws = [_execute(ledger, p) for p in pendings]
+    draws = [execute(ledger, p) for p in pendings]
     ledger = draws[-1][2]
     plan: SparseRelease = pendings[0].plan
     J = plan.basis.n_basis
@@ -109,7 +109,7 @@ def commit_sparse_mean(ledger, data: SparseData | None, settings: SparseSettings
     values = plan.curves(beta[None])[0]
     table = pd.DataFrame({"t": plan.output_grid, "value": values})
     record = sparse_release_record(plan, values)
-    record.update(_common_record(pendings[1], draws[1][1], ledger, label=label or "sparse mean",
+    record.update(common_record(pendings[1], draws[1][1], ledger, label=label or "sparse mean",
                                  data_label=data_label))
     record["route"] = "sparse"
     record["a_entry"] = pendings[0].entry.to_dict()
@@ -131,7 +131,7 @@ def commit_sparse_mean(ledger, data: SparseData | None, settings: SparseSettings
     config = {"schema": CONFIG_SCHEMA, "kind": "sparse", "settings": config_of(plan.settings),
               "data": {"label": data_label, "n": plan.n, "n_unit": "persons"},
               "export": {"granularity_exp": pendings[0].noise_plan.granularity_exp},
-              "budget": _budget_config(ledger), "replays": pendings[1].entry.id}
+              "budget": budget_config(ledger), "replays": pendings[1].entry.id}
     record["part_entry_ids"] = [p.entry.id for p in pendings]
     record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
     accuracy = SPARSE_ACCURACY.format(scale_a=plan.scale_a * draws[0][1].unit_noise_scale,

@@ -17,6 +17,7 @@ from typing import Mapping
 
 from ..data.loading import FunctionalData, load_curves
 from .replay import parse_config, settings_of
+from . import commit, commit_summaries
 
 REL_TOL = 1e-9
 
@@ -65,9 +66,6 @@ def _check(name: str, published, derived) -> Check:
 
 
 def _pendings(kind: str, fd: FunctionalData, config: Mapping, settings) -> list:
-    from . import commit
-    from . import commit_summaries
-
     k = config["export"].get("granularity_exp")
     if kind == "mean":
         return [commit.prepare_mean_commit(fd, settings, granularity_exp=k)]
@@ -78,7 +76,7 @@ def _pendings(kind: str, fd: FunctionalData, config: Mapping, settings) -> list:
     if kind == "regression":
         return commit_summaries.prepare_regression_commit(fd, settings, granularity_exp=k)
     if kind == "sparse":  # A and b of a sparse mean (fd: the observations, a SparseData)
-        from .sparse_commit import prepare_sparse_commit
+        from .sparse_commit import prepare_sparse_commit  # lazy: only for sparse bundles
 
         return prepare_sparse_commit(fd, settings, granularity_exp=k)
     return []
@@ -91,7 +89,7 @@ def verify_release(config, data, record: Mapping) -> Verification:
     kind = config["kind"]
     settings = settings_of(config)
     if kind == "sparse":  # a long file of observations (METHODS.md 20), never interpolated onto a grid
-        from ..data.sparse_data import SparseData, read_long
+        from ..data.sparse_data import SparseData, read_long  # lazy: only for sparse bundles
 
         fd = data if isinstance(data, SparseData) else read_long(data)
     elif isinstance(data, FunctionalData):

@@ -28,7 +28,7 @@ from .covariance import CovarianceRelease, CovarianceSettings, plan_covariance_r
 from ..data.loading import FunctionalData, unit_interval
 from ..errors import ParameterError
 from .estimators import lattice_interpolation_matrix
-from .mean import MeanRelease, MeanSettings, plan_mean_release
+from .mean import MeanRelease, MeanSettings, analyst_view, plan_mean_release, release_record
 from ..registry import mean_mechanism
 from ..registry.covariance import REGISTRY as COVARIANCE_REGISTRY
 
@@ -300,8 +300,6 @@ def preview_band_release(fd: FunctionalData, settings: MeanSettings, rng: np.ran
     user's whole budget and settings (so a replay splits it again) and the ``band`` object.
     """
     from dataclasses import asdict
-
-    from .mean import analyst_view, release_record
 
     plan = plan_band_release(fd, settings)
     values = plan.mean.sample(rng, 1)[0]

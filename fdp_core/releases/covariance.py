@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from ..data.loading import FunctionalData, clip_to_ball
+from ..data.loading import FunctionalData, clip_to_ball, from_arrays
 from ..errors import DataError, ParameterError
 from .. import limits
 from .estimators import shrinkage
@@ -349,8 +349,7 @@ def exponential_mechanism_components(fd: FunctionalData, settings: CovarianceSet
                                      rng: np.random.Generator) -> np.ndarray:
     """The exponential mechanism's private components (METHODS 5) on the same centred, clipped curves
     at the same *total* epsilon, in the same kernel eigenbasis: the comparison of section 13."""
-    from ..data.loading import from_arrays
-    from .pca import PcaSettings, private_pca
+    from .pca import PcaSettings, private_pca  # lazy: scipy.linalg (PCA sampler), only for the components
 
     curves, _ = centred_clipped_curves(fd, settings)
     centred = from_arrays(fd.grid_points, curves, name="centred curves", metadata=fd.metadata)

@@ -35,6 +35,7 @@ from ..publish.release import randomness_fields
 from ..sensitivity import (sparse_b_sensitivity_l1, sparse_b_sensitivity_l2, sparse_gram_sensitivity_frobenius,
                           sparse_gram_sensitivity_l1)
 from ..data.sparse_data import SparseData, parse_domain
+from .smoother import pooled_local_linear
 from ..settings_fields import CALIBRATION, DELTA, EPSILON, ETA, KERNEL, NU, RHO, VALUE_RANGE, Control, option
 
 NOISES = ("gaussian", "laplace")
@@ -383,7 +384,6 @@ def sparse_analyst_view(plan: SparseRelease, values: np.ndarray, data: SparseDat
     """Everything computed from the data without noise: counts, the gap to the noiseless estimate
     and to the non-private pooled local-linear smoother (Yao, Mueller & Wang 2005; not for a
     streamed file, whose observations are never held in memory)."""
-    from .smoother import pooled_local_linear
 
     st = plan.statistics
     grid = plan.output_grid
@@ -417,7 +417,7 @@ def sparse_ledger_entries(plan: SparseRelease, *, label: str = "") -> list:
     is charged exactly what its guarantee says: gamma epsilon + (1 - gamma) epsilon under basic
     composition, mu = sqrt(mu_A^2 + mu_b^2) for Gaussian noise under GDP.
     """
-    from ..budget.accounting import gaussian_entry, pure_entry
+    from ..budget.accounting import gaussian_entry, pure_entry  # lazy: privacy events, not for `release mean --help`
 
     out = []
     for part, scale, sensitivity in (("A", plan.scale_a, plan.sensitivity_a), ("b", plan.scale_b, plan.sensitivity_b)):
