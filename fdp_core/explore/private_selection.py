@@ -259,12 +259,12 @@ def commit_selection(account, fd, settings: MeanSettings, penalties, rhos, *, ep
     raises BudgetError with nothing computed from the data and nothing recorded. Returns
     (selection, ledger entry).
     """
-    from ..publish.commit import _charge, _settle
+    from ..publish.protocol import reserve, settle  # the commit protocol's steps
 
     entry = entry or selection_entry(fd, settings, penalties, rhos, epsilon=epsilon, folds=folds, bound=bound,
                                      label=label)
-    ledger = _charge(account, entry)
+    ledger = reserve(account, entry)
     selection = select_parameters(fd, settings, penalties, rhos, epsilon=epsilon, folds=folds, bound=bound,
                                   rng=np.random.default_rng())
-    _settle(account, ledger, entry)
+    settle(account, ledger, entry)
     return selection, entry

@@ -65,6 +65,10 @@ from ..registry import mean_mechanism
 from ..registry.kde import kde_mechanism
 from ..registry.pca import pca_sampler
 from .release import library_versions, provenance_stamp
+# The commit protocol's steps (reserve -> draw -> write -> complete) live in protocol.py; the old
+# private names stay as aliases for the modules that still use them.
+from .protocol import PendingCommit
+from .protocol import execute as _execute, reserve as _charge, settle as _settle
 from ..settings_fields import config_of
 from ..data.stand_in import SEALED, all_on_stand_in
 
@@ -132,29 +136,6 @@ class CommittedRelease:
         return tuple(self.record.get("data_dependent_flags", ()))
 
 
-@dataclass(frozen=True)
-class PendingCommit:
-    """What a commit will cost, computed without drawing noise (the UI shows it first).
-
-    ``values``/``scales`` are the coefficients to release and their noise scales (only the
-    noisy ones; ``active`` marks them among all coefficients). ``values`` is NON-PRIVATE:
-    it never leaves this object except through the sampler.
-    """
-
-    kind: str
-    mechanism: str
-    family: NoiseFamily
-    plan: object = field(repr=False)  # MeanRelease, KdeRelease, ...
-    noise_plan: DiscretePlan = field(repr=False)
-    entry: LedgerEntry = field(repr=False)
-    values: np.ndarray = field(repr=False)
-    scales: np.ndarray = field(repr=False)
-    active: np.ndarray = field(repr=False)
-    scaled_sensitivity: float = 0.0
-    float_error_bound: float = 0.0
-    context: dict = field(default_factory=dict, repr=False)  # kind-specific inputs (feature spec, ...)
-
-
 def _granularity_for(error_bound: float, requested: int | None) -> int:
     """Finest grid exponent k (>= the requested/default one) whose float allowance covers the bound.
 
@@ -175,38 +156,6 @@ def _discrete_plan(family: NoiseFamily, n: int, scaled_sensitivity: float, k: in
     return family.discrete_plan(n, scaled_sensitivity=scaled_sensitivity, granularity_exp=k)
 
 
-def _draw(pending: PendingCommit):
-    """The only place noise is drawn for an export: OpenDP, OS entropy, the 2^k grid."""
-    noisy, record = pending.family.discrete_release(pending.values, pending.scales,
-                                                    scaled_sensitivity=pending.scaled_sensitivity,
-                                                    granularity_exp=pending.noise_plan.granularity_exp)
-    # The release recomputes the plan; it must be the one the ledger was checked with.
-    if (record.epsilon, record.rho, record.unit_noise_scale) != (pending.noise_plan.epsilon, pending.noise_plan.rho,
-                                                                 pending.noise_plan.unit_noise_scale):
-        raise RuntimeError("the sampler's privacy differs from the checked plan: refusing to release")
-    return noisy, record
-
-
-def _charge(account, entry: LedgerEntry) -> Ledger:
-    """Check (and for a stored budget, charge) ``entry`` before any noise is drawn.
-
-    ``account`` is an in-memory :class:`Ledger` (checked here, committed by :func:`_settle`
-    after the draw) or a :class:`fdp_core.budget.ledger_store.StoredBudget`, charged here for good in
-    one locked transaction: a crash after this point leaves the charge (never a double
-    spend). Returns the ledger that describes the release (a stored budget's snapshot).
-    """
-    if isinstance(account, Ledger):
-        account.check(entry)
-        return account
-    return account.reserve(entry)
-
-
-def _settle(account, ledger: Ledger, entry: LedgerEntry) -> None:
-    """After a successful draw: record the entry in an in-memory ledger (a stored one already has it)."""
-    if account is ledger:
-        ledger.commit(entry)
-
-
 # Settings computed from the data without noise: a release using them is not differentially
 # private, so the publication paths (commit, replay) refuse them; they stay in exploration.
 DATA_DEPENDENT_SETTINGS = ("tau_from_data", "data_dependent_bandwidth")
@@ -220,19 +169,6 @@ def refuse_data_dependent(settings, where: str = "a commit") -> None:
         raise ParameterError(f"{where} refuses data-dependent settings ({', '.join(used)}: the release would NOT be "
                              "differentially private); they are for exploration only: declare a public value "
                              "instead (tau or a value range, a bandwidth)")
-
-
-def _execute(account, pending: PendingCommit):
-    """check (charge) -> draw -> commit. A refused release raises before any noise is drawn.
-
-    Returns (coefficients, sampler record, the ledger to describe the release with).
-    """
-    ledger = _charge(account, pending.entry)
-    noisy, record = _draw(pending)
-    _settle(account, ledger, pending.entry)
-    full = np.zeros(pending.active.shape)
-    full[pending.active] = noisy
-    return full, record, ledger
 
 
 def _coefficient_table(pending: PendingCommit, record, full: np.ndarray, index_columns: dict) -> pd.DataFrame:

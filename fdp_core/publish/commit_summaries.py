@@ -18,8 +18,9 @@ from ..releases.covariance import NOT_PUBLISHABLE, CovarianceRelease, Covariance
 from ..releases.covariance import release_record as covariance_record
 from ..data.loading import FunctionalData
 from ..mechanisms.families import GAUSSIAN, NoiseFamily
-from .commit import (CONFIG_SCHEMA, CommittedRelease, PendingCommit, _UNIT_ROUNDOFF, _budget_config,
-                     _common_record, _discrete_plan, _execute, _granularity_for, _missing_policy, looked_at_field)
+from .commit import (CONFIG_SCHEMA, CommittedRelease, _UNIT_ROUNDOFF, _budget_config,
+                     _common_record, _discrete_plan, _granularity_for, _missing_policy, looked_at_field)
+from .protocol import PendingCommit, check_parts, execute
 from ..releases.regression import RegressionSettings, plan_regression_release
 from ..releases.regression import release_record as regression_record
 from ..settings_fields import config_of
@@ -42,26 +43,9 @@ def _pending(kind: str, mechanism: str, family: NoiseFamily, plan, values, scale
                          float(d_in), float(bound))
 
 
-def _check_all(account, pendings: list[PendingCommit]) -> None:
-    """Check every part against the budget as if the earlier parts were already committed.
-
-    ``account``: an in-memory Ledger or a persistent StoredBudget (its current snapshot). Each part
-    is then charged by commit._execute in its own transaction; a concurrent commit landing between
-    the parts can still refuse the second one after the first was charged: the budget is then
-    over-counted, never under-counted.
-    """
-    snapshot = account if isinstance(account, Ledger) else account.ledger()
-    if snapshot is None:
-        return  # no stored budget yet: each part's own charge creates nothing and refuses
-    trial = Ledger(snapshot.epsilon_total, snapshot.delta_total, snapshot.split, snapshot.filter,
-                   entries=list(snapshot.entries))
-    for p in pendings:
-        trial.commit(p.entry)
-
-
-def check_parts(account, pendings: list[PendingCommit]) -> None:
-    """Public name of :func:`_check_all` for releases made of parts committed elsewhere (fdp_core/publish/band_commit.py)."""
-    _check_all(account, pendings)
+# check_parts (every part checked together before any is charged) is the commit protocol's
+# (fdp_core/publish/protocol.py); this old name stays for callers that used it.
+_check_all = check_parts
 
 
 def prepare_covariance_commit(fd: FunctionalData, settings: CovarianceSettings, *, label: str = "",
@@ -96,8 +80,8 @@ def commit_covariance(ledger, fd: FunctionalData, settings: CovarianceSettings, 
     entries listed in ``record["part_entry_ids"]`` once the release is written).
     """
     pendings = prepare_covariance_commit(fd, settings, label=label, granularity_exp=granularity_exp)
-    _check_all(ledger, pendings)
-    draws = [_execute(ledger, p) for p in pendings]
+    check_parts(ledger, pendings)
+    draws = [execute(ledger, p) for p in pendings]
     ledger = draws[-1][2]
     plan: CovarianceRelease = pendings[0].plan
     L = plan.n_components
@@ -162,8 +146,8 @@ def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, 
                       pre_registered: bool = False) -> CommittedRelease:
     """Commit regression coefficients: T1 and T2 checked together, then each charged and drawn."""
     pendings = prepare_regression_commit(fd, settings, label=label, granularity_exp=granularity_exp)
-    _check_all(ledger, pendings)
-    draws = [_execute(ledger, p) for p in pendings]
+    check_parts(ledger, pendings)
+    draws = [execute(ledger, p) for p in pendings]
     ledger = draws[-1][2]
     plan = pendings[0].plan
     q, L = plan.q, plan.eigenvalues.size
