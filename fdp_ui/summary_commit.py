@@ -26,7 +26,7 @@ def _commit(kind: str, settings) -> None:
         budget, note = ledger.charge_account(quote.entry)
         # The commit protocol: every part reserved, drawn, then completed (fdp_core/publish/protocol.py).
         release = kinds.commit(kind, budget, CommitRequest(data.fd, settings, data_label=data.label,
-                                                           looked_at=state.views_seen()))
+                                                           looked_at=state.views_seen()), quote=quote)
     except FdpError as exc:
         st.session_state[MESSAGE_KEY.format(kind=kind)] = ("error", str(exc))
         return

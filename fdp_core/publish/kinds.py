@@ -35,13 +35,10 @@ from ..releases.mean import MeanSettings
 from ..releases.pca import PcaSettings
 from ..releases.regression import RegressionSettings
 from ..releases.sparse import SparseSettings
-from ..registry.pca import pca_sampler
 from .band_commit import commit_mean_with_band
-from .commit import (BUNDLE_FILES, PCA_HARDENING, commit_kde, commit_mean, commit_pca, pca_ledger_entry,
-                     prepare_kde_commit, prepare_mean_commit, refuse_data_dependent)
-from .commit_summaries import (commit_covariance, commit_regression, prepare_covariance_commit,
-                               prepare_regression_commit)
-from .protocol import CommitRequest, Quote, commit_release, quote_of
+from .commit import BUNDLE_FILES, KDE_STEPS, MEAN_STEPS, PCA_STEPS, prepare_mean_commit, refuse_data_dependent
+from .commit_summaries import COVARIANCE_STEPS, REGRESSION_STEPS, prepare_covariance_commit
+from .protocol import CommitRequest, Quote, Steps, commit_release, quote_of, run_steps
 from .sparse_commit import commit_sparse_mean, prepare_sparse_commit
 
 
@@ -78,17 +75,12 @@ class ReleaseKind:
 
 # --------------------------------------------------------------------------- hooks: mean (with or without bands)
 
-def _band_label(request: CommitRequest) -> str:
-    return request.label or "mean with confidence band"
-
-
 def _quote_mean(request: CommitRequest) -> Quote:
     s = request.settings
     if s.confidence_band is None:
-        return quote_of([prepare_mean_commit(request.data, s, label=request.label,
-                                             granularity_exp=request.granularity_exp)])
+        return MEAN_STEPS.quote(request)
     # With bands: the mean's part first (the cost the page states), then the second moment's parts.
-    label = _band_label(request)
+    label = request.label or "mean with confidence band"
     second = plan_band_release(request.data, s).second_moment.settings
     return quote_of([prepare_mean_commit(request.data, mean_part(s), label=label,
                                          granularity_exp=request.granularity_exp),
@@ -97,71 +89,18 @@ def _quote_mean(request: CommitRequest) -> Quote:
 
 
 def _commit_mean(account, request: CommitRequest, quote: Quote | None):
-    common = dict(label=request.label, data_label=request.data_label, granularity_exp=request.granularity_exp,
-                  looked_at=request.looked_at, pre_registered=request.pre_registered)
-    if request.settings.confidence_band is not None:  # the mean and its second moment: two parts, re-planned
-        return commit_mean_with_band(account, request.data, request.settings, **common)
-    pending = quote.pendings[0] if quote is not None else None
-    return commit_mean(account, request.data, request.settings, pending=pending, **common)
+    if request.settings.confidence_band is not None:  # the mean and its second moment: two commits, re-planned
+        return commit_mean_with_band(account, request.data, request.settings, label=request.label,
+                                     data_label=request.data_label, granularity_exp=request.granularity_exp,
+                                     looked_at=request.looked_at, pre_registered=request.pre_registered)
+    return run_steps(MEAN_STEPS, account, request, quote)
 
 
-# --------------------------------------------------------------------------- density
-
-def _feature(request: CommitRequest) -> str:
-    feature = request.inputs.get("feature")
-    if not isinstance(feature, str):
-        raise ParameterError("a density commit needs a per-curve feature (e.g. 'l2norm' or 'value:0.5')")
-    return feature
-
-
-def _quote_kde(request: CommitRequest) -> Quote:
-    return quote_of([prepare_kde_commit(request.data, _feature(request), request.settings, label=request.label,
-                                        granularity_exp=request.granularity_exp)])
-
-
-def _commit_kde(account, request: CommitRequest, quote: Quote | None):
-    return commit_kde(account, request.data, _feature(request), request.settings, label=request.label,
-                      data_label=request.data_label, granularity_exp=request.granularity_exp,
-                      pending=quote.pendings[0] if quote is not None else None, looked_at=request.looked_at,
-                      pre_registered=request.pre_registered)
-
-
-# --------------------------------------------------------------------------- components (exponential mechanism)
-
-def _quote_pca(request: CommitRequest) -> Quote:
-    settings = request.settings
-    entry = pca_ledger_entry(settings, label=request.label)
-    flags = (f"{PCA_HARDENING}: the release is idealised real-arithmetic DP",)
-    if entry.approximate:
-        flags += (pca_sampler(settings.sampler_name).caveat,)
-    note = (f"Sampler: {entry.noise['sampler']}; fresh OS entropy; {PCA_HARDENING.lower()}. "
-            "Data-dependent diagnostics (acceptance rate, variance ratio) are never exported.")
-    return Quote((entry,), (), flags, note)
-
-
-def _commit_pca(account, request: CommitRequest, quote: Quote | None):
-    mean_id = request.inputs.get("released_mean_id")
-    return commit_pca(account, request.data, request.settings, label=request.label, data_label=request.data_label,
-                      released_mean=request.inputs.get("released_mean"), released_mean_id=mean_id,
-                      looked_at=request.looked_at, pre_registered=request.pre_registered)
-
-
-# --------------------------------------------------------------------------- covariance, regression, sparse mean
-
-def _quote_summary(prepare):
-    def quote(request: CommitRequest) -> Quote:
-        return quote_of(prepare(request.data, request.settings, label=request.label,
-                                granularity_exp=request.granularity_exp))
-    return quote
-
-
-def _commit_summary(commit):
-    def run(account, request: CommitRequest, quote: Quote | None):
-        # Re-planned inside (deterministic: the same plan as the quote's).
-        return commit(account, request.data, request.settings, label=request.label, data_label=request.data_label,
-                      granularity_exp=request.granularity_exp, looked_at=request.looked_at,
-                      pre_registered=request.pre_registered)
-    return run
+def _steps(steps: Steps):
+    """A kind's commit hook from its protocol steps (the quote shown is the quote charged)."""
+    def commit(account, request: CommitRequest, quote: Quote | None):
+        return run_steps(steps, account, request, quote)
+    return commit
 
 
 def _quote_sparse(request: CommitRequest) -> Quote:
@@ -194,19 +133,19 @@ RELEASE_KINDS: dict[str, ReleaseKind] = {k.name: k for k in (
                 quote=_quote_mean, commit=_commit_mean),
     ReleaseKind("density", "density", "kde", KdeSettings, config_kind="kde", cli_command=("release", "kde"),
                 inputs=("feature",), bundle_files=BUNDLE_FILES, committed_where="Release & audit page; replay",
-                quote=_quote_kde, commit=_commit_kde),
+                quote=KDE_STEPS.quote, commit=_steps(KDE_STEPS)),
     ReleaseKind("components", "principal components", "pca", PcaSettings, config_kind="pca",
                 cli_command=("release", "pca"), inputs=("released_mean", "released_mean_id"),
                 needs_value_range=True, bundle_files=BUNDLE_FILES, committed_where="Release & audit page; replay",
-                quote=_quote_pca, commit=_commit_pca),
+                quote=PCA_STEPS.quote, commit=_steps(PCA_STEPS)),
     ReleaseKind("covariance", "covariance", "covariance", CovarianceSettings, config_kind="covariance",
                 cli_command=("release", "covariance"), bundle_files=BUNDLE_FILES,
                 committed_where="Covariance & regression page; replay",
-                quote=_quote_summary(prepare_covariance_commit), commit=_commit_summary(commit_covariance)),
+                quote=COVARIANCE_STEPS.quote, commit=_steps(COVARIANCE_STEPS)),
     ReleaseKind("regression", "regression", "regression", RegressionSettings, config_kind="regression",
                 cli_command=("release", "regression"), bundle_files=BUNDLE_FILES,
                 committed_where="Covariance & regression page; replay",
-                quote=_quote_summary(prepare_regression_commit), commit=_commit_summary(commit_regression)),
+                quote=REGRESSION_STEPS.quote, commit=_steps(REGRESSION_STEPS)),
     ReleaseKind("sparse", "sparse mean", "mean", SparseSettings, data="sparse", config_kind="sparse",
                 cli_command=("release", "mean"), inputs=("statistics",), bundle_files=BUNDLE_FILES,
                 committed_where="Release & audit page (sparse data loaded); release mean --sparse; replay",

@@ -205,6 +205,45 @@ def complete(account, release) -> None:
 
 # --------------------------------------------------------------------------- the four steps
 
+@dataclass(frozen=True)
+class Steps:
+    """A kind's part in the protocol; the protocol itself reserves, draws, settles and completes.
+
+    ``quote(request) -> Quote``: plan and price, nothing drawn; ``build(request, quote, draws,
+    ledger) -> CommittedRelease``: the publishable record from what was drawn (``draws``: one
+    (coefficients, sampler record, ledger) per exact discrete part, or what ``draw`` returned);
+    ``draw(request, quote)``: only for kinds without an exact discrete sampler (the exponential
+    mechanism's components), called between the reservation and the settlement; ``check(request)``:
+    refusals that need no plan, before anything is charged.
+    """
+
+    quote: Callable
+    build: Callable
+    draw: Callable | None = None
+    check: Callable | None = None
+
+
+def run_steps(steps: Steps, account, request: CommitRequest, quote: Quote | None = None):
+    """reserve -> draw -> build for one kind's steps (no write, no complete: see :func:`commit_release`).
+
+    Every part is checked together before the first is charged; a refusal raises BudgetError with
+    nothing drawn and nothing recorded.
+    """
+    if steps.check is not None:
+        steps.check(request)
+    quote = quote if quote is not None else steps.quote(request)
+    if steps.draw is None:
+        draws = execute_parts(account, quote.pendings)
+        ledger = draws[-1][2]
+    else:
+        if len(quote.entries) > 1:
+            check_parts(account, quote.entries)
+        ledger = reserve(account, quote.entry)
+        draws = steps.draw(request, quote)
+        settle(account, ledger, quote.entry)
+    return steps.build(request, quote, draws, ledger)
+
+
 def commit_release(kind, account, request: CommitRequest, *, quote: Quote | None = None,
                    write: Callable | None = None, finish: bool = True):
     """Commit one release of any kind: reserve -> draw -> write -> complete.
@@ -227,5 +266,5 @@ def commit_release(kind, account, request: CommitRequest, *, quote: Quote | None
     return release
 
 
-__all__ = ["CommitRequest", "PendingCommit", "Quote", "check_parts", "commit_release", "complete", "draw",
-           "entry_ids", "execute", "execute_parts", "quote_of", "reserve", "sampler_note", "settle"]
+__all__ = ["CommitRequest", "PendingCommit", "Quote", "Steps", "check_parts", "commit_release", "complete", "draw",
+           "entry_ids", "execute", "execute_parts", "quote_of", "reserve", "run_steps", "sampler_note", "settle"]
