@@ -37,6 +37,9 @@ _PUBLIC = {
     "Ledger": "budget.accounting", "LedgerEntry": "budget.accounting", "compose": "budget.accounting",
     "commit_mean": "publish.export", "commit_kde": "publish.export", "commit_pca": "publish.export", "replay": "publish.export",
     "export_folder": "publish.export", "export_zip": "publish.export",
+    # the commit protocol (reserve -> draw -> write -> complete) and the registry of kinds of release
+    "CommitRequest": "publish.protocol", "commit_release": "publish.protocol",
+    "release_kind": "publish.kinds", "RELEASE_KINDS": "publish.kinds",
     # errors
     "FdpError": "errors", "DataError": "errors", "ParameterError": "errors", "BudgetError": "errors",
 }

@@ -17,10 +17,14 @@ parameter selection) spends budget the same way (METHODS.md 8-9):
 4. **complete**: each stored entry is marked complete once the release exists
    (:func:`complete`); a crash before leaves it ``reserved``, which counts as spent.
 
-:func:`commit_release` runs the four steps for any kind described by a
-:class:`fdp_core.publish.kinds.ReleaseKind` (its ``quote`` and ``commit`` hooks); the per-kind
-functions (``commit_mean``, ``commit_kde``, ...) are those hooks, and stay callable directly.
-This module imports no kind of release, so every kind's module can use its steps.
+A kind takes part through its :class:`Steps` (``quote``: plan and price; ``build``: the record from
+what was drawn; ``draw`` only for a kind without an exact discrete sampler; ``check``: refusals
+before any plan), run by :func:`run_steps`. :func:`commit_release` runs the four steps for any kind
+of the registry :mod:`fdp_core.publish.kinds`; the per-kind functions (``commit_mean``,
+``commit_kde``, ``commit_pca``, ``commit_covariance``, ``commit_regression``) are thin wrappers of
+:func:`run_steps`; the mean with bands and the sparse mean compose the same steps
+(``check_parts`` then ``execute`` per part). This module imports no kind of release, so every
+kind's module can use it.
 """
 
 from __future__ import annotations
