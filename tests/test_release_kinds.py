@@ -115,3 +115,26 @@ def test_data_dependent_settings_are_refused_before_any_charge():
     with pytest.raises(ParameterError, match="data-dependent"):
         kinds.commit("mean", ledger, CommitRequest(CURVES, replace(MEAN, tau_from_data=True)))
     assert ledger.entries == []
+
+
+def test_components_centred_by_a_released_mean_need_it_before_any_charge():
+    ledger = Ledger(2.0, 1e-5)
+    settings = PcaSettings(k=1, epsilon=0.5, value_range=(-3.0, 3.0), centring="released-mean")
+    with pytest.raises(ParameterError, match="released mean"):
+        kinds.commit("components", ledger, CommitRequest(CURVES, settings))
+    assert ledger.entries == []
+    mean = kinds.commit("mean", ledger, REQUESTS["mean"])
+    inputs = {"released_mean": mean.table["value"].to_numpy(), "released_mean_id": mean.id}
+    release = kinds.commit("components", ledger, CommitRequest(CURVES, settings, inputs=inputs))
+    assert release.record["released_mean_id"] == mean.id and len(ledger.entries) == 2
+
+
+def test_the_sparse_report_states_the_combined_charge_of_both_parts():
+    from fdp_core.publish.report import epsilon_headline
+
+    ledger = Ledger(1.0, 1e-5)
+    release = kinds.commit("sparse", ledger, REQUESTS["sparse"])
+    total = sum(e.epsilon for e in ledger.entries)
+    headline, _ = epsilon_headline(release)
+    assert f"epsilon = {total:.4g}" in headline and "in 2 ledger entries" in headline
+    assert release.record["charged_total"]["n_entries"] == 2
