@@ -122,7 +122,7 @@ def _render_sparse(choice, quote, label: str) -> None:
     st.markdown(f"**Unit of privacy**: a person (column 'id' of the sparse file): n = {data.n} persons, "
                 f"{data.n_observations} observations.")
     led = sparse_release.ledger()
-    st.caption("Budget of the sparse data: " + ledger_ui.meter_text(led))
+    st.caption("The sparse data's own budget. " + ledger_ui.meter_text(led))
     if choice is None:
         st.warning("Declare the public domain of t and the public value range on the Data page first.")
         st.page_link("pages/data.py", label="declare them on the Data page", icon=":material/table:")

@@ -55,6 +55,7 @@ def keep_defaults() -> None:
     ss = st.session_state
     for key, value in CONTROL_DEFAULTS.items():
         ss[key] = ss.get(key, value)
+    sparse_view.keep()  # the sparse domain's declaration (its widgets live on the Data page)
 
 
 def mean_summary(s: MeanSettings) -> str:

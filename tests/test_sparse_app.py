@@ -121,5 +121,7 @@ def test_release_page_commits_the_sparse_mean_in_two_ledger_entries_and_one_bund
     assert names == set(export.BUNDLE_FILES)
     assert f"epsilon = {total['epsilon']:.4g}" in report_text and "in 2 ledger entries" in report_text
     # The sparse data's budget meter counts both entries.
-    assert any("Budget of the sparse data: Budget: spent epsilon" in c.value and "(2 release(s))" in c.value
+    assert any("sparse data's own budget. Budget: spent epsilon" in c.value and "(2 release(s))" in c.value
                for c in at.caption)
+    # The declarations survive the commit's rerun (their widgets live on the Data page).
+    assert not any("Declare the public domain" in w.value for w in at.warning)

@@ -141,6 +141,8 @@ def privacy_statement(release: CommittedRelease) -> list[str]:
     person = release.record.get("person_column")
     unit = (f"one person's data (all curves sharing a value of '{person}')" if person else
             "one individual's curve" if release.kind != "kde" else "one individual's observation")
+    if release.record.get("route") == "sparse":  # persons by id, several visits each (METHODS.md 20)
+        unit = "one person's observations (all visits sharing an id)"
     out.append(e.event.statement())
     out.append(f"In plain words: replacing {unit} by any other changes the probability of any published result "
                f"by at most a factor e^epsilon = {math.exp(e.epsilon):.3g}"
