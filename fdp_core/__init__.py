@@ -52,6 +52,9 @@ _PUBLIC = {
     "commit_selection": "explore.private_selection",
     # plans across statistics (one budget, one commit)
     "ReleasePlan": "explore.plan", "make_plan": "explore.plan", "commit_plan": "publish.plan_commit",
+    # the commit protocol (reserve -> draw -> write -> complete) and the registry of kinds of release
+    "CommitRequest": "publish.protocol", "commit_release": "publish.protocol",
+    "release_kind": "publish.kinds", "RELEASE_KINDS": "publish.kinds",
     # errors
     "FdpError": "errors", "DataError": "errors", "ParameterError": "errors", "BudgetError": "errors",
 }

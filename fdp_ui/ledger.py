@@ -258,6 +258,11 @@ def _store_draft(budget: ledger_store.StoredBudget) -> str | None:
             f"{stored.delta_total:g}); that budget applies.")
 
 
+def store_draft(budget: ledger_store.StoredBudget) -> str | None:
+    """Store the draft as ``budget`` (a budget resolved elsewhere, e.g. the sparse data's: fdp_ui/sparse_release.py)."""
+    return _store_draft(budget)
+
+
 def charge_account(entry: LedgerEntry, data=None) -> tuple[ledger_store.StoredBudget, str | None]:
     """The stored budget a commit charges, created from the draft at the first commit.
 

@@ -239,6 +239,12 @@ def _settings_from(g, **changes) -> SparseSettings | None:
     return page_settings(SparseSettings, "mean", state, **given)
 
 
+def current_settings(g) -> SparseSettings | None:
+    """The sparse mean's settings as the Mean page shows them (None until the domain and the range are
+    declared): what the Release page commits."""
+    return _settings_from(g)
+
+
 def _mean_l2(plan, reference, rng, draws: int = 100) -> float:
     span = plan.output_grid[-1] - plan.output_grid[0]
     curves = plan.sample(rng, draws)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fdp_core.publish.commit_summaries import commit_covariance, commit_regression, prepare_covariance_commit, \
-    prepare_regression_commit
 from fdp_core.errors import FdpError
+from fdp_core.publish import kinds
+from fdp_core.publish.protocol import CommitRequest
 
 from . import commit_checks, ledger, plots, state
 
@@ -21,23 +21,21 @@ def _commit(kind: str, settings) -> None:
     if blockers:  # the button is disabled then; a stale click is refused the same way
         st.session_state[MESSAGE_KEY.format(kind=kind)] = ("error", "Not committed: " + "; ".join(blockers) + ".")
         return
-    prepare = prepare_covariance_commit if kind == "covariance" else prepare_regression_commit
-    commit = commit_covariance if kind == "covariance" else commit_regression
     try:
-        pendings = prepare(data.fd, settings)
-        budget, note = ledger.charge_account(pendings[0].entry)
-        release = commit(budget, data.fd, settings, data_label=data.label, looked_at=state.views_seen())
-        for entry_id in release.record["part_entry_ids"]:
-            budget.complete(entry_id)
+        quote = kinds.quote(kind, CommitRequest(data.fd, settings))
+        budget, note = ledger.charge_account(quote.entry)
+        # The commit protocol: every part reserved, drawn, then completed (fdp_core/publish/protocol.py).
+        release = kinds.commit(kind, budget, CommitRequest(data.fd, settings, data_label=data.label,
+                                                           looked_at=state.views_seen()), quote=quote)
     except FdpError as exc:
         st.session_state[MESSAGE_KEY.format(kind=kind)] = ("error", str(exc))
         return
     commit_checks.declare_unit(release, declaration)
     plots.label_release(release)
     ledger.record(release)
-    charged = sum(p.entry.epsilon for p in pendings)
+    charged = sum(e.epsilon for e in quote.entries)
     st.session_state[MESSAGE_KEY.format(kind=kind)] = ("success", (f"{note} " if note else "") + f"Committed {release.label} (id "
-                                     f"{release.id}): {len(pendings)} ledger entr{'y' if len(pendings) == 1 else 'ies'}"
+                                     f"{release.id}): {len(quote.entries)} ledger entr{'y' if len(quote.entries) == 1 else 'ies'}"
                                      f", epsilon {charged:.4g} in total. Export it on the Release & audit page.")
 
 

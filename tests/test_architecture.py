@@ -306,9 +306,6 @@ def test_fdp_core_imports_only_downwards_through_its_layers():
 # --------------------------------------------------------------------------- thin pages
 
 PAGE_LINES = 250
-# Pages still over the limit on this branch; issue 27's thinning (branch thin/kinds) brings
-# them under it, and then strict xfail turns into a failure that asks to drop the mark here.
-THICK_PAGES = ("release",)
 PAGES = sorted((ROOT / "pages").glob("*.py"))
 
 
@@ -316,11 +313,7 @@ def _too_long(path: Path) -> bool:
     return len(path.read_text().splitlines()) >= PAGE_LINES
 
 
-THINNING = pytest.mark.xfail(strict=True, reason="issue 27: thinned on branch thin/kinds")
-
-
-@pytest.mark.parametrize("page", [pytest.param(path, id=path.stem, marks=[THINNING] if path.stem in THICK_PAGES else [])
-                                  for path in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[path.stem for path in PAGES])
 def test_pages_stay_thin(page):
     lines = len(page.read_text().splitlines())
     assert not _too_long(page), f"pages/{page.name} has {lines} lines; keep pages under {PAGE_LINES}"

@@ -127,7 +127,7 @@ def test_concurrent_replays_exactly_three_of_six_land(ledger_url, tmp_path):
 CRASH_DRIVER = """
 import sys, time
 from pathlib import Path
-import fdp_core.publish.commit as commit
+import fdp_core.publish.protocol as protocol
 import fdp_core.commands.replay as replay_command
 marker, checkpoint = Path(sys.argv[1]), sys.argv[2]
 
@@ -136,7 +136,7 @@ def stop_here(*args, **kwargs):
     time.sleep(600)
 
 if checkpoint == "before-draw":
-    commit._draw = stop_here
+    protocol.draw = stop_here
 else:
     replay_command.export_folder = stop_here
 from fdp_core.cli import main

@@ -78,3 +78,50 @@ def test_tradeoffs_page_on_sparse_data():
     for trace in eps["data"]:
         y = plotly_array(trace["y"])
         assert y[0] > y[-1] > 0  # more epsilon, less error
+
+
+def test_release_page_commits_the_sparse_mean_in_two_ledger_entries_and_one_bundle():
+    """Issue 24: the sparse mean committed from Release & audit, exactly like the gridded route."""
+    import io
+    import zipfile
+
+    from fdp_core.budget.ledger_store import open_budget, resolve_url
+    from fdp_core.data.sparse_data import SPARSE_UNIT, ledger_view, read_long
+    from fdp_core.publish import export
+
+    EXAMPLE = ROOT / "data" / "example_sparse.csv"
+
+    at = _sparse_app()
+    at.checkbox(key="sparse_domain_declared").check().run()
+    at.number_input(key="data_range_lo_input").set_value(-1.0).run()
+    at.number_input(key="data_range_hi_input").set_value(2.0).run()
+    at.checkbox(key="data_range_declared_input").check().run()
+    at.switch_page("pages/release.py").run()
+    assert not at.exception and at.radio(key="rel_kind").value == "sparse"
+    assert any("in total" in m.value and "2 ledger entries (A and b)" in m.value for m in at.markdown)
+    button = at.button(key="rel_commit")
+    assert not button.disabled
+    button.click().run()
+    assert not at.exception, at.exception
+    done = [s.value for s in at.success if s.value.startswith("Committed")]
+    assert done and "2 ledger entries (A and b)" in done[0]
+    release = at.session_state["fdp_releases"][-1]
+    assert release.config["kind"] == "sparse" and len(release.record["part_entry_ids"]) == 2
+    # Both entries are in the stored budget of the sparse data, completed; the gridded example's budget is untouched.
+    budget = open_budget(resolve_url(), ledger_view(read_long(EXAMPLE)), unit=SPARSE_UNIT)
+    shown = budget.store.show(budget.fingerprint, budget.name)
+    assert sorted(e["id"] for e in shown["entries"]) == sorted(release.record["part_entry_ids"])
+    assert {e["status"] for e in shown["entries"]} == {"complete"}
+    assert len(at.dataframe[0].value) == 2  # the ledger table shows the sparse data's ledger
+    total = release.record["charged_total"]
+    assert total["n_entries"] == 2 and total["epsilon"] >= 1.0 - 1e-9  # the sidebar's epsilon, A and b together
+    # One bundle with every file; the report states the combined charge.
+    zip_bytes, report_text = next(iter(at.session_state["rel_export_cache"].values()))
+    names = {n.split("/")[-1] for n in zipfile.ZipFile(io.BytesIO(zip_bytes)).namelist()}
+    assert names == set(export.BUNDLE_FILES)
+    assert f"epsilon = {total['epsilon']:.4g}" in report_text and "in 2 ledger entries" in report_text
+    # The sparse data's budget meter counts both entries.
+    assert any("sparse data's own budget. Budget: spent epsilon" in c.value and "(2 release(s))" in c.value
+               for c in at.caption)
+    # The declarations survive the commit's rerun (their widgets live on the Data page).
+    assert not any("Declare the public domain" in w.value for w in at.warning)

@@ -16,7 +16,8 @@ import pandas as pd
 
 from ..releases.bands import band_record, band_table, confidence_band, mean_part, plan_band_release
 from .commit import CommittedRelease, commit_mean, prepare_mean_commit
-from .commit_summaries import check_parts, commit_covariance, prepare_covariance_commit
+from .commit_summaries import commit_covariance, prepare_covariance_commit
+from .protocol import check_parts
 from ..releases.covariance import symmetrise
 from ..data.loading import FunctionalData
 from ..releases.mean import MeanSettings

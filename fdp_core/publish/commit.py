@@ -48,7 +48,6 @@ import numpy as np
 import pandas as pd
 
 from ..budget.accounting import Ledger, LedgerEntry, discrete_entry
-from ..budget.charging import charge, settle
 from ..releases.box import check_box
 from ..data.loading import FunctionalData, unit_interval
 from ..explore.epsilon_tradeoff import kde_epsilon_errors, mean_epsilon_errors
@@ -66,6 +65,8 @@ from ..registry import mean_mechanism
 from ..registry.kde import kde_mechanism
 from ..registry.pca import pca_sampler
 from .release import library_versions, provenance_stamp
+# The commit protocol's steps (reserve -> draw -> write -> complete) live in protocol.py.
+from .protocol import CommitRequest, PendingCommit, Quote, Steps, quote_of, run_steps
 from ..settings_fields import config_of
 from ..data.stand_in import SEALED, all_on_stand_in
 from ..releases import kde, pca
@@ -142,29 +143,6 @@ class CommittedRelease:
         return tuple(LedgerEntry.from_dict(d) for d in parts) if parts else (self.entry,)
 
 
-@dataclass(frozen=True)
-class PendingCommit:
-    """What a commit will cost, computed without drawing noise (the UI shows it first).
-
-    ``values``/``scales`` are the coefficients to release and their noise scales (only the
-    noisy ones; ``active`` marks them among all coefficients). ``values`` is NON-PRIVATE:
-    it never leaves this object except through the sampler.
-    """
-
-    kind: str
-    mechanism: str
-    family: NoiseFamily
-    plan: object = field(repr=False)  # MeanRelease, KdeRelease, ...
-    noise_plan: DiscretePlan = field(repr=False)
-    entry: LedgerEntry = field(repr=False)
-    values: np.ndarray = field(repr=False)
-    scales: np.ndarray = field(repr=False)
-    active: np.ndarray = field(repr=False)
-    scaled_sensitivity: float = 0.0
-    float_error_bound: float = 0.0
-    context: dict = field(default_factory=dict, repr=False)  # kind-specific inputs (feature spec, ...)
-
-
 def granularity_for(error_bound: float, requested: int | None) -> int:
     """Finest grid exponent k (>= the requested/default one) whose float allowance covers the bound.
 
@@ -186,18 +164,6 @@ def discrete_plan(family: NoiseFamily, n: int, scaled_sensitivity: float, k: int
     return family.discrete_plan(n, scaled_sensitivity=scaled_sensitivity, granularity_exp=k)
 
 
-def _draw(pending: PendingCommit):
-    """The only place noise is drawn for an export: OpenDP, OS entropy, the 2^k grid."""
-    noisy, record = pending.family.discrete_release(pending.values, pending.scales,
-                                                    scaled_sensitivity=pending.scaled_sensitivity,
-                                                    granularity_exp=pending.noise_plan.granularity_exp)
-    # The release recomputes the plan; it must be the one the ledger was checked with.
-    if (record.epsilon, record.rho, record.unit_noise_scale) != (pending.noise_plan.epsilon, pending.noise_plan.rho,
-                                                                 pending.noise_plan.unit_noise_scale):
-        raise RuntimeError("the sampler's privacy differs from the checked plan: refusing to release")
-    return noisy, record
-
-
 # Settings computed from the data without noise: a release using them is not differentially
 # private, so the publication paths (commit, replay) refuse them; they stay in exploration.
 DATA_DEPENDENT_SETTINGS = ("tau_from_data", "data_dependent_bandwidth")
@@ -211,19 +177,6 @@ def refuse_data_dependent(settings, where: str = "a commit") -> None:
         raise ParameterError(f"{where} refuses data-dependent settings ({', '.join(used)}: the release would NOT be "
                              "differentially private); they are for exploration only: declare a public value "
                              "instead (tau or a value range, a bandwidth)")
-
-
-def execute(account, pending: PendingCommit):
-    """check (charge) -> draw -> commit. A refused release raises before any noise is drawn.
-
-    Returns (coefficients, sampler record, the ledger to describe the release with).
-    """
-    ledger = charge(account, pending.entry)
-    noisy, record = _draw(pending)
-    settle(account, ledger, pending.entry)
-    full = np.zeros(pending.active.shape)
-    full[pending.active] = noisy
-    return full, record, ledger
 
 
 def _coefficient_table(pending: PendingCommit, record, full: np.ndarray, index_columns: dict) -> pd.DataFrame:
@@ -443,19 +396,21 @@ def _accuracy_sentence(l2: float, sup: float | None, what: str = "the non-privat
     return text + "."
 
 
-def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: str = "",
-                data_label: str = "", granularity_exp: int | None = None,
-                pending: PendingCommit | None = None, looked_at=None, pre_registered: bool = False) -> CommittedRelease:
-    """Commit one sanitized mean: check the budget, draw exact discrete noise, record, describe.
+def _refuse(request: CommitRequest) -> None:
+    refuse_data_dependent(request.settings)  # before anything is planned, charged or drawn
 
-    ``ledger``: an in-memory :class:`Ledger` or a persistent
-    :class:`fdp_core.budget.ledger_store.StoredBudget` (charged in one locked transaction before
-    the draw; the caller marks the entry complete once the release is written). Raises
-    BudgetError (nothing drawn, nothing recorded) when the release does not fit.
-    """
-    refuse_data_dependent(settings)  # before anything is charged or drawn
-    pending = pending or prepare_mean_commit(fd, settings, label=label, granularity_exp=granularity_exp)
-    full, noise, ledger = execute(ledger, pending)
+
+def _quote_mean(request: CommitRequest) -> Quote:
+    return quote_of([prepare_mean_commit(request.data, request.settings, label=request.label,
+                                         granularity_exp=request.granularity_exp)])
+
+
+def _build_mean(request: CommitRequest, quote: Quote, draws, ledger: Ledger) -> CommittedRelease:
+    """The mean's publishable record from its one drawn part (post-processing only)."""
+    fd, data_label, looked_at, pre_registered = (request.data, request.data_label, request.looked_at,
+                                                 request.pre_registered)
+    pending = quote.pendings[0]
+    full, noise, _ = draws[0]
     plan: MeanRelease = pending.plan
     # The public centre added back, then the free projection onto the public range (post-processing).
     finished = finish_mean(plan.offset + plan.synthesis @ full, plan.settings)
@@ -479,6 +434,26 @@ def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: st
     analyst = {**mean_analyst_view(plan), "committed_noise_l2_radius_95": l2, **finished.analyst_fields(plan.weights)}
     return CommittedRelease("mean", pending.entry, record, table, _coefficient_table(pending, noise, full, index),
                             config, mean_tradeoff(fd, plan.settings, plan=plan), record["accuracy"], analyst)
+
+
+# The mean's steps in the commit protocol (fdp_core/publish/protocol.py; its kind: fdp_core/publish/kinds.py).
+MEAN_STEPS = Steps(quote=_quote_mean, build=_build_mean, check=_refuse)
+
+
+def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: str = "",
+                data_label: str = "", granularity_exp: int | None = None,
+                pending: PendingCommit | None = None, looked_at=None, pre_registered: bool = False) -> CommittedRelease:
+    """Commit one sanitized mean: check the budget, draw exact discrete noise, record, describe.
+
+    ``ledger``: an in-memory :class:`Ledger` or a persistent
+    :class:`fdp_core.budget.ledger_store.StoredBudget` (charged in one locked transaction before
+    the draw; the caller marks the entry complete once the release is written). Raises
+    BudgetError (nothing drawn, nothing recorded) when the release does not fit. A thin wrapper of
+    the commit protocol (:func:`fdp_core.publish.protocol.run_steps` with :data:`MEAN_STEPS`).
+    """
+    request = CommitRequest(fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
+                            looked_at=looked_at, pre_registered=pre_registered)
+    return run_steps(MEAN_STEPS, ledger, request, None if pending is None else quote_of([pending]))
 
 
 # --------------------------------------------------------------------------- density (KDE)
@@ -543,13 +518,19 @@ def _kde_radii(plan, factor: float) -> tuple[float, float]:
             float(np.quantile(np.abs(draws).max(axis=1), 0.95)))
 
 
-def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str = "",
-               data_label: str = "", granularity_exp: int | None = None,
-               pending: PendingCommit | None = None, looked_at=None, pre_registered: bool = False) -> CommittedRelease:
-    """Commit one sanitized density (Hall or ICLP-KDE) through the same check -> draw -> record path."""
-    refuse_data_dependent(settings)  # before anything is charged or drawn
-    pending = pending or prepare_kde_commit(fd, feature, settings, label=label, granularity_exp=granularity_exp)
-    full, noise, ledger = execute(ledger, pending)
+def _quote_kde(request: CommitRequest) -> Quote:
+    feature = request.inputs.get("feature")
+    if not isinstance(feature, str):
+        raise ParameterError("a density commit needs a per-curve feature (e.g. 'l2norm' or 'value:0.5')")
+    return quote_of([prepare_kde_commit(request.data, feature, request.settings, label=request.label,
+                                        granularity_exp=request.granularity_exp)])
+
+
+def _build_kde(request: CommitRequest, quote: Quote, draws, ledger: Ledger) -> CommittedRelease:
+    """The density's publishable record from its one drawn part (post-processing only)."""
+    data_label, looked_at, pre_registered = request.data_label, request.looked_at, request.pre_registered
+    pending = quote.pendings[0]
+    full, noise, _ = draws[0]
     plan = pending.plan
     shape = pending.context["coefficient_shape"]
     settings = pending.context["settings"]
@@ -588,6 +569,19 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
                             analyst)
 
 
+KDE_STEPS = Steps(quote=_quote_kde, build=_build_kde, check=_refuse)
+
+
+def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str = "",
+               data_label: str = "", granularity_exp: int | None = None,
+               pending: PendingCommit | None = None, looked_at=None, pre_registered: bool = False) -> CommittedRelease:
+    """Commit one sanitized density (Hall or ICLP-KDE) through the same check -> draw -> record path
+    (a thin wrapper of the commit protocol with :data:`KDE_STEPS`)."""
+    request = CommitRequest(fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
+                            looked_at=looked_at, pre_registered=pre_registered, inputs={"feature": feature})
+    return run_steps(KDE_STEPS, ledger, request, None if pending is None else quote_of([pending]))
+
+
 # --------------------------------------------------------------------------- principal components
 
 PCA_HARDENING = "Bingham sampler: not floating-point hardened"
@@ -619,24 +613,34 @@ def pca_ledger_entry(settings, *, label: str = "") -> LedgerEntry:
     return sampler.ledger_entry("pca", sampler.ledger_mechanism, epsilon=s.epsilon, noise=noise, label=label)
 
 
-def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_label: str = "",
-               released_mean=None, released_mean_id: str | None = None, looked_at=None,
-               pre_registered: bool = False) -> CommittedRelease:
-    """Commit private principal components: check the budget, draw with fresh entropy, record.
-
-    ``released_mean`` (centring "released-mean") must be a mean committed earlier: its budget
-    is already in the ledger. The record drops everything computed from the raw data (the
-    analyst-view metrics and the sampler's acceptance rate, which depends on X^T X).
-    """
-    refuse_data_dependent(settings)  # before anything is charged or drawn
-    settings = settings.validated()
-    if settings.centring == "released-mean" and released_mean is None:
+def _check_pca(request: CommitRequest) -> None:
+    refuse_data_dependent(request.settings)  # before anything is charged or drawn
+    settings = request.settings.validated()
+    if settings.centring == "released-mean" and request.inputs.get("released_mean") is None:
         raise ParameterError("centring by a released mean needs a committed mean release (commit a mean first)")
-    entry = pca_ledger_entry(settings, label=label)
-    account = ledger
-    ledger = charge(account, entry)
-    result = pca.private_pca(fd, settings, np.random.default_rng(), released_mean=released_mean)
-    settle(account, ledger, entry)
+
+
+def quote_pca(request: CommitRequest) -> Quote:
+    """The components' cost (one exponential-mechanism entry, from the settings alone) and the page's notes."""
+    settings = request.settings.validated()
+    entry = pca_ledger_entry(settings, label=request.label)
+    flags = (f"{PCA_HARDENING}: the release is idealised real-arithmetic DP",)
+    if entry.approximate:
+        flags += (pca_sampler(settings.sampler_name).caveat,)
+    note = (f"Sampler: {entry.noise['sampler']}; fresh OS entropy; {PCA_HARDENING.lower()}. "
+            "Data-dependent diagnostics (acceptance rate, variance ratio) are never exported.")
+    return Quote((entry,), (), flags, note)
+
+
+def _draw_pca(request: CommitRequest, quote: Quote):
+    """The Bingham sampler with fresh OS entropy (no exact discrete sampler exists for it)."""
+    return pca.private_pca(request.data, request.settings.validated(), np.random.default_rng(),
+                                     released_mean=request.inputs.get("released_mean"))
+
+
+def _build_pca(request: CommitRequest, quote: Quote, result, ledger: Ledger) -> CommittedRelease:
+    """The components' publishable record: everything computed from the raw data is dropped."""
+    fd, data_label, settings, entry = request.data, request.data_label, request.settings.validated(), quote.entry
     record = pca.release_record(result)
     for key in PCA_NOT_EXPORTED:
         record.pop(key, None)
@@ -648,9 +652,9 @@ def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_la
                                randomness=RANDOMNESS_PCA))
     caveat = pca_sampler(settings.sampler_name).caveat
     record.update(hardening_note=PCA_HARDENING + (f"; {caveat}" if caveat else ""),
-                  accuracy=PCA_ACCURACY, released_mean_id=released_mean_id)
+                  accuracy=PCA_ACCURACY, released_mean_id=request.inputs.get("released_mean_id"))
     record["data"].update(n=result.n, m=result.m)
-    record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
+    record["looked_at_before_commit"] = looked_at_field(request.looked_at, pre_registered=request.pre_registered)
     columns = {f"component_{j + 1}": result.components[:, j] for j in range(result.k)}
     table = pd.DataFrame({"t": result.grid_points, **columns})
     coefficients = pd.DataFrame({"basis_index": np.arange(1, result.p + 1),
@@ -661,3 +665,22 @@ def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_la
     analyst = pca.analyst_view(result, n_dropped=fd.report.n_dropped,
                                n_unusable=file_persons(fd, settings.bounds.person_column).n_unusable)
     return CommittedRelease("pca", entry, record, table, coefficients, config, {}, PCA_ACCURACY, analyst)
+
+
+PCA_STEPS = Steps(quote=quote_pca, build=_build_pca, draw=_draw_pca, check=_check_pca)
+
+
+def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_label: str = "",
+               released_mean=None, released_mean_id: str | None = None, looked_at=None,
+               pre_registered: bool = False) -> CommittedRelease:
+    """Commit private principal components: check the budget, draw with fresh entropy, record.
+
+    ``released_mean`` (centring "released-mean") must be a mean committed earlier: its budget
+    is already in the ledger. The record drops everything computed from the raw data (the
+    analyst-view metrics and the sampler's acceptance rate, which depends on X^T X). A thin
+    wrapper of the commit protocol with :data:`PCA_STEPS`.
+    """
+    request = CommitRequest(fd, settings, label=label, data_label=data_label, looked_at=looked_at,
+                            pre_registered=pre_registered,
+                            inputs={"released_mean": released_mean, "released_mean_id": released_mean_id})
+    return run_steps(PCA_STEPS, ledger, request)

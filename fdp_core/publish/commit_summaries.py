@@ -18,8 +18,9 @@ from ..releases.covariance import NOT_PUBLISHABLE, CovarianceRelease, Covariance
 from ..releases.covariance import release_record as covariance_record
 from ..data.loading import FunctionalData
 from ..mechanisms.families import GAUSSIAN, NoiseFamily
-from .commit import (CONFIG_SCHEMA, CommittedRelease, PendingCommit, UNIT_ROUNDOFF, budget_config,
-                     common_record, discrete_plan, execute, granularity_for, missing_policy, looked_at_field)
+from .commit import (CONFIG_SCHEMA, CommittedRelease, UNIT_ROUNDOFF, budget_config,
+                     common_record, discrete_plan, granularity_for, missing_policy, looked_at_field)
+from .protocol import CommitRequest, PendingCommit, Quote, Steps, check_parts, quote_of, run_steps
 from ..releases.regression import RegressionSettings, plan_regression_release
 from ..releases.regression import release_record as regression_record
 from ..settings_fields import config_of
@@ -42,26 +43,8 @@ def _pending(kind: str, mechanism: str, family: NoiseFamily, plan, values, scale
                          float(d_in), float(bound))
 
 
-def _check_all(account, pendings: list[PendingCommit]) -> None:
-    """Check every part against the budget as if the earlier parts were already committed.
-
-    ``account``: an in-memory Ledger or a persistent StoredBudget (its current snapshot). Each part
-    is then charged by commit._execute in its own transaction; a concurrent commit landing between
-    the parts can still refuse the second one after the first was charged: the budget is then
-    over-counted, never under-counted.
-    """
-    snapshot = account if isinstance(account, Ledger) else account.ledger()
-    if snapshot is None:
-        return  # no stored budget yet: each part's own charge creates nothing and refuses
-    trial = Ledger(snapshot.epsilon_total, snapshot.delta_total, snapshot.split, snapshot.filter,
-                   entries=list(snapshot.entries))
-    for p in pendings:
-        trial.commit(p.entry)
-
-
-def check_parts(account, pendings: list[PendingCommit]) -> None:
-    """Public name of :func:`_check_all` for releases made of parts committed elsewhere (fdp_core/publish/band_commit.py)."""
-    _check_all(account, pendings)
+# check_parts (every part checked together before any is charged) is the commit protocol's
+# (fdp_core/publish/protocol.py); this old name stays for callers that used it.
 
 
 def prepare_covariance_commit(fd: FunctionalData, settings: CovarianceSettings, *, label: str = "",
@@ -87,18 +70,16 @@ def prepare_covariance_commit(fd: FunctionalData, settings: CovarianceSettings, 
     return out
 
 
-def commit_covariance(ledger, fd: FunctionalData, settings: CovarianceSettings, *, label: str = "",
-                      data_label: str = "", granularity_exp: int | None = None, looked_at=None,
-                      pre_registered: bool = False) -> CommittedRelease:
-    """Commit a covariance release (and its released mean): every part checked, then charged and drawn.
+def _quote_covariance(request: CommitRequest) -> Quote:
+    return quote_of(prepare_covariance_commit(request.data, request.settings, label=request.label,
+                                              granularity_exp=request.granularity_exp))
 
-    ``ledger``: an in-memory Ledger or a persistent StoredBudget (the caller completes the
-    entries listed in ``record["part_entry_ids"]`` once the release is written).
-    """
-    pendings = prepare_covariance_commit(fd, settings, label=label, granularity_exp=granularity_exp)
-    _check_all(ledger, pendings)
-    draws = [execute(ledger, p) for p in pendings]
-    ledger = draws[-1][2]
+
+def _build_covariance(request: CommitRequest, quote: Quote, draws, ledger: Ledger) -> CommittedRelease:
+    """The covariance's publishable record from its drawn parts (post-processing only)."""
+    fd, data_label, looked_at, pre_registered = (request.data, request.data_label, request.looked_at,
+                                                 request.pre_registered)
+    pendings = list(quote.pendings)
     plan: CovarianceRelease = pendings[0].plan
     L = plan.n_components
     raw = draws[0][0].reshape(L, L)
@@ -140,6 +121,24 @@ def commit_covariance(ledger, fd: FunctionalData, settings: CovarianceSettings, 
     return CommittedRelease("covariance", pendings[0].entry, record, table, coef, config, {}, accuracy, analyst)
 
 
+# The covariance's steps in the commit protocol (its kind: fdp_core/publish/kinds.py).
+COVARIANCE_STEPS = Steps(quote=_quote_covariance, build=_build_covariance)
+
+
+def commit_covariance(ledger, fd: FunctionalData, settings: CovarianceSettings, *, label: str = "",
+                      data_label: str = "", granularity_exp: int | None = None, looked_at=None,
+                      pre_registered: bool = False) -> CommittedRelease:
+    """Commit a covariance release (and its released mean): every part checked, then charged and drawn.
+
+    ``ledger``: an in-memory Ledger or a persistent StoredBudget (the caller completes the
+    entries listed in ``record["part_entry_ids"]`` once the release is written). A thin wrapper of
+    the commit protocol with :data:`COVARIANCE_STEPS`.
+    """
+    request = CommitRequest(fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
+                            looked_at=looked_at, pre_registered=pre_registered)
+    return run_steps(COVARIANCE_STEPS, ledger, request)
+
+
 def prepare_regression_commit(fd: FunctionalData, settings: RegressionSettings, *, label: str = "",
                               granularity_exp: int | None = None) -> list[PendingCommit]:
     plan = plan_regression_release(fd, settings)
@@ -157,14 +156,16 @@ def prepare_regression_commit(fd: FunctionalData, settings: RegressionSettings, 
     return [t1, t2]
 
 
-def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, *, label: str = "",
-                      data_label: str = "", granularity_exp: int | None = None, looked_at=None,
-                      pre_registered: bool = False) -> CommittedRelease:
-    """Commit regression coefficients: T1 and T2 checked together, then each charged and drawn."""
-    pendings = prepare_regression_commit(fd, settings, label=label, granularity_exp=granularity_exp)
-    _check_all(ledger, pendings)
-    draws = [execute(ledger, p) for p in pendings]
-    ledger = draws[-1][2]
+def _quote_regression(request: CommitRequest) -> Quote:
+    return quote_of(prepare_regression_commit(request.data, request.settings, label=request.label,
+                                              granularity_exp=request.granularity_exp))
+
+
+def _build_regression(request: CommitRequest, quote: Quote, draws, ledger: Ledger) -> CommittedRelease:
+    """The regression's publishable record from T1 and T2 as drawn (post-processing only)."""
+    fd, data_label, looked_at, pre_registered = (request.data, request.data_label, request.looked_at,
+                                                 request.pre_registered)
+    pendings = list(quote.pendings)
     plan = pendings[0].plan
     q, L = plan.q, plan.eigenvalues.size
     t1, t2 = draws[0][0].reshape(q, q), draws[1][0].reshape(q, L)
@@ -203,6 +204,19 @@ def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, 
                "n_clipped_covariates": plan.n_clipped_covariates,
                "ols": {lab: ols[k] for k, lab in enumerate(plan.labels)}}
     return CommittedRelease("regression", pendings[1].entry, record, table, coef, config, {}, accuracy, analyst)
+
+
+REGRESSION_STEPS = Steps(quote=_quote_regression, build=_build_regression)
+
+
+def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, *, label: str = "",
+                      data_label: str = "", granularity_exp: int | None = None, looked_at=None,
+                      pre_registered: bool = False) -> CommittedRelease:
+    """Commit regression coefficients: T1 and T2 checked together, then each charged and drawn
+    (a thin wrapper of the commit protocol with :data:`REGRESSION_STEPS`)."""
+    request = CommitRequest(fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
+                            looked_at=looked_at, pre_registered=pre_registered)
+    return run_steps(REGRESSION_STEPS, ledger, request)
 
 
 def replay_summary(kind: str, ledger: Ledger, fd: FunctionalData, settings, *, label: str, data_label: str,

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import typing
 from dataclasses import replace
 from pathlib import Path
@@ -12,27 +11,24 @@ from typing import Mapping
 
 import yaml
 
-from ..budget.accounting import KINDS, Ledger
+from ..budget.accounting import Ledger
 from ..releases.box import check_box
+from ..data.sparse_data import SparseData, read_long
 from ..data.loading import MISSING_POLICIES, FunctionalData, check_regular_file, load_curves
 from ..errors import ParameterError
 from ..mechanisms.discrete import DEFAULT_GRANULARITY_EXP
 from ..settings_fields import settings_from_config
-from .commit import (CONFIG_SCHEMA, SUMMARY_COMMIT_KINDS, CommittedRelease, commit_kde,
-                     commit_mean, commit_pca, refuse_data_dependent)
-from .commit_summaries import replay_summary
-from .band_commit import commit_mean_with_band
-from .sparse_commit import commit_sparse_mean
-from ..data.sparse_data import SparseData, read_long
+from .commit import CONFIG_SCHEMA, CommittedRelease, refuse_data_dependent
+from .kinds import BY_CONFIG_KIND
+from .protocol import CommitRequest, commit_release
 
 # --------------------------------------------------------------------------- replay
 
-# Kinds a commit (and so a replay) supports, and the settings class of each (module, name),
-# imported when a config of that kind is read.
-COMMIT_KINDS = KINDS + SUMMARY_COMMIT_KINDS + ("sparse",)  # sparse: a sparse mean (METHODS.md 20)
-SETTINGS_CLASSES = {"mean": ("mean", "MeanSettings"), "kde": ("kde", "KdeSettings"), "pca": ("pca", "PcaSettings"),
-                    "covariance": ("covariance", "CovarianceSettings"),
-                    "regression": ("regression", "RegressionSettings"), "sparse": ("sparse", "SparseSettings")}
+# Kinds a commit (and so a replay) supports, and the settings class of each (module, name): read
+# from the registry of kinds of release (fdp_core/publish/kinds.py).
+COMMIT_KINDS = tuple(BY_CONFIG_KIND)  # mean, kde, pca, covariance, regression, sparse (METHODS.md 20)
+SETTINGS_CLASSES = {name: (kind.settings_class.__module__.rsplit(".", 1)[-1], kind.settings_class.__name__)
+                    for name, kind in BY_CONFIG_KIND.items()}
 _CONFIG_KEYS = {"schema", "kind", "settings", "data", "export", "budget", "replays"}
 
 
@@ -115,8 +111,7 @@ def _strict_type(cls, name: str, value) -> None:
 
 
 def _settings_object(kind: str, settings: dict):
-    module, name = SETTINGS_CLASSES[kind]
-    cls = getattr(importlib.import_module(f"fdp_core.releases.{module}"), name)
+    cls = BY_CONFIG_KIND[kind].settings_class
     names = {f.name for f in dataclasses.fields(cls)}
     for key, value in settings.items():
         if key in names:
@@ -165,7 +160,7 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
     """
     config = parse_config(config)
     settings = _settings_object(config["kind"], config["settings"])
-    if config["kind"] == "sparse":
+    if BY_CONFIG_KIND[config["kind"]].data == "sparse":
         return _replay_sparse(config, settings, data, data_label=data_label, ledger=ledger)
     missing = config["data"].get("missing", "drop")
     if isinstance(data, FunctionalData):
@@ -174,22 +169,11 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
         fd = load_curves(data, missing=missing)
         label = data_label or (Path(data).name if isinstance(data, (str, Path)) else "data")
     ledger = ledger if ledger is not None else budget_ledger(config["budget"])
-    k = config["export"].get("granularity_exp")
-    if config["kind"] in SUMMARY_COMMIT_KINDS:
-        release = replay_summary(config["kind"], ledger, fd, settings,
-                                 label=f"replay of {config.get('replays', 'a release')}", data_label=label,
-                                 granularity_exp=k)
-    elif config["kind"] == "mean":
-        commit = commit_mean if settings.confidence_band is None else commit_mean_with_band
-        release = commit(ledger, fd, settings, label=f"replay of {config.get('replays', 'a release')}",
-                              data_label=label, granularity_exp=k, pre_registered=True)
-    elif config["kind"] == "pca":
-        release = commit_pca(ledger, fd, settings, label=f"replay of {config.get('replays', 'a release')}",
-                             data_label=label, pre_registered=True)
-    else:
-        release = commit_kde(ledger, fd, config["data"]["feature"], settings,
-                             label=f"replay of {config.get('replays', 'a release')}", data_label=label,
-                             granularity_exp=k, pre_registered=True)
+    request = CommitRequest(fd, settings, label=f"replay of {config.get('replays', 'a release')}", data_label=label,
+                            granularity_exp=config["export"].get("granularity_exp"), pre_registered=True,
+                            inputs={"feature": config["data"].get("feature")})
+    # The caller completes the entries once the files are safe (commands/replay.py).
+    release = commit_release(BY_CONFIG_KIND[config["kind"]], ledger, request, finish=False)
     labels = config["data"].get("axis_labels")
     if labels:  # the original release's axis names (public words): the re-run's figures keep them
         release.record["axis_labels"] = dict(labels)
@@ -208,9 +192,10 @@ def _replay_sparse(config: dict, settings, data, *, data_label: str | None, ledg
         sparse = read_long(data)
         label = data_label or (Path(data).name if isinstance(data, (str, Path)) else "data")
     ledger = ledger if ledger is not None else budget_ledger(config["budget"])
-    release = commit_sparse_mean(ledger, sparse, settings, label=f"replay of {config.get('replays', 'a release')}",
-                                 data_label=label, granularity_exp=config["export"].get("granularity_exp"),
-                                 pre_registered=True)
+    request = CommitRequest(sparse, settings, label=f"replay of {config.get('replays', 'a release')}",
+                            data_label=label, granularity_exp=config["export"].get("granularity_exp"),
+                            pre_registered=True)
+    release = commit_release(BY_CONFIG_KIND[config["kind"]], ledger, request, finish=False)
     return release, (ledger if isinstance(ledger, Ledger) else ledger.ledger())
 
 

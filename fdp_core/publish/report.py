@@ -117,6 +117,11 @@ def epsilon_headline(release: CommittedRelease) -> tuple[str, str]:
     headline = (f"Privacy cost of this release: epsilon = {e.epsilon:.4g}" + (f", delta = {e.delta:.3g}"
                                                                              if e.delta > 0 else " (delta = 0)")
                 + " (charged to the ledger).")
+    total = release.record.get("charged_total")
+    if total:  # a release in parts (the sparse mean's A and b): what all of them charged together
+        headline = (f"Privacy cost of this release: epsilon = {total['epsilon']:.4g}"
+                    + (f", delta = {total['delta']:.3g}" if total["delta"] > 0 else " (delta = 0)")
+                    + f" in {total['n_entries']} ledger entries (charged to the ledger).")
     calibrated = release.record.get("epsilon")
     details = []
     total = release.record.get("charged_total")
@@ -183,6 +188,8 @@ def privacy_statement(release: CommittedRelease) -> list[str]:
     unit = (f"one person's data (all curves sharing a value of '{person}')" if person else
             "one individual's curve" if release.kind != "kde" else "one individual's observation")
     unit = release.record.get("unit_statement") or unit  # a route's own unit (sparse: a person's observations)
+    if release.record.get("route") == "sparse" and not release.record.get("unit_statement"):
+        unit = "one person's observations (all visits sharing an id)"  # persons by id, several visits each
     parts = release.part_entries
     if len(parts) == 1:
         out.append(e.event.statement())

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .commit import CONFIG_SCHEMA, CommittedRelease, PendingCommit, UNIT_ROUNDOFF, budget_config, \
-    common_record, discrete_plan, execute, granularity_for, looked_at_field
+    common_record, discrete_plan, granularity_for, looked_at_field
+from .protocol import execute
 from .. import limits
 from ..budget.accounting import basic_composition, compose, discrete_entry
 from .commit_summaries import check_parts

@@ -386,6 +386,29 @@ def test_commit_release_and_download_export(page, app_url, tmp_path):
     save_screenshot(page, "release_committed")
 
 
+def test_commit_sparse_mean_from_the_release_page(page, app_url):
+    """Issue 24: sparse data committed from Release & audit (two ledger entries, one bundle)."""
+    open_app(page, app_url)
+    button = page.get_by_role("button", name=re.compile("Load the built-in sparse example"))
+    interact(page, lambda: button.first.click())
+    wait_idle(page)
+    box = page.get_by_text(re.compile("I declare this domain public"))
+    interact(page, lambda: box.first.click())
+    wait_idle(page)
+    declare_value_range(page, "-1", "2")
+    goto_via_sidebar(page, "Release & audit")
+    wait_idle(page)
+    assert_healthy(page)
+    commit = page.get_by_role("button", name=re.compile(r"^Commit: draw fresh noise"))
+    interact(page, lambda: commit.first.click())
+    wait_idle(page)
+    assert_healthy(page)
+    done = page.locator("[data-testid='stAlertContentSuccess']").filter(has_text="Committed")
+    assert done.count() == 1 and "2 ledger entries (A and b)" in done.first.inner_text()
+    assert page.locator("[data-testid='stDownloadButton'] button").count() >= 1
+    save_screenshot(page, "release_sparse_committed")
+
+
 def check_export(name: str, raw: bytes) -> None:
     """An export parses, and it never contains the raw curves: three consecutive values of
     one of the example's curves (as a CSV or JSON row would carry them) must not appear."""

@@ -1,0 +1,261 @@
+"""The commit protocol: reserve -> draw -> write -> complete, one public API for every kind of release.
+
+Every commit (mean, mean with bands, density, components, covariance, regression, sparse mean,
+parameter selection) spends budget the same way (METHODS.md 8-9):
+
+1. **reserve**: the release's ledger entries, priced before any noise is drawn, are checked
+   together against the budget (:func:`check_parts`); each is then charged (:func:`reserve`:
+   an in-memory :class:`Ledger` is checked, a persistent
+   :class:`fdp_core.budget.ledger_store.StoredBudget` is charged for good in one locked
+   transaction). A release that does not fit raises BudgetError here: nothing drawn, nothing
+   recorded;
+2. **draw**: fresh noise from OS entropy (:func:`draw`: the exact discrete sampler on the 2^k
+   grid; the exponential mechanism's samplers draw inside their kind's hook), then
+   :func:`settle` records the entry in an in-memory ledger;
+3. **write**: the publishable record, tables and config (the kind's hook), then the caller's
+   ``write`` (a bundle folder, the app's session);
+4. **complete**: each stored entry is marked complete once the release exists
+   (:func:`complete`); a crash before leaves it ``reserved``, which counts as spent.
+
+A kind takes part through its :class:`Steps` (``quote``: plan and price; ``build``: the record from
+what was drawn; ``draw`` only for a kind without an exact discrete sampler; ``check``: refusals
+before any plan), run by :func:`run_steps`. :func:`commit_release` runs the four steps for any kind
+of the registry :mod:`fdp_core.publish.kinds`; the per-kind functions (``commit_mean``,
+``commit_kde``, ``commit_pca``, ``commit_covariance``, ``commit_regression``) are thin wrappers of
+:func:`run_steps`; the mean with bands and the sparse mean compose the same steps
+(``check_parts`` then ``execute`` per part). This module imports no kind of release, so every
+kind's module can use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+import numpy as np
+
+from ..budget.accounting import Ledger, LedgerEntry
+from ..budget.charging import charge, settle  # settle: the in-memory ledger records the entry after the draw
+from ..mechanisms.discrete import DiscretePlan
+from ..mechanisms.families import NoiseFamily
+
+
+@dataclass(frozen=True)
+class PendingCommit:
+    """What a commit will cost, computed without drawing noise (the UI shows it first).
+
+    ``values``/``scales`` are the coefficients to release and their noise scales (only the
+    noisy ones; ``active`` marks them among all coefficients). ``values`` is NON-PRIVATE:
+    it never leaves this object except through the sampler.
+    """
+
+    kind: str
+    mechanism: str
+    family: NoiseFamily
+    plan: object = field(repr=False)  # MeanRelease, KdeRelease, ...
+    noise_plan: DiscretePlan = field(repr=False)
+    entry: LedgerEntry = field(repr=False)
+    values: np.ndarray = field(repr=False)
+    scales: np.ndarray = field(repr=False)
+    active: np.ndarray = field(repr=False)
+    scaled_sensitivity: float = 0.0
+    float_error_bound: float = 0.0
+    context: dict = field(default_factory=dict, repr=False)  # kind-specific inputs (feature spec, ...)
+
+
+@dataclass(frozen=True)
+class CommitRequest:
+    """One commit's inputs, the same shape for every kind.
+
+    ``data``: FunctionalData (curves) or SparseData (a sparse mean); ``settings``: the kind's
+    settings object; ``inputs``: what a kind needs beyond its settings (a density's ``feature``;
+    the components' ``released_mean`` and ``released_mean_id``); ``looked_at``/``pre_registered``:
+    what the session looked at before the commit (the report states it).
+    """
+
+    data: object
+    settings: object
+    label: str = ""
+    data_label: str = ""
+    granularity_exp: int | None = None
+    looked_at: tuple | list | None = None
+    pre_registered: bool = False
+    inputs: Mapping = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Quote:
+    """What a commit will cost and how it will draw, known before any noise is drawn.
+
+    ``entries``: every ledger entry the commit charges (two for a release in two parts);
+    ``pendings``: the exact discrete parts, planned (their values are NON-PRIVATE and reach the
+    commit only through the sampler); ``flags``: data-dependent settings in use; ``sampler_note``:
+    the sampler in words, for the page.
+    """
+
+    entries: tuple[LedgerEntry, ...]
+    pendings: tuple[PendingCommit, ...] = ()
+    flags: tuple[str, ...] = ()
+    sampler_note: str = ""
+
+    @property
+    def entry(self) -> LedgerEntry:
+        """The first part's entry (the one a new stored budget is created with)."""
+        return self.entries[0]
+
+
+def sampler_note(pending: PendingCommit) -> str:
+    """The exact discrete sampler of a planned part, in words (shown before the commit)."""
+    return (f"Sampler: {pending.noise_plan.sampler}, grid 2^{pending.noise_plan.granularity_exp}, "
+            f"{int(pending.active.sum())} noisy coefficients, unit noise scale "
+            f"{pending.noise_plan.unit_noise_scale:.9g} (sensitivity inflation for the grid applied).")
+
+
+def quote_of(pendings) -> Quote:
+    """The quote of a release made of exact discrete parts (the first part speaks for the sampler)."""
+    pendings = tuple(pendings)
+    return Quote(tuple(p.entry for p in pendings), pendings,
+                 tuple(getattr(pendings[0].plan, "data_dependent_flags", ())), sampler_note(pendings[0]))
+
+
+# --------------------------------------------------------------------------- 1. reserve
+
+def check_parts(account, pendings) -> None:
+    """Check every part against the budget as if the earlier parts were already committed.
+
+    ``account``: an in-memory Ledger or a persistent StoredBudget (its current snapshot);
+    ``pendings``: PendingCommit or LedgerEntry objects. Each part is then charged by
+    :func:`reserve` in its own transaction; a concurrent commit landing between the parts can
+    still refuse the second one after the first was charged: the budget is then over-counted,
+    never under-counted.
+    """
+    snapshot = account if isinstance(account, Ledger) else account.ledger()
+    if snapshot is None:
+        return  # no stored budget yet: each part's own charge creates nothing and refuses
+    trial = Ledger(snapshot.epsilon_total, snapshot.delta_total, snapshot.split, snapshot.filter,
+                   entries=list(snapshot.entries))
+    for p in pendings:
+        trial.commit(getattr(p, "entry", p))
+
+
+# reserve: check (and for a stored budget, charge) an entry before any noise is drawn; the
+# budget's side of it lives in fdp_core/budget/charging.py (``charge``), shared with the
+# private selection.
+reserve = charge
+
+
+# --------------------------------------------------------------------------- 2. draw
+
+def draw(pending: PendingCommit):
+    """The only place noise is drawn for an export: OpenDP, OS entropy, the 2^k grid."""
+    noisy, record = pending.family.discrete_release(pending.values, pending.scales,
+                                                    scaled_sensitivity=pending.scaled_sensitivity,
+                                                    granularity_exp=pending.noise_plan.granularity_exp)
+    # The release recomputes the plan; it must be the one the ledger was checked with.
+    if (record.epsilon, record.rho, record.unit_noise_scale) != (pending.noise_plan.epsilon, pending.noise_plan.rho,
+                                                                 pending.noise_plan.unit_noise_scale):
+        raise RuntimeError("the sampler's privacy differs from the checked plan: refusing to release")
+    return noisy, record
+
+
+def execute(account, pending: PendingCommit):
+    """reserve -> draw -> settle for one exact discrete part. A refused part raises before any noise is drawn.
+
+    Returns (coefficients, sampler record, the ledger to describe the release with).
+    """
+    ledger = reserve(account, pending.entry)
+    noisy, record = draw(pending)
+    settle(account, ledger, pending.entry)
+    full = np.zeros(pending.active.shape)
+    full[pending.active] = noisy
+    return full, record, ledger
+
+
+def execute_parts(account, pendings) -> list:
+    """Every part checked together, then each executed in turn: [(coefficients, record, ledger), ...]."""
+    pendings = list(pendings)
+    if len(pendings) > 1:
+        check_parts(account, pendings)
+    return [execute(account, p) for p in pendings]
+
+
+# --------------------------------------------------------------------------- 4. complete
+
+def entry_ids(release) -> list[str]:
+    """Every ledger entry a committed release charged (its parts, then its own), each once."""
+    return list(dict.fromkeys([*release.record.get("part_entry_ids", ()), release.id]))
+
+
+def complete(account, release) -> None:
+    """Mark every stored entry of ``release`` complete (an in-memory ledger committed them at the draw)."""
+    if isinstance(account, Ledger):
+        return
+    for entry_id in entry_ids(release):
+        account.complete(entry_id)
+
+
+# --------------------------------------------------------------------------- the four steps
+
+@dataclass(frozen=True)
+class Steps:
+    """A kind's part in the protocol; the protocol itself reserves, draws, settles and completes.
+
+    ``quote(request) -> Quote``: plan and price, nothing drawn; ``build(request, quote, draws,
+    ledger) -> CommittedRelease``: the publishable record from what was drawn (``draws``: one
+    (coefficients, sampler record, ledger) per exact discrete part, or what ``draw`` returned);
+    ``draw(request, quote)``: only for kinds without an exact discrete sampler (the exponential
+    mechanism's components), called between the reservation and the settlement; ``check(request)``:
+    refusals that need no plan, before anything is charged.
+    """
+
+    quote: Callable
+    build: Callable
+    draw: Callable | None = None
+    check: Callable | None = None
+
+
+def run_steps(steps: Steps, account, request: CommitRequest, quote: Quote | None = None):
+    """reserve -> draw -> build for one kind's steps (no write, no complete: see :func:`commit_release`).
+
+    Every part is checked together before the first is charged; a refusal raises BudgetError with
+    nothing drawn and nothing recorded.
+    """
+    if steps.check is not None:
+        steps.check(request)
+    quote = quote if quote is not None else steps.quote(request)
+    if steps.draw is None:
+        draws = execute_parts(account, quote.pendings)
+        ledger = draws[-1][2]
+    else:
+        if len(quote.entries) > 1:
+            check_parts(account, quote.entries)
+        ledger = reserve(account, quote.entry)
+        draws = steps.draw(request, quote)
+        settle(account, ledger, quote.entry)
+    return steps.build(request, quote, draws, ledger)
+
+
+def commit_release(kind, account, request: CommitRequest, *, quote: Quote | None = None,
+                   write: Callable | None = None, finish: bool = True):
+    """Commit one release of any kind: reserve -> draw -> write -> complete.
+
+    ``kind``: a :class:`fdp_core.publish.kinds.ReleaseKind` (its ``commit`` hook reserves every
+    part, draws and builds the publishable record); ``quote``: the kind's quote shown before the
+    commit (reused, so the plan the user saw is the plan charged), else computed by the hook;
+    ``write``: called with the release before it is completed (a crash in it leaves the entries
+    reserved: spent, never double-spent); ``finish=False`` leaves completing to the caller
+    (the CLI completes only once its staged files are safe). Raises BudgetError, nothing drawn,
+    when the release does not fit.
+    """
+    if kind.commit is None:
+        raise TypeError(f"{kind.label} has no commit of its own: {kind.committed_where}")
+    release = kind.commit(account, request, quote)
+    if write is not None:
+        write(release)
+    if finish:
+        complete(account, release)
+    return release
+
+
+__all__ = ["CommitRequest", "PendingCommit", "Quote", "Steps", "check_parts", "commit_release", "complete", "draw",
+           "entry_ids", "execute", "execute_parts", "quote_of", "reserve", "run_steps", "sampler_note", "settle"]
