@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.kernels import KERNEL_LABELS, KERNEL_NAMES
 from fdp_core.data.preprocess import PublicBounds, data_tau, n_norm_clipped
 

@@ -18,7 +18,7 @@ import streamlit as st
 
 from fdp_core.data.loading import from_arrays
 from fdp_core.errors import FdpError
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.releases.pca import (AWAN_RESCALING_FLAG, FLOATING_POINT_NOTE, MAX_COMPONENTS, TRACE_FRACTION, PcaSettings,
                           pca_basis, private_pca, release_record, simulate_fpca_awan)
 from fdp_core.registry.pca import page_choices, pca_sampler, sampler_for

@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from fdp_core.data.loading import MISSING_POLICIES, l2_norms
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.data.preprocess import (NOT_DP_SUGGESTION, PublicBounds, curves_per_person, range_clipped_centred,
                                  repeated_id_columns, suggested_value_range)
 from fdp_core.data.simulate import SIMULATIONS

@@ -16,7 +16,7 @@ import streamlit as st
 from fdp_core.releases import kde
 from fdp_core.releases.box import DEFAULT_GRID_SIZE, check_box
 from fdp_core.errors import FdpError
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.data.features import extract_features, parse_feature, person_features
 from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.releases.postprocess import finish_density

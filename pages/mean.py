@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from fdp_core.errors import FdpError
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.releases.mean import MEAN_MECHANISMS, MECHANISM_LABELS, accuracy_sentence, plan_mean_release
 from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.releases.postprocess import finish_mean

@@ -19,7 +19,7 @@ from fdp_core.registry import mean_mechanism, truncating_mechanisms
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.explore.tradeoff_figures import tradeoff_figure, variance_ratio_figure
 from fdp_core.explore.verdict import GREEN_SHARE
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_ui import mean_controls, private_selection, sidebar, sparse_view, state
 from fdp_ui.mean_controls import KEYS
 
