@@ -43,7 +43,10 @@ def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, sh
     labels = labels or {}
     unit = (lambda v: np.asarray(v, dtype=float)) if squared else \
         (lambda v: np.sqrt(np.maximum(np.asarray(v, dtype=float), 0.0)))
-    fig = go.Figure()
+    # The traces as plain dicts, handed to one Figure: plotly validates each trace once, where
+    # add_trace re-validates the figure's whole data on every call (3x slower; the Trade-offs
+    # page redraws this figure on every rerun).
+    traces = []
     param = curves[0].param if curves else "epsilon"
     for k, c in enumerate(curves):
         if not c.ok:
@@ -56,35 +59,38 @@ def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, sh
             keep = np.isfinite(lo) & np.isfinite(hi)
             band = (f"{name}: Monte Carlo {round(100 * c.quantile_levels[0])}-"
                     f"{round(100 * c.quantile_levels[-1])}%")
-            fig.add_trace(go.Scatter(x=np.concatenate([x[keep], x[keep][::-1]]), mode="lines",
-                                     y=np.concatenate([hi[keep], lo[keep][::-1]]), fill="toself",
-                                     fillcolor=_rgba(color, 0.15), line=dict(width=0), name=band,
-                                     legendgroup=c.mechanism, hoverinfo="skip", showlegend=False))
+            traces.append(dict(type="scatter", x=np.concatenate([x[keep], x[keep][::-1]]), mode="lines",
+                               y=np.concatenate([hi[keep], lo[keep][::-1]]), fill="toself",
+                               fillcolor=_rgba(color, 0.15), line=dict(width=0), name=band,
+                               legendgroup=c.mechanism, hoverinfo="skip", showlegend=False))
         # A log axis cannot show 0 (e.g. ICLP-AR with every component thresholded away: no noise).
         what = "E squared error" if squared else "RMS L2 error"
         hover = f"{name}<br>{param} = %{{x:.4g}}<br>{what} = %{{y:.4g}}<extra></extra>"
-        fig.add_trace(go.Scatter(x=x, y=_positive(unit(c.expected_sq_l2_error)), mode="lines", name=f"{name}",
-                                 legendgroup=c.mechanism, line=dict(color=color, width=2.5), hovertemplate=hover))
+        traces.append(dict(type="scatter", x=x, y=_positive(unit(c.expected_sq_l2_error)), mode="lines",
+                           name=f"{name}", legendgroup=c.mechanism, line=dict(color=color, width=2.5),
+                           hovertemplate=hover))
         if show_truth and c.error_vs_truth is not None:
-            fig.add_trace(go.Scatter(x=x, y=_positive(unit(c.error_vs_truth)), mode="lines", name=f"{name}: vs truth",
-                                     legendgroup=c.mechanism, line=dict(color=color, width=1.5, dash="dash")))
+            traces.append(dict(type="scatter", x=x, y=_positive(unit(c.error_vs_truth)), mode="lines",
+                               name=f"{name}: vs truth", legendgroup=c.mechanism,
+                               line=dict(color=color, width=1.5, dash="dash")))
         if c.current is not None and c.current_error is not None:
-            fig.add_trace(go.Scatter(x=[c.current], y=unit([c.current_error]), mode="markers", legendgroup=c.mechanism,
-                                     marker=dict(symbol="star", size=13, color=color,
-                                                 line=dict(width=1, color="black")),
-                                     name=f"{name}: current setting", showlegend=False,
-                                     hovertemplate=f"{name}: current {param} = %{{x:.4g}}<br>"
-                                                   f"{what} = %{{y:.4g}}<extra></extra>"))
+            traces.append(dict(type="scatter", x=[c.current], y=unit([c.current_error]), mode="markers",
+                               legendgroup=c.mechanism,
+                               marker=dict(symbol="star", size=13, color=color, line=dict(width=1, color="black")),
+                               name=f"{name}: current setting", showlegend=False,
+                               hovertemplate=f"{name}: current {param} = %{{x:.4g}}<br>"
+                                             f"{what} = %{{y:.4g}}<extra></extra>"))
     name = "Expected squared L2 error" if squared else "L2 error (root mean square)"
-    fig.update_layout(title=title or f"{name} vs {PARAM_LABELS.get(param, param)}",
-                      xaxis_title=PARAM_LABELS.get(param, param),
-                      yaxis_title=("E ||release - estimate||^2 (squared units; L2 over [0, 1])" if squared else
-                                   "sqrt E ||release - estimate||^2 (units of the curves; L2 over [0, 1])"),
-                      height=560, margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0))
-    fig.update_xaxes(type="log" if param in LOG_SCALE_PARAMS else "linear", exponentformat="power")
-    fig.update_yaxes(type="log", exponentformat="power")
-    return fig
+    layout = dict(
+        title=dict(text=title or f"{name} vs {PARAM_LABELS.get(param, param)}"),
+        xaxis=dict(title=dict(text=PARAM_LABELS.get(param, param)),
+                   type="log" if param in LOG_SCALE_PARAMS else "linear", exponentformat="power"),
+        yaxis=dict(title=dict(text="E ||release - estimate||^2 (squared units; L2 over [0, 1])" if squared else
+                              "sqrt E ||release - estimate||^2 (units of the curves; L2 over [0, 1])"),
+                   type="log", exponentformat="power"),
+        height=560, margin=dict(l=10, r=10, t=60, b=10),
+        legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0))
+    return go.Figure(data=traces, layout=layout)
 
 
 def variance_ratio_figure(curves: list[VarianceRatioCurve], *, current_epsilon: float | None = None):
