@@ -77,21 +77,6 @@ class GlobalSettings:
         return np.random.default_rng(None if self.seed is None else [self.seed, salt])
 
 
-def _memo(name: str, fd, key, compute):
-    """``compute()``, remembered in this session for the data set ``fd`` (by identity) and ``key``.
-
-    The sidebar runs on every rerun of every page; its counts read the whole data matrix
-    (person grouping, clipping) although they change only with the data, the unit or tau.
-    """
-    slot = f"_sidebar_memo_{name}"
-    cached = st.session_state.get(slot)
-    if cached is not None and cached[0] is fd and cached[1] == key:
-        return cached[2]
-    value = compute()
-    st.session_state[slot] = (fd, key, value)
-    return value
-
-
 def render() -> GlobalSettings:
     """Draw the global settings; every page calls this first.
 
@@ -106,8 +91,7 @@ def render() -> GlobalSettings:
     sb = st.sidebar
     person = state.person_column(ds)
     # n is the number of persons, the n of every sensitivity (the unit of privacy chosen on the Data page).
-    unit = (f"{ds.fd.n} curves of persons in '{person}', n = "
-            f"{_memo('n_persons', ds.fd, person, lambda: state.n_persons(ds))} persons," if person
+    unit = (f"{ds.fd.n} curves of persons in '{person}', n = {state.n_persons(ds)} persons," if person
             else f"n = {ds.fd.n},")
     sb.caption(f"Data: **{ds.label}** — {unit} m = {ds.fd.m}")
 
@@ -131,7 +115,7 @@ def render() -> GlobalSettings:
     tau_from_data = sb.checkbox("tau from the data (not DP)", key="g_tau_from_data", help=HELP["tau_from_data"])
     if tau_from_data:
         # what the clip actually sees: after the range clip and centring
-        tau = _memo("data_tau", ds.fd, bounds, lambda: data_tau(ds.fd, bounds))
+        tau = state.remembered("data_tau", ds.fd, bounds, lambda: data_tau(ds.fd, bounds))
         sb.error(f"tau = {tau:.4g} was read off the data: releases are NOT differentially private.")
     elif bounds.value_range is not None and sb.checkbox(
             "tau = (hi - lo)/2 from the declared range", key="g_tau_from_range",
@@ -141,7 +125,7 @@ def render() -> GlobalSettings:
         sb.caption(f"tau = {tau:.4g} (public: from the declared range)")
     else:
         tau = sb.number_input("tau (L2 norm bound)", min_value=1e-9, format="%.4g", key="g_tau", help=HELP["tau"])
-    n_clipped = _memo("n_clipped", ds.fd, (bounds, tau), lambda: n_norm_clipped(ds.fd, bounds, tau))
+    n_clipped = state.remembered("n_clipped", ds.fd, (bounds, tau), lambda: n_norm_clipped(ds.fd, bounds, tau))
     state.note_view(NONPRIVATE_VIEWS["norms"])  # the count below is computed from the data
     share = n_clipped / ds.fd.n
     centre = "the centre of the declared range" if bounds.value_range is not None else "0"
