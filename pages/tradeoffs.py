@@ -7,7 +7,6 @@ from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from fdp_core.explore import sweeps, tuning
@@ -17,7 +16,7 @@ from fdp_core.releases.mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettin
 from fdp_core.mechanisms.calibration import CALIBRATIONS
 from fdp_core.registry import mean_mechanism, truncating_mechanisms
 from fdp_core.sensitivity import BOUNDS
-from fdp_core.explore.tradeoff_figures import tradeoff_figure, variance_ratio_figure
+from fdp_core.explore.tradeoff_figures import pcv_figure, tradeoff_figure, variance_ratio_figure
 from fdp_core.explore.verdict import GREEN_SHARE
 from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_ui import mean_controls, private_selection, sidebar, sparse_view, state
@@ -181,22 +180,11 @@ except FdpError as exc:
     st.warning(f"PCV cannot run with these settings: {exc}")
 if pcv is not None:
     state.note_view(NONPRIVATE_VIEWS["pcv"])
-    fig = go.Figure(go.Heatmap(x=np.log10(pcv.penalties), y=np.log10(pcv.rhos), z=np.log10(pcv.scores),
-                               colorscale="Viridis_r", colorbar=dict(title="log10 score"),
-                               hovertemplate=f"log10 {penalty_name} = %{{x:.2f}}<br>log10 rho = %{{y:.2f}}<br>"
-                                             "log10 PCV score = %{z:.3f}<extra></extra>"))
     marks = [("PCV optimum (data-dependent: not DP)", pcv.best_penalty, pcv.best_rho, "x", "#d62728"),
              ("current setting", current_penalty, g.rho, "star", "white"),
              ("PSS (privacy-safe) penalty at the current rho", pss[1], g.rho, "diamond", "#17becf")]
-    # Markers only, named in the legend: text labels next to marks that sit close together overlap.
-    for name, pen, rho, symbol, color in marks:
-        fig.add_trace(go.Scatter(x=[math.log10(pen)], y=[math.log10(rho)], mode="markers", name=name,
-                                 marker=dict(symbol=symbol, size=15, color=color, line=dict(width=1.5, color="black")),
-                                 hovertemplate=f"{name}<br>log10 {penalty_name} = %{{x:.2f}}<br>log10 rho = "
-                                               "%{y:.2f}<extra></extra>"))
-    fig.update_layout(title=f"{pcv.folds}-fold PCV score, {MECHANISM_LABELS[pcv_mechanism]}, eta = {g.eta:g}",
-                      xaxis_title=f"log10 {penalty_name}", yaxis_title="log10 rho", height=540,
-                      margin=dict(l=70, r=20, t=60, b=60), legend=dict(orientation="h", yanchor="top", y=-0.18))
+    fig = pcv_figure(pcv.penalties, pcv.rhos, pcv.scores, penalty_name=penalty_name, marks=marks,
+                     title=f"{pcv.folds}-fold PCV score, {MECHANISM_LABELS[pcv_mechanism]}, eta = {g.eta:g}")
     st.plotly_chart(fig, width="stretch", key="to_pcv_heatmap")
     st.error(f"PCV optimum {penalty_name} = {pcv.best_penalty:.3g}, rho = {pcv.best_rho:.3g}. {pcv.flag}.")
     edges = [f"{name} = {value:.3g} is the grid's {'smallest' if value == grid[0] else 'largest'}"

@@ -9,6 +9,8 @@ mechanism, and the PCA variance ratio against epsilon. Shared by the CLI report
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .sweeps import PARAM_LABELS, TradeoffCurve, VarianceRatioCurve
@@ -120,3 +122,27 @@ def variance_ratio_figure(curves: list[VarianceRatioCurve], *, current_epsilon: 
     fig.update_xaxes(type="log", exponentformat="power")
     fig.update_yaxes(range=[0, 1.02])
     return fig
+
+
+def pcv_figure(penalties, rhos, scores, *, penalty_name: str, marks, title: str):
+    """The PCV score surface (log10 penalty x log10 rho) with marked settings (Trade-offs page).
+
+    ``marks``: (name, penalty, rho, marker symbol, colour) per point, shown as markers named in
+    the legend (text labels next to marks that sit close together overlap). One Figure from
+    specs: add_trace and update_layout cost 4x the figure itself on every rerun of the page.
+    """
+    import plotly.graph_objects as go
+
+    data = [dict(type="heatmap", x=np.log10(penalties), y=np.log10(rhos), z=np.log10(scores),
+                 colorscale="Viridis_r", colorbar=dict(title=dict(text="log10 score")),
+                 hovertemplate=f"log10 {penalty_name} = %{{x:.2f}}<br>log10 rho = %{{y:.2f}}<br>"
+                               "log10 PCV score = %{z:.3f}<extra></extra>")]
+    for name, pen, rho, symbol, color in marks:
+        data.append(dict(type="scatter", x=[math.log10(pen)], y=[math.log10(rho)], mode="markers", name=name,
+                         marker=dict(symbol=symbol, size=15, color=color, line=dict(width=1.5, color="black")),
+                         hovertemplate=f"{name}<br>log10 {penalty_name} = %{{x:.2f}}<br>log10 rho = "
+                                       "%{y:.2f}<extra></extra>"))
+    return go.Figure(data=data, layout=dict(
+        title=dict(text=title), xaxis=dict(title=dict(text=f"log10 {penalty_name}")),
+        yaxis=dict(title=dict(text="log10 rho")), height=540, margin=dict(l=70, r=20, t=60, b=60),
+        legend=dict(orientation="h", yanchor="top", y=-0.18)))
