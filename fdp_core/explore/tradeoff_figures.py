@@ -40,7 +40,7 @@ def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, sh
     The error is drawn as a distance in the curves' own units, the root-mean-square L2 error
     sqrt(E||release - estimate||^2) (band: quantiles of ||release - estimate||), the language of
     every accuracy figure; ``squared=True`` draws the squared figures the formulas use."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # lazy: plotly costs ~0.3 s to import
 
     labels = labels or {}
     unit = (lambda v: np.asarray(v, dtype=float)) if squared else \
@@ -97,7 +97,7 @@ def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, sh
 
 def variance_ratio_figure(curves: list[VarianceRatioCurve], *, current_epsilon: float | None = None):
     """Mean variance ratio per k with its Monte Carlo band, log epsilon axis."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # lazy: plotly costs ~0.3 s to import
 
     fig = go.Figure()
     for i, c in enumerate(curves):
@@ -131,7 +131,7 @@ def pcv_figure(penalties, rhos, scores, *, penalty_name: str, marks, title: str)
     the legend (text labels next to marks that sit close together overlap). One Figure from
     specs: add_trace and update_layout cost 4x the figure itself on every rerun of the page.
     """
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # lazy: plotly costs ~0.3 s to import
 
     data = [dict(type="heatmap", x=np.log10(penalties), y=np.log10(rhos), z=np.log10(scores),
                  colorscale="Viridis_r", colorbar=dict(title=dict(text="log10 score")),
