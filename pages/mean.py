@@ -233,10 +233,11 @@ if plan.sigma is not None:
                    "eigenfunctions kept (analyst view).")
     with right:
         st.markdown("**Noise scale sigma: both bounds x both calibrations**")
-        rows = [{"bound": b, **{c: gq.details["sigma_table"][f"{b}/{c}"] for c in CALIBRATIONS}} for b in BOUNDS]
-        table = pd.DataFrame(rows)
-        st.dataframe(table.style.format(lambda v: "refused (epsilon > 1)" if v is None or v != v else f"{v:.4g}",
-                                        subset=list(CALIBRATIONS)), hide_index=True, width="stretch")
+        def _sigma_cell(v):  # pre-formatted, not a pandas Styler (~15 ms on every rerun)
+            return "refused (epsilon > 1)" if v is None or v != v else f"{v:.4g}"
+        rows = [{"bound": b, **{c: _sigma_cell(gq.details["sigma_table"][f"{b}/{c}"]) for c in CALIBRATIONS}}
+                for b in BOUNDS]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         st.caption(f"In use: {bound} / {calibration}, sigma = {plan.sigma:.4g}; privacy curve mu = "
                    f"{gq.gdp_mu:.3g}.", help="mu = sensitivity / sigma: the one number of the Gaussian mechanism's privacy curve (Gaussian differential privacy); it composes as sqrt(mu_1^2 + mu_2^2 + ...). Smaller = more private.")
 else:
