@@ -18,6 +18,7 @@ from fdp_core.settings_fields import page_keys
 
 CENTRING_KEY = page_keys(PcaSettings, "components")["centring"]  # the page's centring radio
 TOUCHED_KEY = "pca_centring_touched"
+COST_MEMO_KEY, COST_MEMO_SIZE = "pca_centring_cost_memo", 16  # (data set, {MeanSettings: price})
 
 
 def mark_touched() -> None:
@@ -43,11 +44,30 @@ def mean_release_cost(fd, g) -> tuple[float, float] | None:
     """(epsilon, delta) charged for a Gaussian mean release at the sidebar's settings, or None."""
     settings = MeanSettings(mechanism="gaussian", kernel=g.kernel, rho=g.rho, nu=g.nu, eta=g.eta, phi=g.phi,
                             epsilon=g.epsilon, delta=g.delta, tau=g.tau, tau_from_data=g.tau_from_data, **g.bounds)
+    # Planning the release reads the whole data set; the price changes only with the data and the
+    # settings, while the page reruns on every change: remembered per data set in this session.
+    return _remembered(fd, settings)
+
+
+def _price(fd, settings: MeanSettings) -> tuple[float, float] | None:
     try:
         entry = prepare_mean_commit(fd, settings).entry
     except FdpError:
         return None
     return entry.epsilon, entry.delta
+
+
+def _remembered(fd, settings: MeanSettings) -> tuple[float, float] | None:
+    """_price, remembered per data set (by identity) and settings in this session."""
+    memo = st.session_state.get(COST_MEMO_KEY)
+    if memo is None or memo[0] is not fd:
+        memo = (fd, {})
+        st.session_state[COST_MEMO_KEY] = memo
+    if settings not in memo[1]:
+        memo[1][settings] = _price(fd, settings)
+        while len(memo[1]) > COST_MEMO_SIZE:
+            memo[1].pop(next(iter(memo[1])))
+    return memo[1][settings]
 
 
 def render_suggestion(container, fd, g) -> None:

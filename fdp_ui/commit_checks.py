@@ -79,7 +79,7 @@ def unit_checks(ds: state.Dataset | None = None) -> tuple[list[str], list[str], 
     column = state.person_column(ds)
     n = state.n_persons(ds)
     blockers, declaration = [], None
-    repeated = repeated_id_columns(ds.fd.metadata)
+    repeated = state.remembered("repeated_ids", ds.fd, None, lambda: repeated_id_columns(ds.fd.metadata))
     if column is None and repeated:
         if curves_declared_persons(ds):
             declaration = (f"every curve is a different person: declared by the analyst, although the column "

@@ -8,7 +8,7 @@ import streamlit as st
 
 from fdp_core.data.preprocess import NOT_DP_SUGGESTION, curves_per_person, repeated_id_columns, suggested_value_range
 from fdp_core.limits import MIN_PERSONS_COMMIT
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 
 from . import commit_checks, state
 

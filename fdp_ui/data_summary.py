@@ -9,7 +9,7 @@ import streamlit as st
 
 from fdp_core.data.loading import l2_norms
 from fdp_core.data.preprocess import PublicBounds, range_clipped_centred
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 
 from . import intake_panel, plots, state
 

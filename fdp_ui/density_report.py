@@ -12,7 +12,7 @@ import streamlit as st
 
 from fdp_core.errors import FdpError
 from fdp_core.explore.verdict import density_verdict
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.registry.kde import kde_mechanism
 from fdp_core.releases import kde, kde_radii
 from fdp_core.sensitivity import KDE_BOUNDS

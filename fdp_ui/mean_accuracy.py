@@ -9,7 +9,7 @@ import numpy as np
 import streamlit as st
 
 from fdp_core.explore.verdict import end_shrinkage_note, mean_verdict
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.registry import mean_mechanism
 from fdp_core.releases.mean import MECHANISM_LABELS, accuracy_sentence
 from fdp_core.releases.postprocess import finish_mean

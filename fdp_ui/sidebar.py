@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.kernels import KERNEL_LABELS, KERNEL_NAMES
 from fdp_core.data.preprocess import PublicBounds, data_tau, n_norm_clipped
 
@@ -116,7 +116,8 @@ def render() -> GlobalSettings:
     bounds = PublicBounds(**bounds_fields)
     tau_from_data = sb.checkbox("tau from the data (not DP)", key="g_tau_from_data", help=HELP["tau_from_data"])
     if tau_from_data:
-        tau = data_tau(ds.fd, bounds)  # what the clip actually sees: after the range clip and centring
+        # what the clip actually sees: after the range clip and centring
+        tau = state.remembered("data_tau", ds.fd, bounds, lambda: data_tau(ds.fd, bounds))
         sb.error(f"tau = {tau:.4g} was read off the data: releases are NOT differentially private.")
     elif bounds.value_range is not None and sb.checkbox(
             "tau = (hi - lo)/2 from the declared range", key="g_tau_from_range",
@@ -126,7 +127,7 @@ def render() -> GlobalSettings:
         sb.caption(f"tau = {tau:.4g} (public: from the declared range)")
     else:
         tau = sb.number_input("tau (L2 norm bound)", min_value=1e-9, format="%.4g", key="g_tau", help=HELP["tau"])
-    n_clipped = n_norm_clipped(ds.fd, bounds, tau)
+    n_clipped = state.remembered("n_clipped", ds.fd, (bounds, tau), lambda: n_norm_clipped(ds.fd, bounds, tau))
     state.note_view(NONPRIVATE_VIEWS["norms"])  # the count below is computed from the data
     share = n_clipped / ds.fd.n
     centre = "the centre of the declared range" if bounds.value_range is not None else "0"

@@ -153,7 +153,24 @@ def n_persons(ds: Dataset | None = None) -> int:
 
     ds = ds or current()
     column = person_column(ds)
-    return int(curves_per_person(ds.fd.metadata, column).sum()) if column else int(ds.fd.n)
+    if not column:
+        return int(ds.fd.n)
+    return remembered("n_persons", ds.fd, column, lambda: int(curves_per_person(ds.fd.metadata, column).sum()))
+
+
+def remembered(name: str, fd, key, compute):
+    """``compute()``, remembered in this session for the data set ``fd`` (by identity) and ``key``.
+
+    For counts the sidebar and the step bar show on every rerun of every page: they read the
+    whole data set (person grouping, clipping) but change only with the data and ``key``.
+    """
+    slot = f"_remembered_{name}"
+    cached = st.session_state.get(slot)
+    if cached is not None and cached[0] is fd and cached[1] == key:
+        return cached[2]
+    value = compute()
+    st.session_state[slot] = (fd, key, value)
+    return value
 
 
 def declared_range() -> tuple[float, float] | None:

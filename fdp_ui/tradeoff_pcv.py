@@ -8,12 +8,12 @@ import math
 from dataclasses import asdict
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 from fdp_core.errors import FdpError
 from fdp_core.explore import sweeps, tuning
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.explore.tradeoff_figures import pcv_figure
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.registry import mean_mechanism
 from fdp_core.releases.mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
 
@@ -52,22 +52,10 @@ def _apply_pss(eta: float, psi: float) -> None:
                    **{slider.key: _snap_penalty(field, psi) for field, slider in PENALTY_SLIDERS.items()}})
 
 
-def _heatmap(pcv, penalty_name: str, marks: list, mechanism: str, eta: float) -> go.Figure:
+def _heatmap(pcv, penalty_name: str, marks: list, mechanism: str, eta: float):
     """log10 PCV score over the (penalty, rho) grid, the optimum, the current setting and PSS marked."""
-    fig = go.Figure(go.Heatmap(x=np.log10(pcv.penalties), y=np.log10(pcv.rhos), z=np.log10(pcv.scores),
-                               colorscale="Viridis_r", colorbar=dict(title="log10 score"),
-                               hovertemplate=f"log10 {penalty_name} = %{{x:.2f}}<br>log10 rho = %{{y:.2f}}<br>"
-                                             "log10 PCV score = %{z:.3f}<extra></extra>"))
-    # Markers only, named in the legend: text labels next to marks that sit close together overlap.
-    for name, pen, rho, symbol, color in marks:
-        fig.add_trace(go.Scatter(x=[math.log10(pen)], y=[math.log10(rho)], mode="markers", name=name,
-                                 marker=dict(symbol=symbol, size=15, color=color, line=dict(width=1.5, color="black")),
-                                 hovertemplate=f"{name}<br>log10 {penalty_name} = %{{x:.2f}}<br>log10 rho = "
-                                               "%{y:.2f}<extra></extra>"))
-    fig.update_layout(title=f"{pcv.folds}-fold PCV score, {MECHANISM_LABELS[mechanism]}, eta = {eta:g}",
-                      xaxis_title=f"log10 {penalty_name}", yaxis_title="log10 rho", height=540,
-                      margin=dict(l=70, r=20, t=60, b=60), legend=dict(orientation="h", yanchor="top", y=-0.18))
-    return fig
+    return pcv_figure(pcv.penalties, pcv.rhos, pcv.scores, penalty_name=penalty_name, marks=marks,
+                      title=f"{pcv.folds}-fold PCV score, {MECHANISM_LABELS[mechanism]}, eta = {eta:g}")
 
 
 def _show_pcv(pcv, penalty_name: str, marks: list, mechanism: str, eta: float) -> None:

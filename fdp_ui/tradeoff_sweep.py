@@ -9,7 +9,7 @@ import streamlit as st
 
 from fdp_core.explore import sweeps
 from fdp_core.mechanisms.calibration import CALIBRATIONS
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.registry import truncating_mechanisms
 from fdp_core.releases.mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
 from fdp_core.sensitivity import BOUNDS

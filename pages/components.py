@@ -15,7 +15,7 @@ pca_report.py (draws, guarantee, figures, diagnostics).
 import streamlit as st
 
 from fdp_core.errors import FdpError
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.releases.pca import PcaSettings
 from fdp_core.settings_fields import page_settings
 from fdp_ui import pca_centring, pca_inputs, pca_report, sidebar, state

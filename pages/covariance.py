@@ -14,7 +14,7 @@ from fdp_core.data.preprocess import identifier_columns
 from fdp_core.registry.covariance import covariance_mechanism
 from fdp_core.releases.regression import RegressionSettings, bands, plan_regression_release
 from fdp_core.sensitivity import COVARIANCE_GAUSSIAN_BOUNDS
-from fdp_core.publish.export import NONPRIVATE_VIEWS
+from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
 from fdp_core.explore.verdict import covariance_verdict
 from fdp_ui import sidebar, state, summary_commit, synthetic_panel, verdict_box

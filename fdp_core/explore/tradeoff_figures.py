@@ -9,6 +9,8 @@ mechanism, and the PCA variance ratio against epsilon. Shared by the CLI report
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .sweeps import PARAM_LABELS, TradeoffCurve, VarianceRatioCurve
@@ -38,12 +40,15 @@ def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, sh
     The error is drawn as a distance in the curves' own units, the root-mean-square L2 error
     sqrt(E||release - estimate||^2) (band: quantiles of ||release - estimate||), the language of
     every accuracy figure; ``squared=True`` draws the squared figures the formulas use."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # lazy: plotly costs ~0.3 s to import
 
     labels = labels or {}
     unit = (lambda v: np.asarray(v, dtype=float)) if squared else \
         (lambda v: np.sqrt(np.maximum(np.asarray(v, dtype=float), 0.0)))
-    fig = go.Figure()
+    # The traces as plain dicts, handed to one Figure: plotly validates each trace once, where
+    # add_trace re-validates the figure's whole data on every call (3x slower; the Trade-offs
+    # page redraws this figure on every rerun).
+    traces = []
     param = curves[0].param if curves else "epsilon"
     for k, c in enumerate(curves):
         if not c.ok:
@@ -56,40 +61,43 @@ def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, sh
             keep = np.isfinite(lo) & np.isfinite(hi)
             band = (f"{name}: Monte Carlo {round(100 * c.quantile_levels[0])}-"
                     f"{round(100 * c.quantile_levels[-1])}%")
-            fig.add_trace(go.Scatter(x=np.concatenate([x[keep], x[keep][::-1]]), mode="lines",
-                                     y=np.concatenate([hi[keep], lo[keep][::-1]]), fill="toself",
-                                     fillcolor=_rgba(color, 0.15), line=dict(width=0), name=band,
-                                     legendgroup=c.mechanism, hoverinfo="skip", showlegend=False))
+            traces.append(dict(type="scatter", x=np.concatenate([x[keep], x[keep][::-1]]), mode="lines",
+                               y=np.concatenate([hi[keep], lo[keep][::-1]]), fill="toself",
+                               fillcolor=_rgba(color, 0.15), line=dict(width=0), name=band,
+                               legendgroup=c.mechanism, hoverinfo="skip", showlegend=False))
         # A log axis cannot show 0 (e.g. ICLP-AR with every component thresholded away: no noise).
         what = "E squared error" if squared else "RMS L2 error"
         hover = f"{name}<br>{param} = %{{x:.4g}}<br>{what} = %{{y:.4g}}<extra></extra>"
-        fig.add_trace(go.Scatter(x=x, y=_positive(unit(c.expected_sq_l2_error)), mode="lines", name=f"{name}",
-                                 legendgroup=c.mechanism, line=dict(color=color, width=2.5), hovertemplate=hover))
+        traces.append(dict(type="scatter", x=x, y=_positive(unit(c.expected_sq_l2_error)), mode="lines",
+                           name=f"{name}", legendgroup=c.mechanism, line=dict(color=color, width=2.5),
+                           hovertemplate=hover))
         if show_truth and c.error_vs_truth is not None:
-            fig.add_trace(go.Scatter(x=x, y=_positive(unit(c.error_vs_truth)), mode="lines", name=f"{name}: vs truth",
-                                     legendgroup=c.mechanism, line=dict(color=color, width=1.5, dash="dash")))
+            traces.append(dict(type="scatter", x=x, y=_positive(unit(c.error_vs_truth)), mode="lines",
+                               name=f"{name}: vs truth", legendgroup=c.mechanism,
+                               line=dict(color=color, width=1.5, dash="dash")))
         if c.current is not None and c.current_error is not None:
-            fig.add_trace(go.Scatter(x=[c.current], y=unit([c.current_error]), mode="markers", legendgroup=c.mechanism,
-                                     marker=dict(symbol="star", size=13, color=color,
-                                                 line=dict(width=1, color="black")),
-                                     name=f"{name}: current setting", showlegend=False,
-                                     hovertemplate=f"{name}: current {param} = %{{x:.4g}}<br>"
-                                                   f"{what} = %{{y:.4g}}<extra></extra>"))
+            traces.append(dict(type="scatter", x=[c.current], y=unit([c.current_error]), mode="markers",
+                               legendgroup=c.mechanism,
+                               marker=dict(symbol="star", size=13, color=color, line=dict(width=1, color="black")),
+                               name=f"{name}: current setting", showlegend=False,
+                               hovertemplate=f"{name}: current {param} = %{{x:.4g}}<br>"
+                                             f"{what} = %{{y:.4g}}<extra></extra>"))
     name = "Expected squared L2 error" if squared else "L2 error (root mean square)"
-    fig.update_layout(title=title or f"{name} vs {PARAM_LABELS.get(param, param)}",
-                      xaxis_title=PARAM_LABELS.get(param, param),
-                      yaxis_title=("E ||release - estimate||^2 (squared units; L2 over [0, 1])" if squared else
-                                   "sqrt E ||release - estimate||^2 (units of the curves; L2 over [0, 1])"),
-                      height=560, margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0))
-    fig.update_xaxes(type="log" if param in LOG_SCALE_PARAMS else "linear", exponentformat="power")
-    fig.update_yaxes(type="log", exponentformat="power")
-    return fig
+    layout = dict(
+        title=dict(text=title or f"{name} vs {PARAM_LABELS.get(param, param)}"),
+        xaxis=dict(title=dict(text=PARAM_LABELS.get(param, param)),
+                   type="log" if param in LOG_SCALE_PARAMS else "linear", exponentformat="power"),
+        yaxis=dict(title=dict(text="E ||release - estimate||^2 (squared units; L2 over [0, 1])" if squared else
+                              "sqrt E ||release - estimate||^2 (units of the curves; L2 over [0, 1])"),
+                   type="log", exponentformat="power"),
+        height=560, margin=dict(l=10, r=10, t=60, b=10),
+        legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0))
+    return go.Figure(data=traces, layout=layout)
 
 
 def variance_ratio_figure(curves: list[VarianceRatioCurve], *, current_epsilon: float | None = None):
     """Mean variance ratio per k with its Monte Carlo band, log epsilon axis."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # lazy: plotly costs ~0.3 s to import
 
     fig = go.Figure()
     for i, c in enumerate(curves):
@@ -114,3 +122,27 @@ def variance_ratio_figure(curves: list[VarianceRatioCurve], *, current_epsilon: 
     fig.update_xaxes(type="log", exponentformat="power")
     fig.update_yaxes(range=[0, 1.02])
     return fig
+
+
+def pcv_figure(penalties, rhos, scores, *, penalty_name: str, marks, title: str):
+    """The PCV score surface (log10 penalty x log10 rho) with marked settings (Trade-offs page).
+
+    ``marks``: (name, penalty, rho, marker symbol, colour) per point, shown as markers named in
+    the legend (text labels next to marks that sit close together overlap). One Figure from
+    specs: add_trace and update_layout cost 4x the figure itself on every rerun of the page.
+    """
+    import plotly.graph_objects as go  # lazy: plotly costs ~0.3 s to import
+
+    data = [dict(type="heatmap", x=np.log10(penalties), y=np.log10(rhos), z=np.log10(scores),
+                 colorscale="Viridis_r", colorbar=dict(title=dict(text="log10 score")),
+                 hovertemplate=f"log10 {penalty_name} = %{{x:.2f}}<br>log10 rho = %{{y:.2f}}<br>"
+                               "log10 PCV score = %{z:.3f}<extra></extra>")]
+    for name, pen, rho, symbol, color in marks:
+        data.append(dict(type="scatter", x=[math.log10(pen)], y=[math.log10(rho)], mode="markers", name=name,
+                         marker=dict(symbol=symbol, size=15, color=color, line=dict(width=1.5, color="black")),
+                         hovertemplate=f"{name}<br>log10 {penalty_name} = %{{x:.2f}}<br>log10 rho = "
+                                       "%{y:.2f}<extra></extra>"))
+    return go.Figure(data=data, layout=dict(
+        title=dict(text=title), xaxis=dict(title=dict(text=f"log10 {penalty_name}")),
+        yaxis=dict(title=dict(text="log10 rho")), height=540, margin=dict(l=70, r=20, t=60, b=60),
+        legend=dict(orientation="h", yanchor="top", y=-0.18)))

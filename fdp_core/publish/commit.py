@@ -56,6 +56,7 @@ from ..kernels import eigenbasis
 from ..releases.mean import MECHANISM_LABELS, MeanRelease, MeanSettings, plan_mean_release
 from ..releases.mean import release_record as mean_release_record
 from ..releases.estimators import shrinkage
+from .views import NONPRIVATE_VIEWS  # noqa: F401 (defined in a light module for the app; named here by export)
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.discrete import DEFAULT_GRANULARITY_EXP, DiscretePlan
 from ..releases.mean import analyst_view as mean_analyst_view
@@ -225,20 +226,6 @@ def ledger_state(ledger: Ledger) -> dict:
 
 
 PRE_REGISTERED = "pre-registered: settings fixed before the data were loaded"
-# The app's non-private views, as the report names them (fdp_ui.state.note_view records them).
-NONPRIVATE_VIEWS = {
-    "curves": "the raw curves (Data page)",
-    "norms": "the histogram of curve norms and the clipping counts (Data page, sidebar)",
-    "range_suggestion": "the data's minimum and maximum (value-range suggestion, Data page)",
-    "mean_estimate": "the non-private mean estimate and its bias (Mean page)",
-    "tradeoff_truth": "error curves against the non-private estimate (Trade-offs page)",
-    "pcv": "the PCV score surface and its optimum (Trade-offs page)",
-    "density_estimate": "the non-private density estimate (Density page)",
-    "pca_estimate": "the non-private principal components and scree (Components page)",
-    "covariance_estimate": "the non-private covariance surface, its eigenfunctions and variance ratios "
-                           "(Covariance & regression page)",
-    "regression_ols": "the non-private OLS coefficient functions and noise bands (Covariance & regression page)",
-}
 NOTHING_DECLARED = ("not declared: the caller did not say what was looked at before this commit (the settings may "
                     "have been chosen after looking at the data)")
 

@@ -1,0 +1,121 @@
+"""Server CPU of the app where people wait, measured in CPU seconds so that it holds on a loaded machine.
+
+The wall-clock benchmarks (bench_app_start.py, bench_browser_latency.py) measure what a person
+waits for, but on this shared 2-core machine their figures move 2-5x with the load average.
+This one reports the process CPU time (all threads, ``time.process_time``) that the page
+scripts cost, run through Streamlit's AppTest (no browser, no websocket), each measurement in
+a fresh Python process:
+
+- ``first run``: the app's first Data page run in a fresh server process (imports included,
+  streamlit itself excluded);
+- ``new session``: a later session's first Data page run (median of 4);
+- ``epsilon change`` on Mean, Principal components and Trade-offs with DTI uploaded: the
+  sidebar's epsilon moved 1.0 <-> 1.1 as bench_browser_latency.py does (median of 10).
+
+AppTest recompiles the page on every run, which a server does not; both trees pay it alike.
+With ``--baseline REV`` the same runs use a copy of revision REV (``git archive``), alternating
+tree by tree.
+
+Usage (repository root)::
+
+    python benchmarks/bench_page_cpu.py [--baseline REV] [--data PATH] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_browser_latency import DATA, export_revision  # noqa: E402
+
+PAGES = {"Mean": "pages/mean.py", "Principal components": "pages/components.py", "Trade-offs": "pages/tradeoffs.py"}
+
+# Runs inside a fresh interpreter with the tree's root as working directory and first on sys.path.
+CHILD = r"""
+import json, os, statistics, sys, time
+mode, data = sys.argv[1], sys.argv[2]
+import streamlit  # a server has imported it before its first session
+from streamlit.testing.v1 import AppTest
+
+def app():
+    return AppTest.from_file(os.path.join(os.getcwd(), "app.py"), default_timeout=600)
+
+def cpu_of(action):
+    start = time.process_time()
+    action()
+    return time.process_time() - start
+
+if mode == "start":
+    runs = [app() for _ in range(5)]
+    cpus = [cpu_of(at.run) for at in runs]
+    assert not any(at.exception for at in runs)
+    print(json.dumps({"first run": cpus[0], "new session": statistics.median(cpus[1:])}))
+else:
+    from pathlib import Path
+    from fdp_ui.state import uploaded_dataset
+    at = app()
+    at.run()
+    at.session_state["dataset"] = uploaded_dataset(Path(data).read_bytes(), Path(data).name, "drop")
+    at.run()
+    at.switch_page(mode)
+    at.run()
+    cpus = [cpu_of(lambda e=e: at.select_slider(key="g_epsilon").set_value(e).run()) for e in [1.1, 1.0] * 6]
+    assert not at.exception, at.exception
+    print(json.dumps({"epsilon change": statistics.median(cpus[2:])}))
+"""
+
+
+def _child(root: Path, mode: str, data: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(root))
+    done = subprocess.run([sys.executable, "-c", CHILD, mode, str(data)], cwd=root, env=env, capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{mode} failed in {root}: {done.stderr[-600:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure(trees: dict[str, Path], data: Path) -> dict[str, dict[str, float]]:
+    out = {name: {} for name in trees}
+    for name, root in trees.items():
+        out[name].update(_child(root, "start", data))
+    for title, path in PAGES.items():
+        for name, root in trees.items():
+            out[name][f"epsilon change, {title}"] = _child(root, path, data)["epsilon change"]
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--baseline", default=None, help="git revision measured in turns with the working tree")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="fdp_cpu_") as tmp:
+        trees = {"now": ROOT}
+        if args.baseline:
+            trees[f"baseline {args.baseline}"] = export_revision(args.baseline, Path(tmp) / "baseline")
+        result = measure(trees, args.data.resolve())
+    load_after = os.getloadavg()
+    print(f"load average before {' '.join(f'{v:.2f}' for v in load_before)}, "
+          f"after {' '.join(f'{v:.2f}' for v in load_after)}")
+    rows = list(next(iter(result.values())))
+    print(f"{'process CPU ms':40s}" + "".join(f"{name:>22s}" for name in result))
+    for row in rows:
+        print(f"{row:40s}" + "".join(f"{1000 * result[name][row]:22.0f}" for name in result))
+    if args.json:
+        args.json.write_text(json.dumps({"load_before": load_before, "load_after": load_after, "cpu_s": result},
+                                        indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
