@@ -85,7 +85,8 @@ def test_release_page_commits_the_sparse_mean_in_two_ledger_entries_and_one_bund
     import io
     import zipfile
 
-    from fdp_core.budget.ledger_store import open_budget, resolve_url
+    from fdp_core.budget.datasets import open_budget
+    from fdp_core.budget.ledger_store import resolve_url
     from fdp_core.data.sparse_data import SPARSE_UNIT, ledger_view, read_long
     from fdp_core.publish import export
 
