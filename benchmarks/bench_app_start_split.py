@@ -66,7 +66,7 @@ RESOURCES_JS = """() => {
           load: nav.loadEventEnd,
           resources: performance.getEntriesByType('resource').map(r => ({
             name: r.name.split('/').pop().split('?')[0], type: r.initiatorType, start: r.startTime,
-            end: r.responseEnd, transfer: r.transferSize, decoded: r.decodedBodySize}))};
+            request: r.requestStart, response: r.responseStart, end: r.responseEnd, transfer: r.transferSize, decoded: r.decodedBodySize}))};
 }"""
 
 
