@@ -18,7 +18,11 @@ from pathlib import Path  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from fdp_ui import layout, navigation, state, steps, tutorial  # noqa: E402
+from fdp_ui import layout, navigation, state, steps, tcp_nodelay, tutorial  # noqa: E402
+
+# Before anything is sent: Streamlit's server leaves Nagle's algorithm on, which held each
+# response on a reused connection back by 40 ms (fdp_ui/tcp_nodelay.py).
+tcp_nodelay.ensure()
 
 # No page_icon and no page icons: a Material icon favicon is fetched from a font CDN, and the
 # app makes no outside requests.

@@ -1,8 +1,8 @@
 """App start in headless Chromium: ``streamlit run`` to the first rendered Data page, and a new
 session on the warm server to its rendered Data page.
 
-"Rendered" means the Data page's curves chart has been drawn by Plotly and the script run has
-ended. The first figure includes the server's start (Python imports, the first run of the
+"Rendered" means the Data page's curves chart has been drawn (by Plotly or Vega-Lite, whichever the
+revision uses) and the script run has ended. The first figure includes the server's start (Python imports, the first run of the
 page) and the browser's first load of the frontend; the second is what every later visitor
 waits for. With ``--baseline REV`` the app of revision REV (``git archive`` into a temporary
 folder) is measured in turns with the working tree, so both share the machine's load (the load
@@ -32,11 +32,18 @@ import bench_load as harness  # noqa: E402
 from bench_browser_latency import export_revision  # noqa: E402
 
 TARGET_FIRST_S, TARGET_SESSION_S = 4.0, 2.0
+# Every chart of the Data page drawn (its curves preview and norms histogram; by Plotly, a trace
+# laid out, or by Vega-Lite, its SVG or canvas in place: whichever the revision uses) and the
+# script run ended. Charts carry no key class in the page, so all charts of the main area count.
+CHARTS_DRAWN_JS = """(() => {
+  const charts = Array.from(document.querySelectorAll(
+      "[data-testid='stMain'] .js-plotly-plot, [data-testid='stMain'] [data-testid='stVegaLiteChart']"));
+  return charts.length >= 2 && charts.every(c => c.classList.contains('js-plotly-plot')
+      ? !!(c._fullData && c._fullData.length) : !!c.querySelector('svg, canvas'));
+})()"""
 DRAWN_JS = """() => {
-  const el = document.querySelector('.js-plotly-plot');
   const app = document.querySelector("[data-testid='stApp']");
-  return !!(el && el._fullData && el._fullData.length && app
-            && app.getAttribute('data-test-script-state') === 'notRunning');
+  return """ + CHARTS_DRAWN_JS + """ && !!app && app.getAttribute('data-test-script-state') === 'notRunning';
 }"""
 
 

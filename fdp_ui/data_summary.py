@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from fdp_core.data.loading import l2_norms
 from fdp_core.data.preprocess import PublicBounds, range_clipped_centred
 from fdp_core.publish.views import NONPRIVATE_VIEWS
 
-from . import intake_panel, plots, state
+from . import intake_panel, plots, preview_charts, state
 
 
 def _loader_notes(ds) -> None:
@@ -33,7 +32,8 @@ def _norms(fd, settings) -> None:
     centred, _, _ = range_clipped_centred(fd, PublicBounds(**settings.bounds))
     norms = l2_norms(centred, fd.weights)
     left, right = st.columns([3, 2])
-    left.plotly_chart(plots.norms_histogram(norms, settings.tau), width="stretch", key="data_norms")
+    data, spec = preview_charts.norms_histogram_spec(norms, settings.tau)
+    left.vega_lite_chart(data, spec, width="stretch", key="data_norms")
     with right:
         st.markdown(f"**Clipping at tau = {settings.tau:.4g}**: {settings.n_clipped} of {fd.n} curves have a larger "
                     f"L2 norm (after the range clip and centring) and are shrunk onto the ball before any estimate "
@@ -42,9 +42,10 @@ def _norms(fd, settings) -> None:
         if settings.tau_from_data:
             st.error("tau is data-dependent: nothing released with it is differentially private.")
         if not fd.metadata.empty:
-            st.markdown("**Metadata columns** (usable as features on the density page)")
-            st.dataframe(pd.DataFrame({"column": fd.metadata.columns,
-                                       "type": [str(t) for t in fd.metadata.dtypes]}), hide_index=True)
+            # A list, not st.dataframe: the data grid's 0.6 MB of script would delay a session's first page.
+            st.markdown("**Metadata columns** (usable as features on the density page)\n\n"
+                        + "\n".join(f"- `{name}` ({dtype})" for name, dtype in zip(fd.metadata.columns,
+                                                                                  fd.metadata.dtypes)))
 
 
 def render(ds, settings, refused: bool) -> None:
@@ -65,8 +66,12 @@ def render(ds, settings, refused: bool) -> None:
         summary_note = ("" if fd.n <= plots.PREVIEW_CURVES else
                         f" (a fixed random sample of {plots.PREVIEW_CURVES} over the quantile envelopes of all "
                         f"{fd.n})")
-        st.plotly_chart(plots.curves_preview_figure(fd.grid_points, fd.data_matrix,
-                                                    title=f"All curves{summary_note}"),
-                        width="stretch", key="data_curves")
+        # Vega-Lite, not Plotly: the first page of a session then does not wait for Plotly's
+        # 4.7 MB script (fdp_ui/preview_charts.py).
+        preview = preview_charts.curves_preview_data(fd.grid_points, fd.data_matrix)
+        st.vega_lite_chart(preview, preview_charts.curves_preview_spec(preview, title=f"All curves{summary_note}",
+                                                                       x_title=plots.t_title(),
+                                                                       y_title=plots.value_title()),
+                           width="stretch", key="data_curves")
         state.note_view(NONPRIVATE_VIEWS["curves"])
         _norms(fd, settings)

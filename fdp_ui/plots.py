@@ -13,7 +13,6 @@ SVG_MAX_POINTS = 20_000
 # The Data page's preview: a sample of curves over the pointwise quantile envelope of all of
 # them (300 curves as one trace was a 760 KB figure sent on every rerun of the page).
 PREVIEW_CURVES = 40
-ENVELOPE_LEVELS = ((0.05, 0.95, "rgba(127,127,127,0.18)"), (0.25, 0.75, "rgba(127,127,127,0.30)"))
 ANALYST_LABEL = "non-private estimate (analyst view: do not publish)"
 PRIVATE_COLOR = "#1f77b4"
 ANALYST_COLOR = "#d62728"
@@ -59,46 +58,6 @@ def curves_figure(grid, curves, *, title: str, color: str = "rgba(31,119,180,0.3
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=420,
                       margin=dict(l=10, r=10, t=50, b=10), showlegend=True)
     return fig
-
-
-def curves_preview_figure(grid, curves, *, title: str, n_shown: int = PREVIEW_CURVES, seed: int = 0,
-                          x_title: str | None = None, y_title: str | None = None) -> go.Figure:
-    """All curves summarised: their pointwise 5-95% and 25-75% envelopes and median, with a
-    fixed random sample of ``n_shown`` curves drawn over them (all of them when fewer)."""
-    x_title, y_title = x_title or t_title(), y_title or value_title()
-    curves = np.asarray(curves)
-    grid = np.asarray(grid)
-    # Specs handed to one Figure (add_trace re-validates the whole figure on each call): the
-    # Data page draws this on every rerun and on a new session's first page.
-    data = []
-    if curves.shape[0] > n_shown:
-        for lo, hi, color in ENVELOPE_LEVELS:
-            lower, upper = np.quantile(curves, [lo, hi], axis=0)
-            data.append(_band_spec(grid, lower, upper,
-                                   name=f"pointwise {lo:.0%}-{hi:.0%} of all {curves.shape[0]} curves", color=color))
-        data.append(_line_spec(grid, np.median(curves, axis=0), name="pointwise median", color="#555555", width=1.5))
-    shown = curves[curve_subset(curves.shape[0], n_shown, seed)]
-    data.append(_curves_spec(grid, shown, name=f"{shown.shape[0]} curves" + (" (random sample)" if shown.shape[0] <
-                                                                              curves.shape[0] else ""),
-                             color="rgba(31,119,180,0.45)"))
-    return go.Figure(data=data, layout=dict(title=dict(text=title), xaxis=dict(title=dict(text=x_title)),
-                                            yaxis=dict(title=dict(text=y_title)), height=420,
-                                            margin=dict(l=10, r=10, t=50, b=10), showlegend=True))
-
-
-def norms_histogram(norms: np.ndarray, tau: float, *, title: str = "L2 norms of the curves") -> go.Figure:
-    # The tau line as a layout shape and annotation written out (what fig.add_vline writes),
-    # and one Figure: add_vline and update_layout cost 3x the whole figure otherwise.
-    line = dict(type="line", x0=tau, x1=tau, xref="x", y0=0, y1=1, yref="y domain",
-                line=dict(color=ANALYST_COLOR, width=2, dash="dash"))
-    label = dict(text=f"tau = {tau:.3g}", x=tau, xref="x", y=1, yref="y domain", xanchor="left", yanchor="top",
-                 showarrow=False)
-    return go.Figure(data=[dict(type="histogram", x=norms, nbinsx=40, name="curve norms",
-                                marker=dict(color="#7f7f7f"))],
-                     layout=dict(title=dict(text=title), xaxis=dict(title=dict(text="||X_i|| (L2 over [0, 1])")),
-                                 yaxis=dict(title=dict(text="curves")), height=320,
-                                 margin=dict(l=10, r=10, t=50, b=10), bargap=0.05, shapes=[line],
-                                 annotations=[label]))
 
 
 def add_band(fig: go.Figure, grid, lower, upper, *, name: str, color: str = "rgba(31,119,180,0.2)") -> None:

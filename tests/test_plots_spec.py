@@ -48,15 +48,3 @@ def test_few_curves_are_svg_many_are_webgl():
     plots.add_curves(few, grid, np.zeros((20, 100)), name="few", color="red")
     plots.add_curves(many, grid, np.zeros((400, 100)), name="many", color="red")
     assert few.data[0].type == "scatter" and many.data[0].type == "scattergl"
-
-
-def test_data_preview_summarises_many_curves_below_200_kb():
-    rng = np.random.default_rng(1)
-    grid = np.linspace(0, 1, 93)
-    curves = rng.normal(size=(2000, 93)).cumsum(axis=1)
-    fig = plots.curves_preview_figure(grid, curves, title="All curves")
-    assert len(fig.to_json()) < 200 * 1024
-    names = [t.name for t in fig.data]
-    assert any("5%-95% of all 2000 curves" in n for n in names) and f"{plots.PREVIEW_CURVES} curves (random sample)" in names
-    small = plots.curves_preview_figure(grid, curves[:10], title="All curves")
-    assert [t.name for t in small.data] == ["10 curves"]
