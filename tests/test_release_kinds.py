@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from fdp_core.budget.accounting import Ledger
-from fdp_core.budget.ledger_store import BudgetSpec, open_budget
+from fdp_core.budget.datasets import open_budget
+from fdp_core.budget.ledger_store import BudgetSpec
 from fdp_core.data.loading import load_curves
 from fdp_core.data.sparse_data import SPARSE_UNIT, ledger_view, read_long
 from fdp_core.errors import BudgetError, ParameterError
