@@ -97,22 +97,6 @@ MEAN_KIND_STEPS = Steps(quote=lambda request: _mean_steps(request).quote(request
                         check=lambda request: _mean_steps(request).check(request))
 
 
-def _build_sparse(request: CommitRequest, quote: Quote, draws, ledger):
-    release = SPARSE_STEPS.build(request, quote, draws, ledger)
-    # The record's own entry is b's; the report states what both parts charged together.
-    release.record["charged_total"] = charged_total([release.record["a_entry"], release.record["ledger_entry"]])
-    return release
-
-
-SPARSE_KIND_STEPS = Steps(quote=SPARSE_STEPS.quote, build=_build_sparse)
-
-
-def charged_total(entries: list[dict]) -> dict:
-    """What the ledger entries of a release in parts charged together (basic composition: the sums)."""
-    return {"epsilon": float(sum(e["epsilon"] for e in entries)), "delta": float(sum(e["delta"] for e in entries)),
-            "n_entries": len(entries), "parts": [e.get("label", "") for e in entries]}
-
-
 # --------------------------------------------------------------------------- the registry
 
 RELEASE_KINDS: dict[str, ReleaseKind] = {k.name: k for k in (
@@ -137,7 +121,7 @@ RELEASE_KINDS: dict[str, ReleaseKind] = {k.name: k for k in (
     ReleaseKind("sparse", "sparse mean", "mean", SparseSettings, data="sparse", config_kind="sparse",
                 cli_command=("release", "mean"), inputs=("statistics",), bundle_files=BUNDLE_FILES,
                 committed_where="Release & audit page (sparse data loaded); release mean --sparse; replay",
-                quote=SPARSE_KIND_STEPS.quote, commit=_steps(SPARSE_KIND_STEPS)),
+                quote=SPARSE_STEPS.quote, commit=_steps(SPARSE_STEPS)),
     # Charged through the protocol's reserve and settle (fdp_core/explore/private_selection.py
     # commit_selection); its output is a choice of parameters, not a bundle.
     ReleaseKind("selection", "parameter selection", "tuning", MeanSettings, cli_command=("select",),
@@ -185,4 +169,4 @@ def commit(kind: ReleaseKind | str, account, request: CommitRequest, **options):
     return commit_release(kind, account, request, **options)
 
 
-__all__ = ["BY_CONFIG_KIND", "RELEASE_KINDS", "ReleaseKind", "charged_total", "commit", "quote", "release_kind"]
+__all__ = ["BY_CONFIG_KIND", "RELEASE_KINDS", "ReleaseKind", "commit", "quote", "release_kind"]

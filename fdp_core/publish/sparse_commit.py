@@ -42,7 +42,7 @@ def combined_charge(entries) -> dict:
     epsilon, delta = basic_composition(entries)
     rhos = [e.rho for e in entries]
     best = compose(entries, delta).best
-    return {"parts": [e.mechanism for e in entries], "entry_ids": [e.id for e in entries],
+    return {"parts": [e.mechanism for e in entries], "entry_ids": [e.id for e in entries], "n_entries": len(entries),
             "epsilon": epsilon, "delta": delta,
             "rho": math.fsum(rhos) if all(r is not None for r in rhos) else None,
             "meaning": "sum over the parts' ledger entries (what the ledger's filter spends)",
