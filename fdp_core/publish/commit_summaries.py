@@ -217,10 +217,3 @@ def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, 
     request = CommitRequest(fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
                             looked_at=looked_at, pre_registered=pre_registered)
     return run_steps(REGRESSION_STEPS, ledger, request)
-
-
-def replay_summary(kind: str, ledger: Ledger, fd: FunctionalData, settings, *, label: str, data_label: str,
-                   granularity_exp: int | None):
-    commit = commit_covariance if kind == "covariance" else commit_regression
-    return commit(ledger, fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
-                  pre_registered=True)
