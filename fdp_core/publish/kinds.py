@@ -74,7 +74,7 @@ class ReleaseKind:
 
 # --------------------------------------------------------------------------- hooks: built from protocol steps
 
-def _steps(steps: Steps):
+def steps_hook(steps: Steps):
     """A kind's commit hook from its protocol steps (the quote shown is the quote charged).
 
     The hook carries its steps (``hook.steps``): tests/test_architecture.py checks that every
@@ -102,26 +102,26 @@ MEAN_KIND_STEPS = Steps(quote=lambda request: _mean_steps(request).quote(request
 RELEASE_KINDS: dict[str, ReleaseKind] = {k.name: k for k in (
     ReleaseKind("mean", "mean curve", "mean", MeanSettings, config_kind="mean", cli_command=("release", "mean"),
                 needs_value_range=True, bundle_files=BUNDLE_FILES, committed_where="Release & audit page; replay",
-                quote=MEAN_KIND_STEPS.quote, commit=_steps(MEAN_KIND_STEPS)),
+                quote=MEAN_KIND_STEPS.quote, commit=steps_hook(MEAN_KIND_STEPS)),
     ReleaseKind("density", "density", "kde", KdeSettings, config_kind="kde", cli_command=("release", "kde"),
                 inputs=("feature",), bundle_files=BUNDLE_FILES, committed_where="Release & audit page; replay",
-                quote=KDE_STEPS.quote, commit=_steps(KDE_STEPS)),
+                quote=KDE_STEPS.quote, commit=steps_hook(KDE_STEPS)),
     ReleaseKind("components", "principal components", "pca", PcaSettings, config_kind="pca",
                 cli_command=("release", "pca"), inputs=("released_mean", "released_mean_id"),
                 needs_value_range=True, bundle_files=BUNDLE_FILES, committed_where="Release & audit page; replay",
-                quote=PCA_STEPS.quote, commit=_steps(PCA_STEPS)),
+                quote=PCA_STEPS.quote, commit=steps_hook(PCA_STEPS)),
     ReleaseKind("covariance", "covariance", "covariance", CovarianceSettings, config_kind="covariance",
                 cli_command=("release", "covariance"), bundle_files=BUNDLE_FILES,
                 committed_where="Covariance & regression page; replay",
-                quote=COVARIANCE_STEPS.quote, commit=_steps(COVARIANCE_STEPS)),
+                quote=COVARIANCE_STEPS.quote, commit=steps_hook(COVARIANCE_STEPS)),
     ReleaseKind("regression", "regression", "regression", RegressionSettings, config_kind="regression",
                 cli_command=("release", "regression"), bundle_files=BUNDLE_FILES,
                 committed_where="Covariance & regression page; replay",
-                quote=REGRESSION_STEPS.quote, commit=_steps(REGRESSION_STEPS)),
+                quote=REGRESSION_STEPS.quote, commit=steps_hook(REGRESSION_STEPS)),
     ReleaseKind("sparse", "sparse mean", "mean", SparseSettings, data="sparse", config_kind="sparse",
                 cli_command=("release", "mean"), inputs=("statistics",), bundle_files=BUNDLE_FILES,
                 committed_where="Release & audit page (sparse data loaded); release mean --sparse; replay",
-                quote=SPARSE_STEPS.quote, commit=_steps(SPARSE_STEPS)),
+                quote=SPARSE_STEPS.quote, commit=steps_hook(SPARSE_STEPS)),
     # Charged through the protocol's reserve and settle (fdp_core/explore/private_selection.py
     # commit_selection); its output is a choice of parameters, not a bundle.
     ReleaseKind("selection", "parameter selection", "tuning", MeanSettings, cli_command=("select",),
@@ -169,4 +169,4 @@ def commit(kind: ReleaseKind | str, account, request: CommitRequest, **options):
     return commit_release(kind, account, request, **options)
 
 
-__all__ = ["BY_CONFIG_KIND", "RELEASE_KINDS", "ReleaseKind", "commit", "quote", "release_kind"]
+__all__ = ["BY_CONFIG_KIND", "RELEASE_KINDS", "ReleaseKind", "commit", "quote", "release_kind", "steps_hook"]
