@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..budget.accounting import Ledger, LedgerEntry
-from ..releases.bands import BandPlan, band_record, band_table, confidence_band, mean_part, plan_band_release
+from ..releases.bands import BandPlan, band_record, band_table, confidence_band, plan_band_release
 from .commit import MEAN_STEPS, CommittedRelease, prepare_mean_commit, refuse_data_dependent
 from .commit_summaries import COVARIANCE_STEPS, prepare_covariance_commit
 from .protocol import CommitRequest, Quote, Steps, quote_of, run_steps
@@ -41,10 +41,11 @@ def quote_band(request: CommitRequest) -> Quote:
     fd, k = request.data, request.granularity_exp
     plan = plan_band_release(fd, request.settings)
     label = _label(request)
-    mean_pending = prepare_mean_commit(fd, mean_part(plan.settings), label=label, granularity_exp=k)
+    # The band's own plans of both parts are the ones priced and drawn (nothing planned twice).
+    mean_pending = prepare_mean_commit(fd, plan.mean.settings, label=label, granularity_exp=k, plan=plan.mean)
     return quote_of([replace(mean_pending, context={"band_plan": plan}),
                      *prepare_covariance_commit(fd, plan.second_moment.settings, label=f"{label}: second moment",
-                                                granularity_exp=k)])
+                                                granularity_exp=k, plan=plan.second_moment)])
 
 
 def _as_of(ledger: Ledger, entry: LedgerEntry) -> Ledger:
