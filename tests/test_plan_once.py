@@ -132,7 +132,7 @@ def test_mechanisms_return_a_typed_frozen_plan():
 
 def test_a_commit_with_a_confidence_band_validates_each_settings_object_once():
     """The whole settings, the mean's part and the second moment's part: three objects, three checks
-    (before: the mean part and the second moment were planned again for the commit, 6 checks)."""
+    (before: the mean part and the second moment were planned again for the commit, 7 checks)."""
     from fdp_core.publish.band_commit import commit_mean_with_band
 
     fd = _data()
