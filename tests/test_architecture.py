@@ -9,6 +9,8 @@
 * No module imports another module's private name (``from x import _y`` or ``x._y``).
 * No branching on a mechanism's name outside the registry: code asks the registry entry.
 * Every page stays under ``PAGE_LINES`` lines (library logic lives in fdp_core, widgets in fdp_ui).
+* Every kind of release that commits (fdp_core/publish/kinds.py) goes through the commit protocol:
+  its commit hook runs its :class:`fdp_core.publish.protocol.Steps` with ``run_steps``.
 """
 
 from __future__ import annotations
@@ -355,3 +357,44 @@ def test_the_new_checks_would_catch_planted_violations(tmp_path):
     assert _too_long(page)
     page.write_text("x = 1\n" * (PAGE_LINES - 1))
     assert not _too_long(page)
+
+
+# --------------------------------------------------------------------------- kinds commit through the protocol
+
+def _off_protocol(release_kinds) -> list[str]:
+    """The committing kinds whose commit hook is not the protocol's run of its Steps.
+
+    A hook built by ``kinds.steps_hook(steps)`` shares that closure's code (which calls
+    ``protocol.run_steps``) and carries its Steps; any other callable commits by hand.
+    """
+    from fdp_core.publish import kinds, protocol
+
+    protocol_hook = kinds.steps_hook(protocol.Steps(quote=None, build=None)).__code__
+    return [name for name, kind in release_kinds.items() if kind.commit is not None
+            and (getattr(kind.commit, "__code__", None) is not protocol_hook
+                 or not isinstance(getattr(kind.commit, "steps", None), protocol.Steps))]
+
+
+def test_every_committing_kind_commits_through_the_protocol_steps():
+    from fdp_core.publish.kinds import RELEASE_KINDS
+
+    assert [k for k in RELEASE_KINDS.values() if k.commits], "no committing kind found: the check sees nothing"
+    assert not _off_protocol(RELEASE_KINDS)
+
+
+def test_the_kinds_check_would_catch_a_hook_committing_by_hand():
+    import dataclasses
+
+    from fdp_core.publish import kinds
+    from fdp_core.publish.band_commit import BAND_STEPS, commit_mean_with_band
+
+    mean = kinds.RELEASE_KINDS["mean"]
+
+    def by_hand(account, request, quote):  # the old band hook: re-planned, outside run_steps
+        return commit_mean_with_band(account, request.data, request.settings)
+
+    by_hand.steps = BAND_STEPS  # claiming Steps is not enough: the hook must be the protocol's
+    planted = {"mean": dataclasses.replace(mean, commit=by_hand),
+               "band": dataclasses.replace(mean, name="band", commit=kinds.steps_hook(BAND_STEPS)),
+               "preview": dataclasses.replace(mean, name="preview", commit=None)}
+    assert _off_protocol(planted) == ["mean"]

@@ -128,3 +128,38 @@ def test_mechanisms_return_a_typed_frozen_plan():
     np.testing.assert_array_equal(noise.noise_scales, noise.sigma * np.sqrt(lam))
     with pytest.raises(dataclasses.FrozenInstanceError):
         noise.sigma = 0.0
+
+
+def test_a_commit_with_a_confidence_band_validates_each_settings_object_once():
+    """The whole settings, the mean's part and the second moment's part: three objects, three checks
+    (before: the mean part and the second moment were planned again for the commit, 7 checks)."""
+    from fdp_core.publish.band_commit import commit_mean_with_band
+
+    fd = _data()
+    settings = dataclasses.replace(_settings("gaussian"), confidence_band=0.9)
+    counts = _count(lambda: commit_mean_with_band(Ledger(50.0, 1e-3), fd, settings))
+    assert counts["validations"] == 3
+    # Validated settings are trusted: only the two parts derived from them are checked.
+    counts = _count(lambda: commit_mean_with_band(Ledger(50.0, 1e-3), fd, settings.validated()))
+    assert counts["validations"] == 2
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "iclp"])
+@pytest.mark.parametrize("centring", ["public", "released-mean"])
+def test_a_covariance_commit_validates_epsilon_once(mechanism, centring):
+    """The calibration of the covariance's (and its released mean's) split epsilon trusts the validated settings."""
+    from fdp_core.publish.commit_summaries import commit_covariance
+    from fdp_core.releases.covariance import CovarianceSettings
+
+    settings = CovarianceSettings(mechanism=mechanism, kernel="matern52", rho=0.2, lo=-3.0, hi=3.0, epsilon=1.0,
+                                  delta=1e-5 if mechanism == "gaussian" else 0.0, centring=centring)
+    counts = _count(lambda: commit_covariance(Ledger(50.0, 1e-3), _data(), settings))
+    assert counts["validations"] == 1
+
+
+def test_a_covariance_plan_still_refuses_a_bad_epsilon():
+    from fdp_core.releases.covariance import CovarianceSettings, plan_covariance_release
+
+    with pytest.raises(ParameterError, match="epsilon"):
+        plan_covariance_release(_data(), CovarianceSettings(kernel="matern52", rho=0.2, lo=-3.0, hi=3.0,
+                                                            epsilon=-1.0, delta=1e-5))

@@ -120,7 +120,7 @@ def test_release_page_commits_the_sparse_mean_in_two_ledger_entries_and_one_bund
     zip_bytes, report_text = next(iter(at.session_state["rel_export_cache"].values()))
     names = {n.split("/")[-1] for n in zipfile.ZipFile(io.BytesIO(zip_bytes)).namelist()}
     assert names == set(export.BUNDLE_FILES)
-    assert f"epsilon = {total['epsilon']:.4g}" in report_text and "in 2 ledger entries" in report_text
+    assert f"epsilon = {total['epsilon']:.4g}" in report_text and "its 2 parts together" in report_text
     # The sparse data's budget meter counts both entries.
     assert any("sparse data's own budget. Budget: spent epsilon" in c.value and "(2 release(s))" in c.value
                for c in at.caption)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..data.loading import MISSING_POLICIES, load_curves
 from ..publish.bundle import export_folder
+from ..publish.kinds import release_kind
 from ..publish.replay import budget_ledger, data_mismatch, parse_config, replay
 from ..budget.datasets import open_budget
 from ..budget.ledger_store import DEFAULT_BUDGET, BudgetSpec
@@ -46,7 +47,8 @@ def run(args) -> int:
     if args.missing is not None:
         config["data"]["missing"] = args.missing
     label = Path(args.data).name
-    sparse = config["kind"] == "sparse"  # a long file of observations (METHODS.md 20), its own budget key
+    # A sparse mean reads a long file of observations (METHODS.md 20), with its own budget key.
+    sparse = release_kind(config["kind"]).data == "sparse"
     fd = read_long(args.data) if sparse else load_curves(args.data, missing=config["data"].get("missing", "drop"))
     notes = []
     budget = None

@@ -5,6 +5,10 @@ committed with exact discrete noise like any other release (fdp_core/publish/com
 fdp_core/publish/commit_summaries.py); both entries are checked against the budget before either is
 drawn, and the ledger composes them. The bands are computed from the two committed outputs
 only, with the committed noise law (the discrete sampler's unit scale c >= 1 included).
+
+The band's part in the commit protocol is :data:`BAND_STEPS` (its quote: the mean's part first,
+then the second moment's; its build: the mean's and the second moment's records, then the bands);
+:func:`commit_mean_with_band` is a thin wrapper of :func:`fdp_core.publish.protocol.run_steps`.
 """
 
 from __future__ import annotations
@@ -14,34 +18,61 @@ from dataclasses import asdict, replace
 import numpy as np
 import pandas as pd
 
-from ..releases.bands import band_record, band_table, confidence_band, mean_part, plan_band_release
-from .commit import CommittedRelease, commit_mean, prepare_mean_commit
-from .commit_summaries import commit_covariance, prepare_covariance_commit
-from .protocol import check_parts
+from ..budget.accounting import Ledger, LedgerEntry
+from ..releases.bands import BandPlan, band_record, band_table, confidence_band, plan_band_release
+from .commit import MEAN_STEPS, CommittedRelease, prepare_mean_commit, refuse_data_dependent
+from .commit_summaries import COVARIANCE_STEPS, prepare_covariance_commit
+from .protocol import CommitRequest, Quote, Steps, quote_of, run_steps
 from ..releases.covariance import symmetrise
 from ..data.loading import FunctionalData
 from ..releases.mean import MeanSettings
 from ..settings_fields import config_of
 
 
-def commit_mean_with_band(ledger, fd: FunctionalData, settings: MeanSettings, *, label: str = "",
-                          data_label: str = "", granularity_exp: int | None = None, looked_at=None,
-                          pre_registered: bool = False) -> CommittedRelease:
-    """Commit the mean and the second moment behind its confidence band; the release carries both bands.
+def _label(request: CommitRequest) -> str:
+    return request.label or "mean with confidence band"
 
-    Raises BudgetError before any draw when the two parts together do not fit the remaining budget.
+
+def quote_band(request: CommitRequest) -> Quote:
+    """The mean's part first (the cost the page states), then the second moment's parts; nothing drawn.
+
+    The band's plan rides in the mean part's ``context`` so the build uses the plan that was priced.
     """
-    plan = plan_band_release(fd, settings)
-    part = mean_part(plan.settings)
-    label = label or "mean with confidence band"
-    mean_pending = prepare_mean_commit(fd, part, label=label, granularity_exp=granularity_exp)
-    cov_settings = plan.second_moment.settings
-    check_parts(ledger, [mean_pending, *prepare_covariance_commit(fd, cov_settings, label=f"{label}: second moment",
-                                                                  granularity_exp=granularity_exp)])
-    mean = commit_mean(ledger, fd, part, label=label, data_label=data_label, granularity_exp=granularity_exp,
-                       pending=mean_pending, looked_at=looked_at, pre_registered=pre_registered)
-    second = commit_covariance(ledger, fd, cov_settings, label=f"{label}: second moment", data_label=data_label,
-                               granularity_exp=granularity_exp, looked_at=looked_at, pre_registered=pre_registered)
+    fd, k = request.data, request.granularity_exp
+    plan = plan_band_release(fd, request.settings)
+    label = _label(request)
+    # The band's own plans of both parts are the ones priced and drawn (nothing planned twice).
+    mean_pending = prepare_mean_commit(fd, plan.mean.settings, label=label, granularity_exp=k, plan=plan.mean)
+    return quote_of([replace(mean_pending, context={"band_plan": plan}),
+                     *prepare_covariance_commit(fd, plan.second_moment.settings, label=f"{label}: second moment",
+                                                granularity_exp=k, plan=plan.second_moment)])
+
+
+def _as_of(ledger: Ledger, entry: LedgerEntry) -> Ledger:
+    """The ledger as it stood once ``entry`` was recorded.
+
+    An in-memory ledger has recorded the later parts by the time the records are built; the mean's
+    record states the ledger at the mean's own charge, as a stored budget's snapshot does.
+    """
+    ids = [e.id for e in ledger.entries]
+    if entry.id not in ids or ids[-1] == entry.id:
+        return ledger
+    return replace(ledger, entries=list(ledger.entries[:ids.index(entry.id) + 1]))
+
+
+def _check_band(request: CommitRequest) -> None:
+    refuse_data_dependent(request.settings)  # before anything is planned, charged or drawn
+
+
+def build_band(request: CommitRequest, quote: Quote, draws, ledger: Ledger) -> CommittedRelease:
+    """The mean's and the second moment's records from their drawn parts, then the bands (post-processing)."""
+    first, *rest = quote.pendings
+    plan: BandPlan = first.context["band_plan"]
+    settings = request.settings
+    label = _label(request)
+    mean = MEAN_STEPS.build(request, quote_of([first]), draws[:1], _as_of(draws[0][2], first.entry))
+    second = COVARIANCE_STEPS.build(replace(request, label=f"{label}: second moment"), quote_of(rest), draws[1:],
+                                    ledger)
     L = plan.second_moment.n_components
     coefs = second.coefficients
     raw = coefs.loc[coefs["part"] == "second_moment", "value"].to_numpy().reshape(L, L)
@@ -63,3 +94,24 @@ def commit_mean_with_band(ledger, fd: FunctionalData, settings: MeanSettings, *,
                "nonprivate_estimate_inside_privacy_band": bool(np.all(
                    (plan.mean.estimate >= bands.privacy.lower) & (plan.mean.estimate <= bands.privacy.upper)))}
     return replace(mean, record=record, table=table, config=config, analyst=analyst)
+
+
+# The mean with bands in the commit protocol (fdp_core/publish/protocol.py; its kind: the mean's entry
+# of fdp_core/publish/kinds.py, chosen when the settings ask for a confidence band).
+BAND_STEPS = Steps(quote=quote_band, build=build_band, check=_check_band)
+
+
+def commit_mean_with_band(ledger, fd: FunctionalData, settings: MeanSettings, *, label: str = "",
+                          data_label: str = "", granularity_exp: int | None = None, looked_at=None,
+                          pre_registered: bool = False) -> CommittedRelease:
+    """Commit the mean and the second moment behind its confidence band; the release carries both bands.
+
+    Raises BudgetError before any draw when the two parts together do not fit the remaining budget.
+    A thin wrapper of the commit protocol with :data:`BAND_STEPS`.
+    """
+    request = CommitRequest(fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
+                            looked_at=looked_at, pre_registered=pre_registered)
+    return run_steps(BAND_STEPS, ledger, request)
+
+
+__all__ = ["BAND_STEPS", "build_band", "commit_mean_with_band", "quote_band"]

@@ -330,15 +330,16 @@ def missing_policy(fd: FunctionalData) -> str:
 
 
 def prepare_mean_commit(fd: FunctionalData, settings: MeanSettings, *, label: str = "",
-                        granularity_exp: int | None = None) -> PendingCommit:
+                        granularity_exp: int | None = None, plan: MeanRelease | None = None) -> PendingCommit:
     """Plan a mean commit and its ledger entry; draws nothing.
 
     Coefficient noise is independent per coefficient with the plan's ``noise_scales``
     (Gaussian: sigma sqrt(lambda_l), scaled sensitivity mu = Delta / sigma; Laplace types:
     b_l calibrated for epsilon, scaled sensitivity epsilon). Coefficients whose scale is 0
     (ICLP-AR's inactive components) are exact zeros for every data set and get no noise.
+    ``plan``: the plan of ``fd`` with ``settings`` when the caller already made it (a band's mean part).
     """
-    plan = plan_mean_release(fd, settings)
+    plan = plan if plan is not None else plan_mean_release(fd, settings)
     s = plan.settings
     active = plan.noise_scales > 0
     if not active.any():

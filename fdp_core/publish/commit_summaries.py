@@ -48,9 +48,13 @@ def _pending(kind: str, mechanism: str, family: NoiseFamily, plan, values, scale
 
 
 def prepare_covariance_commit(fd: FunctionalData, settings: CovarianceSettings, *, label: str = "",
-                              granularity_exp: int | None = None) -> list[PendingCommit]:
-    """The covariance part (and the released mean's part) as pending commits; draws nothing."""
-    plan = plan_covariance_release(fd, settings)
+                              granularity_exp: int | None = None,
+                              plan: CovarianceRelease | None = None) -> list[PendingCommit]:
+    """The covariance part (and the released mean's part) as pending commits; draws nothing.
+
+    ``plan``: the plan of ``fd`` with ``settings`` when the caller already made it (a band's second moment).
+    """
+    plan = plan if plan is not None else plan_covariance_release(fd, settings)
     s = plan.settings
     family = plan.family
     # |S_jl| <= tau^2 and a sum over n curves and m grid points errs by (m + n + 20) u tau^2 per entry.
@@ -217,10 +221,3 @@ def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, 
     request = CommitRequest(fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
                             looked_at=looked_at, pre_registered=pre_registered)
     return run_steps(REGRESSION_STEPS, ledger, request)
-
-
-def replay_summary(kind: str, ledger: Ledger, fd: FunctionalData, settings, *, label: str, data_label: str,
-                   granularity_exp: int | None):
-    commit = commit_covariance if kind == "covariance" else commit_regression
-    return commit(ledger, fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
-                  pre_registered=True)

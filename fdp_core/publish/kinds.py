@@ -28,18 +28,17 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import ParameterError
-from ..releases.bands import mean_part, plan_band_release
 from ..releases.covariance import CovarianceSettings
 from ..releases.kde import KdeSettings
 from ..releases.mean import MeanSettings
 from ..releases.pca import PcaSettings
 from ..releases.regression import RegressionSettings
 from ..releases.sparse import SparseSettings
-from .band_commit import commit_mean_with_band
-from .commit import BUNDLE_FILES, KDE_STEPS, MEAN_STEPS, PCA_STEPS, prepare_mean_commit, refuse_data_dependent
-from .commit_summaries import COVARIANCE_STEPS, REGRESSION_STEPS, prepare_covariance_commit
-from .protocol import CommitRequest, Quote, Steps, commit_release, quote_of, run_steps
-from .sparse_commit import commit_sparse_mean, prepare_sparse_commit
+from .band_commit import BAND_STEPS
+from .commit import BUNDLE_FILES, KDE_STEPS, MEAN_STEPS, PCA_STEPS, refuse_data_dependent
+from .commit_summaries import COVARIANCE_STEPS, REGRESSION_STEPS
+from .protocol import CommitRequest, Quote, Steps, commit_release, run_steps
+from .sparse_commit import SPARSE_STEPS
 
 
 @dataclass(frozen=True)
@@ -73,56 +72,29 @@ class ReleaseKind:
         return self.commit is not None
 
 
-# --------------------------------------------------------------------------- hooks: mean (with or without bands)
+# --------------------------------------------------------------------------- hooks: built from protocol steps
 
-def _quote_mean(request: CommitRequest) -> Quote:
-    s = request.settings
-    if s.confidence_band is None:
-        return MEAN_STEPS.quote(request)
-    # With bands: the mean's part first (the cost the page states), then the second moment's parts.
-    label = request.label or "mean with confidence band"
-    second = plan_band_release(request.data, s).second_moment.settings
-    return quote_of([prepare_mean_commit(request.data, mean_part(s), label=label,
-                                         granularity_exp=request.granularity_exp),
-                     *prepare_covariance_commit(request.data, second, label=f"{label}: second moment",
-                                                granularity_exp=request.granularity_exp)])
+def steps_hook(steps: Steps):
+    """A kind's commit hook from its protocol steps (the quote shown is the quote charged).
 
-
-def _commit_mean(account, request: CommitRequest, quote: Quote | None):
-    if request.settings.confidence_band is not None:  # the mean and its second moment: two commits, re-planned
-        return commit_mean_with_band(account, request.data, request.settings, label=request.label,
-                                     data_label=request.data_label, granularity_exp=request.granularity_exp,
-                                     looked_at=request.looked_at, pre_registered=request.pre_registered)
-    return run_steps(MEAN_STEPS, account, request, quote)
-
-
-def _steps(steps: Steps):
-    """A kind's commit hook from its protocol steps (the quote shown is the quote charged)."""
+    The hook carries its steps (``hook.steps``): tests/test_architecture.py checks that every
+    committing kind is built this way, so every commit goes through the protocol's run_steps.
+    """
     def commit(account, request: CommitRequest, quote: Quote | None):
         return run_steps(steps, account, request, quote)
+    commit.steps = steps
     return commit
 
 
-def _quote_sparse(request: CommitRequest) -> Quote:
-    return quote_of(prepare_sparse_commit(request.data, request.settings, label=request.label,
-                                          granularity_exp=request.granularity_exp,
-                                          statistics=request.inputs.get("statistics")))
+def _mean_steps(request: CommitRequest) -> Steps:
+    """A mean with a confidence band is committed in two parts (the mean, the second moment)."""
+    return MEAN_STEPS if request.settings.confidence_band is None else BAND_STEPS
 
 
-def _commit_sparse(account, request: CommitRequest, quote: Quote | None):
-    release = commit_sparse_mean(account, request.data, request.settings, label=request.label,
-                                 data_label=request.data_label, granularity_exp=request.granularity_exp,
-                                 looked_at=request.looked_at, pre_registered=request.pre_registered,
-                                 statistics=request.inputs.get("statistics"))
-    # The record's own entry is b's; the report states what both parts charged together.
-    release.record["charged_total"] = charged_total([release.record["a_entry"], release.record["ledger_entry"]])
-    return release
-
-
-def charged_total(entries: list[dict]) -> dict:
-    """What the ledger entries of a release in parts charged together (basic composition: the sums)."""
-    return {"epsilon": float(sum(e["epsilon"] for e in entries)), "delta": float(sum(e["delta"] for e in entries)),
-            "n_entries": len(entries), "parts": [e.get("label", "") for e in entries]}
+# The mean's kind: the plain mean's steps, or the band's when the settings ask for a confidence band.
+MEAN_KIND_STEPS = Steps(quote=lambda request: _mean_steps(request).quote(request),
+                        build=lambda request, *drawn: _mean_steps(request).build(request, *drawn),
+                        check=lambda request: _mean_steps(request).check(request))
 
 
 # --------------------------------------------------------------------------- the registry
@@ -130,26 +102,26 @@ def charged_total(entries: list[dict]) -> dict:
 RELEASE_KINDS: dict[str, ReleaseKind] = {k.name: k for k in (
     ReleaseKind("mean", "mean curve", "mean", MeanSettings, config_kind="mean", cli_command=("release", "mean"),
                 needs_value_range=True, bundle_files=BUNDLE_FILES, committed_where="Release & audit page; replay",
-                quote=_quote_mean, commit=_commit_mean),
+                quote=MEAN_KIND_STEPS.quote, commit=steps_hook(MEAN_KIND_STEPS)),
     ReleaseKind("density", "density", "kde", KdeSettings, config_kind="kde", cli_command=("release", "kde"),
                 inputs=("feature",), bundle_files=BUNDLE_FILES, committed_where="Release & audit page; replay",
-                quote=KDE_STEPS.quote, commit=_steps(KDE_STEPS)),
+                quote=KDE_STEPS.quote, commit=steps_hook(KDE_STEPS)),
     ReleaseKind("components", "principal components", "pca", PcaSettings, config_kind="pca",
                 cli_command=("release", "pca"), inputs=("released_mean", "released_mean_id"),
                 needs_value_range=True, bundle_files=BUNDLE_FILES, committed_where="Release & audit page; replay",
-                quote=PCA_STEPS.quote, commit=_steps(PCA_STEPS)),
+                quote=PCA_STEPS.quote, commit=steps_hook(PCA_STEPS)),
     ReleaseKind("covariance", "covariance", "covariance", CovarianceSettings, config_kind="covariance",
                 cli_command=("release", "covariance"), bundle_files=BUNDLE_FILES,
                 committed_where="Covariance & regression page; replay",
-                quote=COVARIANCE_STEPS.quote, commit=_steps(COVARIANCE_STEPS)),
+                quote=COVARIANCE_STEPS.quote, commit=steps_hook(COVARIANCE_STEPS)),
     ReleaseKind("regression", "regression", "regression", RegressionSettings, config_kind="regression",
                 cli_command=("release", "regression"), bundle_files=BUNDLE_FILES,
                 committed_where="Covariance & regression page; replay",
-                quote=REGRESSION_STEPS.quote, commit=_steps(REGRESSION_STEPS)),
+                quote=REGRESSION_STEPS.quote, commit=steps_hook(REGRESSION_STEPS)),
     ReleaseKind("sparse", "sparse mean", "mean", SparseSettings, data="sparse", config_kind="sparse",
                 cli_command=("release", "mean"), inputs=("statistics",), bundle_files=BUNDLE_FILES,
                 committed_where="Release & audit page (sparse data loaded); release mean --sparse; replay",
-                quote=_quote_sparse, commit=_commit_sparse),
+                quote=SPARSE_STEPS.quote, commit=steps_hook(SPARSE_STEPS)),
     # Charged through the protocol's reserve and settle (fdp_core/explore/private_selection.py
     # commit_selection); its output is a choice of parameters, not a bundle.
     ReleaseKind("selection", "parameter selection", "tuning", MeanSettings, cli_command=("select",),
@@ -197,4 +169,4 @@ def commit(kind: ReleaseKind | str, account, request: CommitRequest, **options):
     return commit_release(kind, account, request, **options)
 
 
-__all__ = ["BY_CONFIG_KIND", "RELEASE_KINDS", "ReleaseKind", "charged_total", "commit", "quote", "release_kind"]
+__all__ = ["BY_CONFIG_KIND", "RELEASE_KINDS", "ReleaseKind", "commit", "quote", "release_kind", "steps_hook"]

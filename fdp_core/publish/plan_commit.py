@@ -3,8 +3,9 @@
 A plan is committed as one act. Every part's ledger entries are computed on the very file
 that is released (nothing drawn) and checked together against what is left of the budget,
 as if the earlier parts were already charged; if the whole plan does not fit, nothing is
-charged and nothing is written. Then each part is charged and drawn by the ordinary commit
-functions (one ledger entry per part, exact discrete noise) and the plan is written as ONE
+charged and nothing is written. Then each part is charged and drawn through the commit protocol
+by its kind's registry entry (:mod:`fdp_core.publish.kinds`; one ledger entry per part, exact
+discrete noise) and the plan is written as ONE
 bundle:
 
     plan.json            the plan (budgets, radii, totals; public)
@@ -37,9 +38,10 @@ from ..data.preprocess import file_persons
 from ..errors import BudgetError, ParameterError
 from ..explore.plan import ReleasePlan, charged_entries, describe, part_name, part_settings
 from .bundle import analyst_view_json, bundle_files
-from .commit_summaries import commit_covariance
-from .commit import CommittedRelease, commit_kde, commit_mean, commit_pca, ledger_state, looked_at_field
+from .commit import CommittedRelease, ledger_state, looked_at_field
+from .kinds import release_kind
 from .plan_report import plan_readme, plan_report_html
+from .protocol import CommitRequest, commit_release
 from .release import ANALYST_VIEW_FILE, to_json
 
 PLAN_RELEASE_SCHEMA = "fdp.plan_release/1"
@@ -166,15 +168,11 @@ def commit_plan(plan: ReleasePlan, fd: FunctionalData, account, *, data_label: s
     for i, p in enumerate(plan.parts, start=1):
         s, settings = p.statistic, part_settings(p)
         label = f"plan part {i}: {s.name}"
-        common = {"label": label, "data_label": data_label, "looked_at": seen}
-        if s.kind == "mean":
-            release = commit_mean(account, fd, settings, **common)
-        elif s.kind == "kde":
-            release = commit_kde(account, fd, s.feature, settings, **common)
-        elif s.kind == "covariance":
-            release = commit_covariance(account, fd, settings, **common)
-        else:
-            release = commit_pca(account, fd, settings, **common)
+        # The part's kind from the registry (a plan's statistic kinds are config kinds: mean, kde, ...);
+        # the caller completes every entry once the bundle is written.
+        request = CommitRequest(fd, settings, label=label, data_label=data_label, looked_at=seen,
+                                inputs={"feature": s.feature})
+        release = commit_release(release_kind(s.kind), account, request, finish=False)
         release.record["plan_part"] = {"index": i, "name": s.name, "of": len(plan.parts)}
         parts.append((part_name(i, p), release))
     ledger = account if isinstance(account, Ledger) else (account.last_snapshot or account.ledger())

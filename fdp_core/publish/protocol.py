@@ -20,11 +20,11 @@ parameter selection) spends budget the same way (METHODS.md 8-9):
 A kind takes part through its :class:`Steps` (``quote``: plan and price; ``build``: the record from
 what was drawn; ``draw`` only for a kind without an exact discrete sampler; ``check``: refusals
 before any plan), run by :func:`run_steps`. :func:`commit_release` runs the four steps for any kind
-of the registry :mod:`fdp_core.publish.kinds`; the per-kind functions (``commit_mean``,
-``commit_kde``, ``commit_pca``, ``commit_covariance``, ``commit_regression``) are thin wrappers of
-:func:`run_steps`; the mean with bands and the sparse mean compose the same steps
-(``check_parts`` then ``execute`` per part). This module imports no kind of release, so every
-kind's module can use it.
+of the registry :mod:`fdp_core.publish.kinds` (each kind's hook runs its Steps with :func:`run_steps`);
+the per-kind functions (``commit_mean``, ``commit_kde``, ``commit_pca``, ``commit_covariance``,
+``commit_regression``, ``commit_mean_with_band``, ``commit_sparse_mean``, and each part of
+``commit_plan``) are thin wrappers of :func:`run_steps`. This module imports no kind of release, so
+every kind's module can use it.
 """
 
 from __future__ import annotations

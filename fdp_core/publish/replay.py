@@ -78,7 +78,7 @@ def parse_config(source) -> dict:
     if data.get("missing", "drop") not in MISSING_POLICIES:
         raise ParameterError(f"config: data.missing must be one of {', '.join(MISSING_POLICIES)}, "
                              f"got {data.get('missing')!r}")
-    if config["kind"] == "kde" and not isinstance(data.get("feature"), str):
+    if "feature" in BY_CONFIG_KIND[config["kind"]].inputs and not isinstance(data.get("feature"), str):
         raise ParameterError("config: a kde config needs data.feature (e.g. 'l2norm' or 'value:0.5')")
     export = _mapping(config, "export", required=False)
     k = export.get("granularity_exp", DEFAULT_GRANULARITY_EXP)
@@ -123,7 +123,7 @@ def _settings_object(kind: str, settings: dict):
         raise ParameterError(f"config: bad settings for a {kind} release ({_one_line(exc)})") from None
     if kind == "kde":
         return replace(obj, box=check_box(obj.box))
-    if kind == "pca" and obj.centring == "released-mean":
+    if "released_mean" in BY_CONFIG_KIND[kind].inputs and obj.centring == "released-mean":
         raise ParameterError("config: a PCA centred by a released mean cannot be replayed from a file (the "
                              "released mean is not part of the data); replay the mean and commit the PCA in "
                              "the app")

@@ -117,11 +117,6 @@ def epsilon_headline(release: CommittedRelease) -> tuple[str, str]:
     headline = (f"Privacy cost of this release: epsilon = {e.epsilon:.4g}" + (f", delta = {e.delta:.3g}"
                                                                              if e.delta > 0 else " (delta = 0)")
                 + " (charged to the ledger).")
-    total = release.record.get("charged_total")
-    if total:  # a release in parts (the sparse mean's A and b): what all of them charged together
-        headline = (f"Privacy cost of this release: epsilon = {total['epsilon']:.4g}"
-                    + (f", delta = {total['delta']:.3g}" if total["delta"] > 0 else " (delta = 0)")
-                    + f" in {total['n_entries']} ledger entries (charged to the ledger).")
     calibrated = release.record.get("epsilon")
     details = []
     total = release.record.get("charged_total")

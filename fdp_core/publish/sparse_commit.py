@@ -17,10 +17,9 @@ import pandas as pd
 
 from .commit import CONFIG_SCHEMA, CommittedRelease, PendingCommit, UNIT_ROUNDOFF, budget_config, \
     common_record, discrete_plan, granularity_for, looked_at_field
-from .protocol import execute
+from .protocol import CommitRequest, Quote, Steps, quote_of, run_steps
 from .. import limits
 from ..budget.accounting import basic_composition, compose, discrete_entry
-from .commit_summaries import check_parts
 from ..settings_fields import config_of
 from ..releases.sparse import SparseRelease, SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
 from ..data.sparse_data import SparseData
@@ -43,7 +42,7 @@ def combined_charge(entries) -> dict:
     epsilon, delta = basic_composition(entries)
     rhos = [e.rho for e in entries]
     best = compose(entries, delta).best
-    return {"parts": [e.mechanism for e in entries], "entry_ids": [e.id for e in entries],
+    return {"parts": [e.mechanism for e in entries], "entry_ids": [e.id for e in entries], "n_entries": len(entries),
             "epsilon": epsilon, "delta": delta,
             "rho": math.fsum(rhos) if all(r is not None for r in rhos) else None,
             "meaning": "sum over the parts' ledger entries (what the ledger's filter spends)",
@@ -89,19 +88,17 @@ def prepare_sparse_commit(data: SparseData | None, settings: SparseSettings, *, 
     return [part_a, part_b]
 
 
-def commit_sparse_mean(ledger, data: SparseData | None, settings: SparseSettings, *, label: str = "",
-                       data_label: str = "", granularity_exp: int | None = None, looked_at=None,
-                       pre_registered: bool = False, statistics=None) -> CommittedRelease:
-    """Commit a sparse mean: A and b checked together, then each charged and drawn.
+def quote_sparse(request: CommitRequest) -> Quote:
+    """The A and b parts of a sparse mean, planned and priced; nothing drawn."""
+    return quote_of(prepare_sparse_commit(request.data, request.settings, label=request.label,
+                                          granularity_exp=request.granularity_exp,
+                                          statistics=request.inputs.get("statistics")))
 
-    ``ledger``: an in-memory Ledger or a persistent StoredBudget (the caller completes the
-    entries listed in ``record["part_entry_ids"]`` once the release is written).
-    """
-    pendings = prepare_sparse_commit(data, settings, label=label, granularity_exp=granularity_exp,
-                                     statistics=statistics)
-    check_parts(ledger, pendings)
-    draws = [execute(ledger, p) for p in pendings]
-    ledger = draws[-1][2]
+
+def build_sparse(request: CommitRequest, quote: Quote, draws, ledger) -> CommittedRelease:
+    """The sparse mean's publishable record from its two drawn parts (the solve is post-processing)."""
+    data, label, data_label = request.data, request.label, request.data_label
+    pendings = list(quote.pendings)
     plan: SparseRelease = pendings[0].plan
     J = plan.basis.n_basis
     raw_a = draws[0][0].reshape(J, J)
@@ -134,8 +131,29 @@ def commit_sparse_mean(ledger, data: SparseData | None, settings: SparseSettings
               "export": {"granularity_exp": pendings[0].noise_plan.granularity_exp},
               "budget": budget_config(ledger), "replays": pendings[1].entry.id}
     record["part_entry_ids"] = [p.entry.id for p in pendings]
-    record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
+    record["looked_at_before_commit"] = looked_at_field(request.looked_at,
+                                                         pre_registered=request.pre_registered)
     accuracy = SPARSE_ACCURACY.format(scale_a=plan.scale_a * draws[0][1].unit_noise_scale,
                                       scale_b=plan.scale_b * draws[1][1].unit_noise_scale)
     analyst = sparse_analyst_view(plan, values, data)
     return CommittedRelease("mean", pendings[1].entry, record, table, coef, config, {}, accuracy, analyst)
+
+
+# The sparse mean's steps in the commit protocol (fdp_core/publish/protocol.py; its kind:
+# fdp_core/publish/kinds.py). A and b are checked together before either is charged (run_steps).
+SPARSE_STEPS = Steps(quote=quote_sparse, build=build_sparse)
+
+
+def commit_sparse_mean(ledger, data: SparseData | None, settings: SparseSettings, *, label: str = "",
+                       data_label: str = "", granularity_exp: int | None = None, looked_at=None,
+                       pre_registered: bool = False, statistics=None) -> CommittedRelease:
+    """Commit a sparse mean: A and b checked together, then each charged and drawn.
+
+    ``ledger``: an in-memory Ledger or a persistent StoredBudget (the caller completes the
+    entries listed in ``record["part_entry_ids"]`` once the release is written). A thin wrapper of
+    the commit protocol with :data:`SPARSE_STEPS`.
+    """
+    request = CommitRequest(data, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
+                            looked_at=looked_at, pre_registered=pre_registered,
+                            inputs={} if statistics is None else {"statistics": statistics})
+    return run_steps(SPARSE_STEPS, ledger, request)

@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..mechanisms.calibration import CALIBRATIONS, gaussian_sigma
+from ..mechanisms.calibration import CALIBRATIONS, GaussianCalibration
 from ..mechanisms.families import GAUSSIAN, LAPLACE, NoiseFamily, noise_family
 from ..mechanisms.gaussian import gaussian_mean_noise
 from ..mechanisms.guarantee import Guarantee
@@ -84,7 +84,9 @@ def _plan_gaussian(s, A, root, tau, n, epsilon, delta) -> CovarianceNoise:
     sens = {"kyfan": covariance_gaussian_sensitivity_kyfan(A, tau, n),
             "sqrt2": covariance_gaussian_sensitivity_sqrt2(A, tau, n)}
     sensitivity = sens[s.bound]
-    sigma = gaussian_sigma(sensitivity, epsilon, delta, s.calibration)
+    # epsilon and delta are the split of settings validated at the boundary (CovarianceSettings.validated):
+    # calibrated without re-checking them.
+    sigma = GaussianCalibration.of_validated(epsilon, delta).sigma(sensitivity, s.calibration)
     return CovarianceNoise(sigma * root, sensitivity, sigma, Guarantee(
         GAUSSIAN.privacy, float(epsilon), float(delta), sensitivity=sensitivity,
         sensitivity_norm="Cameron-Martin norm of C (x) C", sensitivity_key="sensitivity_cm", sensitivities=sens,
@@ -102,7 +104,8 @@ def _plan_iclp(s, A, root, tau, n, epsilon, delta) -> CovarianceNoise:
 
 def _mean_gaussian(s, lam, xbar, tau, n, epsilon, delta):
     noise = gaussian_mean_noise(lam, xbar, eta=s.eta, phi=s.phi, tau=tau, n=n, epsilon=epsilon, delta=delta,
-                                bound="tight", calibration=s.calibration)
+                                bound="tight", calibration=s.calibration,
+                                calibrated=GaussianCalibration.of_validated(epsilon, delta))  # the validated split
     return noise.estimate_coefficients, noise.noise_scales, noise.sensitivity, noise.sigma
 
 
