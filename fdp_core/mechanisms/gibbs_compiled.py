@@ -29,6 +29,7 @@ except ImportError:  # pragma: no cover - pinned in requirements.txt; the Python
     numba = None
 
 REFRESH = 64
+MARGIN = 1.5  # bingham.MARGIN
 
 
 # Loading the compiled chain from numba's disk cache costs a few seconds per process: worth it
@@ -198,13 +199,26 @@ if numba is not None:
             return False, 1
         x[:] = S.T @ us[col]
         nx = math.sqrt(np.dot(x, x))
-        if nx < 0.5:
-            _spectral(AS, S, col, bs, us, has_u, ages, L, work, x)
-            return False, 1
-        x /= nx
+        rho = _quad(x, AS) / (nx * nx) if nx >= 0.5 else -np.inf
+        if nx >= 0.5:
+            x /= nx
+        # The start with the largest quotient among the tracked vector, the current column
+        # and the projection of A's top eigenvector (bingham._EnvelopeTracker.envelope).
+        if AS[0, 0] > rho:
+            x[:] = 0.0
+            x[0] = 1.0
+            rho = AS[0, 0]
+        p = S.shape[0]
+        nt = math.sqrt(np.dot(S[p - 1], S[p - 1]))
+        if nt > 1e-3:
+            top = S[p - 1] / nt
+            rho_top = _quad(top, AS)
+            if rho_top > rho:
+                x[:] = top
+                rho = rho_top
         half_b = bs[col] / 2.0
-        rho = _quad(x, AS)
-        _shifted(AS, rho + half_b, work)
+        first = MARGIN * half_b  # bingham._EnvelopeTracker.envelope: a margin above the quotient
+        _shifted(AS, rho + first, work)
         if not _cholesky(work, L):
             # theta_max > rho + b/2: one Rayleigh-quotient-iteration step, then retry.
             q = AS.shape[0]
@@ -216,14 +230,14 @@ if numba is not None:
                 return False, 1
             x[:] = y / math.sqrt(np.dot(y, y))
             rho = _quad(x, AS)
-            _shifted(AS, rho + half_b, work)
+            _shifted(AS, rho + first, work)
             if not _cholesky(work, L):
                 _spectral(AS, S, col, bs, us, has_u, ages, L, work, x)
                 return False, 1
         _potrs(L, x)
         x /= math.sqrt(np.dot(x, x))
         rho_new = _quad(x, AS)
-        if rho_new - rho > 0.5 * half_b:
+        if rho + first - rho_new < 0.5 * half_b:
             _shifted(AS, rho_new + half_b, work)
             if _cholesky(work, L2):
                 L[:, :] = L2
