@@ -423,10 +423,9 @@ class _EnvelopeTracker:
         # rho, a Rayleigh quotient, is <= theta_max, with an error second order in x's.
         L = _cholesky((rho + first) * self.eye - AS)
         if L is None:
-            # theta_max > rho + b/2: one Rayleigh-quotient-iteration step, then retry.
-            y = lapack.dsysv(AS - rho * self.eye, x)[2]
-            x = y / math.sqrt(float(y @ y))
-            rho = float(x @ (AS @ x))
+            # theta_max > rho + first: restart from the top Ritz pair of AS on x, e1 and A's
+            # top k + 1 eigenvectors projected (see _ritz_start), then retry.
+            x, rho = _ritz_start(AS, S, x, len(self.b))
             L = _cholesky((rho + first) * self.eye - AS)
             if L is None:
                 return self.spectral(AS, S, column), False
@@ -476,6 +475,26 @@ class _EnvelopeTracker:
 
     def _remember(self, S: np.ndarray, x: np.ndarray, column: int) -> None:
         self.u[column] = S @ x  # unnormalised: envelope() normalises its projection anyway
+
+
+def _ritz_start(AS: np.ndarray, S: np.ndarray, tracked, k: int):
+    """(x, rho): the top Ritz pair of AS on the span of ``tracked`` (or nothing), e1 and the
+    rows p-1, ..., p-k-1 of S (A's top eigenvectors projected: a is ascending); rho is a
+    Rayleigh quotient, so <= theta_max(AS).
+
+    The matrix Bingham only sees the subspace, so A's top directions are shared by all columns
+    and a conditional's top eigenvector moves with the other columns (DTI's dominant
+    eigenvalue): the projections of A's top eigenvectors follow it where a tracked vector
+    does not. Used when the tracked start fails to certify its envelope, instead of an
+    eigendecomposition."""
+    q = AS.shape[0]
+    rows = S[-1:-k - 2:-1]
+    Y = np.vstack(([tracked] if tracked is not None else []) + [np.eye(1, q)] + list(rows)).T[:, :q]
+    Q = np.linalg.qr(Y)[0]
+    vals, vecs = np.linalg.eigh(Q.T @ AS @ Q)
+    x = Q @ vecs[:, -1]
+    x /= math.sqrt(float(x @ x))
+    return x, float(x @ (AS @ x))
 
 
 def _random_stiefel(p: int, k: int, rng: np.random.Generator) -> np.ndarray:

@@ -191,8 +191,97 @@ if numba is not None:
         us[col] = S @ x
         has_u[col] = True
 
+    @fast
+    def _ritz_start(AS, S, x, use_x, k, Y, AY, B, V):
+        """bingham._ritz_start in loops (no LAPACK calls: their overhead exceeds the work at
+        these sizes): x <- the top Ritz vector; returns its quotient. Y, AY (rows: vectors)
+        and B, V (Jacobi's matrix and rotations) are work arrays of k + 3 rows."""
+        p, q = S.shape
+        m = 0
+        for c in range(k + 3):
+            if c == 0 and not use_x:
+                continue
+            row = Y[m]
+            if c == 0:
+                row[:] = x
+            elif c == 1:
+                row[:] = 0.0
+                row[0] = 1.0
+            else:
+                row[:] = S[p + 1 - c]  # A's eigenvectors from the top (a is ascending)
+            for _ in range(2):  # modified Gram-Schmidt, twice for orthogonality
+                for r in range(m):
+                    d = 0.0
+                    for j in range(q):
+                        d += row[j] * Y[r, j]
+                    for j in range(q):
+                        row[j] -= d * Y[r, j]
+            nr = math.sqrt(np.dot(row, row))
+            if nr > 1e-6 and m < q:
+                row /= nr
+                m += 1
+        for r in range(m):
+            for i in range(q):
+                t = 0.0
+                for j in range(q):
+                    t += AS[i, j] * Y[r, j]
+                AY[r, i] = t
+        for r in range(m):
+            for c in range(m):
+                t = 0.0
+                for j in range(q):
+                    t += Y[r, j] * AY[c, j]
+                B[r, c] = t
+            for c in range(m):
+                V[r, c] = 1.0 if r == c else 0.0
+        for r in range(m):  # symmetrise the rounding
+            for c in range(r):
+                B[r, c] = B[c, r] = 0.5 * (B[r, c] + B[c, r])
+        for _ in range(30):  # cyclic Jacobi on the m x m Ritz matrix
+            off = 0.0
+            scale = 0.0
+            for r in range(m):
+                scale += B[r, r] * B[r, r]
+                for c in range(r):
+                    off += B[r, c] * B[r, c]
+            if off <= 1e-28 * max(scale, 1e-300):
+                break
+            for i in range(m - 1):
+                for j in range(i + 1, m):
+                    if B[i, j] == 0.0:
+                        continue
+                    theta = (B[j, j] - B[i, i]) / (2.0 * B[i, j])
+                    t = (1.0 if theta >= 0 else -1.0) / (abs(theta) + math.sqrt(theta * theta + 1.0))
+                    cs = 1.0 / math.sqrt(t * t + 1.0)
+                    sn = t * cs
+                    for r in range(m):
+                        bri = B[r, i]
+                        brj = B[r, j]
+                        B[r, i] = cs * bri - sn * brj
+                        B[r, j] = sn * bri + cs * brj
+                    for r in range(m):
+                        bir = B[i, r]
+                        bjr = B[j, r]
+                        B[i, r] = cs * bir - sn * bjr
+                        B[j, r] = sn * bir + cs * bjr
+                    for r in range(m):
+                        vri = V[r, i]
+                        vrj = V[r, j]
+                        V[r, i] = cs * vri - sn * vrj
+                        V[r, j] = sn * vri + cs * vrj
+        top = 0
+        for r in range(1, m):
+            if B[r, r] > B[top, top]:
+                top = r
+        x[:] = 0.0
+        for r in range(m):
+            for j in range(q):
+                x[j] += V[r, top] * Y[r, j]
+        x /= math.sqrt(np.dot(x, x))
+        return _quad(x, AS)
+
     @njit
-    def _envelope(AS, S, col, bs, us, has_u, ages, L, L2, work, x):
+    def _envelope(AS, S, col, bs, us, has_u, ages, L, L2, work, x, Y, AY, B, V):
         """(tracked, spectral solves) with L the certified envelope factor (bingham._EnvelopeTracker)."""
         if not has_u[col] or ages[col] >= REFRESH:
             _spectral(AS, S, col, bs, us, has_u, ages, L, work, x)
@@ -220,16 +309,9 @@ if numba is not None:
         first = MARGIN * half_b  # bingham._EnvelopeTracker.envelope: a margin above the quotient
         _shifted(AS, rho + first, work)
         if not _cholesky(work, L):
-            # theta_max > rho + b/2: one Rayleigh-quotient-iteration step, then retry.
-            q = AS.shape[0]
-            shifted = AS - rho * np.eye(q)
-            try:
-                y = np.linalg.solve(shifted, x)
-            except Exception:  # singular: fall back to the spectrum
-                _spectral(AS, S, col, bs, us, has_u, ages, L, work, x)
-                return False, 1
-            x[:] = y / math.sqrt(np.dot(y, y))
-            rho = _quad(x, AS)
+            # theta_max > rho + first: restart from the top Ritz pair on x, e1 and A's top k + 1
+            # eigenvectors projected (bingham._ritz_start), then retry.
+            rho = _ritz_start(AS, S, x, True, bs.size, Y, AY, B, V)
             _shifted(AS, rho + first, work)
             if not _cholesky(work, L):
                 _spectral(AS, S, col, bs, us, has_u, ages, L, work, x)
@@ -368,6 +450,10 @@ if numba is not None:
         L2 = np.zeros((q, q))
         LT = np.zeros((q, q))
         order = np.empty(k, dtype=np.int64)
+        Y = np.empty((k + 3, q))  # work arrays of the Ritz start
+        AY = np.empty((k + 3, q))
+        B = np.empty((k + 3, k + 3))
+        V = np.empty((k + 3, k + 3))
         a0 = np.empty(p)
         work = np.empty((q, q))
         x = np.empty(q)
@@ -395,7 +481,7 @@ if numba is not None:
                 # current by the reflections below (O(q^2) instead of O(p q^2) per update).
                 S[:, 0] = Z[:, l]
                 _new_row(a, S, AS, a0)
-                tracked, solves = _envelope(AS, S, l, bs, us, has_u, ages, L, L2, work, x)
+                tracked, solves = _envelope(AS, S, l, bs, us, has_u, ages, L, L2, work, x, Y, AY, B, V)
                 spectral += solves
                 found, examined = _acg_draw(L, limit if tracked else -1, w, z, y, LT, gen)
                 proposed += examined
