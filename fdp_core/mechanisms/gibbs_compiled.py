@@ -7,7 +7,7 @@ rejection draws, Householder update of the complement basis -- runs as compiled 
 
 The chain is the one of :func:`fdp_core.mechanisms.bingham._gibbs_chain`: the same full
 conditionals drawn exactly with the same ACG test and the same envelope tracking (Rayleigh
-quotient + one inverse-iteration step, spectral refresh every 64 conditionals), so its
+quotient + one inverse-iteration step, spectral refresh every 256 conditionals, Ritz restart), so its
 stationary distribution is the matrix Bingham. Its random numbers come from a numpy Generator
 (PCG64, seeded from the caller's Generator) used inside the compiled code: numpy's ziggurat
 normals cost ~4 ns each there, against ~65 ns for numba's legacy np.random.standard_normal,
@@ -28,7 +28,7 @@ try:
 except ImportError:  # pragma: no cover - pinned in requirements.txt; the Python chain remains
     numba = None
 
-REFRESH = 64
+REFRESH = 256  # conditionals between spectral refreshes of b (bingham._EnvelopeTracker.refresh)
 MARGIN = 1.5  # bingham.MARGIN
 
 
