@@ -528,7 +528,8 @@ def sample_matrix_bingham_gibbs(A, k: int, rng=None, *, n_sweeps: int = 20_000, 
     compiled : run the numba-compiled chain (gibbs_compiled.py; about 4x faster per sweep) or
         the Python one. Default: compiled when numba is installed and the chain is long enough
         to repay loading it (n_sweeps * k >= 30,000) or it is already loaded. Same chain,
-        different random streams.
+        different random streams. With k = 1 neither runs: every sweep is an iid exact draw
+        (:func:`_one_column_chain`), so ``init`` and ``compiled`` do not matter there.
     """
     A = _check_symmetric(A)
     p = A.shape[0]
