@@ -490,9 +490,16 @@ def _ritz_start(AS: np.ndarray, S: np.ndarray, tracked, k: int):
     does not. Used when the tracked start fails to certify its envelope, instead of an
     eigendecomposition."""
     q = AS.shape[0]
-    rows = S[-1:-k - 2:-1]
-    Y = np.vstack(([tracked] if tracked is not None else []) + [np.eye(1, q)] + list(rows)).T[:, :q]
-    Q = np.linalg.qr(Y)[0]
+    Y = np.zeros((k + 3, q))
+    Y[0, 0] = 1.0
+    Y[1:k + 2] = S[-1:-k - 2:-1]
+    if tracked is not None:
+        Y[k + 2] = tracked
+        m = k + 3
+    else:
+        m = k + 2
+    Q = lapack.dgeqrf(Y[:m].T[:, :q])  # Householder QR: (qr, tau, work, info)
+    Q = lapack.dorgqr(Q[0], Q[1])[0]
     vals, vecs = np.linalg.eigh(Q.T @ AS @ Q)
     x = Q @ vecs[:, -1]
     x /= math.sqrt(float(x @ x))
