@@ -306,6 +306,10 @@ def sample_bingham_deflation(matrices, rng=None, size: int = 1) -> DeflationDraw
 # Matrix Bingham by Gibbs sampling (approximate)
 # ---------------------------------------------------------------------------------------
 
+# A tracked envelope's first shift above the Rayleigh quotient, in units of b/2 (see
+# _EnvelopeTracker.envelope; gibbs_compiled.py uses the same value).
+MARGIN = 1.5
+
 
 @dataclass(frozen=True)
 class GibbsDraws:
@@ -372,7 +376,9 @@ class _EnvelopeTracker:
     estimate fails (Cholesky failure, lost eigenvector).
     """
 
-    refresh = 64
+    # b changes slowly along the chain and the tracked shift has a margin: a refresh every 256
+    # conditionals keeps the envelope near-optimal (the Ritz start catches the jumps).
+    refresh = 256
 
     def __init__(self, q: int, k: int):
         self.eye = np.eye(q)
@@ -393,27 +399,45 @@ class _EnvelopeTracker:
             return self.spectral(AS, S, column), False
         x = S.T @ u
         nx = math.sqrt(float(x @ x))
-        if nx < 0.5:  # the tracked eigenvector has left the complement
-            return self.spectral(AS, S, column), False
-        x /= nx
+        rho = float(x @ (AS @ x)) / (nx * nx) if nx >= 0.5 else -math.inf
+        if nx >= 0.5:
+            x /= nx
+        # Two more candidates, the one with the largest Rayleigh quotient starts: the column's
+        # current value (e1 in S's coordinates) and the projection of A's top eigenvector (the
+        # last coordinate: a is ascending) onto the complement. With a dominant eigenvalue (DTI)
+        # that direction is shared by all columns, so the conditional's top eigenvector moves
+        # with the others; the projection follows it, the tracked vector does not.
+        if AS[0, 0] > rho:
+            x, rho = self.eye[0].copy(), float(AS[0, 0])
+        top = S[-1].copy()
+        nt = math.sqrt(float(top @ top))
+        if nt > 1e-3:
+            top /= nt
+            rho_top = float(top @ (AS @ top))
+            if rho_top > rho:
+                x, rho = top, rho_top
         half_b = self.b[column] / 2.0
-        rho = float(x @ (AS @ x))  # Rayleigh quotient: <= theta_max, error second order
-        L = _cholesky((rho + half_b) * self.eye - AS)
+        # The first shift has a margin: s = rho + MARGIN * b/2 holds for theta_max up to
+        # (MARGIN - 1) b/2 above the quotient (a stale eigenvector, a near-degenerate top of
+        # the spectrum), and costs little acceptance since KGM's acceptance is flat near its
+        # optimal b (about 5% at 1.5 b).
+        first = MARGIN * half_b
+        # rho, a Rayleigh quotient, is <= theta_max, with an error second order in x's.
+        L = _cholesky((rho + first) * self.eye - AS)
         if L is None:
-            # theta_max > rho + b/2: one Rayleigh-quotient-iteration step, then retry.
-            y = lapack.dsysv(AS - rho * self.eye, x)[2]
-            x = y / math.sqrt(float(y @ y))
-            rho = float(x @ (AS @ x))
-            L = _cholesky((rho + half_b) * self.eye - AS)
+            # theta_max > rho + first: restart from the top Ritz pair of AS on x, e1 and A's
+            # top k + 1 eigenvectors projected (see _ritz_start), then retry.
+            x, rho = _ritz_start(AS, S, x, len(self.b))
+            L = _cholesky((rho + first) * self.eye - AS)
             if L is None:
                 return self.spectral(AS, S, column), False
-        # rho + b/2 > theta_max is now certified. One inverse-iteration step refreshes the
-        # eigenvector; if the refined quotient shows that rho was low (s too close to
-        # theta_max, i.e. a too-small effective b), re-factor at the refined value.
+        # s = rho + first > theta_max is now certified. One inverse-iteration step refreshes
+        # the eigenvector; if the refined quotient shows that rho was low (s closer than b/4
+        # to theta_max, i.e. a too-small effective b), re-factor at the refined value.
         x = lapack.dpotrs(L, x, lower=1)[0]
         x /= math.sqrt(float(x @ x))
         rho_new = float(x @ (AS @ x))
-        if rho_new - rho > 0.5 * half_b:
+        if rho + first - rho_new < 0.5 * half_b:
             L_new = _cholesky((rho_new + half_b) * self.eye - AS)
             if L_new is not None:
                 L = L_new
@@ -455,6 +479,33 @@ class _EnvelopeTracker:
         self.u[column] = S @ x  # unnormalised: envelope() normalises its projection anyway
 
 
+def _ritz_start(AS: np.ndarray, S: np.ndarray, tracked, k: int):
+    """(x, rho): the top Ritz pair of AS on the span of ``tracked`` (or nothing), e1 and the
+    rows p-1, ..., p-k-1 of S (A's top eigenvectors projected: a is ascending); rho is a
+    Rayleigh quotient, so <= theta_max(AS).
+
+    The matrix Bingham only sees the subspace, so A's top directions are shared by all columns
+    and a conditional's top eigenvector moves with the other columns (DTI's dominant
+    eigenvalue): the projections of A's top eigenvectors follow it where a tracked vector
+    does not. Used when the tracked start fails to certify its envelope, instead of an
+    eigendecomposition."""
+    q = AS.shape[0]
+    Y = np.zeros((k + 3, q))
+    Y[0, 0] = 1.0
+    Y[1:k + 2] = S[-1:-k - 2:-1]
+    if tracked is not None:
+        Y[k + 2] = tracked
+        m = k + 3
+    else:
+        m = k + 2
+    Q = lapack.dgeqrf(Y[:m].T[:, :q])  # Householder QR: (qr, tau, work, info)
+    Q = lapack.dorgqr(Q[0], Q[1])[0]
+    vals, vecs = np.linalg.eigh(Q.T @ AS @ Q)
+    x = Q @ vecs[:, -1]
+    x /= math.sqrt(float(x @ x))
+    return x, float(x @ (AS @ x))
+
+
 def _random_stiefel(p: int, k: int, rng: np.random.Generator) -> np.ndarray:
     Q, R = np.linalg.qr(rng.standard_normal((p, k)))
     return Q * np.sign(np.diag(R))
@@ -484,7 +535,8 @@ def sample_matrix_bingham_gibbs(A, k: int, rng=None, *, n_sweeps: int = 20_000, 
     compiled : run the numba-compiled chain (gibbs_compiled.py; about 4x faster per sweep) or
         the Python one. Default: compiled when numba is installed and the chain is long enough
         to repay loading it (n_sweeps * k >= 30,000) or it is already loaded. Same chain,
-        different random streams.
+        different random streams. With k = 1 neither runs: every sweep is an iid exact draw
+        (:func:`_one_column_chain`), so ``init`` and ``compiled`` do not matter there.
     """
     A = _check_symmetric(A)
     p = A.shape[0]
@@ -523,12 +575,31 @@ def sample_matrix_bingham_gibbs(A, k: int, rng=None, *, n_sweeps: int = 20_000, 
     # that slow the chain down by an order of magnitude. One BLAS thread for the chain.
     from . import gibbs_compiled  # lazy: numba (optional), only when the compiled chain runs
 
+    if k == 1:
+        return _one_column_chain(a, U, rng, n_sweeps, burn_in, thin)
     if compiled is None:
         compiled = gibbs_compiled.worth_it(n_sweeps, k)
     with single_blas_thread():
         if compiled:
             return GibbsDraws(**gibbs_compiled.gibbs_chain(a, U, Z, rng, n_sweeps, burn_in, thin))
         return _gibbs_chain(a, U, Z, rng, n_sweeps, burn_in, thin)
+
+
+def _one_column_chain(a, U, rng, n_sweeps, burn_in, thin) -> GibbsDraws:
+    """The chain for k = 1, all sweeps at once.
+
+    With one column the full conditional is the whole target (the complement of no other
+    column is the whole sphere), so each sweep draws exp(v^T A v) exactly, independently of
+    the state: the chain *is* a sequence of iid exact vector Bingham draws. Drawing them in
+    vectorised batches (the KGM sampler of :func:`sample_vector_bingham`) gives the same
+    law without a sweep loop or per-sweep envelope.
+    """
+    lam = np.maximum(a[-1] - a, 0.0)
+    x, proposed, passed = _sample_diagonal(lam, solve_acg_b(lam), n_sweeps, rng)
+    kept = np.arange(burn_in + thin - 1, n_sweeps, thin)
+    return GibbsDraws(sample=U @ x[-1][:, None], samples=(x[kept] @ U.T)[:, :, None], trace=((x * x) @ a)[:, None],
+                      acceptance_rate=passed / proposed, n_sweeps=n_sweeps, burn_in=burn_in, thin=thin,
+                      n_spectral_solves=1)
 
 
 def _gibbs_chain(a, U, Z, rng, n_sweeps, burn_in, thin) -> GibbsDraws:

@@ -7,10 +7,12 @@ rejection draws, Householder update of the complement basis -- runs as compiled 
 
 The chain is the one of :func:`fdp_core.mechanisms.bingham._gibbs_chain`: the same full
 conditionals drawn exactly with the same ACG test and the same envelope tracking (Rayleigh
-quotient + one inverse-iteration step, spectral refresh every 64 conditionals), so its
-stationary distribution is the matrix Bingham. Its random numbers come from numba's own
-generator, seeded from the caller's numpy Generator: reproducible for a seed, but not the
-same stream as the Python path (tests compare the two in distribution, not bit for bit).
+quotient + one inverse-iteration step, spectral refresh every 256 conditionals, Ritz restart), so its
+stationary distribution is the matrix Bingham. Its random numbers come from a numpy Generator
+(PCG64, seeded from the caller's Generator) used inside the compiled code: numpy's ziggurat
+normals cost ~4 ns each there, against ~65 ns for numba's legacy np.random.standard_normal,
+and a proposal needs q of them. Reproducible for a seed, but not the same stream as the
+Python path (tests compare the two in distribution, not bit for bit).
 Rounding drift is removed every 64 sweeps as in Python (the complement basis is rebuilt
 from an eigendecomposition of I - Z Z^T rather than a complete QR, which numba lacks).
 """
@@ -26,7 +28,8 @@ try:
 except ImportError:  # pragma: no cover - pinned in requirements.txt; the Python chain remains
     numba = None
 
-REFRESH = 64
+REFRESH = 256  # conditionals between spectral refreshes of b (bingham._EnvelopeTracker.refresh)
+MARGIN = 1.5  # bingham.MARGIN
 
 
 # Loading the compiled chain from numba's disk cache costs a few seconds per process: worth it
@@ -83,8 +86,13 @@ def worth_it(n_sweeps: int, k: int) -> bool:
 
 if numba is not None:
     njit = numba.njit(cache=True, fastmath=False, nogil=True)
+    # The inner products of the Cholesky factorisation, the triangular solves and the quadratic
+    # forms: reassociating their sums (and fusing multiply-adds) lets LLVM vectorise them. Only
+    # the rounding of these sums changes; no NaN/infinity assumptions (the Cholesky's positivity
+    # test and the acceptance test keep IEEE semantics).
+    fast = numba.njit(cache=True, fastmath={"reassoc", "contract"}, nogil=True)
 
-    @njit
+    @fast
     def _cholesky(M, L):
         """Lower Cholesky factor of M into L; False if M is not (numerically) positive definite."""
         n = M.shape[0]
@@ -105,7 +113,7 @@ if numba is not None:
                 L[i, j] = 0.0
         return True
 
-    @njit
+    @fast
     def _potrs(L, x):
         """Solve L L^T y = x in place."""
         n = L.shape[0]
@@ -137,7 +145,7 @@ if numba is not None:
                 break
         return min(b, float(lam.size))
 
-    @njit
+    @fast
     def _quad(x, M):
         q = x.size
         s = 0.0
@@ -183,40 +191,135 @@ if numba is not None:
         us[col] = S @ x
         has_u[col] = True
 
+    @fast
+    def _ritz_start(AS, S, x, use_x, k, Y, AY, B, V):
+        """bingham._ritz_start in loops (no LAPACK calls: their overhead exceeds the work at
+        these sizes): x <- the top Ritz vector; returns its quotient. Y, AY (rows: vectors)
+        and B, V (Jacobi's matrix and rotations) are work arrays of k + 3 rows."""
+        p, q = S.shape
+        m = 0
+        for c in range(k + 3):
+            if c == 0 and not use_x:
+                continue
+            row = Y[m]
+            if c == 0:
+                row[:] = x
+            elif c == 1:
+                row[:] = 0.0
+                row[0] = 1.0
+            else:
+                row[:] = S[p + 1 - c]  # A's eigenvectors from the top (a is ascending)
+            for _ in range(2):  # modified Gram-Schmidt, twice for orthogonality
+                for r in range(m):
+                    d = 0.0
+                    for j in range(q):
+                        d += row[j] * Y[r, j]
+                    for j in range(q):
+                        row[j] -= d * Y[r, j]
+            nr = math.sqrt(np.dot(row, row))
+            if nr > 1e-6 and m < q:
+                row /= nr
+                m += 1
+        for r in range(m):
+            for i in range(q):
+                t = 0.0
+                for j in range(q):
+                    t += AS[i, j] * Y[r, j]
+                AY[r, i] = t
+        for r in range(m):
+            for c in range(m):
+                t = 0.0
+                for j in range(q):
+                    t += Y[r, j] * AY[c, j]
+                B[r, c] = t
+            for c in range(m):
+                V[r, c] = 1.0 if r == c else 0.0
+        for r in range(m):  # symmetrise the rounding
+            for c in range(r):
+                B[r, c] = B[c, r] = 0.5 * (B[r, c] + B[c, r])
+        for _ in range(30):  # cyclic Jacobi on the m x m Ritz matrix
+            off = 0.0
+            scale = 0.0
+            for r in range(m):
+                scale += B[r, r] * B[r, r]
+                for c in range(r):
+                    off += B[r, c] * B[r, c]
+            if off <= 1e-28 * max(scale, 1e-300):
+                break
+            for i in range(m - 1):
+                for j in range(i + 1, m):
+                    if B[i, j] == 0.0:
+                        continue
+                    theta = (B[j, j] - B[i, i]) / (2.0 * B[i, j])
+                    t = (1.0 if theta >= 0 else -1.0) / (abs(theta) + math.sqrt(theta * theta + 1.0))
+                    cs = 1.0 / math.sqrt(t * t + 1.0)
+                    sn = t * cs
+                    for r in range(m):
+                        bri = B[r, i]
+                        brj = B[r, j]
+                        B[r, i] = cs * bri - sn * brj
+                        B[r, j] = sn * bri + cs * brj
+                    for r in range(m):
+                        bir = B[i, r]
+                        bjr = B[j, r]
+                        B[i, r] = cs * bir - sn * bjr
+                        B[j, r] = sn * bir + cs * bjr
+                    for r in range(m):
+                        vri = V[r, i]
+                        vrj = V[r, j]
+                        V[r, i] = cs * vri - sn * vrj
+                        V[r, j] = sn * vri + cs * vrj
+        top = 0
+        for r in range(1, m):
+            if B[r, r] > B[top, top]:
+                top = r
+        x[:] = 0.0
+        for r in range(m):
+            for j in range(q):
+                x[j] += V[r, top] * Y[r, j]
+        x /= math.sqrt(np.dot(x, x))
+        return _quad(x, AS)
+
     @njit
-    def _envelope(AS, S, col, bs, us, has_u, ages, L, L2, work, x):
+    def _envelope(AS, S, col, bs, us, has_u, ages, L, L2, work, x, Y, AY, B, V):
         """(tracked, spectral solves) with L the certified envelope factor (bingham._EnvelopeTracker)."""
         if not has_u[col] or ages[col] >= REFRESH:
             _spectral(AS, S, col, bs, us, has_u, ages, L, work, x)
             return False, 1
         x[:] = S.T @ us[col]
         nx = math.sqrt(np.dot(x, x))
-        if nx < 0.5:
-            _spectral(AS, S, col, bs, us, has_u, ages, L, work, x)
-            return False, 1
-        x /= nx
+        rho = _quad(x, AS) / (nx * nx) if nx >= 0.5 else -np.inf
+        if nx >= 0.5:
+            x /= nx
+        # The start with the largest quotient among the tracked vector, the current column
+        # and the projection of A's top eigenvector (bingham._EnvelopeTracker.envelope).
+        if AS[0, 0] > rho:
+            x[:] = 0.0
+            x[0] = 1.0
+            rho = AS[0, 0]
+        p = S.shape[0]
+        nt = math.sqrt(np.dot(S[p - 1], S[p - 1]))
+        if nt > 1e-3:
+            top = S[p - 1] / nt
+            rho_top = _quad(top, AS)
+            if rho_top > rho:
+                x[:] = top
+                rho = rho_top
         half_b = bs[col] / 2.0
-        rho = _quad(x, AS)
-        _shifted(AS, rho + half_b, work)
+        first = MARGIN * half_b  # bingham._EnvelopeTracker.envelope: a margin above the quotient
+        _shifted(AS, rho + first, work)
         if not _cholesky(work, L):
-            # theta_max > rho + b/2: one Rayleigh-quotient-iteration step, then retry.
-            q = AS.shape[0]
-            shifted = AS - rho * np.eye(q)
-            try:
-                y = np.linalg.solve(shifted, x)
-            except Exception:  # singular: fall back to the spectrum
-                _spectral(AS, S, col, bs, us, has_u, ages, L, work, x)
-                return False, 1
-            x[:] = y / math.sqrt(np.dot(y, y))
-            rho = _quad(x, AS)
-            _shifted(AS, rho + half_b, work)
+            # theta_max > rho + first: restart from the top Ritz pair on x, e1 and A's top k + 1
+            # eigenvectors projected (bingham._ritz_start), then retry.
+            rho = _ritz_start(AS, S, x, True, bs.size, Y, AY, B, V)
+            _shifted(AS, rho + first, work)
             if not _cholesky(work, L):
                 _spectral(AS, S, col, bs, us, has_u, ages, L, work, x)
                 return False, 1
         _potrs(L, x)
         x /= math.sqrt(np.dot(x, x))
         rho_new = _quad(x, AS)
-        if rho_new - rho > 0.5 * half_b:
+        if rho + first - rho_new < 0.5 * half_b:
             _shifted(AS, rho_new + half_b, work)
             if _cholesky(work, L2):
                 L[:, :] = L2
@@ -225,35 +328,95 @@ if numba is not None:
         has_u[col] = True
         return True, 0
 
-    @njit
-    def _acg_draw(L, limit, w, z, y):
+    @fast
+    def _acg_draw(L, limit, w, z, y, R, gen):
         """One exact draw of exp(-x^T L L^T x) on the sphere into w; (found, examined).
 
         Proposal y = L^-T z (back substitution), z ~ N(0, I); accept when an Exp(1) variable
-        exceeds the rejection cost (bingham._acg_draw)."""
+        exceeds the rejection cost (bingham._acg_draw). R receives L^T, so that the back
+        substitution reads rows (contiguous) rather than columns of L."""
         q = L.shape[0]
+        for i in range(q):
+            for k in range(i, q):
+                R[i, k] = L[k, i]
         examined = 0
         while limit < 0 or examined < limit:
             zz = 0.0
             for i in range(q):
-                z[i] = np.random.standard_normal()
+                z[i] = gen.standard_normal()
                 zz += z[i] * z[i]
             ny2 = 0.0
             for i in range(q - 1, -1, -1):
                 s = z[i]
                 for k in range(i + 1, q):
-                    s -= L[k, i] * y[k]
-                y[i] = s / L[i, i]
+                    s -= R[i, k] * y[k]
+                y[i] = s / R[i, i]
                 ny2 += y[i] * y[i]
             examined += 1
             wq = (2.0 / q) * (zz / ny2)
             cost = (q / 2.0) * (wq - 1.0 - math.log(wq))
-            if np.random.standard_exponential() > cost:
+            if gen.standard_exponential() > cost:
                 r = 1.0 / math.sqrt(ny2)
                 for i in range(q):
                     w[i] = y[i] * r
                 return True, examined
         return False, examined
+
+    @fast
+    def _new_row(a, S, AS, row):
+        """Row and column 0 of AS = S^T diag(a) S after S's column 0 changed (rows of S read
+        contiguously)."""
+        p, q = S.shape
+        row[:q] = 0.0
+        for i in range(p):
+            c = a[i] * S[i, 0]
+            for j in range(q):
+                row[j] += c * S[i, j]
+        for j in range(q):
+            AS[0, j] = row[j]
+            AS[j, 0] = row[j]
+
+    @fast
+    def _reflect(S, AS, Z, l, w, h, g, Sh):
+        """Column l becomes S w; the Householder reflection H = I + c h h^T with H e1 = sigma w
+        (bingham._gibbs_chain) turns S into S H, whose columns 1.. span the complement of all
+        columns, and AS into H AS H (a rank-2 update, O(q^2) instead of O(p q^2))."""
+        p, q = S.shape
+        if w[0] > 0:
+            h[:] = w
+        else:
+            h[:] = -w
+        h[0] += 1.0
+        hh = 0.0
+        for j in range(q):
+            hh += h[j] * h[j]
+        c = -2.0 / hh
+        for i in range(p):
+            t = 0.0
+            u = 0.0
+            for j in range(q):
+                t += S[i, j] * w[j]
+                u += S[i, j] * h[j]
+            Z[i, l] = t
+            Sh[i] = u
+        for i in range(p):
+            ci = c * Sh[i]
+            for j in range(q):
+                S[i, j] += ci * h[j]
+        beta = 0.0
+        for i in range(q):
+            t = 0.0
+            for j in range(q):
+                t += AS[i, j] * h[j]
+            g[i] = t
+            beta += h[i] * t
+        cc = c * c * beta
+        for i in range(q):
+            chi = c * h[i]
+            cgi = c * g[i]
+            dhi = cc * h[i]
+            for j in range(q):
+                AS[i, j] += chi * g[j] + cgi * h[j] + dhi * h[j]
 
     @njit
     def _restricted(a, S, aS):
@@ -272,8 +435,7 @@ if numba is not None:
         out[:, :] = vecs[:, k:]
 
     @njit
-    def _chain(a, Z, seed, n_sweeps, burn_in, thin, U, kept, trace):
-        np.random.seed(seed)
+    def _chain(a, Z, gen, n_sweeps, burn_in, thin, U, kept, trace):
         p, k = Z.shape
         q = p - k + 1
         S = np.empty((p, q))
@@ -286,6 +448,13 @@ if numba is not None:
         ages = np.zeros(k, dtype=np.int64)
         L = np.zeros((q, q))
         L2 = np.zeros((q, q))
+        LT = np.zeros((q, q))
+        order = np.empty(k, dtype=np.int64)
+        Y = np.empty((k + 3, q))  # work arrays of the Ritz start
+        AY = np.empty((k + 3, q))
+        B = np.empty((k + 3, k + 3))
+        V = np.empty((k + 3, k + 3))
+        a0 = np.empty(p)
         work = np.empty((q, q))
         x = np.empty(q)
         w = np.empty(q)
@@ -300,51 +469,29 @@ if numba is not None:
         i_kept = 0
         AS = _restricted(a, S, aS)
         g = np.empty(q)
+        Sh = np.empty(p)
         for sweep in range(n_sweeps):
-            order = np.random.permutation(k)
+            for i in range(k):  # a fresh random order (Fisher-Yates)
+                order[i] = i
+            for i in range(k - 1, 0, -1):
+                j = gen.integers(0, i + 1)
+                order[i], order[j] = order[j], order[i]
             for l in order:
                 # Column 0 becomes the updated column; the rest of AS = S^T diag(a) S is kept
                 # current by the reflections below (O(q^2) instead of O(p q^2) per update).
                 S[:, 0] = Z[:, l]
-                for j in range(q):
-                    t = 0.0
-                    for i in range(p):
-                        t += a[i] * S[i, 0] * S[i, j]
-                    AS[0, j] = t
-                    AS[j, 0] = t
-                tracked, solves = _envelope(AS, S, l, bs, us, has_u, ages, L, L2, work, x)
+                _new_row(a, S, AS, a0)
+                tracked, solves = _envelope(AS, S, l, bs, us, has_u, ages, L, L2, work, x, Y, AY, B, V)
                 spectral += solves
-                found, examined = _acg_draw(L, limit if tracked else -1, w, z, y)
+                found, examined = _acg_draw(L, limit if tracked else -1, w, z, y, LT, gen)
                 proposed += examined
                 if not found:
                     _spectral(AS, S, l, bs, us, has_u, ages, L, work, x)
                     spectral += 1
-                    found, examined = _acg_draw(L, -1, w, z, y)
+                    found, examined = _acg_draw(L, -1, w, z, y, LT, gen)
                     proposed += examined
                 accepted += 1
-                Z[:, l] = S @ w
-                # Householder reflection with H e1 = sigma w (bingham._gibbs_chain).
-                if w[0] > 0:
-                    h[:] = w
-                else:
-                    h[:] = -w
-                h[0] += 1.0
-                Sh = S @ h
-                c = -2.0 / np.dot(h, h)
-                for i in range(p):
-                    for j in range(q):
-                        S[i, j] += c * Sh[i] * h[j]
-                # AS <- H AS H with H = I + c h h^T: a rank-2 update.
-                beta = 0.0
-                for i in range(q):
-                    t = 0.0
-                    for j in range(q):
-                        t += AS[i, j] * h[j]
-                    g[i] = t
-                    beta += h[i] * t
-                for i in range(q):
-                    for j in range(q):
-                        AS[i, j] += c * (h[i] * g[j] + g[i] * h[j]) + c * c * beta * h[i] * h[j]
+                _reflect(S, AS, Z, l, w, h, g, Sh)
             if sweep % 64 == 63:
                 Q, R = np.linalg.qr(Z)
                 for j in range(k):
@@ -370,9 +517,10 @@ def gibbs_chain(a, U, Z, rng, n_sweeps, burn_in, thin):
     n_kept = len(range(burn_in + thin - 1, n_sweeps, thin))
     kept = np.empty((n_kept, p, k))
     trace = np.empty((n_sweeps, k))
-    seed = int(rng.integers(0, 2**31 - 1))
+    # Always a PCG64 Generator: one argument type, so one compiled (and cached) signature.
+    gen = np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
     Z = np.ascontiguousarray(Z, dtype=float).copy()
-    accepted, proposed, spectral = _chain(np.ascontiguousarray(a, dtype=float), Z, seed, int(n_sweeps), int(burn_in),
+    accepted, proposed, spectral = _chain(np.ascontiguousarray(a, dtype=float), Z, gen, int(n_sweeps), int(burn_in),
                                           int(thin), np.ascontiguousarray(U, dtype=float), kept, trace)
     return dict(sample=U @ Z, samples=kept, trace=trace, acceptance_rate=accepted / proposed, n_sweeps=n_sweeps,
                 burn_in=burn_in, thin=thin, n_spectral_solves=int(spectral))
