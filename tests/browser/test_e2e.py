@@ -70,6 +70,13 @@ PLOTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map
 })"""
 
 
+# Vega-Lite charts (the Data page's preview, issue 25: no Plotly script on a first page).
+VEGA_JS = """() => Array.from(document.querySelectorAll('.vega-embed')).map(el => {
+  const box = el.getBoundingClientRect();
+  return {width: box.width, height: box.height, marks: el.querySelectorAll('canvas, svg.marks').length};
+})"""
+
+
 def ink_fraction(png: bytes) -> float:
     """Share of pixels that are coloured or dark (traces, bars) rather than background or
     light grid lines."""
@@ -82,8 +89,20 @@ def ink_fraction(png: bytes) -> float:
 
 
 def assert_plots_rendered(page, *, minimum: int = 1) -> list[dict]:
+    """Every chart on the page is drawn and inked: Plotly charts, and Vega-Lite charts (the Data page)."""
+    if page.locator(".vega-embed").count():
+        page.wait_for_function("Array.from(document.querySelectorAll('.vega-embed'))"
+                               ".every(el => el.querySelector('canvas, svg.marks'))", timeout=20_000)
     plots = page.evaluate(PLOTS_JS)
-    assert len(plots) >= minimum, f"expected at least {minimum} plotly chart(s), found {len(plots)}"
+    vega = page.evaluate(VEGA_JS)
+    assert len(plots) + len(vega) >= minimum, (f"expected at least {minimum} chart(s), found {len(plots)} plotly "
+                                               f"and {len(vega)} vega-lite")
+    for i, chart in enumerate(vega):
+        where = f"vega-lite chart {i}"
+        assert chart["width"] > 100 and chart["height"] > 100, f"{where} is collapsed: {chart}"
+        assert chart["marks"] > 0, f"{where} drew nothing: {chart}"
+        ink = ink_fraction(page.locator(".vega-embed").nth(i).screenshot())
+        assert ink > 0.003, f"{where} is blank on screen (ink {ink:.4f})"
     for i, plot in enumerate(plots):
         where = f"chart {i} ({plot['title']!r})"
         assert plot["width"] > 100 and plot["height"] > 100, f"{where} is collapsed: {plot}"
