@@ -50,8 +50,8 @@ def test_long_file_with_other_column_names(page, app_url):
     assert metric(page, "grid points m") == str(expected.m)
     assert not error_alerts(page)
     assert "weather_long.csv" in harness.sidebar_data_caption(page)
-    # The column names become the axis names, here and on the other pages.
-    assert ("day", "temp") in [tuple(t) for t in _axis_titles(page)]
+    # The column names become the axis names, here and on the other pages (the Data page's preview is
+    # Vega-Lite, drawn on a canvas: its axis titles are checked on its spec in tests/test_preview_charts.py).
     assert page.get_by_role("textbox", name="t label").input_value() == "day"
     harness.goto_page(page, "Mean")
     assert _axis_titles(page)[0] == ["day", "temp"]
