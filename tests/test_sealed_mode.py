@@ -18,8 +18,15 @@ def _sealed_session(monkeypatch, n: int = 60, own_data_shown: bool = False) -> A
     at.run()
     if own_data_shown:  # as after an upload or a server file earlier in the session
         at.session_state["session_loaded_own_data"] = True
+    return _declare_and_start(at, "example_curves.csv", n)
+
+
+def _declare_and_start(at: AppTest, private: str, n: int, stand_in: str | None = None) -> AppTest:
+    """On the Data page: the private file, the public stand-in (if a file), n, grid and range; start."""
     at.switch_page("pages/data.py").run()
-    at.selectbox(key="sealed_file").set_value("example_curves.csv")
+    at.selectbox(key="sealed_file").set_value(private)
+    if stand_in is not None:
+        at.selectbox(key="sealed_stand_in").set_value(stand_in)
     at.number_input(key="sealed_n").set_value(n)
     at.number_input(key="sealed_points").set_value(EXAMPLE_POINTS)
     at.number_input(key="sealed_lo").set_value(-1.5)
@@ -91,16 +98,7 @@ def _start_with_public_stand_in(monkeypatch, tmp_path, n: int = 60) -> AppTest:
     monkeypatch.setenv("FDP_DATA_DIR", str(_two_files(tmp_path)))
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    at.switch_page("pages/data.py").run()
-    at.selectbox(key="sealed_file").set_value("private.csv")
-    at.selectbox(key="sealed_stand_in").set_value("public_stand_in.csv")
-    at.number_input(key="sealed_n").set_value(n)
-    at.number_input(key="sealed_points").set_value(EXAMPLE_POINTS)
-    at.number_input(key="sealed_lo").set_value(-1.5)
-    at.number_input(key="sealed_hi").set_value(1.5)
-    at.button(key="sealed_start").click().run()
-    assert not at.exception
-    return at
+    return _declare_and_start(at, "private.csv", n, stand_in="public_stand_in.csv")
 
 
 def test_a_public_file_is_a_stand_in_and_the_plan_commits_sealed(monkeypatch, tmp_path):

@@ -24,6 +24,23 @@ import bench_load as harness  # noqa: E402  (the shared app-driving helpers)
 SKIP_REASON = harness.chromium_skip_reason()
 
 
+def start_server(data_dir, ledger_path, log_name: str) -> harness.AppServer:
+    """An app server whose data folder and ledger are the given ones (set only for its start)."""
+    saved = {key: os.environ.get(key) for key in ("FDP_DATA_DIR", "FDP_LEDGER_URL")}
+    os.environ["FDP_DATA_DIR"] = str(data_dir)
+    os.environ["FDP_LEDGER_URL"] = f"sqlite:///{ledger_path}"
+    server = harness.AppServer(ROOT, log_path=ARTIFACTS / log_name)
+    try:
+        server.start()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return server
+
+
 @pytest.fixture(scope="session")
 def app_server(tmp_path_factory):
     """The app served locally for the whole test session, with its own throw-away ledger

@@ -8,34 +8,16 @@ FDP_DATA_DIR must be set when the server starts.
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
-from .conftest import ARTIFACTS, ROOT, harness  # noqa: E402
+from .conftest import ROOT, harness, start_server  # noqa: E402
 from .test_e2e import assert_healthy, choose_select, fill_number, goto_via_sidebar, open_app, save_screenshot  # noqa: E402
 
 wait_idle = harness.wait_idle
-
-
-def start_server(data_dir, ledger_path, log_name: str) -> harness.AppServer:
-    """An app server whose data folder and ledger are the given ones (set only for its start)."""
-    saved = {key: os.environ.get(key) for key in ("FDP_DATA_DIR", "FDP_LEDGER_URL")}
-    os.environ["FDP_DATA_DIR"] = str(data_dir)
-    os.environ["FDP_LEDGER_URL"] = f"sqlite:///{ledger_path}"
-    server = harness.AppServer(ROOT, log_path=ARTIFACTS / log_name)
-    try:
-        server.start()
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-    return server
 
 
 def sealed_plan_commit(page, url: str, *, private: str, n: int, points: int, lo: str, hi: str,

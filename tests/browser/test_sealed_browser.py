@@ -8,14 +8,12 @@ own server, because FDP_DATA_DIR must be set when the server starts.
 
 from __future__ import annotations
 
-import os
-import re
 
 import pytest
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
-from .conftest import ARTIFACTS, ROOT, harness  # noqa: E402
+from .conftest import ROOT, harness, start_server  # noqa: E402
 from .test_e2e import assert_healthy, choose_select, fill_number, goto_via_sidebar, open_app, save_screenshot  # noqa: E402
 
 wait_idle = harness.wait_idle
@@ -23,18 +21,8 @@ wait_idle = harness.wait_idle
 
 @pytest.fixture(scope="module")
 def sealed_url(tmp_path_factory):
-    saved = {key: os.environ.get(key) for key in ("FDP_DATA_DIR", "FDP_LEDGER_URL")}
-    os.environ["FDP_DATA_DIR"] = str(ROOT / "data")
-    os.environ["FDP_LEDGER_URL"] = f"sqlite:///{tmp_path_factory.mktemp('sealed_ledger') / 'ledger.sqlite3'}"
-    server = harness.AppServer(ROOT, log_path=ARTIFACTS / "streamlit_sealed.log")
-    try:
-        server.start()
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    server = start_server(ROOT / "data", tmp_path_factory.mktemp("sealed_ledger") / "ledger.sqlite3",
+                          "streamlit_sealed.log")
     try:
         yield server.url
     finally:
