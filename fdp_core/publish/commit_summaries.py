@@ -20,7 +20,7 @@ from ..data.loading import FunctionalData
 from ..mechanisms.families import GAUSSIAN, NoiseFamily
 from .commit import (CONFIG_SCHEMA, CommittedRelease, UNIT_ROUNDOFF, budget_config,
                      common_record, discrete_plan, granularity_for, missing_policy, looked_at_field)
-from .protocol import CommitRequest, PendingCommit, Quote, Steps, check_parts, quote_of, run_steps
+from .protocol import CommitRequest, PendingCommit, Quote, Steps, quote_of, run_steps
 from ..releases.regression import RegressionSettings, plan_regression_release
 from ..releases.regression import release_record as regression_record
 from ..settings_fields import config_of
@@ -41,10 +41,6 @@ def _pending(kind: str, mechanism: str, family: NoiseFamily, plan, values, scale
                                     sensitivity=sensitivity, sensitivity_norm=norm, label=label)
     return PendingCommit(kind, mechanism, family, plan, noise_plan, entry, values[active], scales[active], active,
                          float(d_in), float(bound))
-
-
-# check_parts (every part checked together before any is charged) is the commit protocol's
-# (fdp_core/publish/protocol.py); this old name stays for callers that used it.
 
 
 def prepare_covariance_commit(fd: FunctionalData, settings: CovarianceSettings, *, label: str = "",

@@ -183,8 +183,6 @@ def privacy_statement(release: CommittedRelease) -> list[str]:
     unit = (f"one person's data (all curves sharing a value of '{person}')" if person else
             "one individual's curve" if release.kind != "kde" else "one individual's observation")
     unit = release.record.get("unit_statement") or unit  # a route's own unit (sparse: a person's observations)
-    if release.record.get("route") == "sparse" and not release.record.get("unit_statement"):
-        unit = "one person's observations (all visits sharing an id)"  # persons by id, several visits each
     parts = release.part_entries
     if len(parts) == 1:
         out.append(e.event.statement())
