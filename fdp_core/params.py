@@ -114,6 +114,17 @@ def check_tau(value) -> float:
     return x
 
 
+def check_l2_clip(tau, value_range, tau_from_data: bool) -> None:
+    """The L2 clip's bound: a public tau, else one from the declared value range, else the data's (flagged)."""
+    if tau_from_data:
+        return
+    if tau is None and value_range is None:
+        raise ParameterError("tau (the public L2 norm bound) is required unless a public value range "
+                             "(--value-range) or tau_from_data is set")
+    if tau is not None:
+        check_tau(tau)
+
+
 def check_bound_value(name: str, value) -> float:
     """A public bound in data units (lo, hi of a value range): finite and at most limits.MAX_ABS_VALUE."""
     x = check_finite(name, value)

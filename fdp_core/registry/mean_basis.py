@@ -20,12 +20,11 @@ import numpy as np
 
 from ..data.loading import DATA_DEPENDENT_TAU
 from ..data.preprocess import data_tau, prepare_curves
-from ..errors import ParameterError
 from ..kernels import eigenbasis
 from ..mechanisms.bernstein import bernstein_expected_sq_l2_error, bernstein_mean_noise
 from ..mechanisms.coefficient_noise import CoefficientNoise
 from ..mechanisms.guarantee import Guarantee
-from ..params import check_tau
+from ..params import check_l2_clip
 from ..releases.estimators import lattice_interpolation_matrix
 
 
@@ -66,12 +65,7 @@ def resolve_tau(fd, settings) -> tuple[float, tuple]:
 
 def _kernel_clip(settings) -> None:
     """The L2 clip needs its public tau (or the value range's, or the data's, flagged)."""
-    if not settings.tau_from_data:
-        if settings.tau is None and settings.value_range is None:
-            raise ParameterError("tau (the public L2 norm bound) is required unless a public value range "
-                                 "(--value-range) or tau_from_data is set")
-        if settings.tau is not None:
-            check_tau(settings.tau)
+    check_l2_clip(settings.tau, settings.value_range, settings.tau_from_data)
 
 
 def _kernel_sums(fd, settings) -> dict:

@@ -35,7 +35,8 @@ from .. import limits
 from ..kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
 from ..mechanisms.bingham import exponential_mechanism_from_gram, single_blas_thread
 from ..mechanisms.guarantee import Guarantee
-from ..params import check_choice, check_epsilon, check_integer, check_nonnegative, check_positive, check_tau
+from ..params import (check_choice, check_epsilon, check_integer, check_l2_clip, check_nonnegative, check_positive,
+                      check_tau)
 from ..data.preprocess import PublicBounds, bounds_of, clip_values, declared_n, file_persons, person_row_weights
 from ..registry.pca import REGISTRY as SAMPLER_REGISTRY
 from ..registry.pca import default_sampler, pca_sampler, samplers_reading
@@ -167,12 +168,7 @@ class PcaSettings:
                                  "sampler")
         sampler.validate(self, k, eps)
         bounds = self.bounds
-        if not self.tau_from_data:
-            if self.tau is None and bounds.value_range is None:
-                raise ParameterError("tau (the public L2 norm bound) is required unless a public value range "
-                                     "(--value-range) or tau_from_data is set")
-            if self.tau is not None:
-                check_tau(self.tau)
+        check_l2_clip(self.tau, bounds.value_range, self.tau_from_data)
         check_choice("centring", self.centring, PCA_CENTRING)
         if self.centring == "public" and bounds.value_range is None:
             raise ParameterError("centring 'public' centres at (lo + hi)/2 or a reference curve: declare a public "
