@@ -32,14 +32,17 @@ import bench_load as harness  # noqa: E402
 from bench_browser_latency import export_revision  # noqa: E402
 
 TARGET_FIRST_S, TARGET_SESSION_S = 4.0, 2.0
-# Every chart of the Data page drawn (its curves preview and norms histogram; by Plotly, a trace
-# laid out, or by Vega-Lite, its SVG or canvas in place: whichever the revision uses) and the
-# script run ended. Charts carry no key class in the page, so all charts of the main area count.
+# Every chart of the Data page drawn (its curves preview and norms histogram: SVG pictures since
+# issue 25's last step; earlier revisions, measured with --baseline, drew them with Plotly, a trace
+# laid out, or Vega-Lite, its SVG or canvas in place) and the script run ended. Charts carry no key
+# class in the page, so all charts of the main area count.
 CHARTS_DRAWN_JS = """(() => {
   const charts = Array.from(document.querySelectorAll(
-      "[data-testid='stMain'] .js-plotly-plot, [data-testid='stMain'] [data-testid='stVegaLiteChart']"));
-  return charts.length >= 2 && charts.every(c => c.classList.contains('js-plotly-plot')
-      ? !!(c._fullData && c._fullData.length) : !!c.querySelector('svg, canvas'));
+      "[data-testid='stMain'] .js-plotly-plot, [data-testid='stMain'] [data-testid='stVegaLiteChart'], "
+      + "[data-testid='stMain'] [data-testid='stImage'] img[src^='data:image/svg+xml']"));
+  return charts.length >= 2 && charts.every(c => c.tagName === 'IMG' ? c.complete && c.naturalWidth > 0
+      : c.classList.contains('js-plotly-plot') ? !!(c._fullData && c._fullData.length)
+      : !!c.querySelector('svg, canvas'));
 })()"""
 DRAWN_JS = """() => {
   const app = document.querySelector("[data-testid='stApp']");

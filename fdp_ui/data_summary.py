@@ -32,8 +32,7 @@ def _norms(fd, settings) -> None:
     centred, _, _ = range_clipped_centred(fd, PublicBounds(**settings.bounds))
     norms = l2_norms(centred, fd.weights)
     left, right = st.columns([3, 2])
-    data, spec = preview_charts.norms_histogram_spec(norms, settings.tau)
-    left.vega_lite_chart(data, spec, width="stretch", key="data_norms")
+    left.image(preview_charts.norms_histogram_svg(norms, settings.tau), width="stretch")
     with right:
         st.markdown(f"**Clipping at tau = {settings.tau:.4g}**: {settings.n_clipped} of {fd.n} curves have a larger "
                     f"L2 norm (after the range clip and centring) and are shrunk onto the ball before any estimate "
@@ -66,12 +65,10 @@ def render(ds, settings, refused: bool) -> None:
         summary_note = ("" if fd.n <= plots.PREVIEW_CURVES else
                         f" (a fixed random sample of {plots.PREVIEW_CURVES} over the quantile envelopes of all "
                         f"{fd.n})")
-        # Vega-Lite, not Plotly: the first page of a session then does not wait for Plotly's
-        # 4.7 MB script (fdp_ui/preview_charts.py).
-        preview = preview_charts.curves_preview_data(fd.grid_points, fd.data_matrix)
-        st.vega_lite_chart(preview, preview_charts.curves_preview_spec(preview, title=f"All curves{summary_note}",
-                                                                       x_title=plots.t_title(),
-                                                                       y_title=plots.value_title()),
-                           width="stretch", key="data_curves")
+        # A picture drawn here, not a chart library's figure: the first page of a session then
+        # does not wait for Plotly's or Vega-Lite's script (fdp_ui/preview_charts.py).
+        st.image(preview_charts.curves_preview_svg(fd.grid_points, fd.data_matrix, title=f"All curves{summary_note}",
+                                                   x_title=plots.t_title(), y_title=plots.value_title()),
+                 width="stretch")
         state.note_view(NONPRIVATE_VIEWS["curves"])
         _norms(fd, settings)

@@ -1,5 +1,6 @@
 """AppTest: the Data and Mean pages driven like a user (upload, simulation, every control)."""
 
+import base64
 from pathlib import Path
 
 import pytest
@@ -33,8 +34,12 @@ def test_data_page_starts_on_the_built_in_example():
     at = _app()
     assert _metric(at, "curves n") == "60" and _metric(at, "grid points m") == "27"
     assert _metric(at, "grid") == "uneven"
-    # curves + norms histogram, as Vega-Lite: the first page does not wait for Plotly's script
-    assert len(at.get("vega_lite_chart")) == 2 and not at.get("plotly_chart")
+    # curves + norms histogram, as SVG pictures: the first page waits for no chart library's script
+    pictures = [img.proto.imgs[0].url for img in at.get("image")]
+    assert len(pictures) == 2 and all(url.startswith("data:image/svg+xml;base64,") for url in pictures)
+    assert not at.get("plotly_chart") and not at.get("vega_lite_chart")
+    curves_svg = base64.b64decode(pictures[0].split(",", 1)[1]).decode()
+    assert ">t</text>" in curves_svg and ">value</text>" in curves_svg and "60 curves" in curves_svg
     assert not at.error
 
 

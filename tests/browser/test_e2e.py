@@ -70,11 +70,22 @@ PLOTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map
 })"""
 
 
-# Vega-Lite charts (the Data page's preview, issue 25: no Plotly script on a first page).
-VEGA_JS = """() => Array.from(document.querySelectorAll('.vega-embed')).map(el => {
-  const box = el.getBoundingClientRect();
-  return {width: box.width, height: box.height, marks: el.querySelectorAll('canvas, svg.marks').length};
-})"""
+# SVG pictures (the Data page's preview, fdp_ui/preview_charts.py: no chart library's script on a
+# session's first page, issue 25).
+PICTURE = "[data-testid='stImage'] img[src^='data:image/svg+xml']"
+PICTURES_JS = """() => Array.from(document.querySelectorAll(PICTURE)).map(img => {
+  const box = img.getBoundingClientRect();
+  return {width: box.width, height: box.height, loaded: img.complete && img.naturalWidth > 0, src: img.src};
+})""".replace("PICTURE", repr(PICTURE))
+
+
+def picture_texts(src: str) -> list[str]:
+    """The text elements of an SVG picture given as a data: URL (titles, axis names, legend)."""
+    import base64
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(base64.b64decode(src.split(",", 1)[1]))
+    return ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
 
 
 def ink_fraction(png: bytes) -> float:
@@ -89,19 +100,18 @@ def ink_fraction(png: bytes) -> float:
 
 
 def assert_plots_rendered(page, *, minimum: int = 1) -> list[dict]:
-    """Every chart on the page is drawn and inked: Plotly charts, and Vega-Lite charts (the Data page)."""
-    if page.locator(".vega-embed").count():
-        page.wait_for_function("Array.from(document.querySelectorAll('.vega-embed'))"
-                               ".every(el => el.querySelector('canvas, svg.marks'))", timeout=20_000)
+    """Every chart on the page is drawn and inked: Plotly charts, and SVG pictures (the Data page)."""
+    if page.locator(PICTURE).count():
+        page.wait_for_function(f"Array.from(document.querySelectorAll({PICTURE!r}))"
+                               ".every(img => img.complete && img.naturalWidth > 0)", timeout=20_000)
     plots = page.evaluate(PLOTS_JS)
-    vega = page.evaluate(VEGA_JS)
-    assert len(plots) + len(vega) >= minimum, (f"expected at least {minimum} chart(s), found {len(plots)} plotly "
-                                               f"and {len(vega)} vega-lite")
-    for i, chart in enumerate(vega):
-        where = f"vega-lite chart {i}"
-        assert chart["width"] > 100 and chart["height"] > 100, f"{where} is collapsed: {chart}"
-        assert chart["marks"] > 0, f"{where} drew nothing: {chart}"
-        ink = ink_fraction(page.locator(".vega-embed").nth(i).screenshot())
+    pictures = page.evaluate(PICTURES_JS)
+    assert len(plots) + len(pictures) >= minimum, (f"expected at least {minimum} chart(s), found {len(plots)} "
+                                                   f"plotly and {len(pictures)} pictures")
+    for i, chart in enumerate(pictures):
+        where = f"picture {i} ({picture_texts(chart['src'])[0]!r})"
+        assert chart["loaded"] and chart["width"] > 100 and chart["height"] > 100, f"{where} is not shown"
+        ink = ink_fraction(page.locator(PICTURE).nth(i).screenshot())
         assert ink > 0.003, f"{where} is blank on screen (ink {ink:.4f})"
     for i, plot in enumerate(plots):
         where = f"chart {i} ({plot['title']!r})"

@@ -16,8 +16,9 @@ pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 from fdp_core.data.loading import load_curves  # noqa: E402
 
 from .conftest import ARTIFACTS, harness  # noqa: E402
-from .test_e2e import (FIXTURES, PAGES, assert_healthy, assert_plots_rendered, choose_radio,  # noqa: E402
-                       declare_value_range, error_alerts, metric, open_app, save_screenshot, upload)
+from .test_e2e import (FIXTURES, PAGES, PICTURE, assert_healthy, assert_plots_rendered, choose_radio,  # noqa: E402
+                       declare_value_range, error_alerts, metric, open_app, picture_texts, save_screenshot,
+                       upload)
 
 interact, wait_idle = harness.interact, harness.wait_idle
 
@@ -50,9 +51,10 @@ def test_long_file_with_other_column_names(page, app_url):
     assert metric(page, "grid points m") == str(expected.m)
     assert not error_alerts(page)
     assert "weather_long.csv" in harness.sidebar_data_caption(page)
-    # The column names become the axis names, here and on the other pages (the Data page's preview is
-    # Vega-Lite, drawn on a canvas: its axis titles are checked on its spec in tests/test_preview_charts.py).
+    # The column names become the axis names, here (on the preview picture) and on the other pages.
     assert page.get_by_role("textbox", name="t label").input_value() == "day"
+    preview = picture_texts(page.locator(PICTURE).first.get_attribute("src"))
+    assert "day" in preview and "temp" in preview, preview
     harness.goto_page(page, "Mean")
     assert _axis_titles(page)[0] == ["day", "temp"]
     assert_plots_rendered(page)
