@@ -195,10 +195,8 @@ def curves_preview_svg(grid, curves, *, title: str, x_title: str, y_title: str,
         ring = _path(np.concatenate([xs, xs[::-1]]),
                      np.concatenate([frame.py(upper[keep]), frame.py(lower[keep])[::-1]]))
         marks.append(f'<path d="{ring}Z" fill="{color}"/>')
-    marks += [f'<path d="{_path(xs, frame.py(row[keep]))}"/>' for row in curves[rows]]
-    curve_group = ('<g fill="none" stroke="{0}" stroke-width="1" stroke-opacity="0.45">{1}</g>'
-                   .format(CURVE_COLOR, "".join(marks[len(bands):])))
-    marks = marks[:len(bands)] + [curve_group]
+    lines = "".join(f'<path d="{_path(xs, frame.py(row[keep]))}"/>' for row in curves[rows])
+    marks.append(f'<g fill="none" stroke="{CURVE_COLOR}" stroke-width="1" stroke-opacity="0.45">{lines}</g>')
     if median is not None:
         marks.append(f'<path d="{_path(xs, frame.py(median[keep]))}" fill="none" stroke="{MEDIAN_COLOR}" '
                      'stroke-width="1.5"/>')
