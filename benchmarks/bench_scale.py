@@ -9,8 +9,9 @@ it and reads RUSAGE_CHILDREN, so the peak RSS is that child's alone):
   above 10^8 values the whole table would not be "bounded memory", so the floor reads it
   batch by batch, the same I/O);
 - release mean (Gaussian), release kde (ICLP, feature max), release pca (k = 1, exact):
-  ``python -m fdp_core release ... --engine stream`` (the engine --engine auto picks for
-  files above 1 GB) and, up to 10^6 rows, ``--engine local`` (the in-memory loader);
+  ``python -m fdp_core release ... --engine stream`` (what the default ``--engine auto`` picks
+  when the values could exceed 384 MiB in memory) and, up to 10^6 rows, ``--engine local`` (the
+  in-memory loader); ``--engines auto,stream`` measures the default itself;
 - loader: ``load_curves`` of the CSV against ``pyarrow.csv.read_csv`` of the same file.
 
 Combinations whose files would not fit on disk (--max-disk-gb) or take too long are
@@ -143,6 +144,8 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="reuse a file of the same name left in --dir")
     parser.add_argument("--ns", default=None, help="comma list of n (default 1e3..1e7)")
     parser.add_argument("--ms", default=None, help="comma list of m (default 93,500)")
+    parser.add_argument("--engines", default="stream,local",
+                        help="comma list from auto, stream, local (local only up to --local-max-n rows)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     root = Path(args.dir)
@@ -179,7 +182,8 @@ def main() -> None:
             floor = measure([PY, "-c", FLOOR, str(path), "1" if n * m <= 10**8 else "0"])
             row = {"n": n, "m": m, "block_mb": block / 2**20, "file_mb": path.stat().st_size / 2**20,
                    "floor_s": floor["wall_s"], "floor_mb": floor["rss_bytes"] / 2**20}
-            engines = ["stream"] + (["local"] if n <= args.local_max_n and n * m <= 10**8 else [])
+            local_fits = n <= args.local_max_n and n * m <= 10**8
+            engines = [e for e in args.engines.split(",") if e != "local" or local_fits]
             for kind, argv in RELEASES.items():
                 for engine in engines:
                     out = root / f"out_{kind}_{engine}"
@@ -206,16 +210,21 @@ def main() -> None:
 
 def table(rows: list[dict], skipped: list[str]) -> None:
     print()
-    print(f"{'n':>9s} {'m':>4s} {'block MB':>9s} {'floor s':>8s} {'floor MB':>9s}  "
-          + "  ".join(f"{k + ' s (x)':>14s} {k + ' MB (x)':>15s}" for k in RELEASES))
-    for r in rows:
-        cells = []
-        for kind in RELEASES:
-            s, mb = r[f"{kind}_stream_s"], r[f"{kind}_stream_mb"]
-            cells.append(f"{s:8.1f} ({s / r['floor_s']:4.1f}) {mb:8.0f} ({mb / r['floor_mb']:4.1f})")
-        print(f"{r['n']:9d} {r['m']:4d} {r['block_mb']:9.0f} {r['floor_s']:8.1f} {r['floor_mb']:9.0f}  "
-              + "  ".join(cells))
-    print("(stream engine; x = ratio to the floor: pyarrow read + column means, same run)")
+    for engine in ("auto", "stream"):  # the bounded-memory engines, against the floor
+        measured = [r for r in rows if f"mean_{engine}_s" in r]
+        if not measured:
+            continue
+        print(f"{'n':>9s} {'m':>4s} {'block MB':>9s} {'floor s':>8s} {'floor MB':>9s}  "
+              + "  ".join(f"{k + ' s (x)':>14s} {k + ' MB (x)':>15s}" for k in RELEASES))
+        for r in measured:
+            cells = []
+            for kind in RELEASES:
+                s, mb = r[f"{kind}_{engine}_s"], r[f"{kind}_{engine}_mb"]
+                cells.append(f"{s:8.1f} ({s / r['floor_s']:4.1f}) {mb:8.0f} ({mb / r['floor_mb']:4.1f})")
+            print(f"{r['n']:9d} {r['m']:4d} {r['block_mb']:9.0f} {r['floor_s']:8.1f} {r['floor_mb']:9.0f}  "
+                  + "  ".join(cells))
+        print(f"(--engine {engine}; x = ratio to the floor: pyarrow read + column means, same run)")
+        print()
     local = [r for r in rows if "mean_local_s" in r]
     if local:
         print()
