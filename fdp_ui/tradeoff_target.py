@@ -15,11 +15,11 @@ from . import sidebar
 from .tradeoff_sweep import data_key
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
 def _cell(value) -> str:
     return "-" if value is None or value != value else f"{value:.4g}"
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
 def _epsilon_for(data_key, settings_key, metric, target, _fd):
     return sweeps.epsilon_for_accuracy(_fd, MeanSettings(**dict(settings_key)), metric, target)
 
