@@ -1,8 +1,8 @@
 """App start in headless Chromium: ``streamlit run`` to the first rendered Data page, and a new
 session on the warm server to its rendered Data page.
 
-"Rendered" means the Data page's charts have been drawn (SVG pictures; Plotly or Vega-Lite in earlier revisions, whichever the
-revision uses) and the script run has ended. The first figure includes the server's start (Python imports, the first run of the
+"Rendered" means the Data page's charts have been drawn (SVG pictures; Plotly or Vega-Lite in
+earlier revisions) and the script run has ended. The first figure includes the server's start (Python imports, the first run of the
 page) and the browser's first load of the frontend; the second is what every later visitor
 waits for. With ``--baseline REV`` the app of revision REV (``git archive`` into a temporary
 folder) is measured in turns with the working tree, so both share the machine's load (the load

@@ -3,8 +3,8 @@
 For each session on one warm server: milliseconds after navigation start (browser clock) of
 the HTML response, each JavaScript/CSS resource (bytes on the wire, decoded bytes, whether the
 response was compressed), the websocket opening, its first message from the server, the first
-Streamlit element, the first chart drawn (an SVG picture; Plotly or Vega-Lite in earlier revisions) and the end of the first script
-run. Companion of bench_app_start.py (which times the same page from outside); the load
+Streamlit element, the first chart drawn (an SVG picture; Plotly or Vega-Lite in earlier
+revisions) and the end of the first script run. Companion of bench_app_start.py (which times the same page from outside); the load
 average (``uptime``) is printed with the figures.
 
 Usage (repository root)::
@@ -118,7 +118,8 @@ def main(argv=None) -> int:
     result = {"uptime_before": up_before, "uptime_after": uptime(), "sessions": sessions}
     print(f"uptime before: {up_before}\nuptime after:  {result['uptime_after']}")
     keys = ["html_response_end", "dom_content_loaded", "ws_created", "ws_open", "ws_first_message", "script_running",
-            "first_element", "first_metric", "first_plotly_drawn", "first_vega_drawn", "first_picture_drawn", "charts_drawn", "script_done"]
+            "first_element", "first_metric", "first_plotly_drawn", "first_vega_drawn", "first_picture_drawn",
+            "charts_drawn", "script_done"]
     print(f"{'milestone (ms after navigation start)':<40}" + "".join(f"{'s' + str(i + 1):>9}" for i in
                                                                       range(len(sessions))) + f"{'median':>9}")
     for key in keys:
