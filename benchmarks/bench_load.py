@@ -34,7 +34,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import socket
 import statistics
 import subprocess
