@@ -100,3 +100,24 @@ def test_kde_chart_equals_replanning_at_every_epsilon(settings):
     np.testing.assert_allclose(chart["expected_sq_l2_error"], err, rtol=1e-9, atol=0)
     assert chart["chosen_error"] == pytest.approx(chosen, rel=1e-9)
     assert commit.kde_tradeoff(points, settings) == chart
+
+
+@pytest.mark.parametrize("settings", [s for s in MEAN_CASES if not s.tau_from_data],
+                         ids=lambda s: f"{s.mechanism}-{s.calibration}-{s.bound}")
+def test_a_mean_commit_and_its_bundle_plan_the_release_once(settings, monkeypatch):
+    """Issue 25: a commit planned its release 33 times (the report's chart re-planned from the
+    raw curves at 32 epsilons); the chart now comes from the commit's one plan. Counted at the
+    data pass every plan makes (mean_sums) and at the planner itself, through the bundle's report."""
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.publish import bundle
+    from fdp_core.releases import mean as mean_module
+
+    passes, plans = [], []
+    real_sums, real_plan = mean_module.mean_sums, mean_module.plan_mean_release
+    monkeypatch.setattr(mean_module, "mean_sums", lambda *a, **k: passes.append(1) or real_sums(*a, **k))
+    monkeypatch.setattr(commit, "plan_mean_release", lambda *a, **k: plans.append(1) or real_plan(*a, **k))
+    ledger = Ledger(10.0, 1e-4)
+    released = commit.commit_mean(ledger, _curves(), settings)
+    files = bundle.bundle_files(released, ledger)
+    assert len(passes) == 1 and len(plans) == 1
+    assert len(released.tradeoff["epsilon"]) >= 20 and "report.html" in files
