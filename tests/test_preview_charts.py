@@ -29,8 +29,9 @@ def _points(d: str) -> np.ndarray:
 
 
 def _plot_area(root) -> tuple[float, float, float, float]:
-    rect = root.find("s:clipPath/s:rect", NS)
-    return tuple(float(rect.get(k)) for k in ("x", "y", "width", "height"))
+    """(x, y, width, height) of the plot area: the grey frame every chart draws around it."""
+    frame = [r for r in root.findall("s:rect", NS) if r.get("stroke") == "#888888"][0]
+    return tuple(float(frame.get(k)) for k in ("x", "y", "width", "height"))
 
 
 def _y_ticks(root, area) -> dict[float, float]:
@@ -115,15 +116,10 @@ def test_constant_and_gappy_curves_still_draw():
 
 def _bars_and_rule(svg: str):
     root = _tree(svg)
-    area = _plot_area_hist(root)
+    area = _plot_area(root)
     bars = root.findall("s:g/s:rect", NS)
     rule = [ln for ln in root.findall("s:line", NS) if ln.get("stroke") == preview_charts.TAU_COLOR][0]
     return root, area, bars, rule
-
-
-def _plot_area_hist(root):
-    frame = [r for r in root.findall("s:rect", NS) if r.get("stroke") == "#888888"][0]
-    return tuple(float(frame.get(k)) for k in ("x", "y", "width", "height"))
 
 
 def test_norms_histogram_counts_every_curve_and_marks_tau():
