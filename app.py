@@ -39,6 +39,7 @@ PAGE_SPECS = [
     ("pages/tradeoffs.py", "Trade-offs"),
     ("pages/plan.py", "Plan"),
     ("pages/release.py", "Release & audit"),
+    ("pages/combine.py", "Combine sites"),
 ]
 PATHS = {}  # url path -> file, so the step bar and the tutorial know the page
 PAGES = []

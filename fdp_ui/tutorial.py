@@ -108,6 +108,18 @@ TEXTS = {
         ["Halve the mean's target radius: how much more epsilon does it cost (about 2x, or 4x in rho)?",
          "Switch the density to a weight and give a total budget: how is it split?",
          "Download the plan and commit it with 'fdp plan plan.yaml --data FILE --commit'."]),
+    "pages/combine.py": (
+        "Combine the private means several sites released on their own (hospitals, countries that may not pool "
+        "their data) into one curve. Each site's bundle is checked without any data, their public settings must "
+        "agree, and the curves are weighed by their accuracy. Nothing is charged: only published files are read.",
+        [("site bundles", "the zip each site exported after its commit (one per site, two or more)."),
+         ("declared sampling term v", "how much one person's smoothed curve varies: a public value you declare; "
+                                      "sites that released a second moment give it themselves."),
+         ("weight", "each site's share of the combined curve: larger for more persons and a larger epsilon."),
+         ("expected squared L2 error", "the combined curve's accuracy, always better than the best single site.")],
+        ["Combine a site at epsilon 0.5 with one at epsilon 2: which gets the larger weight, and why?",
+         "Upload a site released with another kernel: read the refusal.",
+         "Compare the combined error with the best site's: how much did combining buy?"]),
     "pages/release.py": (
         "The one page where privacy budget is spent: set the session budget, commit a release (fresh noise, "
         "charged to the ledger), and download what may be published.",
