@@ -68,11 +68,7 @@ def curves_figure(combined) -> go.Figure:
 
 def sites_table(combined) -> pd.DataFrame:
     rows = site_rows(combined)
-    table = pd.DataFrame([{"site": r["label"], "n": r["n"], "epsilon": r["epsilon"], "delta": r["delta"],
-                           "mechanism": r["mechanism"], "weight": r["weight"],
-                           "expected squared L2 error": r["expected_sq_l2_error"], "release id": r["release_id"]}
-                          for r in rows])
-    total = {"site": "combined", "n": int(table["n"].sum()), "epsilon": np.nan, "delta": np.nan, "mechanism": "",
-             "weight": float(np.sum(combined.weights)),
-             "expected squared L2 error": combined.expected_sq_l2_error, "release id": ""}
-    return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
+    return pd.DataFrame([{"site": r["label"], "n": r["n"], "epsilon": r["epsilon"], "delta": r["delta"],
+                          "mechanism": r["mechanism"], "weight": r["weight"],
+                          "expected squared L2 error": r["expected_sq_l2_error"], "release id": r["release_id"]}
+                         for r in rows])

@@ -9,13 +9,12 @@ The same from the command line: `python -m fdp_core combine SITE_DIR... --out DI
 import streamlit as st
 
 from fdp_core.publish.combine import SOURCES
-from fdp_ui import combine_view, sidebar
+from fdp_ui import combine_view
 
 st.title("Combine sites")
 st.caption("Sites that may not pool their data each release their own private mean (same kernel, smoothing, grid, "
            "range and centre). Upload their bundles: the combined curve weighs each by its accuracy. It reads only "
            "what the sites published, so it charges no budget and each person keeps their own site's guarantee.")
-sidebar.render()
 
 files = st.file_uploader("site bundles (zip files exported by each site's commit)", type=["zip"],
                          accept_multiple_files=True, key="combine_uploads")
@@ -43,7 +42,7 @@ st.plotly_chart(combine_view.curves_figure(combined), width="stretch", key="comb
 st.dataframe(combine_view.sites_table(combined), hide_index=True, width="stretch")
 st.caption(f"Weights proportional to 1 / (v / n_k + E||Z_k||^2). Sampling term v = {combined.sampling_variance:.4g}, "
            f"from {SOURCES[combined.source]}. Errors are expected squared L2 distances to the smoothed population "
-           "mean.")
+           "mean. Each person is protected at their own site's epsilon and delta: the sites hold different persons.")
 if combined.bands is None:
     st.caption("No bands: a band needs every site to have released a second moment (a mean with a confidence band).")
 st.download_button("download the combined bundle (zip)", zipped, file_name="fdp_combined.zip",
