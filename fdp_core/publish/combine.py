@@ -130,13 +130,13 @@ def combine_sites(sites, *, sampling_variance: float | None = None, level: float
     v, source = sampling_term(sites, sampling_variance)
     w, e, error = optimal_weights([s.n for s in sites], [s.noise_sq_l2_error for s in sites], v)
     values = np.einsum("k,km->m", w, np.stack([s.values for s in sites]))
-    bands = _bands(sites, w, values, level) if all(s.has_bands for s in sites) else None
+    bands = combined_bands(sites, w, values, level) if all(s.has_bands for s in sites) else None
     return Combined(sites, sites[0].grid, values, w, v, source, e, error, bands)
 
 
 # --------------------------------------------------------------------------- bands of the combined curve
 
-def _bands(sites, w: np.ndarray, values: np.ndarray, level: float, n_draws: int = N_DRAWS) -> dict:
+def combined_bands(sites, w: np.ndarray, values: np.ndarray, level: float, n_draws: int = N_DRAWS) -> dict:
     """Privacy band: the combined noise sum_k w_k Z_k simulated from the sites' laws (sup quantile).
     Confidence band: its sd adds the sites' sampling variances sum_k w_k^2 g_k(t) (read off their
     bands); the sampling part's correlation over t was not published, so the quantile is a union
