@@ -180,10 +180,13 @@ def test_combination_is_post_processing_of_the_published_files(sites, tmp_path):
     assert np.max(np.abs(diff - w_b * site_diff)) < 1e-12
 
 
-def test_band_sites_combine_with_bands_and_released_sampling_term(tmp_path):
-    paths = [_site(tmp_path / f"s{k}", _curves(n, 20 + k), _settings(eps, confidence_band=0.95))
-             for k, (n, eps) in enumerate([(60, 1.0), (80, 2.0)])]
+def test_pure_and_gaussian_band_sites_combine_with_bands_and_released_sampling_term(tmp_path):
+    """A Gaussian site and a pure (ICLP, Laplace coefficients) site with the same smoother, both with bands."""
+    mechanisms = [dict(mechanism="gaussian"), dict(mechanism="iclp-qr", psi=0.001)]
+    paths = [_site(tmp_path / f"s{k}", _curves(n, 20 + k), _settings(eps, eta=2.0, confidence_band=0.95, **mech))
+             for k, (n, eps, mech) in enumerate([(60, 1.0, mechanisms[0]), (80, 2.0, mechanisms[1])])]
     combined = combine_sites([read_dir(p) for p in paths])
+    assert [s.record["privacy"] for s in combined.sites] == ["(epsilon, delta)-DP", "epsilon-DP"]
     assert combined.source == "released" and combined.sampling_variance > 0
     b = combined.bands
     assert b is not None and np.all(b["ci_upper"] - b["ci_lower"] >= b["privacy_upper"] - b["privacy_lower"] - 1e-12)
