@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -12,6 +14,7 @@ import pandas as pd
 import pytest
 
 from fdp_core.budget.accounting import Ledger
+from fdp_core.cli import main
 from fdp_core.data.loading import FunctionalData, load_curves
 from fdp_core.publish import export, kinds
 from fdp_core.publish.protocol import CommitRequest
@@ -51,9 +54,17 @@ def sites(tmp_path_factory):
             for k, (n, eps) in enumerate([(40, 0.5), (60, 1.0), (50, 2.0)])]
 
 
+class _Result:
+    def __init__(self, returncode: int, stderr: str):
+        self.returncode, self.stderr = returncode, stderr
+
+
 def _combine(paths, out: Path, *extra):
-    return subprocess.run([sys.executable, "-m", "fdp_core", "combine", *map(str, paths), "--out", str(out), *extra],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    """The command in this process (``main``: the CLI's own exit status and message)."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["combine", *map(str, paths), "--out", str(out), *extra])
+    return _Result(code, err.getvalue())
 
 
 def test_combine_writes_the_weighted_sum_with_a_smaller_stated_error(sites, tmp_path):
@@ -202,11 +213,19 @@ def test_dti_three_sites(shared_data, tmp_path):
     for k, (eps, part) in enumerate(zip((0.5, 1.0, 2.0), np.array_split(subjects, 3))):
         frame[frame["subject"].isin(part)].to_csv(tmp_path / f"dti{k}.csv", index=False)
         paths.append(_site(tmp_path / f"dti{k}", load_curves(tmp_path / f"dti{k}.csv"), _settings(eps)))
-    result = _combine(paths, tmp_path / "out")
+    result = subprocess.run([sys.executable, "-m", "fdp_core", "combine", *map(str, paths), "--out",
+                             str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert result.returncode == 0, result.stderr
     record = json.loads((tmp_path / "out" / "release.json").read_text())
     weights = np.array([s["weight"] for s in record["sites"]])
     curves = np.stack([pd.read_csv(p / "release.csv")["value"].to_numpy() for p in paths])
     assert abs(weights.sum() - 1) < 1e-12
+    # Sites released with another kernel: one line, exit 2, nothing written (the real process).
+    other = _site(tmp_path / "dti_other", load_curves(tmp_path / "dti2.csv"), _settings(2.0, kernel="gaussian"))
+    refused = subprocess.run([sys.executable, "-m", "fdp_core", "combine", str(paths[0]), str(paths[1]), str(other),
+                              "--out", str(tmp_path / "refused")], capture_output=True, text=True, cwd=ROOT,
+                             timeout=300)
+    assert refused.returncode == 2 and "differ in kernel" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "refused").exists()
     assert np.max(np.abs(pd.read_csv(tmp_path / "out" / "release.csv")["value"].to_numpy() - weights @ curves)) < 1e-9
     assert all(record["expected_sq_l2_error"] < s["expected_sq_l2_error"] for s in record["sites"])
