@@ -132,7 +132,15 @@ def _edit_scale(folder):
     coefs.to_csv(folder / "coefficients.csv", index=False)
 
 
+def _edit_shape(folder):
+    record = json.loads((folder / "release.json").read_text())
+    record["charged"] = 5  # a field of the wrong shape
+    (folder / "release.json").write_text(json.dumps(record))
+
+
 @pytest.mark.parametrize("edit, words", [(_edit_json("sigma", 0.9), "does not verify: sigma"),
+                                         (_edit_json("n", 2), "n in config.yaml differs"),
+                                         (_edit_shape, "malformed bundle"),
                                          (_edit_curve, "release.csv is not the curve"),
                                          (_edit_scale, "noise scales differ")])
 def test_a_site_that_does_not_verify_is_refused(sites, tmp_path, edit, words):

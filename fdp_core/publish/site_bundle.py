@@ -29,10 +29,10 @@ import pandas as pd
 import yaml
 
 from ..data.loading import FunctionalData
-from ..errors import ParameterError
-from ..limits import MAX_FILE_BYTES
+from ..errors import FdpError, ParameterError
+from ..limits import MAX_FILE_BYTES, MAX_GRID_POINTS
 from ..releases.bands import SIMULATION_SEED, mean_part, privacy_band
-from ..releases.mean import MeanRelease
+from ..releases.mean import MeanRelease, mean_sums, plan_mean_release
 from ..releases.postprocess import finish_mean
 from .commit import prepare_mean_commit
 from .replay import parse_config, settings_of
@@ -161,19 +161,25 @@ def read_zip(data: bytes, label: str) -> Site:
 
 # --------------------------------------------------------------------------- the data-free check
 
-def stand_in(settings, grid: np.ndarray, n: int) -> FunctionalData:
-    """n public rows: the centre plus a small public probe curve, inside the range and the tau ball
+def stand_in(settings, grid: np.ndarray) -> FunctionalData:
+    """One public row: the centre plus a small public probe curve, inside the range and the tau ball
     (nothing is clipped), so the plan's estimate is the site's smoother applied to the probe."""
     lo, hi = (float(v) for v in settings.value_range) if settings.value_range is not None else (-1.0, 1.0)
     unit = (grid - grid[0]) / (grid[-1] - grid[0])
     row = (lo + hi) / 2.0 + 0.01 * min(hi - lo, float(settings.tau or 1.0)) * np.cos(np.pi * unit)
-    meta = pd.DataFrame({settings.person_column: np.arange(n)}) if settings.person_column else pd.DataFrame()
-    return FunctionalData(grid, np.tile(row, (n, 1)), meta)
+    meta = pd.DataFrame({settings.person_column: [0]}) if settings.person_column else pd.DataFrame()
+    return FunctionalData(grid, row[None, :], meta)
 
 
 def _public_plan(settings, grid: np.ndarray, n: int, granularity_exp: int):
-    """The commit's plan on the public stand-in: public quantities only."""
-    return prepare_mean_commit(stand_in(settings, grid, n), settings, granularity_exp=granularity_exp)
+    """The commit's plan for n persons all equal to the stand-in row: public quantities only.
+    The sums are linear in the persons, so one row's sums times n stand for n rows (no n x m matrix)."""
+    one_settings = replace(settings, n_public=None)
+    one = stand_in(one_settings, grid)
+    sums = mean_sums(one, one_settings)
+    sums = replace(sums, n=n, n_curves=n, total=sums.total * n, raw_sum=sums.raw_sum * n)
+    plan = plan_mean_release(sums, settings)
+    return prepare_mean_commit(one, settings, granularity_exp=granularity_exp, plan=plan)
 
 
 def _close(a, b, scale: float = 1.0) -> bool:
@@ -183,6 +189,15 @@ def _close(a, b, scale: float = 1.0) -> bool:
 
 def check_site(site: Site) -> Site:
     """The site with its public plan, or ParameterError naming the first thing that does not verify."""
+    try:
+        return _checked(site)
+    except FdpError:
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:  # a field of the wrong shape
+        _refuse(site.label, f"malformed bundle ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
+
+
+def _checked(site: Site) -> Site:
     r, label = site.record, site.label
     if r.get("publishable") is not True or r.get("preview"):
         _refuse(label, "release.json is not marked publishable (a preview or an analyst view): commit the release first")
@@ -195,6 +210,8 @@ def check_site(site: Site) -> Site:
     for entry_id in [*r.get("part_entry_ids", ()), r["id"]]:
         if entry_id not in ids:
             _refuse(label, f"ledger.json holds no entry {entry_id}: the release was not charged to this ledger")
+    if not 3 <= len(site.table) <= MAX_GRID_POINTS:
+        _refuse(label, f"release.csv must hold 3 to {MAX_GRID_POINTS} grid points")
     if not {"t", "value"} <= set(site.table.columns) or len(site.table) != int(r.get("m", -1)):
         _refuse(label, "release.csv does not hold the m grid points (columns t, value) release.json states")
     try:
