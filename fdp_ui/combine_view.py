@@ -47,6 +47,10 @@ def combine_or_error(named: tuple, sampling_variance: float | None):
         return None
 
 
+# The sites' lines in colours other than the combined curve's red.
+SITE_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+
+
 def curves_figure(combined) -> go.Figure:
     fig = go.Figure()
     grid = combined.grid
@@ -56,8 +60,9 @@ def curves_figure(combined) -> go.Figure:
                                  y=np.concatenate([b["ci_upper"], b["ci_lower"][::-1]]), fill="toself",
                                  fillcolor="rgba(214,39,40,0.15)", line={"width": 0},
                                  name=f"combined: {b['level']:.0%} confidence band", hoverinfo="skip"))
-    for site, w in zip(combined.sites, combined.weights):
-        fig.add_trace(go.Scatter(x=grid, y=site.values, mode="lines", line={"width": 1.2},
+    for i, (site, w) in enumerate(zip(combined.sites, combined.weights)):
+        fig.add_trace(go.Scatter(x=grid, y=site.values, mode="lines",
+                                 line={"width": 1.2, "color": SITE_COLOURS[i % len(SITE_COLOURS)]},
                                  name=f"{site.label} (weight {w:.3f})"))
     fig.add_trace(go.Scatter(x=grid, y=combined.values, mode="lines", line={"width": 3, "color": "#d62728"},
                              name="combined"))
