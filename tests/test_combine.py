@@ -70,6 +70,7 @@ def _combine(paths, out: Path, *extra):
 def test_combine_writes_the_weighted_sum_with_a_smaller_stated_error(sites, tmp_path):
     result = _combine(sites, tmp_path / "out", "--labels", "A", "B", "C")
     assert result.returncode == 0, result.stderr
+    assert not (tmp_path / "ledger.sqlite3").exists()  # the default ledger (conftest) was never opened: no charge
     record = json.loads((tmp_path / "out" / "release.json").read_text())
     table = pd.read_csv(tmp_path / "out" / "release.csv")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["README.txt", "release.csv", "release.json",
