@@ -32,6 +32,11 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 | rows of a long file read in memory (sparse route) | 1,000,000 | three columns parsed as text, then typed: 2.9 s for 1,000,000 rows, 41 s for 3,000,000 (load 7) |
 | columns the diagnosis types | 1,000 | a long file has a few columns; typing each costs pandas overhead, so wider files get no suggestion |
 | visits per person assumed by the sparse commit's float-error bound | 1,000,000 | a public allowance (the observed counts are data): the bound, and so the exact sampler's grid, must not depend on them |
+| output points of the sparse mean (--output-points) | 10,000 | the public grid the released curve is evaluated, drawn and stored on; 1e9 points held the CLI for minutes |
+| YAML a user hands fdp (plan file, replay config) | 1 MB | parsing costs about 2 s of CPU per MB even with libyaml (a 50 MB plan took 21 s); fdp's plans and configs are a few KB |
+| declared persons n of a plan (public.n) | 1,000,000 | the plan prices each statistic on n stand-in curves held in memory (n x grid floats) |
+| declared persons x grid points of a plan | 20,000,000 | those stand-in values, 160 MB |
+| statistics in one plan | 100 | each is priced (an accuracy search) and becomes a part of one bundle; 20,000 ran past a minute |
 | sparse basis functions J | 60 | the private A is J x J: J^2 noise terms, and its l1 sensitivity grows with J |
 | curves kept in a data set's content sketch | 4,096 | a fixed sample above it: the sketch stays small (341 KiB) and a comparison a few seconds |
 | persons n (the app's commit) | at least 10; warned below 20 or below 10% of the curves | see below |
@@ -75,6 +80,11 @@ MAX_DIAGNOSE_COLUMNS = 1_000
 MAX_LONG_COLUMNS = 1_000
 MAX_LONG_ROWS = 1_000_000
 MAX_SPARSE_BASIS = 60
+MAX_OUTPUT_POINTS = 10_000
+MAX_YAML_BYTES = 2**20
+MAX_PLAN_STATISTICS = 100
+MAX_PLAN_PERSONS = 1_000_000
+MAX_PLAN_CELLS = 20_000_000
 MAX_SKETCH_CURVES = 4096
 MAX_VISITS_FOR_BOUND = 10**6
 
