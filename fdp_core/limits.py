@@ -36,6 +36,7 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 | YAML a user hands fdp (plan file, replay config) | 1 MB | parsing costs about 2 s of CPU per MB even with libyaml (a 50 MB plan took 21 s); fdp's plans and configs are a few KB |
 | declared persons n of a plan (public.n) | 1,000,000 | the plan prices each statistic on n stand-in curves held in memory (n x grid floats) |
 | declared persons x grid points of a plan | 20,000,000 | those stand-in values, 160 MB |
+| nesting of that YAML | 50 levels | fdp's plans and configs nest four; the checks after parsing walk it recursively |
 | statistics in one plan | 100 | each is priced (an accuracy search) and becomes a part of one bundle; 20,000 ran past a minute |
 | sparse basis functions J | 60 | the private A is J x J: J^2 noise terms, and its l1 sensitivity grows with J |
 | curves kept in a data set's content sketch | 4,096 | a fixed sample above it: the sketch stays small (341 KiB) and a comparison a few seconds |
@@ -82,6 +83,7 @@ MAX_LONG_ROWS = 1_000_000
 MAX_SPARSE_BASIS = 60
 MAX_OUTPUT_POINTS = 10_000
 MAX_YAML_BYTES = 2**20
+MAX_YAML_DEPTH = 50
 MAX_PLAN_STATISTICS = 100
 MAX_PLAN_PERSONS = 1_000_000
 MAX_PLAN_CELLS = 20_000_000

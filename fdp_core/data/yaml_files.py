@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import ParameterError
-from ..limits import MAX_YAML_BYTES
+from ..limits import MAX_YAML_BYTES, MAX_YAML_DEPTH
 from .layouts import clean_text
 from .loading import check_regular_file
 
@@ -43,16 +43,40 @@ def parse_yaml(text: str, what: str):
         raise ParameterError(f"the {what} is longer than {MAX_YAML_BYTES // 2**20} MB, the limit for a {what} "
                              "(fdp_core/limits.py)")
     try:
-        return yaml.load(text, Loader=NumberLoader)  # noqa: S506 - a safe loader (SafeLoader or CSafeLoader) subclass
+        document = yaml.load(text, Loader=NumberLoader)  # noqa: S506 - a safe loader (SafeLoader or CSafeLoader) subclass
     except yaml.YAMLError as exc:
         raise ParameterError(f"{what} is not valid YAML: {clean_text(' '.join(str(exc).split()), 200)}") from None
     except RecursionError:  # PyYAML composes nested collections recursively: [[[[...]]]]
-        raise ParameterError(f"the {what} is nested too deeply to be an fdp {what}") from None
+        document = None
+    else:
+        if _depth_above(document, MAX_YAML_DEPTH) is False:
+            return document
+    # libyaml composes [[[[...]]]] without recursing; the checks and writers after us would not.
+    raise ParameterError(f"the {what} is nested too deeply to be an fdp {what} (more than {MAX_YAML_DEPTH} levels)")
+
+
+def _depth_above(document, limit: int) -> bool:
+    """Whether lists and mappings nest deeper than ``limit`` (an iterative walk: no recursion; a
+    collection shared through YAML aliases is walked once, so an alias bomb costs its size, not 2^n)."""
+    stack, seen = [(document, 0)], set()
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, (dict, list)):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+    return False
 
 
 def read_yaml_text(path: Path, what: str) -> str:
     """The text of a YAML file named by the user: a regular file, at most MAX_YAML_BYTES, UTF-8."""
-    size = check_regular_file(Path(path), what).st_size
+    size = check_regular_file(Path(path), f"{what} file").st_size
     if size > MAX_YAML_BYTES:
         raise ParameterError(f"{clean_text(Path(path).name, 80)} is {size / 2**20:.1f} MB; the limit for a {what} "
                              f"is {MAX_YAML_BYTES // 2**20} MB (fdp_core/limits.py)")
