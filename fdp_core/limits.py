@@ -10,6 +10,7 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 | absolute data value, range bound | 1e100 | squares (norms, errors) stay below the float64 maximum 1.8e308 |
 | tau (L2 norm bound) | 1e100 | sensitivities scale with tau^2 in the paper bounds |
 | Gibbs sweeps | 200,000 | about 20 s compiled; the chain keeps (sweeps x k) traces |
+| trade-off sweep values (--values) | 200 | each value is a release per mechanism (and its Monte Carlo band): 10^5 values ran 56 s |
 | Monte Carlo draws (trade-off bands) | 20,000 | draws x coefficients x sweep points floats in memory |
 | Bernstein lattice size K | 1,000 | basis is m x (K + 1) binomial terms: 1 s at K = 1,000, 59 s at 100,000 |
 | KDE evaluation grid | 2,000 points in 1-d, 128 x 128 in 2-d | evaluation cost and the release's size |
@@ -60,6 +61,7 @@ MAX_ABS_VALUE = 1e100
 MAX_TAU = 1e100
 MAX_GIBBS_SWEEPS = 200_000
 MAX_MC_DRAWS = 20_000
+MAX_SWEEP_VALUES = 200
 MAX_BERNSTEIN_K = 1_000
 MIN_PERSONS_COMMIT = 10  # the app refuses to commit a release over fewer persons
 MIN_PERSONS_WARN = 20  # fewer persons than this: a warning on the Data and Release pages
