@@ -166,11 +166,13 @@ def resolve(store: LedgerStore, fd: FunctionalData, *, unit: Mapping | None = No
 
 
 def open_budget(url: str | None, fd, *, unit: Mapping | None = None, name: str = DEFAULT_BUDGET,
-                source: str = "library", data_label: str = "", **registration) -> StoredBudget:
+                source: str = "library", data_label: str = "", read_only: bool = False,
+                **registration) -> StoredBudget:
     """The budget ``name`` of the registered data set ``fd`` belongs to, in the ledger at ``url``.
 
     The file is matched to the registrations (:func:`resolve`: exact
     fingerprint, else the content sketch); ``registration`` takes resolve's keyword arguments
-    (``dataset``, ``new_dataset``, ``reason``, ``value_range``, ``n_policy``).
+    (``dataset``, ``new_dataset``, ``reason``, ``value_range``, ``n_policy``). ``read_only``: a
+    reading command's store, which never migrates an older ledger (LedgerStore).
     """
-    return resolve(LedgerStore(url), fd, unit=unit, name=name, source=source, data_label=data_label, **registration)
+    return resolve(LedgerStore(url, read_only=read_only), fd, unit=unit, name=name, source=source, data_label=data_label, **registration)

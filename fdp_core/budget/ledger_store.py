@@ -303,8 +303,11 @@ class LedgerStore:
     shared by threads (app sessions) and the database by processes (CLI runs).
     """
 
-    def __init__(self, url: str | None = None):
+    def __init__(self, url: str | None = None, *, read_only: bool = False):
         self.url = resolve_url(url)
+        # read_only: a reading command's store (ledger show). It never migrates an older schema
+        # nor changes the journal mode: it refuses an older ledger in one line instead.
+        self.read_only = read_only
         self.dialect, self._target = _parse_url(self.url)
         self._ready = False
         self._lock = threading.Lock()
@@ -399,7 +402,7 @@ class LedgerStore:
             if self._ready:
                 return
             journal = "wal"
-            with self._transaction(write=True) as s:
+            with self._transaction(write=not self.read_only) as s:
                 if self.dialect == "sqlite":
                     journal = s.one("PRAGMA journal_mode")[0]
                     tables = {r[0] for r in s.all("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -415,9 +418,13 @@ class LedgerStore:
                         s.execute(statement)
                     s.execute("INSERT INTO schema_version (component, version, updated_utc) VALUES (?, ?, ?)",
                               (SCHEMA_COMPONENT, SCHEMA_VERSION, _now()))
+                elif version < SCHEMA_VERSION and self.read_only:
+                    raise LedgerError(f"ledger {self.location} has schema version {version} (this fdp writes "
+                                      f"{SCHEMA_VERSION}); a reading command does not migrate it: run a command that "
+                                      "writes to it first (ledger init, or a release with --ledger)")
                 else:
                     self._migrate(s, version)
-            if self.dialect == "sqlite" and journal != "wal":
+            if self.dialect == "sqlite" and journal != "wal" and not self.read_only:
                 # Write-ahead logging: readers (the app's meter) never wait for a writer.
                 conn = self._connect()
                 try:
