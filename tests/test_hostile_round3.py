@@ -105,3 +105,11 @@ def test_tradeoff_values_are_capped(tmp_path):
     out = tmp_path / "out"
     refused(["tradeoff", "--data", WIDE, "--param", "epsilon", "--values", *map(str, range(1, 100_001)),
              "--kernel", "matern52", "--rho", "0.1", "--out", out], "--values", "the limit is", out_dir=out)
+
+
+def test_a_long_file_routed_sparse_without_domain_is_one_line(tmp_path):
+    out = tmp_path / "out"
+    base = ["release", "mean", "--data", EXAMPLE_SPARSE, "--epsilon", "1", "--delta", "1e-6", "--kernel", "matern52",
+            "--rho", "0.1", "--out", out]
+    refused([*base, "--value-range", "-5,5"], "is sparse", "--domain A,B", out_dir=out)
+    refused([*base, "--domain", "0,1"], "is sparse", "--value-range LO,HI", out_dir=out)
