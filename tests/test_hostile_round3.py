@@ -49,7 +49,7 @@ def test_a_plan_with_too_many_statistics(tmp_path):
 
 def test_a_plan_or_config_over_the_yaml_size_limit(tmp_path, ):
     plan = _plan(tmp_path, PUBLIC + "statistics:\n" + MEAN_STAT % 0 + "#" + "x" * MAX_YAML_BYTES + "\n")
-    refused(["plan", plan, "--out", tmp_path / "out"], "the limit for a plan is 1 MB", out_dir=tmp_path / "out")
+    refused(["plan", plan, "--out", tmp_path / "out"], "the limit for a plan is 256 KB", out_dir=tmp_path / "out")
     refused(["replay", plan, "--data", WIDE, "--no-ledger", "--out", tmp_path / "out"], "the limit for a config",
             out_dir=tmp_path / "out")
 

@@ -40,7 +40,7 @@ NumberLoader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, l
 def parse_yaml(text: str, what: str):
     """The YAML document in ``text`` (numbers as numbers); a one-line ParameterError otherwise."""
     if len(text.encode("utf-8", errors="replace")) > MAX_YAML_BYTES:
-        raise ParameterError(f"the {what} is longer than {MAX_YAML_BYTES // 2**20} MB, the limit for a {what} "
+        raise ParameterError(f"the {what} is longer than {MAX_YAML_BYTES // 1024} KB, the limit for a {what} "
                              "(fdp_core/limits.py)")
     try:
         document = yaml.load(text, Loader=NumberLoader)  # noqa: S506 - a safe loader (SafeLoader or CSafeLoader) subclass
@@ -78,8 +78,8 @@ def read_yaml_text(path: Path, what: str) -> str:
     """The text of a YAML file named by the user: a regular file, at most MAX_YAML_BYTES, UTF-8."""
     size = check_regular_file(Path(path), f"{what} file").st_size
     if size > MAX_YAML_BYTES:
-        raise ParameterError(f"{clean_text(Path(path).name, 80)} is {size / 2**20:.1f} MB; the limit for a {what} "
-                             f"is {MAX_YAML_BYTES // 2**20} MB (fdp_core/limits.py)")
+        raise ParameterError(f"{clean_text(Path(path).name, 80)} is {size / 1024:,.0f} KB; the limit for a {what} "
+                             f"is {MAX_YAML_BYTES // 1024} KB (fdp_core/limits.py)")
     try:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
