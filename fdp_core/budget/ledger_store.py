@@ -87,8 +87,8 @@ def check_name(name: str, what: str = "budget name") -> str:
     """``name`` stripped, if it is 1 to _NAME_MAX printable characters; ParameterError naming ``what``."""
     name = str(name).strip()
     if not name or len(name) > _NAME_MAX or any(_refused_char(c) for c in name):
-        raise ParameterError(f"a {what} is 1 to {_NAME_MAX} printable characters (no control, bidirectional or "
-                             f"invalid UTF-8 characters), got {shown(name)}")
+        raise ParameterError(f"a {what} is 1 to {_NAME_MAX} printable characters, got {shown(name)} (no control, "
+                             "bidirectional or invalid UTF-8 characters)")
     return name
 
 
