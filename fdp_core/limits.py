@@ -10,6 +10,7 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 | absolute data value, range bound | 1e100 | squares (norms, errors) stay below the float64 maximum 1.8e308 |
 | tau (L2 norm bound) | 1e100 | sensitivities scale with tau^2 in the paper bounds |
 | Gibbs sweeps | 200,000 | about 20 s compiled; the chain keeps (sweeps x k) traces |
+| trade-off sweep values (--values) | 200 | each value is a release per mechanism (and its Monte Carlo band): 10^5 values ran 56 s |
 | Monte Carlo draws (trade-off bands) | 20,000 | draws x coefficients x sweep points floats in memory |
 | Bernstein lattice size K | 1,000 | basis is m x (K + 1) binomial terms: 1 s at K = 1,000, 59 s at 100,000 |
 | KDE evaluation grid | 2,000 points in 1-d, 128 x 128 in 2-d | evaluation cost and the release's size |
@@ -28,8 +29,16 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 | cell-by-cell parser | 200 MB | it holds every cell as a Python string |
 | columns of a data file (not transposed) | 10,000 | a wide file is at most 2,000 grid points plus metadata; refused from the header alone |
 | bytes the Data page's diagnosis reads | 1 MB | the layout suggestion (long or transposed) looks at a preview, never the whole upload |
+| columns of a long file (sparse route, CLI and app) | 1,000 | a long file has id, t, value and a few more; wider files are refused from the header, before the body is read |
+| rows of a long file read in memory (sparse route) | 1,000,000 | three columns parsed as text, then typed: 2.9 s for 1,000,000 rows, 41 s for 3,000,000 (load 7) |
 | columns the diagnosis types | 1,000 | a long file has a few columns; typing each costs pandas overhead, so wider files get no suggestion |
 | visits per person assumed by the sparse commit's float-error bound | 1,000,000 | a public allowance (the observed counts are data): the bound, and so the exact sampler's grid, must not depend on them |
+| output points of the sparse mean (--output-points) | 10,000 | the public grid the released curve is evaluated, drawn and stored on; 1e9 points held the CLI for minutes |
+| YAML a user hands fdp (plan file, replay config) | 256 KB | parsing costs about 1.7 s of CPU per MB even with libyaml (a 50 MB plan took 21 s); fdp's plans and configs are a few KB (100 statistics about 15 KB) |
+| declared persons n of a plan (public.n) | 1,000,000 | the plan prices each statistic on n stand-in curves held in memory (n x grid floats) |
+| declared persons x grid points of a plan | 20,000,000 | those stand-in values, 160 MB |
+| nesting of that YAML | 50 levels | fdp's plans and configs nest four; the checks after parsing walk it recursively |
+| statistics in one plan | 100 | each is priced (an accuracy search) and becomes a part of one bundle; 20,000 ran past a minute |
 | sparse basis functions J | 60 | the private A is J x J: J^2 noise terms, and its l1 sensitivity grows with J |
 | curves kept in a data set's content sketch | 4,096 | a fixed sample above it: the sketch stays small (341 KiB) and a comparison a few seconds |
 | persons n (the app's commit) | at least 10; warned below 20 or below 10% of the curves | see below |
@@ -52,6 +61,7 @@ MAX_ABS_VALUE = 1e100
 MAX_TAU = 1e100
 MAX_GIBBS_SWEEPS = 200_000
 MAX_MC_DRAWS = 20_000
+MAX_SWEEP_VALUES = 200
 MAX_BERNSTEIN_K = 1_000
 MIN_PERSONS_COMMIT = 10  # the app refuses to commit a release over fewer persons
 MIN_PERSONS_WARN = 20  # fewer persons than this: a warning on the Data and Release pages
@@ -70,7 +80,15 @@ MAX_N_PUBLIC_FACTOR = 100
 MAX_FILE_COLUMNS = 10_000
 MAX_DIAGNOSE_BYTES = 1 << 20
 MAX_DIAGNOSE_COLUMNS = 1_000
+MAX_LONG_COLUMNS = 1_000
+MAX_LONG_ROWS = 1_000_000
 MAX_SPARSE_BASIS = 60
+MAX_OUTPUT_POINTS = 10_000
+MAX_YAML_BYTES = 256 * 1024
+MAX_YAML_DEPTH = 50
+MAX_PLAN_STATISTICS = 100
+MAX_PLAN_PERSONS = 1_000_000
+MAX_PLAN_CELLS = 20_000_000
 MAX_SKETCH_CURVES = 4096
 MAX_VISITS_FOR_BOUND = 10**6
 

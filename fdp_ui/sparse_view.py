@@ -67,7 +67,10 @@ def _sparse_from_bytes(raw: bytes, name: str) -> SparseData | None:
         return None
     try:
         s = diagnosis.suggestion
-        return read_long(io.BytesIO(intake.long_to_loader_csv(raw, s["id"], s["t"], s["value"])), name=name)
+        if intake.is_date_column(raw, s["t"]):  # dates become days: the one rewrite of the file
+            return read_long(io.BytesIO(intake.long_to_loader_csv(raw, s["id"], s["t"], s["value"])), name=name)
+        # The same bounded reader, told the column names (no rewritten copy of the upload).
+        return read_long(io.BytesIO(raw), id_column=s["id"], t_column=s["t"], value_column=s["value"], name=name)
     except FdpError:
         return None
 

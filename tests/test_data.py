@@ -198,3 +198,20 @@ def test_berkeley_growth_non_uniform_ages(shared_data):
     assert np.all(np.isfinite(release))
     # Heights: the non-private mean rises from ~80 cm to ~170 cm.
     assert 70 < plan.estimate[0] < 95 and 160 < plan.estimate[-1] < 185
+
+
+@pytest.mark.parametrize("ulps", [-2, -1, 0, 1, 2])
+def test_a_tie_at_tau_is_counted_alike_and_still_clipped(ulps):
+    """A norm within a few ulps of tau (tau read off the data, another summation order) is not
+    counted as clipped on any side of the tie, yet the clip map still brings it to <= tau."""
+    grid = np.linspace(0.0, 1.0, 21)
+    weights = trapezoid_weights(grid)
+    values = np.vstack([np.sin(3 * grid) + 1.0, 0.3 * grid])
+    norm = float(l2_norms(values[:1], weights)[0])
+    tau = norm
+    for _ in range(abs(ulps)):
+        tau = np.nextafter(tau, np.inf if ulps > 0 else 0.0)
+    result = clip_to_ball(values, weights, tau)
+    assert result.n_clipped == 0
+    assert np.all(l2_norms(result.values, weights) <= tau)
+    assert clip_to_ball(values, weights, norm * 0.999).n_clipped == 1  # a real clip is still counted

@@ -270,3 +270,19 @@ def test_another_seed_of_a_simulation_design_is_other_people(tmp_path, design):
     n = first.data_matrix.shape[0]
     subset = from_arrays(first.grid_points * 3, first.data_matrix[: int(0.9 * n)] * 7 + 1, name="subset")
     assert open_budget(url, subset).match["dataset"] == f"{design} seed 0"
+
+
+def test_ledger_show_never_migrates_a_schema_1_ledger(tmp_path, capsys):
+    """A reading command writes nothing: on a version-1 ledger `ledger show` refuses in one line
+    (exit 2) and leaves the file byte for byte; a writing command migrates it, then show reads it."""
+    path = tmp_path / "old.sqlite3"
+    shutil.copy(FIXTURE_V1, path)
+    before = path.read_bytes()
+    url = f"sqlite:///{path}"
+    assert main(["ledger", "show", "--ledger", url, "--data", str(EXAMPLE)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "schema version 1" in err[0] and "does not migrate" in err[0]
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["old.sqlite3"]
+    open_budget(url, load_curves(EXAMPLE), source="cli", data_label="example_curves.csv")  # a writer's store migrates
+    assert main(["ledger", "show", "--ledger", url, "--data", str(EXAMPLE)]) == 0
+    assert json.loads(capsys.readouterr().out)["spent"]["epsilon"] == pytest.approx(1.0, rel=1e-9)

@@ -74,12 +74,15 @@ def config_yaml(tmp_path) -> Path:
 
 # --------------------------------------------------------------------------- tracebacks
 
-@pytest.mark.parametrize("text", ["[" * 5000 + "]" * 5000, "{a: " * 5000 + "1" + "}" * 5000,
-                                  "a:\n" + "".join(" " * i + "-\n" for i in range(3000))])
-def test_deeply_nested_replay_config_is_one_line(tmp_path, text):
+@pytest.mark.parametrize("text, fragment", [("[" * 5000 + "]" * 5000, "nested too deeply"),
+                                            ("{a: " * 5000 + "1" + "}" * 5000, "nested too deeply"),
+                                            ("a:\n" + "".join(" " * i + "-\n" for i in range(300)), "nested too deeply"),
+                                            # 4.5 MB of indentation: refused by its size before it is parsed
+                                            ("a:\n" + "".join(" " * i + "-\n" for i in range(3000)), "the limit for a config")])
+def test_deeply_nested_replay_config_is_one_line(tmp_path, text, fragment):
     config = tmp_path / "deep.yaml"
     config.write_text(text)
-    refused(["replay", config, "--data", WIDE, "--out", tmp_path / "out", "--no-ledger"], "nested too deeply",
+    refused(["replay", config, "--data", WIDE, "--out", tmp_path / "out", "--no-ledger"], fragment,
             out_dir=tmp_path / "out")
 
 

@@ -133,7 +133,7 @@ def test_bad_plans_get_one_specific_line(mapping, message):
 
 
 def _write_plan(tmp_path, statistics, budget=None):
-    mapping = {"schema": "fdp.plan/1", "public": {"n": 60, "grid": 101, "value_range": [-0.5, 2.0]},
+    mapping = {"schema": "fdp.plan/1", "public": {"n": 60, "grid": 27, "value_range": [-0.5, 2.0]},
                "statistics": statistics}
     if budget:
         mapping["budget"] = budget

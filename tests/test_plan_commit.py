@@ -25,7 +25,7 @@ STATS = [{"kind": "mean", "name": "mean curve", "settings": MEAN, "target": 0.3}
 
 
 def _mapping(statistics=STATS):
-    return {"schema": "fdp.plan/1", "public": {"n": 60, "grid": 101, "value_range": [-0.5, 2.0]},
+    return {"schema": "fdp.plan/1", "public": {"n": 60, "grid": 27, "value_range": [-0.5, 2.0]},
             "statistics": statistics}
 
 
@@ -157,3 +157,19 @@ def test_a_stand_in_without_the_declared_design_is_refused(tmp_path, capsys, sta
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_a_plan_commit_refuses_a_file_on_another_grid(tmp_path):
+    """The plan's budgets and radii were computed on the declared grid: a file with another number
+    of points is refused in one line, nothing charged, nothing written (issue 39: 60 vs 93 was committed)."""
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "data" / "example_curves.csv"  # 60 curves on 27 points
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("schema: fdp.plan/1\npublic: {n: 60, grid: 93, value_range: [-0.5, 2.0]}\nstatistics:\n"
+                    "  - {name: m, kind: mean, settings: {kernel: matern52, rho: 0.1}, epsilon: 0.5}\n"
+                    "budget: {epsilon: 2, delta: 1e-5}\n")
+    ledger, out = tmp_path / "l.sqlite3", tmp_path / "out"
+    code = main(["plan", str(plan), "--data", str(example), "--commit", "--ledger", f"sqlite:///{ledger}",
+                 "--out", str(out)])
+    assert code == 2 and not out.exists() and not ledger.exists()

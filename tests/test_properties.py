@@ -312,3 +312,140 @@ def test_random_uploads_through_the_app(raw):
     # Accepted (the data page shows the curves) or refused with one line.
     for error in at.error:
         assert "Traceback" not in error.value
+
+
+# --------------------------------------------------------------------------- issue 39: plans, names, sparse files, --out
+
+PLAN_BASE = {"schema": "fdp.plan/1", "public": {"n": 142, "grid": 93, "value_range": [0, 1]},
+             "statistics": [{"name": "m", "kind": "mean", "settings": {"kernel": "matern52", "rho": 0.1},
+                             "epsilon": 0.5}],
+             "budget": {"epsilon": 4, "delta": 1e-5}}
+_plan_numbers = st.sampled_from(["1e-5", "1e21", "-0", ".5e1", "1_000", "0x10", "1e400", "nan", ".inf", "2.5",
+                                 "'1e-5'", "1e", "e5", "142", "10000000"])
+
+
+@st.composite
+def plan_texts(draw) -> str:
+    """The README's plan with values replaced by numbers in YAML's odd spellings, by any YAML value,
+    keys dropped, or raw text."""
+    if draw(st.integers(0, 5)) == 0:
+        return draw(st.text(max_size=200) | st.sampled_from(["[" * 3000 + "]" * 3000, "&a [*a]", "statistics: 1"]))
+    plan = yaml.safe_load(yaml.safe_dump(PLAN_BASE))
+    text_values = {}
+    for _ in range(draw(st.integers(1, 3))):
+        section = draw(st.sampled_from(["public", "budget", "stat", "stat-settings", "top"]))
+        node = {"public": plan["public"], "budget": plan.get("budget") or {}, "top": plan,
+                "stat": plan["statistics"][0] if plan.get("statistics") else {},
+                "stat-settings": (plan["statistics"][0].get("settings") or {}) if plan.get("statistics") else {}}[section]
+        if not isinstance(node, dict) or not node:
+            continue
+        key = draw(st.sampled_from(sorted(node, key=str)))
+        choice = draw(st.integers(0, 2))
+        if choice == 0:
+            marker = f"@@{len(text_values)}@@"
+            text_values[marker] = draw(_plan_numbers)
+            node[key] = marker
+        elif choice == 1:
+            node[key] = draw(yaml_values)
+        else:
+            node.pop(key, None)
+    text = yaml.safe_dump(plan)
+    for marker, raw in text_values.items():
+        text = text.replace(marker, raw)
+    return text
+
+
+@settings(deadline=None)
+@given(text=plan_texts())
+@example(text=yaml.safe_dump(PLAN_BASE).replace("1.0e-05", "1e-5"))
+@example(text=yaml.safe_dump(PLAN_BASE).replace("n: 142", "n: 1e21"))
+def test_random_plan_yaml(text, tmp_path_factory):
+    case = tmp_path_factory.mktemp("plan")
+    plan = case / "plan.yaml"
+    plan.write_text(text)
+    run_cli_case(["plan", str(plan), "--out", str(case / "out")], case / "out", case / "ledger.sqlite3")
+
+
+@settings(deadline=None, max_examples=25)
+@given(name=st.text(min_size=0, max_size=120) | st.sampled_from(["bad\udcff", "x\u202ey", "\u2066a", "ok name"]))
+def test_random_data_set_names(name, tmp_path_factory):
+    """Any name: registered (printable, 1-100 characters) or refused in one line naming the data set
+    name, the ledger untouched."""
+    case = tmp_path_factory.mktemp("name")
+    ledger = case / "ledger.sqlite3"
+    if "\x00" in name:  # the OS refuses a NUL in an argument before fdp sees it
+        return
+    code, err = run_cli_case(["ledger", "init", "--ledger", f"sqlite:///{ledger}", "--dataset", name,
+                              "--epsilon", "1", "--delta", "1e-6", "--data", str(WIDE)], case / "out", ledger)
+    if code == 2 and name.strip() and len(name.strip()) <= 100 and "--dataset" not in err:
+        assert "data set name" in err or "budget name" not in err, err
+
+
+@st.composite
+def sparse_files(draw) -> bytes:
+    """Long files: a valid sparse design with rows, cells or the header edited, or raw bytes."""
+    if draw(st.integers(0, 4)) == 0:
+        return draw(st.binary(max_size=600))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    header = draw(st.sampled_from(["id,t,value", "ID;T;Value", "id\tt\tvalue", "value,t,id", "id,t", "id,t,value,x"]))
+    sep = ";" if ";" in header else "\t" if "\t" in header else ","
+    rows = [header]
+    for person in range(draw(st.integers(0, 30))):
+        for t in np.sort(rng.uniform(0, 1, draw(st.integers(1, 5)))):
+            rows.append(sep.join([f"p{person}", f"{t:.4f}", f"{rng.normal():.3f}"]))
+    for _ in range(draw(st.integers(0, 3))):
+        if len(rows) > 1:
+            rows[draw(st.integers(1, len(rows) - 1))] = draw(st.sampled_from(["", "p1,nan,1", "p1,0.5", ",,",
+                                                                              "p1,1e400,2", "p1,0.5,1,2,3", '"']))
+    return ("\n".join(rows) + "\n").encode()
+
+
+@settings(deadline=None)
+@given(raw=sparse_files())
+def test_random_sparse_long_files(raw):
+    """The bounded long-file reader: SparseData with finite observations, or one-line DataError."""
+    from fdp_core.data.sparse_data import read_long
+
+    try:
+        with time_limit(CASE_LIMIT_S):
+            data = read_long(raw, name="upload.csv")
+    except FdpError as exc:
+        assert str(exc).strip() and "\n" not in str(exc)
+        return
+    assert data.n_observations >= 1 and np.all(np.isfinite(data.t)) and np.all(np.isfinite(data.y))
+
+
+_out_names = st.sampled_from(["out", "", ".", "..", "a/../b", "/dev/null", "/proc/self/x", "x" * 300, "sub/dir",
+                              "name with spaces", "\u202eevil", "wide.csv", "-", "a\nb"])
+
+
+@settings(deadline=None, max_examples=20)
+@given(name=_out_names | st.text(min_size=1, max_size=40))
+@example(name="out")
+@example(name="wide.csv")  # the input file itself as the output folder
+def test_random_out_paths(name, tmp_path_factory):
+    """--out: any path gives a release (exit 0) or a one-line refusal (exit 2) with nothing written
+    outside the case folder, and never overwrites the input file."""
+    case = tmp_path_factory.mktemp("outpath")
+    data = case / "wide.csv"
+    data.write_bytes(WIDE.read_bytes())
+    if "\x00" in name:
+        return
+    # Absolute paths only from the list above (a generated "/" must not aim a release at the root).
+    out = Path(name) if name in ("/dev/null", "/proc/self/x") else case / name.lstrip("/")
+    before = data.read_bytes()
+    argv = ["release", "mean", "--data", str(data), "--kernel", "gaussian", "--rho", "0.01", "--epsilon", "1",
+            "--delta", "1e-6", "--tau", "5", "--out", str(out)]
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err), time_limit(CASE_LIMIT_S):
+        try:
+            code = cli.main(argv)
+        except SystemExit as exc:
+            code = exc.code
+    assert code in (0, 2), err.getvalue()[-2000:]
+    if code == 2:
+        lines = err.getvalue().strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), err.getvalue()[:2000]
+    assert data.read_bytes() == before
+    if name == "out":
+        assert code == 0 and (out / "release.json").exists()  # the base vector works: the property tests something

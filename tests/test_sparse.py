@@ -729,3 +729,60 @@ def test_a_sparse_bundle_verifies_against_its_data_and_a_tampered_one_does_not(t
         tampered = copy.deepcopy(release.record)
         tampered[key]["epsilon"] *= 0.5  # a release claiming to have cost less than its settings imply
         assert not verify_release(release.config, data, tampered).verified, key
+
+
+# --------------------------------------------------------------------------- bounded long-file reader
+
+def _long_csv(n_persons=12, header="id,t,value"):
+    rows = [header] + [f"p{i},{j / 4:.2f},{i + j}" for i in range(n_persons) for j in range(3)]
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_read_long_names_columns_and_reads_only_them():
+    from fdp_core.data.sparse_data import read_long
+
+    raw = b"site;extra;day;temp\n" + b"".join(f"p{i};x;{j};{i}\n".encode() for i in range(12) for j in range(3))
+    data = read_long(raw, id_column="site", t_column="day", value_column="temp")
+    assert data.n == 12 and data.n_observations == 36 and float(data.t.max()) == 2.0
+
+
+@pytest.mark.parametrize("case", ["wide", "long-header", "no-columns"])
+def test_read_long_refuses_from_the_header(case):
+    """Too wide, a header line longer than the capped head, or missing columns: refused before the
+    body is parsed (the body here would take minutes for pandas' python engine)."""
+    import time
+
+    from fdp_core.data.sparse_data import read_long
+    from fdp_core.errors import DataError
+    from fdp_core.limits import MAX_DIAGNOSE_BYTES, MAX_LONG_COLUMNS
+
+    if case == "wide":
+        cols = MAX_LONG_COLUMNS * 80
+        raw = (",".join(str(j) for j in range(cols)) + "\n" + ",".join("1" for _ in range(cols)) + "\n").encode()
+        expected = "columns"
+    elif case == "long-header":
+        raw = b"a" * (MAX_DIAGNOSE_BYTES + 10) + b"\n1\n"
+        expected = "header line is longer"
+    else:
+        raw = b"x,y,z\n" + b"1,2,3\n" * 1000
+        expected = "no column 'id'"
+    start = time.perf_counter()
+    with pytest.raises(DataError, match=expected) as info:
+        read_long(raw, name="f.csv")
+    assert time.perf_counter() - start < 5.0 and "\n" not in str(info.value)
+
+
+def test_read_long_refuses_special_files_and_too_many_rows(tmp_path, monkeypatch):
+    import os
+
+    from fdp_core.data import sparse_data
+    from fdp_core.errors import DataError
+
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(DataError, match="named pipe"):
+        sparse_data.read_long(fifo)
+    monkeypatch.setattr(sparse_data, "MAX_LONG_ROWS", 30)
+    with pytest.raises(DataError, match="more than 30 observations"):
+        sparse_data.read_long(_long_csv(n_persons=12))
+    assert sparse_data.read_long(_long_csv(n_persons=10)).n_observations == 30

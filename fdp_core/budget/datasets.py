@@ -24,11 +24,11 @@ import numpy as np
 
 from ..data import sketch as sketches
 from ..data.loading import FunctionalData
-from ..errors import ParameterError
+from ..errors import ParameterError, shown
 from ..data.fingerprint import canonical_unit, fingerprint
 from ..data.preprocess import person_codes
 from .ledger_store import (DEFAULT_BUDGET, Dataset, LedgerStore, NewDataset, NewVersion, Registration, StoredBudget,
-                           check_name)
+                           check_dataset_name, check_name, printable_name)
 
 _REASON_MAX = 500
 
@@ -86,17 +86,19 @@ def find_match(store: LedgerStore, fd: FunctionalData, key: str, vectors: np.nda
 
 
 def _default_name(store: LedgerStore, data_label: str, key: str) -> str:
-    stem = Path(str(data_label or "")).stem.strip() or "data"
-    name = check_name(stem[:90])
-    return name if store.dataset_named(name) is None else check_name(f"{stem[:60]} {key[:8]}")
+    stem = printable_name(Path(str(data_label or "")).stem)
+    name = check_dataset_name(stem[:90])
+    return name if store.dataset_named(name) is None else check_dataset_name(f"{stem[:60]} {key[:8]}")
 
 
-def check_reason(reason: str | None) -> str | None:
+def check_reason(reason: str | None, flag: str = "--reason") -> str | None:
+    """Free text recorded with a registration (--reason, --n-policy): one line of at most _REASON_MAX
+    printable characters (surrogates from bytes that are not UTF-8 could not even be stored)."""
     if reason is None:
         return None
     text = " ".join(str(reason).split())
-    if not text or len(text) > _REASON_MAX:
-        raise ParameterError(f"--reason is 1 to {_REASON_MAX} characters of text, got {reason!r}")
+    if not text or len(text) > _REASON_MAX or printable_name(text, "") != text:
+        raise ParameterError(f"{flag} is 1 to {_REASON_MAX} characters of printable text, got {shown(reason)}")
     return text
 
 
@@ -115,13 +117,14 @@ def resolve(store: LedgerStore, fd: FunctionalData, *, unit: Mapping | None = No
     """
     name = check_name(name)
     reason = check_reason(reason)
+    n_policy = check_reason(n_policy, "--n-policy")
     person = unit.get("person_column") if isinstance(unit, Mapping) else None
     n, m = _n_persons(fd, person), int(fd.data_matrix.shape[1])
     if new_dataset and reason is None:
         raise ParameterError("--new-dataset needs --reason TEXT: why these data are not the registered data set they "
                              "match (recorded in the ledger and shown in later reports)")
     if dataset is not None:
-        dataset = check_name(dataset)
+        dataset = check_dataset_name(dataset)
     unit_json = canonical_unit(unit)
     key, content = fingerprints or (fingerprint(fd, unit), fingerprint(fd, None))
     vectors = sketches.sketch_of(fd) if vectors is None else vectors
@@ -163,11 +166,13 @@ def resolve(store: LedgerStore, fd: FunctionalData, *, unit: Mapping | None = No
 
 
 def open_budget(url: str | None, fd, *, unit: Mapping | None = None, name: str = DEFAULT_BUDGET,
-                source: str = "library", data_label: str = "", **registration) -> StoredBudget:
+                source: str = "library", data_label: str = "", read_only: bool = False,
+                **registration) -> StoredBudget:
     """The budget ``name`` of the registered data set ``fd`` belongs to, in the ledger at ``url``.
 
     The file is matched to the registrations (:func:`resolve`: exact
     fingerprint, else the content sketch); ``registration`` takes resolve's keyword arguments
-    (``dataset``, ``new_dataset``, ``reason``, ``value_range``, ``n_policy``).
+    (``dataset``, ``new_dataset``, ``reason``, ``value_range``, ``n_policy``). ``read_only``: a
+    reading command's store, which never migrates an older ledger (LedgerStore).
     """
-    return resolve(LedgerStore(url), fd, unit=unit, name=name, source=source, data_label=data_label, **registration)
+    return resolve(LedgerStore(url, read_only=read_only), fd, unit=unit, name=name, source=source, data_label=data_label, **registration)

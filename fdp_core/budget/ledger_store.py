@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
+import unicodedata
 import os
 import sqlite3
 import threading
@@ -70,11 +71,35 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
 
 
-def check_name(name: str) -> str:
+# Characters a name may not hold: controls (Cc), format characters (Cf: the bidirectional
+# overrides and isolates U+202A-U+202E, U+2066-U+2069, U+200E/U+200F, zero-width characters),
+# surrogates (Cs: what Python makes of bytes that are not UTF-8, e.g. $'bad\xff' on the command
+# line) and private-use characters (Co). A right-to-left override shows a name in reports and
+# `ledger show` as other text than it is, so two data sets could look alike.
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co"})
+
+
+def _refused_char(c: str) -> bool:
+    return unicodedata.category(c) in _REFUSED_CATEGORIES
+
+
+def check_name(name: str, what: str = "budget name") -> str:
+    """``name`` stripped, if it is 1 to _NAME_MAX printable characters; ParameterError naming ``what``."""
     name = str(name).strip()
-    if not name or len(name) > _NAME_MAX or any(ord(c) < 32 for c in name):
-        raise ParameterError(f"a budget name is 1 to {_NAME_MAX} printable characters, got {shown(name)}")
+    if not name or len(name) > _NAME_MAX or any(_refused_char(c) for c in name):
+        raise ParameterError(f"a {what} is 1 to {_NAME_MAX} printable characters, got {shown(name)} (no control, "
+                             "bidirectional or invalid UTF-8 characters)")
     return name
+
+
+def check_dataset_name(name: str) -> str:
+    return check_name(name, "data set name")
+
+
+def printable_name(text: str, fallback: str = "data") -> str:
+    """``text`` without the characters a name may not hold (a default name taken from a file name)."""
+    kept = "".join(c for c in str(text) if not _refused_char(c)).strip()
+    return kept or fallback
 
 
 @dataclass
@@ -278,8 +303,11 @@ class LedgerStore:
     shared by threads (app sessions) and the database by processes (CLI runs).
     """
 
-    def __init__(self, url: str | None = None):
+    def __init__(self, url: str | None = None, *, read_only: bool = False):
         self.url = resolve_url(url)
+        # read_only: a reading command's store (ledger show). It never migrates an older schema
+        # nor changes the journal mode: it refuses an older ledger in one line instead.
+        self.read_only = read_only
         self.dialect, self._target = _parse_url(self.url)
         self._ready = False
         self._lock = threading.Lock()
@@ -374,7 +402,7 @@ class LedgerStore:
             if self._ready:
                 return
             journal = "wal"
-            with self._transaction(write=True) as s:
+            with self._transaction(write=not self.read_only) as s:
                 if self.dialect == "sqlite":
                     journal = s.one("PRAGMA journal_mode")[0]
                     tables = {r[0] for r in s.all("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -390,9 +418,13 @@ class LedgerStore:
                         s.execute(statement)
                     s.execute("INSERT INTO schema_version (component, version, updated_utc) VALUES (?, ?, ?)",
                               (SCHEMA_COMPONENT, SCHEMA_VERSION, _now()))
+                elif version < SCHEMA_VERSION and self.read_only:
+                    raise LedgerError(f"ledger {self.location} has schema version {version} (this fdp writes "
+                                      f"{SCHEMA_VERSION}); a reading command does not migrate it: run a command that "
+                                      "writes to it first (ledger init, or a release with --ledger)")
                 else:
                     self._migrate(s, version)
-            if self.dialect == "sqlite" and journal != "wal":
+            if self.dialect == "sqlite" and journal != "wal" and not self.read_only:
                 # Write-ahead logging: readers (the app's meter) never wait for a writer.
                 conn = self._connect()
                 try:
@@ -443,8 +475,8 @@ class LedgerStore:
                      "FROM fdp_budgets GROUP BY fingerprint ORDER BY MIN(id)")
         taken = set()
         for fingerprint, unit, label, created_by, created_utc, _ in rows:
-            stem = Path(str(label or "")).stem or "data"
-            name = check_name(f"{stem[:60]} {fingerprint[:8]}" if stem in taken else stem[:90])
+            stem = printable_name(Path(str(label or "")).stem)
+            name = check_dataset_name(f"{stem[:60]} {fingerprint[:8]}" if stem in taken else stem[:90])
             taken.add(name)
             person = json.loads(unit or "{}").get("person_column")
             dataset_id = s.one("INSERT INTO fdp_datasets (name, budget_key, person_column, domain, value_range, "
@@ -556,7 +588,7 @@ class LedgerStore:
             row = s.one("INSERT INTO fdp_datasets (name, budget_key, person_column, domain, value_range, n_policy, "
                         "reason, created_by, created_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
                         "ON CONFLICT DO NOTHING RETURNING id",
-                        (check_name(new.name), key, new.person_column,
+                        (check_dataset_name(new.name), key, new.person_column,
                          None if new.domain is None else json.dumps(new.domain),
                          None if new.value_range is None else json.dumps(new.value_range), new.n_policy, new.reason,
                          created_by, _now()))

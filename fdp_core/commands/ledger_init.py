@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from ..budget.accounting import FILTERS, KINDS
 from ..errors import ParameterError
-from ..budget.ledger_store import BudgetSpec, check_name
+from ..budget.ledger_store import BudgetSpec, check_dataset_name, check_name
 from ..data.preprocess import parse_value_range
 from ._common import load_data
 from .ledger import add_budget_options, budget_of, match_line
-from ..budget.datasets import open_budget
+from ..budget.datasets import check_reason, open_budget
 from ..data.sparse_data import SPARSE_UNIT, ledger_view, read_long
 
 PATH = ("ledger", "init")
@@ -70,6 +70,10 @@ def run(args) -> int:
     spec = BudgetSpec(args.epsilon, args.delta, args.filter, parse_split(args.split))
     spec.ledger()  # validate before touching the data or the database
     check_name(args.name)  # the budget's name too: a refusal creates no file
+    if args.dataset is not None:
+        check_dataset_name(args.dataset)  # so are the data set's name and the recorded texts
+    check_reason(args.reason)
+    check_reason(args.n_policy, "--n-policy")
     value_range = None if args.value_range is None else parse_value_range(args.value_range)
     if args.reason is not None and not args.new_dataset:
         raise ParameterError("--reason goes with --new-dataset (the reason a near-match is registered as new data)")

@@ -35,6 +35,7 @@ from ..errors import BudgetError, ParameterError
 from .ledger import add_ledger_option, budget_of
 from ..data.loading import load_curves
 from ..data.preprocess import file_persons
+from ..data.yaml_files import parse_yaml, read_yaml_text
 
 PATH = ("plan",)
 HELP = "plan a release by accuracy across statistics (budgets from targets or weights; optionally commit it)"
@@ -55,14 +56,8 @@ def configure(parser) -> None:
 
 
 def _read_plan(path: Path) -> dict:
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ParameterError(f"cannot read the plan {path.name}: {' '.join(str(exc).split())}") from None
-    try:
-        return yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError) as exc:
-        raise ParameterError(f"plan is not valid YAML: {' '.join(str(exc).split())[:200]}") from None
+    """The plan's mapping: a regular file of at most MAX_YAML_BYTES, 1e-5 read as a number (data/yaml_files.py)."""
+    return parse_yaml(read_yaml_text(path, "plan"), "plan")
 
 
 def run(args) -> int:

@@ -136,6 +136,12 @@ def sparse_data_for(args) -> SparseData | Streamed | None:
         if args.domain is not None:
             raise ParameterError("--domain applies to the sparse route (a long file of sparse curves): add --sparse")
         return None
+    missing = ("the public domain of t: --domain A,B (declared, not read off the data)" if args.domain is None
+               else "the public value range: --value-range LO,HI" if getattr(args, "value_range", None) is None
+               else None)
+    if missing is not None:  # one line: the routing note and the refusal together
+        raise ParameterError(f"{data.name} is sparse ({verdict.reason}), so it goes through the sparse route, "
+                             f"which needs {missing}")
     print(f"note: {data.name} is sparse ({verdict.reason}); releasing it through the sparse route (--sparse)",
           file=sys.stderr)
     return data

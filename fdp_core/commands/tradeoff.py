@@ -15,8 +15,8 @@ from pathlib import Path
 
 import plotly.io as pio
 
-from ..errors import ParameterError
-from ..limits import MAX_MC_DRAWS, check_at_most
+from ..errors import ParameterError, shown
+from ..limits import MAX_MC_DRAWS, MAX_SWEEP_VALUES, check_at_most
 from ..releases.mean import BAND_FIELDS, MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
 from ..publish.release import provenance_stamp, to_json
 from ..settings_fields import add_options, options_of, settings_from_args
@@ -58,7 +58,10 @@ def parse_values(tokens) -> list[float]:
                 try:
                     values.append(float(part))
                 except ValueError:
-                    raise ParameterError(f"--values: {part.strip()!r} is not a number") from None
+                    raise ParameterError(f"--values: {shown(part.strip())} is not a number") from None
+                if len(values) > MAX_SWEEP_VALUES:  # counted while parsing: 10^5 values are refused at once
+                    raise ParameterError(f"--values: more than {MAX_SWEEP_VALUES} values; the limit is "
+                                         f"{MAX_SWEEP_VALUES} (each is a full release per mechanism, fdp_core/limits.py)")
     if not values:
         raise ParameterError("--values needs at least one number")
     return values

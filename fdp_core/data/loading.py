@@ -107,7 +107,7 @@ class FunctionalData:
 
     def n_clipped(self, tau: float) -> int:
         """How many curves clipping at tau would shrink."""
-        return int(np.sum(self._norms > check_positive("tau", tau)))
+        return int(np.sum(beyond_tau(self._norms, check_positive("tau", tau))))
 
     def clipped_mean(self, tau: float) -> np.ndarray:
         """Mean of the curves after clipping each to the L2 ball of radius tau.
@@ -157,6 +157,20 @@ def l2_norms(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return np.sqrt(np.maximum((np.asarray(values) ** 2) @ np.asarray(weights), 0.0))
 
 
+# A curve is *counted* as clipped only when its norm exceeds tau by more than this relative
+# tolerance. With tau taken from the data (tau = the largest norm) the largest curve ties with
+# tau, and whether its recomputed norm lands one ulp above or below tau depends on the BLAS
+# summation order (engine, chunking, CPU kernel). The clip itself is unchanged: every norm above
+# tau is still scaled to at most tau, so the sensitivity bound (2 tau / n and the others) stays
+# exact; the tolerance only makes the reported count the same on every engine (METHODS.md 28).
+CLIP_COUNT_RTOL = 1e-12
+
+
+def beyond_tau(norms, tau: float) -> np.ndarray:
+    """Which norms count as clipped at tau: above tau (1 + CLIP_COUNT_RTOL), ties are not counted."""
+    return np.asarray(norms) > tau * (1.0 + CLIP_COUNT_RTOL)
+
+
 def clip_factors(norms: np.ndarray, tau: float) -> np.ndarray:
     """Per-curve factors min(1, tau / norm) that bring every L2 norm to at most tau."""
     factor = np.minimum(1.0, tau / np.where(norms > 0, norms, np.inf))
@@ -168,7 +182,7 @@ def clip_to_ball(values: np.ndarray, weights: np.ndarray, tau: float) -> ClipRes
     """X_i <- X_i min(1, tau / ||X_i||): after this every curve has L2 norm <= tau."""
     tau = check_positive("tau", tau)
     norms = l2_norms(values, weights)
-    return ClipResult(values * clip_factors(norms, tau)[:, None], int(np.sum(norms > tau)), norms)
+    return ClipResult(values * clip_factors(norms, tau)[:, None], int(np.sum(beyond_tau(norms, tau))), norms)
 
 
 def data_derived_tau(fd: FunctionalData) -> float:

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .loading import FunctionalData, check_regular_file, clip_to_ball, file_positions, l2_norms
+from .loading import FunctionalData, beyond_tau, check_regular_file, clip_to_ball, file_positions, l2_norms
 from ..errors import DataError, ParameterError
 from .. import limits
 from ..limits import MAX_N_PUBLIC_FACTOR
@@ -430,7 +430,7 @@ def data_tau(fd: FunctionalData, bounds: PublicBounds) -> float:
 def n_norm_clipped(fd: FunctionalData, bounds: PublicBounds, tau: float) -> int:
     """How many curves the L2 clip at tau shrinks, measured after the range clip and centring (analyst view)."""
     Y, _, _ = range_clipped_centred(fd, bounds.validated())
-    return int(np.sum(l2_norms(Y, fd.weights) > tau))
+    return int(np.sum(beyond_tau(l2_norms(Y, fd.weights), tau)))
 
 
 def suggested_value_range(fd: FunctionalData) -> tuple[float, float]:

@@ -14,6 +14,7 @@ published.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +22,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .loading import FunctionalData, long_columns
-from ..errors import DataError, ParameterError
+from .layouts import clean_text
+from .loading import FunctionalData, data_source, long_columns
+from ..errors import DataError, FdpError, ParameterError
+from ..limits import MAX_DIAGNOSE_BYTES, MAX_LONG_COLUMNS, MAX_LONG_ROWS
 
 # Automatic detection needs this many persons: a handful of short curves is more likely a small
 # gridded file with a mistake (the gridded loader then names it) than a sparse design.
@@ -79,35 +82,103 @@ def from_observations(ids, t, y, *, name: str = "sparse data") -> SparseData:
 
 
 def read_long(source, *, id_column=None, t_column=None, value_column=None, name: str | None = None) -> SparseData:
-    """Read a long CSV or Parquet file (header id,t,value or the three named columns) as observations."""
+    """Read a long CSV or Parquet file (header id,t,value or the three named columns) as observations.
+
+    Bounded whatever the file (one intake path for the CLI and the app's uploads): the source is
+    checked first (regular files only, size limits, fdp_core.data.loading.data_source); the header
+    is read from a capped head and a file too wide for a long layout, or whose header line does not
+    end within the head, is refused before its body is read; then only the three named columns of
+    at most MAX_LONG_ROWS rows are parsed by pandas' C parser."""
     mapping = long_columns(id_column, t_column, value_column)
     cols = (mapping.id, mapping.t, mapping.value) if mapping else ("id", "t", "value")
-    label = name or (Path(source).name if isinstance(source, (str, Path)) else getattr(source, "name", "data"))
+    src = data_source(source)
+    label = clean_text(name or src.name, 200)
     try:
-        if str(label).lower().endswith((".parquet", ".pq")):
-            frame = pd.read_parquet(source)
+        if str(name or src.name).lower().endswith((".parquet", ".pq")):
+            picked = _parquet_columns(src, cols, label)
         else:
-            frame = pd.read_csv(source, sep=None, engine="python", dtype=str, keep_default_na=False)
-    except FileNotFoundError:
-        raise DataError(f"file not found: {source}") from None
+            picked = _csv_columns(src, cols, label)
+    except FdpError:
+        raise
     except (ValueError, OSError, pd.errors.ParserError, csv.Error) as exc:
-        raise DataError(f"{label} could not be read as a long file: {str(exc).splitlines()[0]}") from None
-    lowered = {str(c).strip().lower(): c for c in frame.columns}
-    picked = []
-    for role, col in zip(("id", "t", "value"), cols):
-        key = lowered.get(str(col).strip().lower())
-        if key is None:
-            raise DataError(f"{label}: no column '{col}' for the {role} (a sparse file is long: id, t, value; "
-                            "or name its columns with --id-column, --t-column, --value-column)")
-        picked.append(frame[key])
+        raise DataError(f"{label} could not be read as a long file: {clean_text(str(exc).splitlines()[0], 200)}") from None
     t = pd.to_numeric(picked[1].astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
     y = pd.to_numeric(picked[2].astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
     bad = np.flatnonzero(~np.isfinite(t) | ~np.isfinite(y))
     if bad.size:
         r = int(bad[0])
         raise DataError(f"{label}: row {r + 2} has a missing or non-numeric t or value "
-                        f"({picked[1].iloc[r]!r}, {picked[2].iloc[r]!r})")
+                        f"({clean_text(picked[1].iloc[r], 40)!r}, {clean_text(picked[2].iloc[r], 40)!r})")
     return from_observations(picked[0].astype(str).to_numpy(), t, y, name=str(label))
+
+
+def _pick(header, cols, label) -> list[int]:
+    """Positions of the id, t and value columns in the header (names matched without case)."""
+    if len(header) > MAX_LONG_COLUMNS:
+        raise DataError(f"{label} has {len(header):,} columns; a long file (id, t, value) has at most "
+                        f"{MAX_LONG_COLUMNS:,}: a wide file goes through the gridded loader, not the sparse route")
+    lowered = {}
+    for j, c in enumerate(header):
+        lowered.setdefault(str(c).strip().lower(), j)
+    positions = []
+    for role, col in zip(("id", "t", "value"), cols):
+        j = lowered.get(str(col).strip().lower())
+        if j is None:
+            raise DataError(f"{label}: no column '{clean_text(col, 60)}' for the {role} (a sparse file is long: "
+                            "id, t, value; or name its columns with --id-column, --t-column, --value-column)")
+        positions.append(j)
+    return positions
+
+
+def _too_many_rows(label) -> DataError:
+    return DataError(f"{label} has more than {MAX_LONG_ROWS:,} observations, the limit for a long file read "
+                     "in memory (fdp_core/limits.py)")
+
+
+_SNIFF_CHARS = 65536  # the delimiter sniffer's sample, as in the gridded loader
+
+
+def _sniff_delimiter(sample: str) -> str:
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t").delimiter
+    except csv.Error:
+        return ","
+
+
+def _csv_columns(src, cols, label) -> list[pd.Series]:
+    head = src.head(MAX_DIAGNOSE_BYTES)
+    if b"\x00" in head[:_SNIFF_CHARS]:
+        raise DataError(f"{label} is not a text CSV file")
+    text = head.decode("utf-8-sig", errors="replace")
+    first = next((line for line in text.splitlines(keepends=True) if line.strip(",;\t \r\n")), "")
+    if not first:
+        raise DataError(f"{label} has no header line")
+    if not first.endswith(("\n", "\r")) and len(head) < src.size:
+        raise DataError(f"{label}: the header line is longer than {MAX_DIAGNOSE_BYTES:,} bytes; "
+                        "a long file's header names a few columns")
+    delimiter = _sniff_delimiter(text[:_SNIFF_CHARS])
+    header = next(csv.reader([first.rstrip("\r\n")], delimiter=delimiter), [])
+    positions = _pick(header, cols, label)
+    handle = io.BytesIO(src.raw) if src.raw is not None else str(src.path)
+    frame = pd.read_csv(handle, sep=delimiter, engine="c", dtype=str, keep_default_na=False, encoding="utf-8-sig",
+                        usecols=sorted(set(positions)), nrows=MAX_LONG_ROWS + 1, skip_blank_lines=True,
+                        on_bad_lines="error")
+    if len(frame) > MAX_LONG_ROWS:
+        raise _too_many_rows(label)
+    by_position = dict(zip(sorted(set(positions)), frame.columns))
+    return [frame[by_position[j]] for j in positions]
+
+
+def _parquet_columns(src, cols, label) -> list[pd.Series]:
+    import pyarrow.parquet as pq  # lazy: pyarrow, only for a Parquet long file
+
+    parquet = pq.ParquetFile(src.arrow_input())
+    header = list(parquet.schema_arrow.names)
+    positions = _pick(header, cols, label)
+    if parquet.metadata.num_rows > MAX_LONG_ROWS:
+        raise _too_many_rows(label)
+    frame = parquet.read(columns=[header[j] for j in dict.fromkeys(positions)]).to_pandas()
+    return [frame[header[j]] for j in positions]
 
 
 @dataclass(frozen=True)

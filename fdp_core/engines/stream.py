@@ -54,7 +54,7 @@ import pandas as pd
 
 from ..data.layouts import check_grid, clean_text, read_layout
 from ..data.sketch import sketch_of_chunks
-from ..data.loading import (DATA_DEPENDENT_TAU, MAX_SLOW_BYTES, MISSING_POLICIES, FunctionalData, LoadReport,
+from ..data.loading import (DATA_DEPENDENT_TAU, MAX_SLOW_BYTES, beyond_tau, MISSING_POLICIES, FunctionalData, LoadReport,
                             check_dialect, clip_factors, csv_head, data_source, handle_missing, l2_norms, load_curves,
                             long_columns)
 from ..errors import DataError, ParameterError
@@ -497,7 +497,7 @@ class MeanAccumulator:
             factor = np.ones(values.shape[0])
         else:
             factor = clip_factors(norms, self.tau)
-            self.n_clipped += int(np.sum(norms > self.tau))
+            self.n_clipped += int(np.sum(beyond_tau(norms, self.tau)))
         if row_weights is not None:
             factor = factor * row_weights
         self.total += factor @ Y

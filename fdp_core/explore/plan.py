@@ -47,7 +47,7 @@ from ..budget.accounting import compose, exponential_entry
 from ..errors import ParameterError
 from ..mechanisms.calibration import gaussian_sigma
 from ..params import check_delta, check_epsilon, check_positive
-from ..limits import MAX_GRID_POINTS
+from ..limits import MAX_GRID_POINTS, MAX_PLAN_CELLS, MAX_PLAN_PERSONS, MAX_PLAN_STATISTICS
 from ..releases.box import check_box
 
 PLAN_SCHEMA = "fdp.plan/1"
@@ -82,9 +82,18 @@ class PublicDesign:
             raise ParameterError(f"plan: unknown public key(s) {', '.join(unknown)} (known: "
                                  f"{', '.join(sorted(_PUBLIC_KEYS))})")
         n = mapping.get("n")
+        if isinstance(n, float) and n.is_integer():
+            n = int(n)  # 1e3 in YAML is a float: a whole one is a count
         if isinstance(n, bool) or not isinstance(n, int) or n < 2:
             raise ParameterError(f"plan: public.n (the declared number of persons) must be an integer >= 2, got {n!r}")
+        if n > MAX_PLAN_PERSONS:
+            raise ParameterError(f"plan: public.n = {n:g} is above the limit of {MAX_PLAN_PERSONS:,} persons (the plan "
+                                 "prices each statistic on n stand-in curves held in memory)")
         grid = _grid_of(mapping.get("grid", 101), mapping.get("domain", (0.0, 1.0)))
+        if n * grid.size > MAX_PLAN_CELLS:
+            raise ParameterError(f"plan: public.n x grid = {n:,} x {grid.size} = {n * grid.size:,} values, above the "
+                                 f"limit of {MAX_PLAN_CELLS:,} (the stand-in curves the plan prices on are held in "
+                                 "memory): declare a coarser grid")
         value_range = mapping.get("value_range")
         if value_range is not None:
             value_range = _pair("public.value_range", value_range)
@@ -369,6 +378,9 @@ def parse_plan(mapping: Mapping) -> tuple[PublicDesign, tuple[float, float] | No
     items = mapping.get("statistics")
     if not isinstance(items, list) or not items:
         raise ParameterError("plan: 'statistics' must be a non-empty list")
+    if len(items) > MAX_PLAN_STATISTICS:
+        raise ParameterError(f"plan: {len(items):,} statistics; the limit is {MAX_PLAN_STATISTICS} per plan "
+                             "(each is priced and becomes a part of one bundle): split it into several plans")
     stats = [_statistic(i, item, design) for i, item in enumerate(items, start=1)]
     names = [s.name for s in stats]
     if len(set(names)) != len(names):

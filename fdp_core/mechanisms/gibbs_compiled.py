@@ -23,10 +23,18 @@ import math
 
 import numpy as np
 
+from .numba_cache import cache_dir
+
 try:
     import numba
 except ImportError:  # pragma: no cover - pinned in requirements.txt; the Python chain remains
     numba = None
+else:
+    # A read-only install: numba's cache goes to the user's cache folder (numba_cache.py). Set
+    # before the njit decorators below; numba looks CACHE_DIR up when it locates a cache.
+    _user_cache = cache_dir()
+    if _user_cache is not None:
+        numba.config.CACHE_DIR = _user_cache
 
 REFRESH = 256  # conditionals between spectral refreshes of b (bingham._EnvelopeTracker.refresh)
 MARGIN = 1.5  # bingham.MARGIN
@@ -48,7 +56,7 @@ def loaded() -> bool:
 
 
 def cached_on_disk() -> bool:
-    """numba's cache (``cache=True``: __pycache__, or a per-user folder when that is read-only)
+    """numba's cache (``cache=True``: __pycache__, or $XDG_CACHE_HOME/fdp/numba when that is read-only)
     holds the compiled chain: loading it takes seconds. Without it the first compile takes
     ~30 s. Read through numba's cache object; any surprise from it counts as "not cached"."""
     try:

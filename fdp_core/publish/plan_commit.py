@@ -104,8 +104,12 @@ def _release_entries(release: CommittedRelease) -> list[LedgerEntry]:
 
 
 def check_data(plan: ReleasePlan, fd: FunctionalData, data_label: str) -> None:
-    """The file must hold the declared persons (every person of the file, usable or not: METHODS 11)."""
-
+    """The file must hold the declared persons (every person of the file, usable or not: METHODS 11)
+    on the declared grid (its number of points: every budget and radius of the plan was computed on it)."""
+    declared, found = int(plan.design.grid.size), int(fd.grid_points.size)
+    if declared != found:
+        raise ParameterError(f"the plan was made for a grid of {declared} points; {data_label} has {found}: make the "
+                             "plan again with the file's grid")
     person = plan.design.person_column
     if person is not None and person not in fd.metadata.columns:
         raise ParameterError(f"the plan's person column '{person}' is not a column of {data_label}")

@@ -9,12 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
 
-import yaml
-
 from ..budget.accounting import Ledger
 from ..releases.box import check_box
 from ..data.sparse_data import SparseData, read_long
-from ..data.loading import MISSING_POLICIES, FunctionalData, check_regular_file, load_curves
+from ..data.loading import MISSING_POLICIES, FunctionalData, load_curves
+from ..data.yaml_files import parse_yaml, read_yaml_text
 from ..errors import ParameterError
 from ..mechanisms.discrete import DEFAULT_GRANULARITY_EXP
 from ..settings_fields import settings_from_config
@@ -55,15 +54,10 @@ def parse_config(source) -> dict:
     else:
         is_path = isinstance(source, Path) or (isinstance(source, str) and "\n" not in source
                                                and "\x00" not in source and Path(source).exists())
-        if is_path:
-            check_regular_file(Path(source), "config file")  # a pipe or device would hang the read
-        text = Path(source).read_text() if is_path else str(source)
-        try:
-            config = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ParameterError(f"config is not valid YAML: {_one_line(exc)}") from None
-        except RecursionError:  # PyYAML composes nested collections recursively: [[[[...]]]]
-            raise ParameterError("config is nested too deeply to be an fdp config.yaml") from None
+        # A regular file of at most MAX_YAML_BYTES (a pipe or device would hang the read), numbers
+        # such as 1e-5 read as numbers (data/yaml_files.py).
+        text = read_yaml_text(Path(source), "config") if is_path else str(source)
+        config = parse_yaml(text, "config")
     if not isinstance(config, Mapping):
         raise ParameterError("config must be a YAML mapping written by fdp's export (config.yaml)")
     if config.get("schema") != CONFIG_SCHEMA:

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from ..data.loading import FunctionalData, clip_to_ball, from_arrays
+from ..data.loading import FunctionalData, beyond_tau, clip_to_ball, from_arrays
 from ..errors import DataError, ParameterError
 from .. import limits
 from .estimators import shrinkage
@@ -155,7 +155,7 @@ def centred_clipped_curves(fd: FunctionalData, settings: CovarianceSettings) -> 
         changed |= np.any(clipped != values, axis=1)
         values = clipped
     result = clip_to_ball(values - settings.centre_value, fd.weights, settings.tau_value)
-    changed |= result.norms > settings.tau_value
+    changed |= beyond_tau(result.norms, settings.tau_value)
     return result.values, int(changed.sum())
 
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..data.loading import DATA_DEPENDENT_TAU, FunctionalData, unit_interval
+from ..data.loading import CLIP_COUNT_RTOL, DATA_DEPENDENT_TAU, FunctionalData, unit_interval
 from ..errors import DataError, ParameterError
 from .. import limits
 from ..kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
@@ -291,7 +291,9 @@ def coefficient_matrix(values, basis_functions, weights, tau: float, centre=None
     if np.any(over):
         # nextafter: rounding could otherwise leave a norm of 1 + 1e-16.
         X[over] *= np.nextafter(1.0 / norms[over], 0.0)[:, None]
-    return X, int(np.sum(over))
+    # Counted only beyond the tolerance: a row tying with tau (tau from the data) is not "clipped"
+    # on one engine and unclipped on another because of summation order (data/loading.beyond_tau).
+    return X, int(np.sum(norms > 1.0 + CLIP_COUNT_RTOL))
 
 
 def exponential_mechanism_matrix(X: np.ndarray, epsilon: float, gamma: float, prior_variances) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import DataError, ParameterError
 from ..kernels import KERNEL_NAMES, eigenbasis, kernel_matrix, matern_nu
 from .. import limits
-from ..limits import MAX_TAU, check_at_most
+from ..limits import MAX_OUTPUT_POINTS, MAX_TAU, check_at_most
 from ..mechanisms.calibration import CALIBRATIONS, gaussian_sigma
 from ..mechanisms.families import noise_family
 from ..mechanisms.guarantee import Guarantee
@@ -118,6 +118,8 @@ class SparseSettings:
             raise ParameterError(f"gamma (A's share of the budget) must be in (0, 1), got {self.gamma!r}")
         check_positive("kappa (eigenvalue floor of A)", self.kappa)
         check_integer("output grid points", self.output_points, 2)
+        check_at_most("--output-points", self.output_points, MAX_OUTPUT_POINTS,
+                      "the released curve is drawn and stored at every point")
         return self
 
     @property
