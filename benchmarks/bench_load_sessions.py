@@ -68,7 +68,7 @@ def _click_page(page, title: str) -> float:
 def _move_slider(page, step: int) -> float:
     """Press an arrow key on the sidebar's epsilon slider (alternately right, left); the browser time
     just before."""
-    slider = page.locator("[data-testid='stSidebar']").get_by_role("slider", name="epsilon", exact=True).first
+    slider = page.locator("[data-testid='stSidebar']").get_by_role("slider", name="epsilon").first
     t0 = page.evaluate("performance.now()")
     slider.press("ArrowRight" if step % 2 == 0 else "ArrowLeft")
     return t0
@@ -183,7 +183,8 @@ def report(result: dict) -> str:
         f"step p50 {fmt(result['p50_s'])}, p95 {fmt(result['p95_s'])} (target <= {TARGET_P95_S} s), "
         f"max {fmt(result['max_s'])}",
         f"server peak RSS {result['server_peak_rss_mb']:.0f} MB (target <= {TARGET_PEAK_MB:.0f} MB), server CPU "
-        f"{result.get('server_cpu_s')} s in {result.get('load_s')} s of load ({result.get('server_cpu_per_step_s')} s a step), "
+        f"{result.get('server_cpu_s')} s in {result.get('load_s')} s of load "
+        f"({result.get('server_cpu_per_step_s')} s a step), "
         f"load average {' '.join(result['loadavg'])}",
         *(f"  {title:<24} n {v['n']:>4}  p50 {fmt(v['p50_s'])}  p95 {fmt(v['p95_s'])}"
           for title, v in result["per_page"].items()),
