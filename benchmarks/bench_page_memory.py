@@ -9,6 +9,9 @@ one fresh process per data set, page by page:
 - ``warm``: a second, new session opening the same page with the same settings (what
   every later student pays: everything in st.cache_data / st.cache_resource is shared).
 
+``--data sim`` gives every session its own simulated data set (KL design, m = 100, n = 30, 31, ...),
+as bench_load_sessions.py does: then "warm" shares only what does not depend on the curves.
+
 Memory is tracemalloc's peak during the run above the allocations live before it (numpy
 registers its buffers with tracemalloc), in MB; CPU is ``time.process_time`` of the run.
 On a loaded machine the CPU figures hold better than wall-clock ones.
@@ -39,10 +42,16 @@ data, pages = sys.argv[1], sys.argv[2:]
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from streamlit.testing.v1 import AppTest
 
+N_SESSION = iter(range(30, 10**6))
+
 def session():
     at = AppTest.from_file(os.path.join(os.getcwd(), "app.py"), default_timeout=600)
     at.run()
-    if data != "example":
+    if data == "sim":  # own data per session, as in bench_load_sessions.py: the KL design, n = 30, 31, ...
+        from fdp_ui.state import simulated_dataset
+        at.session_state["dataset"] = simulated_dataset("kl", {"n": next(N_SESSION), "m": 100, "p": 4.0, "seed": 0})
+        at.run()
+    elif data != "example":
         from pathlib import Path
         from fdp_ui.state import uploaded_dataset
         at.session_state["dataset"] = uploaded_dataset(Path(data).read_bytes(), Path(data).name, "drop")
@@ -90,14 +99,14 @@ def table(rows: dict) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default="example", help="'example' (built in) or a CSV path, e.g. DTI")
+    parser.add_argument("--data", default="example", help="'example' (built in), 'sim' (own data per session) or a CSV path, e.g. DTI")
     parser.add_argument("--pages", nargs="*", default=PAGES)
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
-    if args.data != "example" and not Path(args.data).exists():
+    if args.data not in ("example", "sim") and not Path(args.data).exists():
         print(f"skipped: {args.data} not found")
         return 0
-    rows = measure(args.data if args.data == "example" else str(Path(args.data).resolve()), args.pages)
+    rows = measure(args.data if args.data in ("example", "sim") else str(Path(args.data).resolve()), args.pages)
     print(f"data: {args.data}; load average {open('/proc/loadavg').read().split()[:3]}")
     print(table(rows))
     if args.json:
