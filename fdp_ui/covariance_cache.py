@@ -23,13 +23,22 @@ from fdp_core.releases.regression import bands, plan_regression_release
 
 
 def data_key(fd) -> str:
-    """A digest of everything the page's computations read: grid, curves and the metadata (the
-    person column's codes weight the persons; the covariates come from it)."""
+    """A digest of everything the page's computations read: grid, curves, the metadata (the
+    person column's codes weight the persons; the covariates come from it) and the load report
+    with its dropped curves' metadata (their persons still count towards n, hence the noise)."""
     h = hashlib.sha1(fd.grid_points.tobytes())
     h.update(fd.data_matrix.tobytes())
-    h.update(repr(list(fd.metadata.columns)).encode())
-    if not fd.metadata.empty:
-        h.update(pd.util.hash_pandas_object(fd.metadata, index=True).values.tobytes())
+    h.update(repr(fd.report).encode())  # read, dropped and interpolated counts, dropped rows
+    for frame in (fd.metadata, fd.report.dropped_metadata):
+        if frame is None:
+            h.update(b"none")
+            continue
+        h.update(repr(list(frame.columns)).encode() + repr(frame.shape).encode())
+        if not frame.empty:
+            try:
+                h.update(pd.util.hash_pandas_object(frame, index=True).values.tobytes())
+            except TypeError:  # cells pandas cannot hash (lists): their text
+                h.update(frame.to_csv().encode())
     return h.hexdigest()
 
 

@@ -170,6 +170,8 @@ def test_an_id_column_is_never_the_default_covariate(shared_data):
 def test_the_page_work_is_shared_between_sessions_and_keyed_by_curves_metadata_and_settings():
     """Issue 40: a second session on the same data and settings reuses the first one's plan and error
     radius (one object); other person codes, other curves or other settings are another entry."""
+    from dataclasses import replace
+
     import numpy as np
 
     from fdp_core.data.loading import from_arrays
@@ -184,6 +186,9 @@ def test_the_page_work_is_shared_between_sessions_and_keyed_by_curves_metadata_a
     meta = EXAMPLE.metadata.copy()
     meta["person"] = np.arange(EXAMPLE.n) // 2  # same curves, another unit of privacy
     paired = from_arrays(EXAMPLE.grid_points, EXAMPLE.data_matrix, metadata=meta)
-    keys = {covariance_cache.data_key(fd) for fd in (EXAMPLE, paired, from_arrays(
+    # Same usable curves, but the file had one more (incomplete) curve: n, hence the noise, differs.
+    with_dropped = replace(EXAMPLE, report=replace(EXAMPLE.report, n_read=EXAMPLE.n + 1, n_dropped=1,
+                                                   dropped_rows=(EXAMPLE.n + 1,)))
+    keys = {covariance_cache.data_key(fd) for fd in (EXAMPLE, paired, with_dropped, from_arrays(
         EXAMPLE.grid_points, EXAMPLE.data_matrix + 1e-9, metadata=EXAMPLE.metadata))}
-    assert len(keys) == 3
+    assert len(keys) == 4
