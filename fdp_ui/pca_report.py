@@ -18,7 +18,8 @@ from . import pca_plots
 DRAW_SALT = 40  # preview draw i uses the sidebar's generator with salt DRAW_SALT + i
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner="Drawing the private components (kept for every session under this demo seed)...",
+                   max_entries=64)
 def _cached_release(data_key: str, settings_items: tuple, mean_key: str, seed: int, salt: int, flags: tuple,
                     _fd, _mean, _rng):
     """A preview draw under a demo seed: the same inputs give the same draw, so it is kept."""

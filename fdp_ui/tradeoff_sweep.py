@@ -45,7 +45,8 @@ def mechanism_options() -> None:
         c7.number_input("hi (Bernstein, public)", format="%.4g", key=KEYS["hi"])
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner="Computing the trade-off curves (shared with every session on these data)...",
+               max_entries=32)
 def _curves(data_key, settings_key, param, mechanisms, mc_draws, seed, with_truth, _fd, _truth):
     fd = _fd
     return sweeps.tradeoff_curves(fd, MeanSettings(**dict(settings_key)), param, sweeps.default_values(param, fd.n),

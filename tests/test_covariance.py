@@ -205,6 +205,30 @@ def test_closed_form_error_matches_monte_carlo():
         assert hs == pytest.approx(np.sum((draws[0] - plan.estimate) ** 2), rel=1e-6)
 
 
+def test_hs_error_radius_in_small_chunks_matches_all_draws_at_once():
+    """The radius draws its Monte Carlo in chunks (issue 40): same stream, same quantile as all draws
+    held at once, and the chunked run's peak memory stays a few chunks, not (draws, L, L) arrays."""
+    import tracemalloc
+
+    grid = np.linspace(0, 1, 60)
+    fd = FunctionalData(grid, np.random.default_rng(3).normal(0, 0.3, (40, grid.size)))
+    plan = plan_covariance_release(fd, CovarianceSettings(kernel="matern52", rho=0.1, phi=1e-4, centre=0.0, tau=1.0))
+    L = plan.n_components
+    errors = plan.sample(np.random.default_rng(12345), 2000)["covariance"] - plan.estimate  # the unchunked reference
+    expected = np.quantile(np.sqrt(np.sum(errors**2, axis=(1, 2))), 0.95)
+    del errors
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        radius = plan.hs_error_radius(0.95)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert radius == pytest.approx(expected, rel=1e-12)
+    assert plan.expected_sq_hs_error < radius**2 < 3 * plan.expected_sq_hs_error  # a 95% quantile of ||e||^2 > its mean
+    assert peak < 8 * 2**19 * 8 < 2000 * L * L * 8 * 3  # a few 4 MB chunks, not three (2000, L, L) arrays
+
+
 def test_released_mean_split_and_covariance():
     grid = np.linspace(0, 1, 20)
     fd = FunctionalData(grid, np.random.default_rng(1).normal(0.4, 0.2, (50, grid.size)))

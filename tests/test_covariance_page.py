@@ -165,3 +165,30 @@ def test_an_id_column_is_never_the_default_covariate(shared_data):
     assert not at.exception, at.exception
     chosen = at.multiselect(key="reg_covariates").value
     assert chosen and not any(c.split("=")[0] == "subject" for c in chosen), chosen
+
+
+def test_the_page_work_is_shared_between_sessions_and_keyed_by_curves_metadata_and_settings():
+    """Issue 40: a second session on the same data and settings reuses the first one's plan and error
+    radius (one object); other person codes, other curves or other settings are another entry."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from fdp_core.data.loading import from_arrays
+    from fdp_ui import covariance_cache
+
+    settings = CovarianceSettings(centre=0.0, **SIDEBAR)
+    plan, radius = covariance_cache.covariance_plan(EXAMPLE, settings)
+    again = covariance_cache.covariance_plan(EXAMPLE, settings)
+    assert again[0] is plan and again[1] == radius
+    assert radius == pytest.approx(plan_covariance_release(EXAMPLE, settings).hs_error_radius(0.95), rel=1e-12)
+    assert covariance_cache.covariance_plan(EXAMPLE, CovarianceSettings(centre=0.1, **SIDEBAR))[0] is not plan
+    meta = EXAMPLE.metadata.copy()
+    meta["person"] = np.arange(EXAMPLE.n) // 2  # same curves, another unit of privacy
+    paired = from_arrays(EXAMPLE.grid_points, EXAMPLE.data_matrix, metadata=meta)
+    # Same usable curves, but the file had one more (incomplete) curve: n, hence the noise, differs.
+    with_dropped = replace(EXAMPLE, report=replace(EXAMPLE.report, n_read=EXAMPLE.n + 1, n_dropped=1,
+                                                   dropped_rows=(EXAMPLE.n + 1,)))
+    keys = {covariance_cache.data_key(fd) for fd in (EXAMPLE, paired, with_dropped, from_arrays(
+        EXAMPLE.grid_points, EXAMPLE.data_matrix + 1e-9, metadata=EXAMPLE.metadata))}
+    assert len(keys) == 4

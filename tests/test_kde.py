@@ -618,3 +618,24 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys, args, message):
     assert code == 2 and message in err and err.count("\n") == 1
     assert not (tmp_path / "o" / "release.json").exists()
 
+
+
+def test_error_radii_drawn_in_chunks_equal_all_draws_at_once_and_stay_small():
+    """Issue 40: the 4000 Monte Carlo draws of the radii come in ~4 MB chunks (same stream, same
+    quantiles), not as (4000, 64 x 64) arrays held several times (~375 MB per session)."""
+    import tracemalloc
+
+    points = np.random.default_rng(0).uniform(0, 1, (200, 2))
+    release = plan_kde_release(points, KdeSettings(box=[(0.0, 1.0), (0.0, 1.0)], epsilon=1.0, delta=1e-5))
+    draws = release.noise(np.random.default_rng(12345), 4000).reshape(4000, -1)  # the unchunked reference
+    expected = np.quantile(np.sqrt((draws**2) @ release.weights.ravel()), 0.95)
+    del draws
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        radius = release.l2_error_radius(0.95)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert radius == pytest.approx(expected, rel=1e-12)
+    assert release.m == 64 * 64 and peak < 40 * 2**20

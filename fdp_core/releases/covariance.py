@@ -186,6 +186,9 @@ def symmetrise(matrix: np.ndarray) -> np.ndarray:
     return (matrix + np.swapaxes(matrix, -1, -2)) / 2.0
 
 
+HS_CHUNK_ENTRIES = 2**19  # matrix entries per Monte Carlo chunk in hs_error_radius (4 MB of float64)
+
+
 @dataclass(frozen=True)
 class CovarianceRelease:
     """A planned covariance release: deterministic parts computed, noise drawn on demand."""
@@ -256,9 +259,15 @@ class CovarianceRelease:
         """r with P(||C~ - C_hat||_HS <= r) ~ prob: the covariance release's error as a distance in
         the units of the covariance (Monte Carlo over the public noise law, fixed seed; the eigenbasis
         is orthonormal, so the HS norm of a surface is the Frobenius norm of its coefficients)."""
-        released = self.sample(np.random.default_rng(12345), int(draws))["covariance"]
-        errors = released - self.nonprivate_covariance()[None, :, :]
-        return float(np.quantile(np.sqrt(np.sum(errors**2, axis=(1, 2))), prob))
+        rng, target = np.random.default_rng(12345), self.nonprivate_covariance()
+        # In chunks of ~4 MB: all draws at once held (draws, L, L) several times over (~400 MB at
+        # L = 93), and ten sessions opening the page together stacked that into gigabytes (issue 40).
+        chunk = max(1, HS_CHUNK_ENTRIES // target.size)
+        norms = []
+        for start in range(0, int(draws), chunk):
+            errors = self.sample(rng, min(chunk, int(draws) - start))["covariance"] - target
+            norms.append(np.sqrt(np.einsum("kij,kij->k", errors, errors)))
+        return float(np.quantile(np.concatenate(norms), prob))
 
     def nonprivate_covariance(self) -> np.ndarray:
         """Shrunk second moment minus the shrunk mean's outer product (or the second moment alone):

@@ -36,6 +36,7 @@ from ..settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLI
 # Views of the registry (fdp_core/registry/kde.py): the CLI's --mechanism choices and labels.
 KDE_MECHANISMS = tuple(REGISTRY)
 KDE_MECHANISM_LABELS = {name: m.label for name, m in REGISTRY.items()}
+NOISE_CHUNK_ENTRIES = 2**19  # grid values per Monte Carlo chunk of the error radii (4 MB of float64)
 
 
 # --------------------------------------------------------------------------- the release object
@@ -100,8 +101,17 @@ class KdeRelease:
         return self.density + self.noise(rng, size)
 
     def _noise_norms(self, n_draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-        draws = self.noise(np.random.default_rng(seed), n_draws).reshape(n_draws, -1)
-        return np.sqrt((draws**2) @ self.weights.ravel()), np.abs(draws).max(axis=1)
+        """(L2 norms, sup norms) of ``n_draws`` noise fields, drawn in chunks of ~4 MB: all at once
+        held (n_draws, m) several times over (~400 MB on a 64 x 64 grid) per session (issue 40)."""
+        rng, weights = np.random.default_rng(seed), self.weights.ravel()
+        chunk = max(1, NOISE_CHUNK_ENTRIES // self.m)
+        l2, sup = [], []
+        for start in range(0, n_draws, chunk):
+            size = min(chunk, n_draws - start)
+            draws = self.noise(rng, size).reshape(size, -1)
+            l2.append(np.sqrt((draws**2) @ weights))
+            sup.append(np.abs(draws).max(axis=1))
+        return np.concatenate(l2), np.concatenate(sup)
 
     def l2_error_radius(self, prob: float = 0.95, n_draws: int = 4000) -> float:
         """r with P(||release - estimate||_L2(T) <= r) ~ prob (Monte Carlo, fixed seed)."""
