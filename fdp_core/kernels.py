@@ -126,6 +126,11 @@ class Eigenbasis:
     tail_trace: float = 0.0
 
     @property
+    def trace(self) -> float:
+        """trace(W^1/2 K W^1/2) = k(0) sum_j w_j: the sum of all eigenvalues, public."""
+        return float(kernel_function(self.kernel, np.zeros(1), self.rho, self.nu)[0] * self.weights.sum())
+
+    @property
     def truncated(self) -> bool:
         """Whether the basis is a long grid's top L (its tail beyond L is a bias of the release)."""
         return self.grid.size > MAX_DENSE_EIGH_POINTS
