@@ -154,9 +154,7 @@ class ClipResult:
 
 
 def l2_norms(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    # One pass, no squared copy of the block (2.4x faster than (values**2) @ weights on a chunk).
-    values = np.asarray(values, dtype=float)
-    return np.sqrt(np.maximum(np.einsum("...j,...j,j->...", values, values, np.asarray(weights, dtype=float)), 0.0))
+    return np.sqrt(np.maximum((np.asarray(values) ** 2) @ np.asarray(weights), 0.0))
 
 
 def clip_factors(norms: np.ndarray, tau: float) -> np.ndarray:
