@@ -1,7 +1,8 @@
 """Covariance kernels and their discretised (Nystrom) eigenbasis, METHODS.md section 1.
 
 The eigendecomposition is the only O(m^3) step of the pipeline, so it is cached per
-(kernel, rho, nu, grid, weights). Arrays in a cached :class:`Eigenbasis` are
+(kernel, rho, nu, grid, weights); on a long grid only its top eigenpairs are computed
+(fdp_core/long_grid.py). Arrays in a cached :class:`Eigenbasis` are
 read-only so that no caller can corrupt the cache.
 """
 
@@ -13,8 +14,9 @@ from functools import lru_cache
 import numpy as np
 
 from .errors import ParameterError
-from .threads import small_problem
-from .limits import check_grid_points
+from .threads import single_blas_thread, small_problem
+from .limits import MAX_DENSE_EIGH_POINTS, check_grid_points
+from .long_grid import top_eigenpairs
 from .params import check_choice, check_positive
 
 KERNEL_NAMES = ("gaussian", "matern52", "matern32", "exponential", "matern")
@@ -119,6 +121,19 @@ class Eigenbasis:
     eigenvalues: np.ndarray
     eigenfunctions: np.ndarray
     projector: np.ndarray = field(repr=False)  # W phi: coefficients are values @ projector
+    # Public upper bound on the eigenvalues left out (sum over l > L): ~0 on a dense grid,
+    # the stated tail of a long grid's top-L basis (METHODS.md 27, fdp_core/long_grid.py).
+    tail_trace: float = 0.0
+
+    @property
+    def trace(self) -> float:
+        """trace(W^1/2 K W^1/2) = k(0) sum_j w_j: the sum of all eigenvalues, public."""
+        return float(kernel_function(self.kernel, np.zeros(1), self.rho, self.nu)[0] * self.weights.sum())
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the basis is a long grid's top L (its tail beyond L is a bias of the release)."""
+        return self.grid.size > MAX_DENSE_EIGH_POINTS
 
     @property
     def n_components(self) -> int:
@@ -139,10 +154,8 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
-@lru_cache(maxsize=64)
-def _eigenbasis_cached(kernel, rho, nu, grid_bytes, weights_bytes, rel_tol) -> Eigenbasis:
-    grid = np.frombuffer(grid_bytes, dtype=float)
-    w = np.frombuffer(weights_bytes, dtype=float)
+def _dense_eigh(kernel, rho, nu, grid, w) -> tuple[np.ndarray, np.ndarray]:
+    """All eigenpairs (lambda descending, phi = W^-1/2 U) of W^1/2 K W^1/2 by one dense eigh."""
     sw = np.sqrt(w)
     K = kernel_matrix(kernel, grid, grid, rho, nu)
     M = sw[:, None] * K * sw[None, :]
@@ -156,19 +169,55 @@ def _eigenbasis_cached(kernel, rho, nu, grid_bytes, weights_bytes, rel_tol) -> E
         raise ParameterError(f"the {kernel} kernel with rho = {rho:g} has no stable eigendecomposition on this "
                              "grid; choose a larger rho") from None
     order = np.argsort(lam)[::-1]
-    lam, U = lam[order], U[:, order]
-    keep = lam > rel_tol * lam[0]
-    lam, U = lam[keep], U[:, keep]
-    phi = U / sw[:, None]
+    return lam[order], U[:, order] / sw[:, None]
+
+
+def _finite_kernel_row(kernel, rho, nu):
+    """k at distances d, refusing a rho whose values are not finite (as the dense path does)."""
+    def row(d):
+        values = kernel_function(kernel, d, rho, nu)
+        if not np.all(np.isfinite(values)):
+            raise ParameterError(f"rho = {rho:g} is outside the range where the {kernel} kernel can be evaluated "
+                                 "on this grid; choose a larger rho")
+        return values
+    return row
+
+
+def _build(kernel, rho, nu, grid_bytes, weights_bytes, rel_tol) -> Eigenbasis:
+    grid = np.frombuffer(grid_bytes, dtype=float)
+    w = np.frombuffer(weights_bytes, dtype=float)
+    if grid.size <= MAX_DENSE_EIGH_POINTS:
+        lam, phi = _dense_eigh(kernel, rho, nu, grid, w)
+        keep = lam > rel_tol * lam[0]
+        tail = float(np.sum(np.clip(lam[~keep], 0.0, None)))
+        lam, phi = lam[keep], phi[:, keep]
+    else:
+        # One BLAS thread: the QR and the sub-grid eigh are 2-5x slower threaded on a shared machine.
+        with single_blas_thread():
+            lam, phi, tail = top_eigenpairs(_finite_kernel_row(kernel, rho, nu), grid, w,
+                                            lambda sub, ws: _dense_eigh(kernel, rho, nu, sub, ws), rel_tol)
     return Eigenbasis(kernel, float(rho), nu, _readonly(grid), _readonly(w), _readonly(lam),
-                      _readonly(phi), _readonly(w[:, None] * phi))
+                      _readonly(phi), _readonly(w[:, None] * phi), tail)
+
+
+@lru_cache(maxsize=64)
+def _eigenbasis_cached(kernel, rho, nu, grid_bytes, weights_bytes, rel_tol) -> Eigenbasis:
+    return _build(kernel, rho, nu, grid_bytes, weights_bytes, rel_tol)
+
+
+# A long grid's basis is m x L twice (32 MB at m = 10,000, L = 200): few are kept.
+@lru_cache(maxsize=4)
+def _long_eigenbasis_cached(kernel, rho, nu, grid_bytes, weights_bytes, rel_tol) -> Eigenbasis:
+    return _build(kernel, rho, nu, grid_bytes, weights_bytes, rel_tol)
 
 
 def eigenbasis(kernel: str, rho: float, grid, weights=None, *, nu: float | None = None,
                rel_tol: float = 1e-12) -> Eigenbasis:
     """Nystrom eigenbasis: eigendecompose W^1/2 K W^1/2 = U diag(lambda) U^T, phi = W^-1/2 U.
 
-    ``weights`` default to trapezoid weights of ``grid``. Cached per arguments.
+    ``weights`` default to trapezoid weights of ``grid``. Cached per arguments. Above
+    limits.MAX_DENSE_EIGH_POINTS points only the top eigenpairs are computed
+    (fdp_core/long_grid.py, METHODS.md 27): still orthonormal, lambda their Rayleigh quotients.
 
     Examples
     --------
@@ -189,4 +238,5 @@ def eigenbasis(kernel: str, rho: float, grid, weights=None, *, nu: float | None 
     grid = np.ascontiguousarray(grid, dtype=float)
     check_grid_points(grid.size)
     weights = trapezoid_weights(grid) if weights is None else np.ascontiguousarray(weights, dtype=float)
-    return _eigenbasis_cached(kernel, rho, nu, grid.tobytes(), weights.tobytes(), float(rel_tol))
+    cached = _eigenbasis_cached if grid.size <= MAX_DENSE_EIGH_POINTS else _long_eigenbasis_cached
+    return cached(kernel, rho, nu, grid.tobytes(), weights.tobytes(), float(rel_tol))

@@ -6,7 +6,7 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 
 | quantity | limit | why |
 |---|---|---|
-| grid points m (curves, PCA bases) | 2,000 | eigendecomposition is O(m^3): 1.1 s at 2,000, 81 s at 6,000 |
+| grid points m (curves, PCA bases) | 20,000 | a dense eigendecomposition is O(m^3) (1.1 s at 2,000, 81 s at 6,000): above 2,000 points only the kernel's top 200 eigenpairs are computed (METHODS.md 27; 0.5 s at 10,000), the rest a stated bias |
 | absolute data value, range bound | 1e100 | squares (norms, errors) stay below the float64 maximum 1.8e308 |
 | tau (L2 norm bound) | 1e100 | sensitivities scale with tau^2 in the paper bounds |
 | Gibbs sweeps | 200,000 | about 20 s compiled; the chain keeps (sweeps x k) traces |
@@ -27,7 +27,7 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 | upload size (app, bytes, file objects) | 200 MB (FDP_MAX_UPLOAD_MB) | the whole file is held in memory |
 | file size by path | 64 GB (FDP_MAX_PATH_MB) | pyarrow reads it from disk; bigger files belong to the streaming engine |
 | cell-by-cell parser | 200 MB | it holds every cell as a Python string |
-| columns of a data file (not transposed) | 10,000 | a wide file is at most 2,000 grid points plus metadata; refused from the header alone |
+| columns of a data file (not transposed) | 25,000 | a wide file is at most 20,000 grid points plus metadata; refused from the header alone |
 | bytes the Data page's diagnosis reads | 1 MB | the layout suggestion (long or transposed) looks at a preview, never the whole upload |
 | columns of a long file (sparse route, CLI and app) | 1,000 | a long file has id, t, value and a few more; wider files are refused from the header, before the body is read |
 | rows of a long file read in memory (sparse route) | 1,000,000 | three columns parsed as text, then typed: 2.9 s for 1,000,000 rows, 41 s for 3,000,000 (load 7) |
@@ -56,7 +56,8 @@ import os
 
 from .errors import ParameterError
 
-MAX_GRID_POINTS = 2_000
+MAX_GRID_POINTS = 20_000
+MAX_DENSE_EIGH_POINTS = 2_000  # above this the kernel's top eigenpairs only (fdp_core/long_grid.py)
 MAX_ABS_VALUE = 1e100
 MAX_TAU = 1e100
 MAX_GIBBS_SWEEPS = 200_000
@@ -77,7 +78,7 @@ MAX_REGRID_CELLS = 2_000_000
 MAX_SLOW_BYTES = 200 * 1024 * 1024
 MAX_EPSILON = 1e6
 MAX_N_PUBLIC_FACTOR = 100
-MAX_FILE_COLUMNS = 10_000
+MAX_FILE_COLUMNS = 25_000
 MAX_DIAGNOSE_BYTES = 1 << 20
 MAX_DIAGNOSE_COLUMNS = 1_000
 MAX_LONG_COLUMNS = 1_000
@@ -101,7 +102,7 @@ def check_at_most(name: str, value, limit, why: str) -> None:
 
 def grid_limit_message(m: int) -> str:
     """Why a grid of m > MAX_GRID_POINTS points is refused, and what to do (loader and kernels alike)."""
-    return (f"the grid has {m} points; the limit is {MAX_GRID_POINTS} (the eigendecomposition grows as m^3): "
+    return (f"the grid has {m} points; the limit is {MAX_GRID_POINTS} (a release holds m x L basis values): "
             f"thin the grid, e.g. keep one point in {math.ceil(m / MAX_GRID_POINTS)}, or average into bins")
 
 

@@ -18,6 +18,7 @@ import streamlit as st
 import yaml
 
 from fdp_core.errors import FdpError
+from fdp_core.limits import MAX_GRID_POINTS
 from fdp_core.explore.plan import PLAN_KINDS, PLAN_SCHEMA, RADIUS_UNITS, describe, part_configs
 from fdp_ui import plan_commit, sidebar, state
 
@@ -40,7 +41,8 @@ c1, c2, c3 = st.columns(3)
 n_default = int(ds.fd.metadata[bounds["person_column"]].nunique()) if bounds["person_column"] else ds.fd.n
 n = c1.number_input("n (persons, declared public)", min_value=2, value=n_default, step=1, key="plan_n",
                     help="The number of persons the release will cover: a public input you declare.")
-grid = c2.number_input("grid points", min_value=3, max_value=2000, value=int(ds.fd.m), step=1, key="plan_grid")
+grid = c2.number_input("grid points", min_value=3, max_value=MAX_GRID_POINTS, value=int(ds.fd.m), step=1,
+                       key="plan_grid")
 value_range = bounds["value_range"]
 c3.metric("public value range", "not declared" if value_range is None else f"{value_range[0]:g} .. {value_range[1]:g}")
 if value_range is None:

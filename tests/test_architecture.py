@@ -253,7 +253,8 @@ def test_no_module_uses_another_modules_private_names():
 # (every release kind writes through it); the plan across statistics sits above publication
 # (it prices commits).
 LAYERS = [
-    ("foundations", ("fdp_core.errors", "fdp_core.limits", "fdp_core.params", "fdp_core.threads", "fdp_core.kernels")),
+    ("foundations", ("fdp_core.errors", "fdp_core.limits", "fdp_core.params", "fdp_core.threads", "fdp_core.kernels",
+                     "fdp_core.long_grid")),
     ("estimators, boxes, bounds", ("fdp_core.releases.estimators", "fdp_core.releases.box", "fdp_core.sensitivity")),
     ("data in", ("fdp_core.data",)),
     ("noise mechanisms", ("fdp_core.mechanisms",)),

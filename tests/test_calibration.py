@@ -60,3 +60,21 @@ def test_weighted_chi_square_quantile_matches_monte_carlo(variances):
     for p in (0.95, 0.99):
         assert weighted_chi2_cdf(np.quantile(q, p), variances) == pytest.approx(p, abs=0.004)
     assert weighted_chi2_cdf(np.quantile(q, 0.5), variances) == pytest.approx(0.5, abs=0.025)
+
+
+def test_normal_distribution_functions_match_scipy_in_both_tails():
+    """calibration.ndtr / log_ndtr (C library erfc, no scipy import on the release path) against
+    scipy.special over the whole range the analytic calibration can reach."""
+    from scipy import special
+
+    from fdp_core.mechanisms.calibration import log_ndtr, ndtr
+
+    xs = np.concatenate([np.linspace(-1000.0, 37.0, 20_001), -np.logspace(-8, 3, 2000), np.logspace(-8, 1.55, 2000),
+                         [0.0, -37.0, np.nextafter(-37.0, 0.0), np.nextafter(-37.0, -np.inf), 6.0]])
+    for x in xs:
+        expected = special.log_ndtr(x)
+        if abs(expected) > 1e-290:  # below, both are subnormal
+            assert log_ndtr(x) == pytest.approx(expected, rel=5e-13, abs=0.0), x  # both within 1e-13 of mpmath
+        p = special.ndtr(x)
+        if p > 1e-290:
+            assert ndtr(x) == pytest.approx(p, rel=5e-13, abs=0.0), x

@@ -111,3 +111,20 @@ def test_bad_or_unreachable_scheduler_is_a_parameter_error(files, address):
 
     with pytest.raises(ParameterError, match="--scheduler must be an address|cannot reach the Dask scheduler"):
         dask_engine.dask_mean_sums(files / "d.csv", MeanSettings(tau=1.0), scheduler=address or "x")
+
+
+@pytest.mark.parametrize("name", ["d.csv", "d.parquet"])
+def test_dask_sums_equal_the_default_engine_to_1e_12(client, files, name):
+    """The statistic itself (before any noise): the partitions' sums against the local engine's
+    (the default for a file this size), in any order of summation, to relative 1e-12."""
+    from fdp_core.engines import stream
+
+    for settings in (MeanSettings(tau=0.7, rho=0.2), MeanSettings(tau=0.7, rho=0.2, person_column="person",
+                                                                  value_range=(0.0, 1.0))):
+        local = stream.stream_mean_sums(files / name, settings)
+        remote = dask_engine.dask_mean_sums(files / name, settings, client=client, partition_bytes=15_000)
+        assert (remote.n, remote.n_dropped, remote.n_clipped) == (local.n, local.n_dropped, local.n_clipped)
+        _close(local.total, remote.total, rtol=1e-12)
+        in_memory = plan_mean_release(load_curves(files / name), settings)
+        _close(in_memory.sample(np.random.default_rng(5), 2),
+               plan_mean_release(remote, settings).sample(np.random.default_rng(5), 2), rtol=1e-12)

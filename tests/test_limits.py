@@ -45,7 +45,7 @@ def _run(args, out: Path):
 def big_files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("limits")
     rng = np.random.default_rng(0)
-    wide = _wide_csv(folder / "grid6000.csv", np.linspace(0, 1, 6000), rng.random((4, 6000)))
+    wide = _wide_csv(folder / "grid20001.csv", np.linspace(0, 1, 20001), rng.random((4, 20001)))
     values = rng.random((5, 20))
     values[2, 3] = 3e154
     huge = _wide_csv(folder / "huge_values.csv", np.linspace(0, 1, 20), values)
@@ -64,7 +64,7 @@ CASES = {
     "mc draws": (["tradeoff", "--data", EXAMPLE, "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1",
                   "--tau", "1", "--param", "epsilon", "--values", "0.1,1", "--mc-draws", "1000000000"],
                  "--mc-draws = 1e+09 is above the limit of 20000"),
-    "grid 6000": ("wide", "the grid has 6000 points; the limit is 2000"),
+    "grid 20001": ("wide", "the grid has 20001 points; the limit is 20000"),
     "values 3e154": ("huge", "has the value 3e+154"),
 }
 
@@ -97,9 +97,9 @@ def test_limits_are_boundaries_not_approximations():
     with pytest.raises(ParameterError, match="above the limit"):
         PcaSettings(k=2, sampler="gibbs", gibbs_sweeps=limits.MAX_GIBBS_SWEEPS + 1).validated()
     grid = np.linspace(0, 1, limits.MAX_GRID_POINTS + 1)
-    with pytest.raises(ParameterError, match="limit is 2000"):
+    with pytest.raises(ParameterError, match="limit is 20000"):
         eigenbasis("matern52", 0.1, grid)
-    with pytest.raises(DataError, match="limit is 2000"):
+    with pytest.raises(DataError, match="limit is 20000"):
         from_arrays(grid, np.random.default_rng(1).random((3, grid.size)))
 
 

@@ -237,6 +237,21 @@ def test_streamed_bad_files_give_the_loaders_messages(tmp_path, raw, fragment):
     assert fragment in str(local.value) and fragment in str(streamed.value)
 
 
+@pytest.mark.parametrize("interpolate", [False, True])
+def test_parquet_row_groups_decoded_whole_or_in_batches_give_the_same_sums(files, monkeypatch, interpolate):
+    """Row groups up to ROW_GROUP_BYTES are decoded whole and sliced; bigger ones go through
+    iter_batches. Both read the same rows, missing values (dropped or interpolated) included."""
+    root, _ = files
+    settings = MeanSettings(tau=1.0, person_column="subject")
+    missing = "interpolate" if interpolate else "drop"
+    whole = stream.stream_mean_sums(root / "c.parquet", settings, chunk_rows=128, missing=missing)
+    monkeypatch.setattr(stream, "ROW_GROUP_BYTES", 0)
+    batched = stream.stream_mean_sums(root / "c.parquet", settings, chunk_rows=128, missing=missing)
+    assert (whole.n, whole.n_dropped, whole.n_clipped) == (batched.n, batched.n_dropped, batched.n_clipped)
+    assert whole.n_dropped == (1 if interpolate else 2)
+    _close(whole.total, batched.total)
+
+
 def test_stream_memory_is_bounded_by_the_chunk(tmp_path):
     """A small scale check: numpy memory of a streamed pass stays near one chunk, not the file."""
     n, m = 40_000, 40

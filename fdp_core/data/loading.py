@@ -201,6 +201,9 @@ MAX_FILE_BYTES = limits.MAX_FILE_BYTES
 MAX_PATH_BYTES = limits.MAX_PATH_BYTES
 MAX_SLOW_BYTES = limits.MAX_SLOW_BYTES
 _SNIFF_CHARS = 65536
+# A long grid's header (20,000 grid points, ~10 characters each) outgrows the sniff window:
+# the window then stretches to the header line plus _SNIFF_CHARS, up to this many bytes.
+_MAX_HEADER_BYTES = 4 << 20
 _CSV_FIELD_LIMIT = 131072  # the csv module's default field_size_limit
 
 
@@ -588,17 +591,31 @@ def _load_parquet(src: _Source, name: str, missing: str, mapping) -> FunctionalD
     return _from_rows([header] + cells, name, missing, mapping)
 
 
+def _head_window(src: _Source) -> tuple[bytes, int]:
+    """The file's first bytes and the sniff window in characters: _SNIFF_CHARS, or the header
+    line plus _SNIFF_CHARS when the header is longer (a long grid), at most _MAX_HEADER_BYTES."""
+    head = src.head(4 * _SNIFF_CHARS)
+    if b"\n" in head[:_SNIFF_CHARS]:
+        return head, _SNIFF_CHARS
+    longer = src.head(_MAX_HEADER_BYTES)
+    end = longer.find(b"\n")
+    if end < 0:
+        return head, _SNIFF_CHARS
+    window = end + 1 + _SNIFF_CHARS
+    return src.head(4 * window), window
+
+
 def csv_head(src: _Source, name: str):
     """(sample text, delimiter, header row) for the fast path, or None when the file must go
     through the cell-by-cell parser (not UTF-8, a UTF-16 marker, blank first line, ...)."""
-    head = src.head(4 * _SNIFF_CHARS)
+    head, window = _head_window(src)
     if head[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in head:
         return None
     try:
-        text = codecs.getincrementaldecoder("utf-8-sig")().decode(head, final=len(head) < 4 * _SNIFF_CHARS)
+        text = codecs.getincrementaldecoder("utf-8-sig")().decode(head, final=len(head) < 4 * window)
     except UnicodeDecodeError:
         return None
-    sample = text[:_SNIFF_CHARS]
+    sample = text[:window]
     first_line = sample.split("\n", 1)[0]
     if not first_line.strip(",;\t \r") or "\n" not in sample or first_line.count('"') % 2:
         # Leading blank lines, a header longer than the sample, a quoted header cell spanning
@@ -620,19 +637,19 @@ def _why_not_fast(src: _Source, transpose: bool) -> str:
     for files too big for that parser must name the actual cause)."""
     if transpose:
         return "is to be transposed, which reads every cell as text"
-    head = src.head(4 * _SNIFF_CHARS)
+    head, window = _head_window(src)
     if head[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in head:
         return "is UTF-16 or holds NUL bytes"
     try:
-        text = codecs.getincrementaldecoder("utf-8-sig")().decode(head, final=len(head) < 4 * _SNIFF_CHARS)
+        text = codecs.getincrementaldecoder("utf-8-sig")().decode(head, final=len(head) < 4 * window)
     except UnicodeDecodeError:
         return "is not UTF-8"
-    sample = text[:_SNIFF_CHARS]
+    sample = text[:window]
     first_line = sample.split("\n", 1)[0]
     if not first_line.strip(",;\t \r"):
         return "starts with a blank line"
     if "\n" not in sample:
-        return f"has a header line longer than {_SNIFF_CHARS:,} characters"
+        return f"has a header line longer than {_MAX_HEADER_BYTES:,} bytes"
     if first_line.count('"') % 2:
         return "has a quoted header cell that spans lines"
     return "has fewer than two readable lines at its start"

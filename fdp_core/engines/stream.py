@@ -70,6 +70,7 @@ from ..releases.box import (KdeSums, box_centre, check_box, check_grid_size, che
 
 DEFAULT_CHUNK_ROWS = 65_536  # at most; fewer for wide grids (CHUNK_BYTES)
 CHUNK_BYTES = 32 * 2**20  # numeric block of one chunk; a chunk's transform makes ~3 temporaries of this size
+ROW_GROUP_BYTES = 4 * CHUNK_BYTES  # Parquet row groups up to this many bytes of values are decoded whole
 
 
 def auto_chunk_rows(m: int, chunk_rows: int | None = None) -> int:
@@ -118,6 +119,27 @@ class Tally:
         r = values.shape[0]
         if r == 0:
             return None
+        # Column minima and maxima propagate NaN and show infinities: finite ones mean a clean chunk
+        # (the usual case), which skips the NaN and infinity masks (each a full pass and a temporary).
+        col_min, col_max = values.min(axis=0), values.max(axis=0)
+        if not (np.isfinite(col_min).all() and np.isfinite(col_max).all()):
+            values, meta = self._missing_and_infinite(values, meta, reader)
+            if values.shape[0]:
+                col_min, col_max = values.min(axis=0), values.max(axis=0)
+        first = self.n_read
+        self.n_read += r
+        if not values.shape[0]:
+            return None
+        np.minimum(self.col_min, col_min, out=self.col_min)
+        np.maximum(self.col_max, col_max, out=self.col_max)
+        if not self.any_varying:  # once one curve varies, the whole file passes this check
+            self.any_varying = bool(np.any(values.max(axis=1) != values.min(axis=1)))
+        self.n_kept += values.shape[0]
+        return Chunk(values, meta, first)
+
+    def _missing_and_infinite(self, values: np.ndarray, meta: pd.DataFrame, reader: "BlockReader"):
+        """The loader's checks of a chunk holding NaN or infinities: refuse an infinite value,
+        count the missing ones, drop or interpolate their curves (rows numbered from n_read)."""
         finite = np.isfinite(values)
         nan = np.isnan(values)
         if not np.all(finite | nan):
@@ -132,15 +154,7 @@ class Tally:
             self.dropped.extend((self.n_read + np.flatnonzero(~keep) + 1).tolist()[:max(0, 1000 - len(self.dropped))])
             self.dropped_meta.append(meta[~keep].reset_index(drop=True))
             values, meta = values[keep], meta[keep].reset_index(drop=True)
-        first = self.n_read
-        self.n_read += r
-        if not values.shape[0]:
-            return None
-        np.minimum(self.col_min, values.min(axis=0), out=self.col_min)
-        np.maximum(self.col_max, values.max(axis=0), out=self.col_max)
-        self.any_varying = self.any_varying or bool(np.any(values.max(axis=1) != values.min(axis=1)))
-        self.n_kept += values.shape[0]
-        return Chunk(values, meta, first)
+        return values, meta
 
     @property
     def n_dropped(self) -> int:
@@ -307,13 +321,29 @@ class ParquetReader(BlockReader):
                   if self.meta_columns is None or meta in self.meta_columns]
         columns = [self.columns[i] for i in wanted] + list(self.columns[first:])
         names = [f"c{i}" for i in range(len(columns))]
-        for batch in self.pf.iter_batches(batch_size=self.chunk_rows, columns=columns):
+        for batch in self._batches(columns):
             batch = batch.rename_columns(names)
             values = np.empty((batch.num_rows, self.m), order="F")
             for j in range(self.m):
                 values[:, j] = arrow_io.float_column(batch.column(len(wanted) + j), True)
             yield values, arrow_io.string_metadata(batch.select(list(range(len(wanted)))),
                                                     [self.layout.meta_names[i] for i in wanted])
+
+    def _batches(self, columns):
+        """Tables of at most chunk_rows rows. A row group of at most ROW_GROUP_BYTES of values is
+        decoded whole and sliced (zero-copy): 2-3x less CPU than iter_batches, which re-slices the
+        decoded pages into batches (measured 0.5 against 1.3-2.4 s of CPU on 10^6 x 93); bigger
+        row groups go through iter_batches, so that memory stays about one chunk."""
+        metadata = self.pf.metadata
+        if any(metadata.row_group(g).num_rows * len(columns) * 8 > ROW_GROUP_BYTES
+               for g in range(metadata.num_row_groups)):
+            yield from self.pf.iter_batches(batch_size=self.chunk_rows, columns=columns)
+            return
+        for g in range(metadata.num_row_groups):
+            table = self.pf.read_row_group(g, columns=columns)
+            for start in range(0, table.num_rows, self.chunk_rows):
+                yield table.slice(start, self.chunk_rows)
+            del table
 
 
 def load_or_locate(src, name, missing) -> FunctionalData:

@@ -40,6 +40,9 @@ class NoisePlan:
     guarantee: Guarantee
     synthesis: np.ndarray | None = None  # (m, n_components): the basis on the grid (set by MeanBasis.plan)
     expected_sq_l2_error: float | None = None  # closed form (set by MeanBasis.plan)
+    # A long grid's top-L basis (METHODS 27): {grid_points, components, omitted_eigenvalue_sum, kernel_trace},
+    # all public; None when the basis is complete.
+    basis_tail: dict | None = None
 
     @classmethod
     def of(cls, noise: CoefficientNoise, n_components: int, **basis_fields) -> "NoisePlan":
@@ -81,8 +84,10 @@ def _kernel_plan(entry, settings, unit_grid, weights, total, n, tau):
     """Project the clipped mean on the kernel's eigenfunctions; the entry's own noise plan."""
     basis = eigenbasis(settings.kernel, settings.rho, unit_grid, weights, nu=settings.nu)
     noise = entry.plan_noise(settings, basis.eigenvalues, basis.n_components, basis.coefficients(total / n), tau, n)
+    tail = (dict(grid_points=int(unit_grid.size), components=basis.n_components,
+                 omitted_eigenvalue_sum=basis.tail_trace, kernel_trace=basis.trace) if basis.truncated else None)
     return replace(noise, synthesis=basis.eigenfunctions[:, :noise.n_components],
-                   expected_sq_l2_error=entry.expected_sq_l2_error(noise.noise_scales))
+                   expected_sq_l2_error=entry.expected_sq_l2_error(noise.noise_scales), basis_tail=tail)
 
 
 def _kernel_range(settings) -> tuple | None:

@@ -25,6 +25,7 @@ from ..params import check_choice, check_epsilon, check_finite, check_positive, 
 from .postprocess import mean_steps
 from ..data.preprocess import PublicBounds, bounds_of
 from ..registry import MEAN_REGISTRY, mean_mechanism
+from .estimators import shrinkage
 from ..registry.mean_basis import resolve_tau  # noqa: F401  (public here since before the registry held it)
 from ..publish.release import randomness_fields
 from ..sensitivity import BOUNDS
@@ -151,6 +152,7 @@ class MeanRelease:
     n_curves: int = 0  # NON-PRIVATE when a person column groups curves (analyst view)
     n_range_clipped: int = 0  # NON-PRIVATE: curves with a value outside the public range
     n_unusable: int = 0  # NON-PRIVATE: persons of the file without a usable curve (counted as the centre)
+    basis_tail: dict | None = None  # public: a long grid's top-L basis and its omitted tail (METHODS 27)
 
     @property
     def m(self) -> int:
@@ -293,7 +295,29 @@ def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> 
                        n_unusable=sums.n_unusable, tau=sums.tau, data_dependent_flags=sums.data_dependent_flags,
                        synthesis=noise.synthesis, estimate_coefficients=noise.estimate_coefficients,
                        noise_scales=noise.noise_scales, noise=mechanism.noise, sensitivity=noise.sensitivity,
-                       sigma=noise.sigma, expected_sq_l2_error=noise.expected_sq_l2_error, guarantee=noise.guarantee)
+                       sigma=noise.sigma, expected_sq_l2_error=noise.expected_sq_l2_error, guarantee=noise.guarantee,
+                       basis_tail=noise.basis_tail)
+
+
+def basis_truncation(plan: MeanRelease) -> dict | None:
+    """The accuracy statement's tail of a long grid's top-L basis (METHODS 27), public numbers only.
+
+    The omitted eigenvalues sum to at most T = ``omitted_eigenvalue_sum`` (the kernel's trace
+    minus the retained Rayleigh quotients; Ky Fan), so each is at most T. A penalised mechanism
+    would have shrunk an omitted component by s(T) = T^eta / (T^eta + penalty) at most, and the
+    clipped mean has L2 norm at most tau: leaving the tail out moves the estimate by at most
+    s(T) tau. A truncating mechanism (first M <= L components) omits nothing it would have kept.
+    This is a bias, not noise: it is not in the expected squared L2 error.
+    """
+    tail = plan.basis_tail
+    if tail is None:
+        return None
+    s = plan.settings
+    penalty = mean_mechanism(s.mechanism).penalty
+    T = float(tail["omitted_eigenvalue_sum"])
+    shrink = 0.0 if penalty is None else float(shrinkage(np.array([T]), s.eta, getattr(s, penalty))[0])
+    return {**tail, "omitted_share_of_trace": T / tail["kernel_trace"],
+            "omitted_component_shrinkage_max": shrink, "truncation_bias_l2_max": shrink * float(plan.tau)}
 
 
 def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = None) -> dict:
@@ -332,6 +356,9 @@ def release_record(plan: MeanRelease, values: np.ndarray, *, seed: int | None = 
         "settings": asdict(s),
     }
     record.update(mean_mechanism(s.mechanism).record_fields(s, plan))
+    truncation = basis_truncation(plan)
+    if truncation is not None:
+        record["basis_truncation"] = truncation
     assert values.shape == (plan.m,)
     return record
 
@@ -369,4 +396,10 @@ def accuracy_sentence(plan: MeanRelease) -> str:
                  f"(by up to {plan.pointwise_bias():.3g} at a single point) through smoothing, clipping and "
                  f"centring, so the release is typically {plan.total_error():.3g} away from that average "
                  "(root mean square of both).")
+    truncation = basis_truncation(plan)
+    if truncation is not None:
+        text += (f" On this {truncation['grid_points']:,}-point grid the release uses the kernel's top "
+                 f"{truncation['components']} eigenfunctions; leaving out the rest (eigenvalues summing to at most "
+                 f"{truncation['omitted_share_of_trace']:.2g} of the total) biases it by at most "
+                 f"{truncation['truncation_bias_l2_max']:.3g} in L2 (not part of the noise figures).")
     return text
