@@ -17,6 +17,7 @@ from fdp_core.data.loading import DATA_DEPENDENT_TAU, from_arrays, load_curves  
 from fdp_ui.plots import ANALYST_LABEL  # noqa: E402
 from fdp_ui.state import EXAMPLE_FILE, Dataset  # noqa: E402
 from plotly_json import plotly_array  # noqa: E402
+from test_release_flow import commit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -186,7 +187,7 @@ def test_centring_by_a_mean_committed_on_the_release_page():
     at.session_state["data_range_declared"] = True
     at.session_state["g_tau_from_range"] = False
     at.switch_page("pages/release.py").run()
-    at.button(key="rel_commit").click().run()  # the Mean page's default: a Gaussian mean
+    commit(at)  # the Mean page's default: a Gaussian mean
     _ok(at)
     release = at.session_state["fdp_releases"][0]
     at.switch_page("pages/components.py").run()

@@ -6,6 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from fdp_core.publish import export
 from fdp_core.data.stand_in import SEALED, STAND_IN_PREFIX
+from test_release_flow import commit
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -47,7 +48,7 @@ def test_sealed_flow_reads_the_private_file_only_at_commit(monkeypatch):
     assert at.session_state["sealed_private_reads"] == 0
     at.switch_page("pages/release.py").run()
     assert at.session_state["sealed_private_reads"] == 0
-    at.button(key="rel_commit").click().run()
+    commit(at)
     assert not at.exception
     assert at.session_state["sealed_private_reads"] == 1
     release = at.session_state["fdp_releases"][0]
@@ -65,7 +66,7 @@ def test_sealed_flow_reads_the_private_file_only_at_commit(monkeypatch):
 def test_sealed_commit_refused_when_the_private_persons_differ(monkeypatch):
     at = _sealed_session(monkeypatch, n=61)
     at.switch_page("pages/release.py").run()
-    at.button(key="rel_commit").click().run()
+    commit(at)
     assert not at.exception
     assert any("not the declared n = 61" in e.value for e in at.error)
     assert "fdp_releases" not in at.session_state or not at.session_state["fdp_releases"]
@@ -75,7 +76,7 @@ def test_sealed_commit_refused_when_the_private_persons_differ(monkeypatch):
 def test_no_sealed_statement_once_an_own_file_was_shown(monkeypatch):
     at = _sealed_session(monkeypatch, own_data_shown=True)
     at.switch_page("pages/release.py").run()
-    at.button(key="rel_commit").click().run()
+    commit(at)
     assert not at.exception
     seen = at.session_state["fdp_releases"][0].record["looked_at_before_commit"]
     assert SEALED not in seen and export.NONPRIVATE_VIEWS["curves"] in seen
