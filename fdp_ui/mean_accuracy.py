@@ -28,7 +28,7 @@ def figure(plan, fd, g, options, truth) -> None:
     st.plotly_chart(plots.release_figure(fd.grid_points, finished.values, plan.estimate, style=options.style,
                                          truth=truth,
                                          title=f"{MECHANISM_LABELS[options.mechanism]}, {privacy_text(plan, g)}",
-                                         raw_mean=plan.raw_mean),
+                                         raw_mean=plan.raw_mean, y_range=g.value_range),
                     width="stretch", key="mean_release")
     moved = float(np.mean(finished.values != finished.raw)) if finished.raw.size else 0.0
     st.caption("Post-processing of every release (free: the privacy guarantee is unchanged): "

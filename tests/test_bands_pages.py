@@ -58,6 +58,8 @@ def test_release_page_commits_a_mean_with_its_bands():
     assert not at.exception, at.exception
     assert any("second moment adds epsilon" in c.value for c in at.caption)
     commit(at)
-    assert not at.exception and not at.error, [e.value for e in at.error]
+    # The mean gets 0.8 of epsilon: its verdict (red here) is drawn in red below the success message.
+    problems = [e.value for e in at.error if not e.value.startswith("Not useful at this epsilon")]
+    assert not at.exception and not problems, problems
     ledger = at.session_state["fdp_ledger"]
     assert [e.kind for e in ledger.entries] == ["mean", "covariance"]

@@ -110,7 +110,7 @@ def test_the_components_explored_are_committed_with_their_verdict():
     at.switch_page("pages/components.py").run()
     assert not at.exception, at.exception
     draft = _draft(at, "pca")
-    assert draft.verdict is not None and draft.verdict.what == "components"
+    assert draft.verdict is not None and draft.verdict.what == "release of components"
     draft, release, message = _commit_and_compare(at, "pca")
     assert f"({draft.verdict.word})" in message
     assert release.record["verdict"]["level"] is None  # read off the raw data: not published

@@ -96,7 +96,7 @@ class Verdict:
             elif self.suggested_epsilon is not None:
                 parts.append(f" A noise radius of {self.target_radius:.3g} would be green: epsilon = "
                              f"{self.suggested_epsilon:.3g} reaches it with these settings ({TRADEOFF_POINTER}).")
-            elif self.what == "components":
+            elif self.what == COMPONENTS:
                 parts.append(" More epsilon, fewer components k or more persons bring the private components "
                              "closer to the best ones.")
             elif self.what == "mean":
@@ -175,13 +175,16 @@ def covariance_verdict(radius: float, tau: float) -> Verdict:
                    what="covariance")
 
 
+COMPONENTS = "release of components"
+
+
 def components_verdict(variance_ratios) -> Verdict:
     """The verdict of private components: the share of the best k components' variance they miss
     (1 - the variance ratio, averaged over the page's draws), under the same thresholds. Analyst
     view: the variance ratio reads the raw data."""
     missed = 1.0 - float(np.mean(np.asarray(variance_ratios, dtype=float)))
     return verdict(max(missed, 0.0), 1.0, scale_name="the variance the best k components capture",
-                   what="components", error_name="Variance missed")
+                   what=COMPONENTS, error_name="Variance missed")
 
 
 def sparse_mean_verdict(l2_distances, value_range) -> Verdict:
