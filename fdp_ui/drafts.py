@@ -75,6 +75,11 @@ def put(draft: Draft) -> None:
     st.session_state.setdefault(DRAFTS_KEY, {})[draft.kind] = draft
 
 
+def drop(kind: str) -> None:
+    """Forget the page's draft (the page cannot show a release now: nothing it showed may be committed)."""
+    st.session_state.get(DRAFTS_KEY, {}).pop(kind, None)
+
+
 def get(kind: str, data_label: str) -> Draft | None:
     """The draft of ``kind`` explored on the data set ``data_label`` (None: not explored on it)."""
     draft = st.session_state.get(DRAFTS_KEY, {}).get(kind)
@@ -139,5 +144,5 @@ def put_sparse(label: str, settings, verdict: Verdict) -> None:
     put(Draft("sparse", settings, label, verdict, None))
 
 
-__all__ = ["DRAFTS_KEY", "Draft", "drift", "get", "mean_plan", "mean_verdicts", "put", "put_components",
+__all__ = ["DRAFTS_KEY", "Draft", "drift", "drop", "get", "mean_plan", "mean_verdicts", "put", "put_components",
            "put_density", "put_sparse", "with_band"]

@@ -32,6 +32,7 @@ chosen = drafts.with_band(base)  # with the uncertainty bands on, the mean gets 
 try:
     plan = drafts.mean_plan(ds.fd, chosen)
 except FdpError as exc:
+    drafts.drop("mean")
     st.error(f"Cannot compute this release: {exc}")
     st.stop()
 # The draft the Release page commits: exactly what this page shows (issue 38).

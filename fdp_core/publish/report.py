@@ -197,7 +197,7 @@ def privacy_statement(release: CommittedRelease) -> list[str]:
     out.append(power_sentence(p))
     out.append("The guarantee holds whatever else an attacker knows, including every other individual's data, "
                "and for any analysis of the published files. Privacy losses of several releases add up: see the "
-               "session ledger below.")
+               "ledger of this data set's budget (the report's 'Session ledger').")
     return out
 
 
