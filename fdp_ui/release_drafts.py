@@ -129,6 +129,8 @@ def stamp(kind: str, release, chosen, ds) -> str:
         release.record["verdict"] = public.record(basis)
     elif kind in drafts.NOT_PUBLISHED:
         release.record["verdict"] = {"level": None, "basis": drafts.NOT_PUBLISHED[kind]}
+    for key in [k for k in st.session_state if str(k).startswith(ACK_PREFIX)]:
+        del st.session_state[key]  # every commit is acknowledged afresh: no ticked box carries over
     if shown is None:
         return ""
     st.session_state[VERDICT_KEY] = shown

@@ -137,6 +137,9 @@ def test_red_needs_i_publish_and_the_bundle_carries_the_verdict():
     assert json.loads(files["release.json"])["verdict"]["word"] == "not useful"
     assert "verdict-red" in files["report.html"].decode()
     assert "VERDICT: RED (not useful)" in files["README.txt"].decode()
+    # The acknowledgement does not carry over to the next commit.
+    assert not next(c for c in at.checkbox if c.label.startswith("I publish")).value
+    assert at.button(key="rel_commit").disabled
 
 
 @pytest.mark.parametrize("kind", ["mean"])
@@ -167,3 +170,33 @@ def test_the_sparse_mean_explored_is_committed_with_its_verdict():
     assert any(b.value.startswith(draft.verdict.headline) for b in [*at.success, *at.warning, *at.error])
     draft, release, message = _commit_and_compare(at, "sparse")
     assert f"({draft.verdict.word})" in message and release.record["verdict"]["level"] is None
+
+
+def test_dti_by_subject_with_bands_carries_the_mean_pages_verdict_and_persons(shared_data):
+    """The issue's outside check in AppTest: DTI by subject, range 0..1, bands on the Mean page; the
+    committed message carries the Mean page's verdict word, the charges are both parts', and the bundle's
+    ledger.json speaks of persons."""
+    from fdp_core.data.loading import load_curves
+    from fdp_ui.state import Dataset
+
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["dataset"] = Dataset(load_curves(shared_data / "dti_cca.csv"), "upload: dti_cca.csv", "upload")
+    at.run()
+    at.switch_page("pages/data.py").run()
+    at.number_input(key="data_range_lo_input").set_value(0.0).run()
+    at.number_input(key="data_range_hi_input").set_value(1.0).run()
+    at.checkbox(key="data_range_declared_input").check().run()
+    at.switch_page("pages/mean.py").run()
+    at.toggle(key="band_show").set_value(True).run()
+    assert not at.exception, at.exception
+    shown = next(b.value for b in [*at.success, *at.warning, *at.error]
+                 if b.value.startswith(("Useful", "Rough", "Not useful")))
+    draft = _draft(at, "mean")
+    assert shown.startswith(draft.verdict.headline)
+    assert draft.settings.person_column == "subject" and draft.settings.band_share == 0.2
+    draft, release, message = _commit_and_compare(at, "mean")
+    assert f"Verdict: {draft.verdict.colour} ({draft.verdict.word})" in message
+    entries = at.session_state["fdp_ledger"].entries
+    assert [e.kind for e in entries] == ["mean", "covariance"]
+    files = export.bundle_files(release, at.session_state["fdp_ledger"])
+    assert json.loads(files["ledger.json"])["neighbouring"].startswith("replace one person")
