@@ -200,3 +200,20 @@ def test_dti_by_subject_with_bands_carries_the_mean_pages_verdict_and_persons(sh
     assert [e.kind for e in entries] == ["mean", "covariance"]
     files = export.bundle_files(release, at.session_state["fdp_ledger"])
     assert json.loads(files["ledger.json"])["neighbouring"].startswith("replace one person")
+
+
+def test_the_published_verdict_is_the_same_on_neighbouring_data():
+    """What release.json states about the verdict reads public inputs only: replacing one curve (D -> D')
+    leaves it unchanged, while the analyst-view verdict (with the bias) is allowed to move."""
+    from fdp_core.data.loading import load_curves
+    from fdp_core.releases.mean import MeanSettings
+    from fdp_ui.state import EXAMPLE_FILE
+
+    fd = load_curves(EXAMPLE_FILE)
+    other = dataclasses.replace(fd, data_matrix=fd.data_matrix.copy())
+    other.data_matrix[0] = -other.data_matrix[0] + 1.0  # one person's curve replaced
+    for settings in (MeanSettings(epsilon=1.0, value_range=(-1.5, 1.5)),
+                     MeanSettings(epsilon=1.0, value_range=(-1.5, 1.5), confidence_band=0.95, band_share=0.3)):
+        records = [drafts.mean_verdicts(drafts.mean_plan(d, settings))[1].record(drafts.PUBLIC_BASIS["mean"])
+                   for d in (fd, other)]
+        assert records[0] == records[1]
