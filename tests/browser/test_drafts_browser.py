@@ -135,6 +135,11 @@ def test_the_red_canadian_mean_stays_red_through_the_commit(page, app_url, tmp_p
     wait_idle(page)
     red = page.locator("[data-testid='stAlertContentError']").filter(has_text="Not useful at this epsilon")
     assert red.count() >= 1
+    # The value axis is the declared range (padded by a tenth), whatever the draws: epsilon moves the curves.
+    ranges = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                           ".map(el => (el._fullLayout.yaxis || {}).range)")
+    assert [-59.0, 49.0] in [[round(v, 6) for v in r] for r in ranges if r], ranges
+    save_screenshot(page, "drafts_red_canadian_mean_page")
     goto_via_sidebar(page, "Release & audit")
     wait_idle(page)
     assert page.locator("[data-testid='stAlertContentError']").filter(has_text="Not useful").count() >= 1
