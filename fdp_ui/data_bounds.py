@@ -73,10 +73,14 @@ def _value_range(ds) -> None:
         st.success(f"Declared public range [{lo_v:g}, {hi_v:g}]: centre {(lo_v + hi_v) / 2:g}, "
                    f"default tau {(hi_v - lo_v) / 2:g}.")
     else:
-        d_lo, d_hi = suggested_value_range(ds.fd)
-        state.note_view(NONPRIVATE_VIEWS["range_suggestion"])
-        st.warning(f"No range declared: previews are centred at 0 and commits of curves are refused. The data run "
-                   f"from {d_lo:.4g} to {d_hi:.4g} ({NOT_DP_SUGGESTION}).")
+        st.warning("No range declared: previews are centred at 0 and commits of curves are refused. Choose the "
+                   "range from domain knowledge (the possible values, e.g. 0 to 1 for a fraction).")
+        # The data's own extremes are shown only on request (issue 38): a range read off them is not DP, and
+        # looking at them is recorded in the report of every later commit.
+        if st.toggle("show the data's minimum and maximum (analyst view, not DP)", key="data_show_extremes"):
+            d_lo, d_hi = suggested_value_range(ds.fd)
+            state.note_view(NONPRIVATE_VIEWS["range_suggestion"])
+            st.caption(f"The data run from {d_lo:.4g} to {d_hi:.4g} ({NOT_DP_SUGGESTION}).")
 
 
 def render(ds) -> None:

@@ -201,7 +201,13 @@ def _feature_widgets(a: int, container, fd, person_column) -> str:
         return f"mean:{u!r}:{v!r}"
     if kind == "column":
         numeric = numeric_columns(fd, person_column)
-        name = container.selectbox("column", [str(c) for c in fd.metadata.columns], key=f"density_col_{a}",
+        # An id (the person column, a column of repeated ids or named like one) is no feature: its codes mean
+        # nothing (issue 38). It stays typeable (accept_new_options), and stays listed while it is chosen.
+        ids = identifier_columns(fd.metadata, person_column)
+        chosen = st.session_state.get(f"density_col_{a}")
+        offered = [str(c) for c in fd.metadata.columns if str(c) not in ids or str(c) == chosen]
+        numeric = [c for c in numeric if c not in ids]
+        name = container.selectbox("column", offered, key=f"density_col_{a}",
                                    accept_new_options=True,
                                    help="A numeric metadata column of the file (one value per curve). Numeric "
                                         f"columns here: {', '.join(numeric) or 'none'}.")

@@ -26,7 +26,7 @@ from fdp_core.explore.presets import preset
 from fdp_core.registry import pure_mechanism_names
 from fdp_core.data.sketch import sketch_of
 
-from . import choices, state
+from . import choices, sealed, state
 
 LEDGER_KEY = "fdp_ledger"  # the ledger in force this run: the stored budget's snapshot, or the draft
 DRAFT_KEY = "fdp_ledger_draft"  # the budget chosen in the widgets before the data set has a stored one
@@ -194,7 +194,7 @@ def draft() -> Ledger:
 def get() -> Ledger:
     """The ledger in force: the data set's stored budget (read from the database), else the draft."""
     try:
-        stored = account().ledger()
+        stored = sealed_ledger() or account().ledger()
         st.session_state.pop(ERROR_KEY, None)
     except FdpError as exc:
         st.session_state[ERROR_KEY] = str(exc)
@@ -202,6 +202,17 @@ def get() -> Ledger:
     led = stored if stored is not None else draft()
     st.session_state[LEDGER_KEY] = led
     return led
+
+
+def sealed_ledger() -> Ledger | None:
+    """Sealed mode: the stored budget of the registered data set the private file was declared as (issue 38),
+    so the meter, the button's cost and the export show the real entries before the file is read. None
+    outside sealed mode or before that data set's first commit."""
+    for name in sealed.registered_names():
+        dataset = store().dataset_named(name)
+        if dataset is not None:
+            return store().ledger(dataset.budget_key, budget_name())
+    return None
 
 
 def error() -> str | None:

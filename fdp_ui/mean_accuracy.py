@@ -28,7 +28,7 @@ def figure(plan, fd, g, options, truth) -> None:
     st.plotly_chart(plots.release_figure(fd.grid_points, finished.values, plan.estimate, style=options.style,
                                          truth=truth,
                                          title=f"{MECHANISM_LABELS[options.mechanism]}, {privacy_text(plan, g)}",
-                                         raw_mean=plan.raw_mean),
+                                         raw_mean=plan.raw_mean, y_range=g.value_range),
                     width="stretch", key="mean_release")
     moved = float(np.mean(finished.values != finished.raw)) if finished.raw.size else 0.0
     st.caption("Post-processing of every release (free: the privacy guarantee is unchanged): "
@@ -62,9 +62,10 @@ def panel(plan, ds, base, g, mechanism: str) -> None:
                        "ends of the domain).")
         a4.metric("total (root mean square)", f"{total:.4g}", help="sqrt(bias^2 + expected squared noise).")
         verdict_box.render(mean_verdict(plan, ds.fd))
-        st.markdown(f"With 95% probability the release is within **{radius_l2:.4g}** of the non-private estimate "
-                    f"(L2 norm over the domain rescaled to [0, 1]); pointwise, the largest deviation stays below "
-                    f"**{radius_sup:.4g}** with 95% probability.")
+        units = f" ({plots.value_title()} units)" if plots.value_title() != "value" else " (the data's units)"
+        st.markdown(f"With 95% probability the release is within **{radius_l2:.4g}**{units} of the non-private "
+                    f"estimate (L2 norm over the domain rescaled to [0, 1]); pointwise, the largest deviation stays "
+                    f"below **{radius_sup:.4g}**{units} with 95% probability.")
         (st.warning if bias_dominates else st.info)(
             accuracy_sentence(plan) + (" The bias is larger than the noise: smoothing or clipping, not privacy, "
                                        "dominates the error." if bias_dominates else ""))

@@ -16,7 +16,7 @@ from fdp_core.registry import MEAN_REGISTRY, mean_mechanism, truncating_mechanis
 from fdp_core.releases.mean import MEAN_MECHANISMS, MECHANISM_LABELS
 from fdp_core.sensitivity import BOUNDS
 
-from . import sidebar
+from . import sidebar, state
 from .mean_controls import KEYS
 
 LOG_PSI_RANGE = (-8.0, 3.0)
@@ -100,14 +100,14 @@ def _psi_controls(ds, g, mechanism: str, compare: bool) -> None:
                           help="Penalty of the ICLP means (the sidebar's phi is the Gaussian mechanism's). Larger "
                                "psi = smoother estimate, smaller sensitivity, more bias.")
     if not compare and mechanism in PSS_MECHANISMS:
-        n_pss = ds.fd.metadata[g.person_column].astype(str).nunique() if g.person_column else ds.fd.n
+        n_pss = state.n_persons(ds) if g.person_column else ds.fd.n  # the sensitivity's n (persons)
         pss_eta, pss_psi = pss_defaults(g.kernel, g.nu, n_pss, g.epsilon, mechanism=mechanism)
         right.button("privacy-safe defaults (PSS)", key="mean_pss", on_click=_apply_pss, args=(pss_eta, pss_psi),
                      help="Data-free choice of eta and psi (Lin & Reimherr): eta = 1 + 2/beta for eigenvalues "
                           "decaying like j^(-beta) (Matern nu: beta = 2 nu + 1; Gaussian kernel: eta = 1.5), "
                           "psi = 1/(n epsilon^2). Offered for the quadratic penalty (ICLP-QR) only.")
-        right.caption(f"PSS: eta = {pss_eta:.4g}, psi = {pss_psi:.3g}. Uses n = {n_pss}: valid only if the "
-                      "number of persons is public.")
+        right.caption(f"PSS: eta = {pss_eta:.4g}, psi = {pss_psi:.3g}. Uses n = {n_pss} "
+                      f"{'persons' if g.person_column else 'curves'}: valid only if the number of persons is public.")
     else:
         right.caption("Privacy-safe defaults (PSS) are not offered here: their theory covers the quadratic penalty "
                       "(ICLP-QR, Gaussian) only; for ICLP-AR they can make the error grow with epsilon.")

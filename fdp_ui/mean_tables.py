@@ -16,8 +16,11 @@ from fdp_core.sensitivity import BOUNDS
 
 
 def privacy_text(plan, g) -> str:
-    return f"epsilon = {g.epsilon:g}, " + (f"delta = {g.delta:g}" if plan.sigma is not None else
-                                           "delta = 0 (pure epsilon-DP)")
+    """The mean's own epsilon and delta (its share when the uncertainty bands take part of the budget)."""
+    s = plan.settings
+    band = f" (the mean's part of epsilon {g.epsilon:g})" if s.epsilon < g.epsilon * (1 - 1e-12) else ""
+    return f"epsilon = {s.epsilon:.4g}, " + (f"delta = {s.delta:.3g}" if plan.sigma is not None else
+                                             "delta = 0 (pure epsilon-DP)") + band
 
 
 def noise_scale_text(plan) -> str:

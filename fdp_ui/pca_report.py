@@ -38,7 +38,7 @@ def draws(data, settings: PcaSettings, centring, g) -> list:
     return [draw(DRAW_SALT + i) for i in range(centring.n_draws)]
 
 
-def guarantee(first, entry, centring, g, k: int) -> None:
+def guarantee(first, entry, centring, g, k: int, person_column: str | None = None) -> None:
     for flag in first.data_dependent_flags:
         if flag != AWAN_RESCALING_FLAG:
             st.error(f"Data-dependent: {flag}.")
@@ -70,7 +70,8 @@ def guarantee(first, entry, centring, g, k: int) -> None:
                                                                        start=1)}]),
                      hide_index=True, key="pca_split_table",
                      column_config={f"eps_{j}": st.column_config.NumberColumn(format="%.4g") for j in range(1, k + 1)})
-    st.caption(f"n = {first.n} curves, m = {first.m} grid points; {first.n_clipped} coefficient rows clipped to norm "
+    unit = f"persons (column '{person_column}'), {first.n_curves} curves" if person_column else "curves"
+    st.caption(f"n = {first.n} {unit}, m = {first.m} grid points; {first.n_clipped} coefficient rows clipped to norm "
                f"tau = {first.tau:.4g} after centring.")
 
 

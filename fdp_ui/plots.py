@@ -97,10 +97,11 @@ def _band_spec(grid, lower, upper, *, name: str, color: str = "rgba(31,119,180,0
 def release_figure(grid, draws: np.ndarray, estimate: np.ndarray | None, *, title: str, style: str = "draws",
                    truth: np.ndarray | None = None, x_title: str | None = None, label: str = "sanitized mean",
                    color: str = PRIVATE_COLOR, y_title: str | None = None,
-                   raw_mean: np.ndarray | None = None) -> go.Figure:
+                   raw_mean: np.ndarray | None = None, y_range: tuple | None = None) -> go.Figure:
     """Sanitized draws (spaghetti, or a pointwise 5-95% band) with the analyst-view estimate and,
     when given, the plain average of the raw curves (analyst view: the bias is the gap between the
-    two). Axis titles default to the session's t label and value unit.
+    two). Axis titles default to the session's t label and value unit. ``y_range``: a fixed value
+    axis (the declared public range, padded), so a change of epsilon moves the band, not the ticks.
 
     Written as a plain plotly spec and wrapped without plotly's per-property validation (it
     cost ~20 ms of every rerun of the Mean page); the same figure as add_band / add_line /
@@ -119,7 +120,12 @@ def release_figure(grid, draws: np.ndarray, estimate: np.ndarray | None, *, titl
         data.append(_line_spec(grid, estimate, name=ANALYST_LABEL, color=ANALYST_COLOR, dash="dash"))
     if raw_mean is not None:
         data.append(_line_spec(grid, raw_mean, name=RAW_MEAN_LABEL, color=RAW_MEAN_COLOR, dash="dot"))
-    layout = {"title": {"text": title}, "xaxis": {"title": {"text": x_title}}, "yaxis": {"title": {"text": y_title}},
+    yaxis = {"title": {"text": y_title}}
+    if y_range is not None:
+        lo, hi = float(y_range[0]), float(y_range[1])
+        pad = 0.1 * (hi - lo)
+        yaxis.update(range=[lo - pad, hi + pad], autorange=False)
+    layout = {"title": {"text": title}, "xaxis": {"title": {"text": x_title}}, "yaxis": yaxis,
               "height": 460, "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
               "legend": {"orientation": "h", "yanchor": "bottom", "y": -0.35}}
     return go.Figure({"data": data, "layout": layout}, _validate=False)

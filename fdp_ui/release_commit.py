@@ -9,6 +9,8 @@ and runs reserve -> draw -> complete (:func:`fdp_core.publish.kinds.commit`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from fdp_core.budget.accounting import KINDS
@@ -16,7 +18,7 @@ from fdp_core.errors import FdpError
 from fdp_core.publish import export, kinds
 from fdp_core.publish.protocol import CommitRequest
 
-from . import commit_checks, plots, sealed, sparse_release, sparse_view, state
+from . import commit_checks, plots, release_drafts, sealed, sparse_release, sparse_view, state
 from . import ledger as ledger_ui
 from . import release_controls as controls
 
@@ -31,9 +33,9 @@ def _spec(kind: str) -> kinds.ReleaseKind:
     return kinds.release_kind(controls.PAGE_KINDS[kind])
 
 
-def _success(release, note: str | None, budget, cost: str) -> None:
+def _success(release, note: str | None, budget, cost: str, verdict: str = "") -> None:
     text = ((f"{note} " if note else "") + f"Committed {release.label} (id {release.id}): charged {cost} to budget "
-            f"'{budget.name}'. {release.accuracy}")
+            f"'{budget.name}'. {release.accuracy}" + (f" {verdict}" if verdict else ""))
     plots.label_release(release)
     ledger_ui.record(release)
     st.session_state["rel_export_choice"] = release.id
@@ -71,7 +73,8 @@ def _commit(kind: str, choice: controls.Choice, label: str) -> None:
         ss[COMMIT_MESSAGE_KEY] = ("error", str(exc))
         return
     commit_checks.declare_unit(release, declaration)
-    _success(release, note, budget, f"epsilon {release.entry.epsilon:.4g}, delta {release.entry.delta:.3g}")
+    verdict = release_drafts.stamp(kind, release, choice, state.current())  # never the sealed file's data
+    _success(release, note, budget, f"epsilon {release.entry.epsilon:.4g}, delta {release.entry.delta:.3g}", verdict)
 
 
 def _commit_sparse(spec, choice: controls.Choice, label: str) -> None:
@@ -88,7 +91,8 @@ def _commit_sparse(spec, choice: controls.Choice, label: str) -> None:
         st.session_state[COMMIT_MESSAGE_KEY] = ("error", str(exc))
         return
     sparse_release.remember(release, budget)  # its export shows the sparse data's ledger
-    _success(release, note, budget, sparse_release.combined_cost(quote))
+    verdict = release_drafts.stamp("sparse", release, choice, state.current())
+    _success(release, note, budget, sparse_release.combined_cost(quote), verdict)
 
 
 def _choices() -> tuple[str, ...]:
@@ -133,7 +137,8 @@ def _render_sparse(choice, quote, label: str) -> None:
                     f"({export.native_parameter(entry)})")
     st.markdown(f"This commit will be charged **{sparse_release.combined_cost(quote)}** in total.")
     st.caption(quote.sampler_note)
-    blockers = sparse_release.blockers(choice.settings, quote, led)
+    ack = release_drafts.verdict_section("sparse", choice, None)
+    blockers = sparse_release.blockers(choice.settings, quote, led) + ([ack] if ack else [])
     if blockers:
         st.warning("**Commit not possible yet**: " + "; ".join(blockers) + ".")
     st.button(f"Commit: draw fresh noise and record ({sparse_release.combined_cost(quote)})", key="rel_commit",
@@ -145,7 +150,8 @@ def render(g, ds, led) -> str:
     """Section 2 of the Release page (below its header): kind, controls, cost, readiness, commit button.
 
     Returns the kind chosen (the page shows the sparse data's ledger while the sparse mean is chosen)."""
-    kind = st.radio("what to commit", _choices(), key="rel_kind", horizontal=True, format_func=KIND_LABELS.get)
+    names = {k: release_drafts.label_of(k, KIND_LABELS[k]) for k in _choices()}  # "the mean you explored"
+    kind = st.radio("what to commit", tuple(names), key="rel_kind", horizontal=True, format_func=names.get)
     if g.tutorial:
         st.caption("Covariance and regression are committed on the Covariance & regression page, a private "
                    "parameter selection on the Trade-offs page; all of them are charged to this ledger.")
@@ -166,6 +172,7 @@ def render(g, ds, led) -> str:
     message = st.session_state.pop(COMMIT_MESSAGE_KEY, None)
     if message:
         getattr(st, message[0])(message[1])
+    release_drafts.show_committed_verdict()
     return kind
 
 
@@ -188,7 +195,10 @@ def _render_curves(kind, choice, quote, label, g, ds, led) -> None:
     _show_flags(kind, quote.flags, g)
     st.markdown(_cost(entry, g))
     st.caption(quote.sampler_note)
+    ack = release_drafts.verdict_section(kind, choice, ds)  # the verdict beside the cost; amber/red acknowledged
     ready = commit_checks.readiness(kind, g.value_range, led, entry, ds, ledger_ui.error())
+    if ack:
+        ready = replace(ready, blockers=ready.blockers + (ack,))
     for text in ready.warnings:
         st.warning(text[0].upper() + text[1:] + ".")
     if ready.declaration:

@@ -22,7 +22,7 @@ from fdp_core.releases.pca import PCA_BASES, PCA_SAMPLERS, PcaSettings
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
 
 from . import ledger as ledger_ui
-from . import mean_controls, sparse_view
+from . import mean_controls, release_drafts, sparse_view
 
 # The density and components controls: the settings fields' keys and defaults come from their
 # metadata (fdp_core/releases/kde.py, fdp_core/releases/pca.py, page family "release"); the feature and the
@@ -48,6 +48,7 @@ class Choice:
     settings: object
     inputs: dict = field(default_factory=dict)
     mean_id: str = "none"
+    draft: object = None  # the page's draft (fdp_ui/drafts.py) this choice commits, if any
 
 
 def keep_defaults() -> None:
@@ -153,12 +154,19 @@ def _sparse(g) -> Choice | None:
     return None if settings is None else Choice(settings)
 
 
+def _describe_mean(draft) -> str:
+    s = draft.settings
+    return f"**{MECHANISM_LABELS[s.mechanism]}**: " + mean_summary(s) + release_drafts.band_words(s)
+
+
+DESCRIBE = {"mean": _describe_mean}
 CONTROLS = {"mean": _mean, "kde": _kde, "pca": _pca, "sparse": _sparse}
 
 
 def render(kind: str, g) -> Choice | None:
-    """Draw the controls of ``kind`` (a key of PAGE_KINDS); None when the choice is not complete yet."""
-    return CONTROLS[kind](g)
+    """The draft explored on ``kind``'s page (fdp_ui/drafts.py), else the controls of ``kind`` (a key of
+    PAGE_KINDS); None when the choice is not complete yet."""
+    return release_drafts.choice(kind, g, Choice, DESCRIBE.get(kind)) or CONTROLS[kind](g)
 
 
 __all__ = ["CONTROL_DEFAULTS", "Choice", "PAGE_KINDS", "keep_defaults", "kde_settings", "mean_summary", "pca_settings",

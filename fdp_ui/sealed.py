@@ -11,6 +11,8 @@ view was on the stand-in.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import streamlit as st
 
@@ -30,6 +32,16 @@ KIND = "stand-in"
 def active() -> bool:
     """True while the current data set is the sealed-mode stand-in."""
     return SEALED_KEY in st.session_state and state.current().kind == KIND
+
+
+def registered_names() -> tuple[str, ...]:
+    """The names the private file's registered data set may have, from its declared file name alone (nothing
+    is read): the stem an upload registers ('dti_cca'), then the stem a server file's or a sealed commit's
+    label registers ('server file: dti_cca'). Empty outside sealed mode."""
+    if not active():
+        return ()
+    stem = Path(st.session_state[SEALED_KEY]["private_name"]).stem.strip()
+    return (stem, f"server file: {stem}") if stem else ()
 
 
 def reads() -> int:

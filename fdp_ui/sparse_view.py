@@ -22,7 +22,9 @@ from fdp_core.releases.sparse import NOISES, SparseSettings, plan_sparse_release
 from fdp_core.data.sparse_data import SparseData, read_long, sparse_reason
 from fdp_core.settings_fields import command_line, page_defaults, page_settings
 
-from . import intake, plots, state
+from fdp_core.explore.verdict import sparse_mean_verdict
+
+from . import drafts, intake, plots, state, verdict_box
 
 SPARSE_KEY = "sparse_dataset"  # {"data": SparseData, "label": str} while sparse data are in use
 DOMAIN_LO, DOMAIN_HI, DOMAIN_DECLARED = "sparse_domain_lo", "sparse_domain_hi", "sparse_domain_declared"
@@ -219,7 +221,12 @@ def render_mean_section(g) -> None:
     def l2(a, b):
         return math.sqrt(float(np.trapezoid((a - b) ** 2, plan.output_grid)) / span)
 
-    noise_l2 = float(np.mean([l2(d, nonprivate) for d in plan.sample(g.rng(salt=8), 200)]))
+    distances = [l2(d, nonprivate) for d in plan.sample(g.rng(salt=8), 200)]
+    noise_l2 = float(np.mean(distances))
+    verdict = sparse_mean_verdict(distances, value_range)  # analyst view: the data's own A is solved
+    verdict_box.render(verdict, extra="(analyst view: 95th percentile of 200 preview distances)",
+                       link_tradeoffs=False)
+    drafts.put_sparse(info["label"], settings, verdict)  # what the Release page commits (issue 38)
     with st.expander("Accuracy (analyst view: computed from the data without noise)", expanded=True):
         st.markdown(f"- mean L2 distance (root mean square over the domain) of a release from the same estimate "
                     f"without noise: **{noise_l2:.4g}** (200 draws)\n"

@@ -83,7 +83,10 @@ def render(fd, settings: MeanSettings, g) -> None:
     st.session_state["to_pcv_folds"] = min(int(st.session_state["to_pcv_folds"]), max_folds)  # small data sets
     folds = c.number_input("folds K", min_value=2, max_value=max_folds, step=1, key="to_pcv_folds")
     penalty_name = mean_mechanism(pcv_mechanism).penalty  # the settings field: phi or psi
-    pss = tuning.pss_defaults(g.kernel, g.nu, fd.n, g.epsilon, mechanism=pcv_mechanism)
+    # PSS's n is the sensitivity's: persons when a person column is in use, curves otherwise (issue 38).
+    n_pss = state.n_persons() if g.person_column else fd.n
+    unit = f"persons (column '{g.person_column}')" if g.person_column else "curves"
+    pss = tuning.pss_defaults(g.kernel, g.nu, n_pss, g.epsilon, mechanism=pcv_mechanism)
     try:
         pcv = _pcv(data_key(fd), tuple(asdict(sweeps.settings_for(settings, pcv_mechanism)).items()), int(size),
                    int(folds), fd)
@@ -105,6 +108,6 @@ def render(fd, settings: MeanSettings, g) -> None:
                   "set as the sidebar's eta and phi and the ICLP psi. Uses no data, only n (which must be public). "
                   "For the quadratic-penalty means (Gaussian, ICLP-QR) only: not valid for ICLP-AR.")
     b.caption(f"PSS: eta = {pss[0]:.4g}, penalty = {pss[1]:.3g} (snapped to the sliders' steps). Valid only if n = "
-              f"{fd.n} is public.")
+              f"{n_pss} {unit} is public.")
     private_selection.render(fd, sweeps.settings_for(settings, pcv_mechanism), pcv_mechanism, int(folds),
                              data_key(fd))

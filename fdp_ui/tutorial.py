@@ -41,7 +41,9 @@ TEXTS = {
                          "valid one)."),
          ("draws / band", "several independent releases, or the range that 90% of them stay inside."),
          ("epsilon (sidebar)", "the privacy loss: smaller is more private and noisier.")],
-        ["Move epsilon from 0.1 to 10 (sidebar): watch the blue band shrink around the red line.",
+        ["Move epsilon from 0.1 to 10 (sidebar): watch the blue curves close in on the red dashed line (the "
+         "value axis stays fixed to the declared range, so only the spread moves; 'show: band' draws them as one "
+         "band).",
          "Turn on 'compare all mechanisms': which mechanism is closest to the analyst view at epsilon = 1?",
          "Raise log10 phi (sidebar): the release gets smoother but moves away from the data (bias)."]),
     "pages/density.py": (

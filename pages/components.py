@@ -18,7 +18,8 @@ from fdp_core.errors import FdpError
 from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.releases.pca import PcaSettings
 from fdp_core.settings_fields import page_settings
-from fdp_ui import pca_centring, pca_inputs, pca_report, sidebar, state
+from fdp_core.explore.verdict import components_verdict
+from fdp_ui import drafts, pca_centring, pca_inputs, pca_report, sidebar, state, verdict_box
 
 pca_inputs.init_state()
 st.title("Principal components")
@@ -56,12 +57,16 @@ except FdpError as exc:
 first = results[0]
 state.note_view(NONPRIVATE_VIEWS["pca_estimate"])
 controls.p_slot.caption(f"p = **{first.p}**: {first.basis.p_rule}")
-pca_report.guarantee(first, entry, centring, g, controls.k)
+pca_report.guarantee(first, entry, centring, g, controls.k, settings.person_column)
 
 # --------------------------------------------------------------------------- figures and diagnostics
 
 pca_report.figures(results, data.fd, entry, centring, controls.k)
 pca_report.scree_and_metrics(results, controls.k)
+verdict = components_verdict([r.variance_ratio for r in results])  # analyst view: reads the raw variance
+verdict_box.render(verdict, extra="(analyst view: from the variance ratio of the draws above)", link_tradeoffs=False)
+if data.source == "current":  # the draft the Release page commits (issue 38)
+    drafts.put_components(ds, settings, verdict, centring.mean_key)
 pca_report.diagnostics(first, entry)
 pca_report.record_and_command(first, settings, data, centring, g.seed)
 st.page_link("pages/release.py", label="commit private components on the Release & audit page",

@@ -18,7 +18,8 @@ from fdp_core.data.features import person_features
 from fdp_core.errors import FdpError
 from fdp_core.registry.kde import kde_mechanism
 from fdp_core.releases import kde
-from fdp_ui import density_controls, density_figures, density_inputs, density_report, sidebar, state
+from fdp_core.explore.verdict import density_verdict
+from fdp_ui import density_controls, density_figures, density_inputs, density_report, drafts, sidebar, state
 
 st.title("Density (private KDE)")
 ds = state.current()
@@ -66,6 +67,10 @@ density_report.flags_and_clipping(releases, box, box_flag)
 example = density_inputs.EXAMPLES.get(obs.source)
 density_figures.render(releases, g, view, obs.axis_labels, truth_of=example and example["truth"])
 radii = density_report.radii(releases)
+if obs.spec is not None and not comparing:  # the draft the Release page commits (issue 38): a feature of the curves
+    mech = shown[0]
+    drafts.put_density(ds, g, kde.KdeSettings(**dict(choices.settings(mech))), obs.spec,
+                       density_verdict(releases[mech], radii[mech][0]))
 density_report.accuracy(releases, radii, obs.source, obs.d)
 density_report.details(releases, radii, obs, choices, box_flag)
 if obs.spec is not None:

@@ -8,8 +8,7 @@ mean_accuracy.py and its sensitivity and noise tables in mean_tables.py.
 import streamlit as st
 
 from fdp_core.errors import FdpError
-from fdp_core.releases.mean import plan_mean_release
-from fdp_ui import mean_accuracy, mean_compare, mean_controls, mean_options, mean_tables, sidebar, sparse_view, state
+from fdp_ui import drafts, mean_accuracy, mean_compare, mean_controls, mean_options, mean_tables, sidebar, sparse_view, state
 
 mean_controls.keep()
 mean_options.init_state()
@@ -29,11 +28,15 @@ if options.compare:
     mean_compare.render(ds.fd, base, g, options.n_draws, truth)
     st.stop()
 
+chosen = drafts.with_band(base)  # with the uncertainty bands on, the mean gets its share of epsilon
 try:
-    plan = plan_mean_release(ds.fd, base)
+    plan = drafts.mean_plan(ds.fd, chosen)
 except FdpError as exc:
+    drafts.drop("mean")
     st.error(f"Cannot compute this release: {exc}")
     st.stop()
+# The draft the Release page commits: exactly what this page shows (issue 38).
+drafts.put(drafts.Draft("mean", chosen, ds.label, *drafts.mean_verdicts(plan)))
 
 mean_accuracy.figure(plan, ds.fd, g, options, truth)
 mean_accuracy.panel(plan, ds, base, g, options.mechanism)

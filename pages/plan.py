@@ -23,11 +23,22 @@ from fdp_core.explore.plan import PLAN_KINDS, PLAN_SCHEMA, RADIUS_UNITS, describ
 from fdp_ui import plan_commit, sidebar, state
 
 RULES = ("target", "weight", "epsilon")
-DEFAULT_ROWS = pd.DataFrame([
-    {"name": "mean curve", "kind": "mean", "rule": "target", "value": 0.05, "feature": ""},
-    {"name": "components", "kind": "pca", "rule": "epsilon", "value": 0.5, "feature": ""},
-    {"name": "density of the mean value", "kind": "kde", "rule": "target", "value": 0.5, "feature": "mean:0:1"},
-])
+
+
+def default_rows(value_range, domain) -> pd.DataFrame:
+    """The starting plan, in the loaded data's own units (issue 38): the mean's 95% radius 5% of the declared
+    range's width, the density's 0.5 of the uniform density's norm on the range (1/sqrt(width)), the density of
+    each curve's average over its own domain. Without a declared range: the unit range."""
+    lo, hi = value_range or (0.0, 1.0)
+    width = float(hi - lo) if hi > lo else 1.0
+    a, b = domain
+    return pd.DataFrame([
+        {"name": "mean curve", "kind": "mean", "rule": "target", "value": float(f"{0.05 * width:.3g}"), "feature": ""},
+        {"name": "components", "kind": "pca", "rule": "epsilon", "value": 0.5, "feature": ""},
+        {"name": "density of the mean value", "kind": "kde", "rule": "target",
+         "value": float(f"{0.5 / np.sqrt(width):.3g}"), "feature": f"mean:{a:g}:{b:g}"},
+    ])
+
 
 st.title("Plan a release by accuracy")
 st.caption("State the accuracy each statistic needs (its 95% radius) or a weight or an epsilon: the plan gives "
@@ -38,7 +49,7 @@ g = sidebar.render()
 bounds = state.bounds_settings(ds)
 
 c1, c2, c3 = st.columns(3)
-n_default = int(ds.fd.metadata[bounds["person_column"]].nunique()) if bounds["person_column"] else ds.fd.n
+n_default = state.n_persons(ds) if bounds["person_column"] else ds.fd.n
 n = c1.number_input("n (persons, declared public)", min_value=2, value=n_default, step=1, key="plan_n",
                     help="The number of persons the release will cover: a public input you declare.")
 grid = c2.number_input("grid points", min_value=3, max_value=MAX_GRID_POINTS, value=int(ds.fd.m), step=1,
@@ -57,7 +68,8 @@ if budget_on:
               "delta": float(b2.number_input("total delta", min_value=0.0, max_value=0.5, value=1e-5, format="%.1e",
                                              key="plan_delta"))}
 
-rows = st.data_editor(DEFAULT_ROWS, num_rows="dynamic", key="plan_rows", use_container_width=True,
+rows = st.data_editor(default_rows(value_range, ds.fd.domain), num_rows="dynamic", key="plan_rows",
+                      use_container_width=True,
                       column_config={
                           "kind": st.column_config.SelectboxColumn("kind", options=list(PLAN_KINDS), required=True),
                           "rule": st.column_config.SelectboxColumn("rule", options=list(RULES), required=True,

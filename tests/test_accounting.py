@@ -331,3 +331,19 @@ def test_from_dict_revalidates():
         Ledger.from_dict({**data, "schema": "other/9"})
     with pytest.raises(ParameterError, match="unknown"):
         LedgerEntry.from_dict({**data["entries"][0], "seed": 3})
+
+
+def test_a_person_level_ledger_json_reads_back_and_other_relations_are_refused():
+    """Issue 38: ledger.json of a person-level release says "replace one person"; both wordings of the one
+    relation read back, any other relation is refused."""
+    from fdp_core.budget.accounting import NEIGHBOURING, PERSON_NEIGHBOURING, Ledger as _Ledger
+    from fdp_core.errors import ParameterError as _ParameterError
+
+    ledger = _Ledger(2.0, 1e-5)
+    data = ledger.to_dict(PERSON_NEIGHBOURING)
+    assert data["neighbouring"].startswith("replace one person") and ledger.to_dict()["neighbouring"] == NEIGHBOURING
+    assert _Ledger.from_dict(data).epsilon_total == 2.0
+    with pytest.raises(_ParameterError):
+        _Ledger.from_dict({**data, "neighbouring": "add or remove one curve"})
+    with pytest.raises(_ParameterError):
+        ledger.to_dict("add or remove one curve")

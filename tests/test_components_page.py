@@ -17,6 +17,7 @@ from fdp_core.data.loading import DATA_DEPENDENT_TAU, from_arrays, load_curves  
 from fdp_ui.plots import ANALYST_LABEL  # noqa: E402
 from fdp_ui.state import EXAMPLE_FILE, Dataset  # noqa: E402
 from plotly_json import plotly_array  # noqa: E402
+from test_release_flow import commit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -49,7 +50,12 @@ def _set(at, kind: str, key: str, value) -> AppTest:
 
 
 def _errors(at) -> str:
-    return " | ".join(e.value for e in at.error)
+    return " | ".join(e.value for e in _problems(at))
+
+
+def _problems(at) -> list:
+    """Error boxes other than a red accuracy verdict (fdp_core/explore/verdict.py colours those)."""
+    return [e for e in at.error if not e.value.startswith("Not useful at this epsilon")]
 
 
 def _charts(at) -> list[dict]:
@@ -83,7 +89,7 @@ def _check_numbers(at, expected: list) -> None:
 
 def test_default_page_matches_fdp_core_and_labels_the_analyst_view():
     at = _page()
-    assert not at.error
+    assert not _problems(at)
     expected = _expected(EXAMPLE, 3, k=1, basis="kernel")
     _check_numbers(at, expected)
     first = expected[0]
@@ -120,7 +126,7 @@ def test_fourier_basis_p_k_gamma_draws_and_the_deflation_split():
     _set(at, "slider", "pca_k", 3)
     _set(at, "number_input", "pca_gamma", 0.0)
     _set(at, "slider", "pca_draws", 2)
-    assert not at.error, _errors(at)
+    assert not _problems(at), _errors(at)
     _check_numbers(at, _expected(EXAMPLE, 2, k=3, basis="fourier", p=10, gamma=0.0, sampler="deflation"))
     split = next(d.value for d in at.dataframe if "eps_1" in d.value.columns)
     np.testing.assert_allclose(split.iloc[0].to_numpy(dtype=float), [1 / 3] * 3)
@@ -147,7 +153,7 @@ def test_gibbs_is_labelled_approximate_with_trace_burn_in_and_thinning():
     assert at.slider(key="pca_sweeps").value == 200 and at.slider(key="pca_burn_pct").value == 20
     assert at.number_input(key="pca_thin").value == 5
     _set(at, "slider", "pca_draws", 10)  # capped: each Gibbs draw is a full chain
-    assert not at.error, _errors(at)
+    assert not _problems(at), _errors(at)
     assert "approximate DP" in at.radio(key="pca_sampler").options[1]
     expected = _expected(EXAMPLE, 3, k=2, basis="kernel", sampler="gibbs", gibbs_sweeps=200, gibbs_burn_in=40,
                          gibbs_thin=5)
@@ -186,12 +192,12 @@ def test_centring_by_a_mean_committed_on_the_release_page():
     at.session_state["data_range_declared"] = True
     at.session_state["g_tau_from_range"] = False
     at.switch_page("pages/release.py").run()
-    at.button(key="rel_commit").click().run()  # the Mean page's default: a Gaussian mean
+    commit(at)  # the Mean page's default: a Gaussian mean
     _ok(at)
     release = at.session_state["fdp_releases"][0]
     at.switch_page("pages/components.py").run()
     _set(at, "radio", "pca_centring", "released-mean")
-    assert not at.error, _errors(at)
+    assert not _problems(at), _errors(at)
     assert at.selectbox(key="pca_mean_id").value == release.id
     mean = release.table["value"].to_numpy()
     s = pca.PcaSettings(**SIDEBAR, centring="released-mean", value_range=(-1.5, 1.5))

@@ -19,6 +19,7 @@ from fdp_core.data.loading import load_curves
 from fdp_core.limits import MIN_PERSONS_COMMIT
 from fdp_ui import commit_checks
 from fdp_ui.state import NO_PERSON, Dataset
+from test_release_flow import acknowledge
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ("pages/mean.py", "pages/density.py", "pages/components.py", "pages/covariance.py", "pages/tradeoffs.py",
@@ -45,6 +46,9 @@ def _sidebar_data(at: AppTest) -> str:
 
 
 def _commit_button(at: AppTest):
+    """The commit button, after ticking "I publish ..." when the verdict is amber or red (issue 38)."""
+    if any(box.label.startswith("I publish") and not box.value for box in at.checkbox):
+        acknowledge(at)
     return at.button(key="rel_commit")
 
 

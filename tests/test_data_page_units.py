@@ -36,8 +36,13 @@ def test_data_page_warns_about_repeated_subjects_on_dti(shared_data):
     assert not at.exception
     warning = next(w.value for w in at.warning if "repeated values" in w.value)
     assert "'subject'" in warning and "epsilon" in warning
-    # No range declared: previews centred at 0, data-derived range flagged, commits refused.
-    assert any("No range declared" in w.value and "NOT differentially private" in w.value for w in at.warning)
+    # No range declared: previews centred at 0, commits refused; the data's extremes only on request (issue 38),
+    # flagged and recorded as a view of the data.
+    assert any("No range declared" in w.value and "domain knowledge" in w.value for w in at.warning)
+    assert not any("The data run from" in c.value for c in at.caption)
+    at.toggle(key="data_show_extremes").set_value(True).run()
+    assert any("The data run from" in c.value and "NOT differentially private" in c.value for c in at.caption)
+    assert any("minimum and maximum" in v for v in at.session_state["session_looked_at"])
 
 
 def test_berkeley_with_a_declared_range_shows_a_mean_in_centimetres(shared_data):

@@ -27,9 +27,23 @@ def test_plan_page_gives_each_statistic_its_budget():
     table = at.dataframe[-1].value
     assert list(table["kind"]) == ["mean", "pca", "kde"]
     assert (table["charged epsilon"] > 0).all()
-    assert abs(table["95% radius"].iloc[0] - 0.05) < 1e-6  # the mean's target is met exactly
+    # The default targets are in the data's units (issue 38): the mean's 5% of the range's width 2.5.
+    assert abs(table["95% radius"].iloc[0] - 0.125) < 1e-6  # the mean's target is met exactly
     assert any("total epsilon" in m.label for m in at.metric)
     assert not at.error
+
+
+def test_plan_defaults_follow_the_declared_range():
+    """Berkeley-like units (a range of 60..200): the starting targets scale with the declared range, so the
+    default plan is reachable (issue 38: DTI's 0.05 was the default for any data)."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.session_state[state.RANGE_LO_KEY], at.session_state[state.RANGE_HI_KEY] = 60.0, 200.0
+    at.session_state[state.RANGE_DECLARED_KEY] = True
+    at.switch_page("pages/plan.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = at.dataframe[-1].value
+    assert abs(table["95% radius"].iloc[0] - 7.0) < 1e-6  # 5% of the width 140
 
 
 def test_plan_page_asks_for_the_range_first():

@@ -25,6 +25,21 @@ def declare_range(at: AppTest, lo: float = -1.5, hi: float = 1.5) -> AppTest:
     return at
 
 
+def acknowledge(at: AppTest) -> AppTest:
+    """Tick the acknowledgement an amber or red verdict asks for before a commit (issue 38)."""
+    for box in at.checkbox:
+        if box.label.startswith("I publish") and not box.value:
+            box.check()
+    return at.run()
+
+
+def commit(at: AppTest) -> AppTest:
+    """Acknowledge the verdict shown, then click the commit button."""
+    acknowledge(at)
+    at.button(key="rel_commit").click().run()
+    return at
+
+
 def _release_page() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
@@ -75,7 +90,7 @@ def test_commit_a_mean_release_then_ledger_meter_composition_and_download(sample
     at.number_input(key="rel_budget_epsilon").set_value(2.5).run()
     assert "of 2.5" in _meter(at) and at.session_state["fdp_ledger"].epsilon_total == 2.5
     assert any("cost nothing" in i.value for i in at.info)
-    at.button(key="rel_commit").click().run()
+    commit(at)
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert sampler_calls == ["discrete_gaussian_release"]
     assert any(s.value.startswith("Committed mean") for s in at.success)
@@ -162,7 +177,7 @@ def test_split_filter_and_kde_commit_through_the_same_path(sampler_calls):
     at.text_input(key="rel_kde_box").input("0,2").run()
     at.select_slider(key="g_epsilon").set_value(0.4).run()  # rho = 0.08 of the KDE's 0.112 zCDP share
     assert not at.error, [e.value for e in at.error]
-    at.button(key="rel_commit").click().run()
+    commit(at)
     assert not at.exception and sampler_calls == ["discrete_laplace_release"]
     row = _frame(at, "id").iloc[0]
     assert row["kind"] == "kde" and row["mechanism"] == "iclp" and row["native parameter"].startswith("epsilon = ")
@@ -181,7 +196,7 @@ def test_mean_page_choices_are_what_the_release_page_commits():
     at.switch_page("pages/release.py").run()
     at.run()  # a second run on the page: the Mean page's choices must survive it
     assert any(m.value.startswith("**FRL") and "M = 6" in m.value for m in at.markdown)
-    at.button(key="rel_commit").click().run()
+    commit(at)
     release = at.session_state["fdp_releases"][0]
     assert release.entry.mechanism == "frl" and release.record["M"] == 6
     assert release.coefficients["noisy"].sum() == 6
@@ -193,7 +208,7 @@ def test_data_dependent_tau_is_flagged_before_and_refused_at_commit():
     at = _release_page()
     at.checkbox(key="g_tau_from_data").check().run()
     assert any("NOT differentially private" in e.value for e in at.error)
-    at.button(key="rel_commit").click().run()
+    commit(at)
     # Issue 21: a commit refuses data-dependent settings (exploration only); nothing is charged or stored.
     releases = at.session_state["fdp_releases"] if "fdp_releases" in at.session_state else []
     assert releases == []
@@ -223,14 +238,14 @@ def test_audit_button_runs_the_audit_of_the_current_mechanism():
 def test_pca_commit_centred_by_a_committed_mean():
     pytest.importorskip("fdp_core.releases.pca")
     at = _release_page()
-    at.button(key="rel_commit").click().run()  # a Gaussian mean first
+    commit(at)  # a Gaussian mean first
     mean_id = at.session_state["fdp_releases"][0].id
     at.radio(key="rel_kind").set_value("pca").run()
     assert any("not floating-point hardened" in w.value for w in at.warning)
     at.selectbox(key="rel_pca_mean").set_value(mean_id).run()
     at.select_slider(key="g_epsilon").set_value(0.5).run()
     assert any("epsilon = 0.5 (exponential mechanism: rho = epsilon^2/8" in m.value for m in at.markdown)
-    at.button(key="rel_commit").click().run()
+    commit(at)
     assert not at.exception and not at.error, [e.value for e in at.error]
     release = at.session_state["fdp_releases"][1]
     assert release.kind == "pca" and release.record["released_mean_id"] == mean_id
@@ -246,7 +261,7 @@ def test_meter_says_when_only_delta_is_used_up(sampler_calls):
     at = _release_page()
     at.number_input(key="rel_budget_epsilon").set_value(3.0).run()
     at.selectbox(key="rel_budget_delta").set_value(1e-5).run()
-    at.button(key="rel_commit").click().run()  # Gaussian mean at delta = 1e-5 = the whole delta budget
+    commit(at)  # Gaussian mean at delta = 1e-5 = the whole delta budget
     assert not at.exception
     warnings = [w.value for w in at.sidebar.warning]
     assert any("Delta budget used up" in w and "epsilon" in w for w in warnings), warnings
@@ -260,7 +275,7 @@ def test_budget_survives_a_new_session_and_a_repeat_commit_is_refused(sampler_ca
     a server restart) on the same data sees the same ledger and cannot commit the release again."""
     first = _release_page()
     first.selectbox(key="rel_budget_delta").set_value(1e-5).run()  # one Gaussian commit's delta: the whole budget
-    first.button(key="rel_commit").click().run()
+    commit(first)
     assert not first.exception and sampler_calls == ["discrete_gaussian_release"]
     entry = first.session_state["fdp_ledger"].entries[0]
     meter = _meter(first)
@@ -283,7 +298,7 @@ def test_app_and_cli_write_the_same_entries(tmp_path, capsys):
     at = _release_page()
     at.select_slider(key="g_epsilon").set_value(0.5).run()
     at.selectbox(key="rel_budget_delta").set_value(1e-4).run()
-    at.button(key="rel_commit").click().run()
+    commit(at)
     app_entry = at.session_state["fdp_ledger"].entries[0]
     example = ROOT / "data" / "example_curves.csv"
     assert main(["ledger", "show", "--data", str(example)]) == 0  # FDP_LEDGER_URL: the app's ledger
@@ -354,7 +369,7 @@ def test_report_lists_what_the_session_looked_at(sampler_calls):
     declare_range(at)
     at.switch_page("pages/mean.py").run()  # shows the non-private estimate
     at.switch_page("pages/release.py").run()
-    at.button(key="rel_commit").click().run()
+    commit(at)
     release = at.session_state["fdp_releases"][0]
     seen = release.record["looked_at_before_commit"]
     assert export.NONPRIVATE_VIEWS["mean_estimate"] in seen and export.NONPRIVATE_VIEWS["norms"] in seen

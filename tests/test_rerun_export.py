@@ -153,3 +153,17 @@ def test_default_data_path_from_the_label():
         "weather.csv"
     assert rerun._default_data_path("built-in example (example_curves.csv)") == "YOUR_DATA.csv"
     assert rerun._default_data_path(None) == "YOUR_DATA.csv"
+
+
+def test_notebook_outside_its_folder_says_so_in_one_line(bundle, tmp_path, monkeypatch):
+    """Issue 38: run away from config.yaml and release.json, the notebook's check cell stops with one sentence
+    naming the missing files (no traceback through verify_release)."""
+    nbformat = pytest.importorskip("nbformat")
+    _, folder = bundle
+    notebook = nbformat.read(folder / "release.ipynb", as_version=4)
+    code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
+    monkeypatch.chdir(tmp_path)  # an empty folder
+    monkeypatch.setenv("PYTHONPATH", _env()["PYTHONPATH"])
+    with pytest.raises(SystemExit) as stop:
+        exec(compile(code, "release.ipynb", "exec"), {"__name__": "__notebook__"})
+    assert "config.yaml, release.json not found" in str(stop.value) and "bundle's folder" in str(stop.value)

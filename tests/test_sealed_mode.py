@@ -6,6 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from fdp_core.publish import export
 from fdp_core.data.stand_in import SEALED, STAND_IN_PREFIX
+from test_release_flow import commit
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -47,7 +48,7 @@ def test_sealed_flow_reads_the_private_file_only_at_commit(monkeypatch):
     assert at.session_state["sealed_private_reads"] == 0
     at.switch_page("pages/release.py").run()
     assert at.session_state["sealed_private_reads"] == 0
-    at.button(key="rel_commit").click().run()
+    commit(at)
     assert not at.exception
     assert at.session_state["sealed_private_reads"] == 1
     release = at.session_state["fdp_releases"][0]
@@ -65,7 +66,7 @@ def test_sealed_flow_reads_the_private_file_only_at_commit(monkeypatch):
 def test_sealed_commit_refused_when_the_private_persons_differ(monkeypatch):
     at = _sealed_session(monkeypatch, n=61)
     at.switch_page("pages/release.py").run()
-    at.button(key="rel_commit").click().run()
+    commit(at)
     assert not at.exception
     assert any("not the declared n = 61" in e.value for e in at.error)
     assert "fdp_releases" not in at.session_state or not at.session_state["fdp_releases"]
@@ -75,7 +76,7 @@ def test_sealed_commit_refused_when_the_private_persons_differ(monkeypatch):
 def test_no_sealed_statement_once_an_own_file_was_shown(monkeypatch):
     at = _sealed_session(monkeypatch, own_data_shown=True)
     at.switch_page("pages/release.py").run()
-    at.button(key="rel_commit").click().run()
+    commit(at)
     assert not at.exception
     seen = at.session_state["fdp_releases"][0].record["looked_at_before_commit"]
     assert SEALED not in seen and export.NONPRIVATE_VIEWS["curves"] in seen
@@ -155,3 +156,28 @@ def test_a_sealed_plan_over_the_private_budget_is_refused_whole_at_the_click(mon
     assert at.session_state["sealed_private_reads"] == 1
     assert "plan_committed" not in at.session_state
     assert private.ledger().entries == []
+
+
+def test_the_meter_shows_the_registered_budget_before_the_private_file_is_read(monkeypatch):
+    """Issue 38: a data set with an earlier commit; a sealed session shows its real spending (by the declared
+    file name, nothing read), the button's 'leaves' counts it, and the bundle's ledger lists every entry."""
+    at = _sealed_session(monkeypatch)
+    at.switch_page("pages/release.py").run()
+    commit(at)
+    first = at.session_state["fdp_releases"][0]
+    again = _sealed_session(monkeypatch)  # a new session: nothing of the first one but the ledger database
+    again.switch_page("pages/release.py").run()
+    assert again.session_state["sealed_private_reads"] == 0
+    meter = next(c.value for c in again.sidebar.caption if c.value.startswith("Budget: spent"))
+    assert f"spent epsilon {first.entry.epsilon:.3g}" in meter, meter
+    left = 4 - 2 * first.entry.epsilon  # the default budget of 4, minus this commit and the one before it
+    assert f"leaves epsilon {left:.3g}" in again.button(key="rel_commit").label
+    commit(again)
+    assert not again.exception and again.session_state["sealed_private_reads"] == 1
+    release = again.session_state["fdp_releases"][0]
+    files = export.bundle_files(release, again.session_state["fdp_ledger"])
+    import json
+
+    ids = [e["id"] for e in json.loads(files["ledger.json"])["entries"]]
+    assert ids == [first.id, release.id]
+    assert "2 release(s)" in files["report.html"].decode() or all(i in files["report.html"].decode() for i in ids)

@@ -67,6 +67,10 @@ SUMMARY_KINDS = ("covariance", "regression", "tuning")
 LEDGER_KINDS = KINDS + SUMMARY_KINDS
 FILTERS = ("basic", "zcdp")
 NEIGHBOURING = "replace one curve"
+# The same relation at the person level: every curve of one person replaced (a person column in use,
+# or a sparse file's ids). What a person-level release's ledger.json states (issue 38).
+PERSON_NEIGHBOURING = "replace one person (all of their curves)"
+NEIGHBOURING_RELATIONS = (NEIGHBOURING, PERSON_NEIGHBOURING)
 SCHEMA = "fdp.ledger/1"
 
 # Relative slack when comparing a running sum with a budget: three releases of 1/3 must
@@ -613,8 +617,11 @@ class Ledger:
         return compose(self.entries, self.delta_total if delta_target is None else delta_target, pld=pld)
 
     # -- serialisation ------------------------------------------------------------
-    def to_dict(self) -> dict:
-        return {"schema": SCHEMA, "neighbouring": NEIGHBOURING, "epsilon_total": self.epsilon_total,
+    def to_dict(self, neighbouring: str = NEIGHBOURING) -> dict:
+        """``neighbouring``: the relation as the release's unit of privacy words it (NEIGHBOURING_RELATIONS)."""
+        if neighbouring not in NEIGHBOURING_RELATIONS:
+            raise ParameterError(f"unknown neighbouring relation {neighbouring!r}")
+        return {"schema": SCHEMA, "neighbouring": neighbouring, "epsilon_total": self.epsilon_total,
                 "delta_total": self.delta_total, "split": None if self.split is None else dict(self.split),
                 "filter": self.filter, "entries": [e.to_dict() for e in self.entries]}
 
@@ -623,7 +630,7 @@ class Ledger:
         """Rebuild a ledger; every entry is re-validated and the totals must fit the budget."""
         if data.get("schema") != SCHEMA:
             raise ParameterError(f"not a ledger of schema {SCHEMA}: got schema {data.get('schema')!r}")
-        if data.get("neighbouring", NEIGHBOURING) != NEIGHBOURING:
+        if data.get("neighbouring", NEIGHBOURING) not in NEIGHBOURING_RELATIONS:
             raise ParameterError(f"ledger uses neighbouring relation {data.get('neighbouring')!r}; "
                                  f"fdp uses '{NEIGHBOURING}' and never mixes relations")
         ledger = cls(data["epsilon_total"], data["delta_total"], data.get("split"), data.get("filter", "basic"))

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from .accounting import FILTERS, Ledger, LedgerEntry
+from .accounting import FILTERS, NEIGHBOURING, Ledger, LedgerEntry
 from ..errors import BudgetError, LedgerError, ParameterError, shown
 
 ENV_VAR = "FDP_LEDGER_URL"
@@ -116,8 +116,8 @@ class PersistentLedger(Ledger):
     dataset: str | None = None  # the registered data set (schema 2)
     dataset_reason: str | None = None  # why it was registered as new data although it matched another
 
-    def to_dict(self) -> dict:
-        return {**super().to_dict(), "budget_name": self.budget_name, "persistent": True}
+    def to_dict(self, neighbouring: str = NEIGHBOURING) -> dict:
+        return {**super().to_dict(neighbouring), "budget_name": self.budget_name, "persistent": True}
 
     def store_note(self) -> dict:
         """What a release record says about the ledger it was charged to (public inputs only: the

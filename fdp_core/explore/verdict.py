@@ -41,6 +41,8 @@ LEVELS = ("green", "amber", "red", "unrated")
 RULE = (f"Verdict rule: the 95% L2 noise radius plus the bias, as a share of the public scale (a mean: the declared "
         f"range's width), is green (useful) up to {GREEN_SHARE:.0%}, amber (rough) up to {AMBER_SHARE:.0%}, red "
         "(not useful at this epsilon) beyond; unrated without a public scale.")
+WORDS = {"green": "useful", "amber": "rough", "red": "not useful", "unrated": "unrated"}
+COLOURS = {"green": "green", "amber": "amber", "red": "red", "unrated": "grey"}
 TRADEOFF_POINTER = "Trade-offs page, 'Which epsilon reaches a target accuracy?'"
 
 
@@ -58,6 +60,21 @@ class Verdict:
     target_radius: float | None = None  # the noise radius a green verdict needs (None: bias alone is too large)
     suggested_epsilon: float | None = None
     what: str = "release"
+    error_name: str = "Noise radius"  # what ``radius`` measures (components: the variance they miss)
+
+    @property
+    def word(self) -> str:
+        """The verdict in one or two words, as every place that carries it writes it."""
+        return WORDS[self.level]
+
+    @property
+    def colour(self) -> str:
+        return COLOURS[self.level]
+
+    def record(self, basis: str) -> dict:
+        """The verdict as a release record states it; ``basis`` says what it was computed from."""
+        return {"level": self.level, "word": self.word, "colour": self.colour,
+                "share": None if self.share is None else round(float(self.share), 6), "basis": basis, "rule": RULE}
 
     @property
     def useful(self) -> bool:
@@ -68,7 +85,7 @@ class Verdict:
         if self.scale is None:
             return (f"{self.headline} The noise radius is {self.radius:.3g}; declare a public range to compare it "
                     "with the scale of the data.")
-        parts = [f"{self.headline} Noise radius {self.radius:.3g}"]
+        parts = [f"{self.headline} {self.error_name} {self.radius:.3g}"]
         if self.bias is not None:
             parts.append(f" + bias {self.bias:.3g}")
         parts.append(f" = {self.share:.0%} of {self.scale_name}, {self.scale:.3g}.")
@@ -79,6 +96,9 @@ class Verdict:
             elif self.suggested_epsilon is not None:
                 parts.append(f" A noise radius of {self.target_radius:.3g} would be green: epsilon = "
                              f"{self.suggested_epsilon:.3g} reaches it with these settings ({TRADEOFF_POINTER}).")
+            elif self.what == COMPONENTS:
+                parts.append(" More epsilon, fewer components k or more persons bring the private components "
+                             "closer to the best ones.")
             elif self.what == "mean":
                 parts.append(f" A noise radius of {self.target_radius:.3g} would be green; see the "
                              f"{TRADEOFF_POINTER} (or more persons).")
@@ -89,13 +109,13 @@ class Verdict:
 
 
 def verdict(radius: float, scale: float | None, *, bias: float | None = None, scale_name: str = "the public scale",
-            what: str = "release") -> Verdict:
+            what: str = "release", error_name: str = "Noise radius") -> Verdict:
     """The verdict of an error ``radius`` (+ ``bias``) against a public ``scale`` (see the module's rule)."""
     radius = float(radius)
     total = radius + (float(bias) if bias is not None else 0.0)
     if scale is None or not (float(scale) > 0 and math.isfinite(float(scale))):
         return Verdict("unrated", f"Accuracy of this {what} unrated (no public scale).", None, radius, bias, None,
-                       scale_name, what=what)
+                       scale_name, what=what, error_name=error_name)
     scale = float(scale)
     share = total / scale
     if share <= GREEN_SHARE:
@@ -106,7 +126,7 @@ def verdict(radius: float, scale: float | None, *, bias: float | None = None, sc
         level, headline = "red", f"Not useful at this epsilon: the noise can hide the shape of this {what}."
     target = GREEN_SHARE * scale - (float(bias) if bias is not None else 0.0)
     return Verdict(level, headline, share, radius, bias, scale, scale_name, target if target > 0 else None,
-                   what=what)
+                   what=what, error_name=error_name)
 
 
 def mean_scale(settings) -> float | None:
@@ -153,6 +173,27 @@ def covariance_verdict(radius: float, tau: float) -> Verdict:
     """The verdict of a covariance function's Hilbert-Schmidt noise radius against tau^2."""
     return verdict(radius, float(tau) ** 2, scale_name="tau^2 (the largest possible covariance size)",
                    what="covariance")
+
+
+COMPONENTS = "release of components"
+
+
+def components_verdict(variance_ratios) -> Verdict:
+    """The verdict of private components: the share of the best k components' variance they miss
+    (1 - the variance ratio, averaged over the page's draws), under the same thresholds. Analyst
+    view: the variance ratio reads the raw data."""
+    missed = 1.0 - float(np.mean(np.asarray(variance_ratios, dtype=float)))
+    return verdict(max(missed, 0.0), 1.0, scale_name="the variance the best k components capture",
+                   what=COMPONENTS, error_name="Variance missed")
+
+
+def sparse_mean_verdict(l2_distances, value_range) -> Verdict:
+    """The verdict of a sparse mean: the 95th percentile of the L2 distances of preview draws from the
+    estimate without noise, against the declared range's width. Analyst view: the noised normal
+    equations are solved with the data's A, so the distances depend on the data."""
+    radius = float(np.quantile(np.asarray(l2_distances, dtype=float), 0.95))
+    scale = None if value_range is None else float(value_range[1] - value_range[0])
+    return verdict(radius, scale, scale_name="the declared range's width", what="sparse mean")
 
 
 END_SHARE = 0.10  # the outer tenth of the domain at each end

@@ -16,7 +16,7 @@ import yaml
 
 from . import bundle_readme
 from . import rerun
-from ..budget.accounting import Ledger
+from ..budget.accounting import NEIGHBOURING, PERSON_NEIGHBOURING, Ledger
 from .release import ANALYST_VIEW_FILE, analyst_record, to_json
 from .commit import CommittedRelease, csv_text, ledger_state
 from .report import report_html
@@ -25,6 +25,14 @@ from .report import report_html
 
 def config_yaml(config: Mapping) -> str:
     return yaml.safe_dump(json.loads(to_json(dict(config))), sort_keys=False, default_flow_style=False)
+
+
+def neighbouring_of(release: CommittedRelease) -> str:
+    """The neighbouring relation in the release's own unit: a person when a person column (or a sparse
+    file's ids) groups the curves, else one curve."""
+    person = (release.record.get("person_column") or release.config.get("settings", {}).get("person_column")
+              or release.config.get("kind") == "sparse")
+    return PERSON_NEIGHBOURING if person else NEIGHBOURING
 
 
 def bundle_files(release: CommittedRelease, ledger: Ledger | None = None) -> dict[str, bytes]:
@@ -37,14 +45,14 @@ def bundle_files(release: CommittedRelease, ledger: Ledger | None = None) -> dic
         "coefficients.csv": csv_text(release.coefficients),
         "release.json": to_json(record),
         "config.yaml": config_yaml(release.config),
-        "ledger.json": to_json(ledger.to_dict() if ledger is not None else {}),
+        "ledger.json": to_json(ledger.to_dict(neighbouring_of(release)) if ledger is not None else {}),
         "report.html": report_html(release, ledger),
         # Verify the release against its config and the data (a new release only on request).
         rerun.SCRIPT_NAME: rerun.script_text(release.id, release.label, record.get("data", {}).get("label")),
         rerun.NOTEBOOK_NAME: rerun.notebook_text(release.id, release.label, record.get("data", {}).get("label")),
         # What each file is, which are publishable, how to verify (public facts only).
         bundle_readme.README_NAME: bundle_readme.readme_text(release.id, release.label, release.kind,
-                                                             release.entry.mechanism),
+                                                             release.entry.mechanism, record.get("verdict")),
     }
     return {name: text.encode("utf-8") for name, text in files.items()}
 

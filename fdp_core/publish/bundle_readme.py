@@ -25,13 +25,23 @@ FILES = {
 }
 
 
-def readme_text(release_id: str, label: str, kind: str, mechanism: str) -> str:
+def verdict_line(verdict: dict | None) -> str:
+    """The release's accuracy verdict as its record states it (issue 38), in one line; "" without one."""
+    if not verdict:
+        return ""
+    if verdict.get("level") is None:
+        return f"VERDICT: none published ({verdict.get('basis', 'no verdict')})\n"
+    return (f"VERDICT: {verdict['colour'].upper()} ({verdict['word']}): {verdict['share']:.0%} of the public scale; "
+            f"{verdict['basis']}\n")
+
+
+def readme_text(release_id: str, label: str, kind: str, mechanism: str, verdict: dict | None = None) -> str:
     width = max(len(name) for name in FILES)
     rows = "\n".join(f"  {name:<{width}}  {'publishable' if ok else 'NOT publishable'}: {what}"
                      for name, (ok, what) in FILES.items())
     return f"""fdp release {release_id}: {label}
 {kind} release, mechanism {mechanism}
-
+{verdict_line(verdict)}
 FILES
 {rows}
 

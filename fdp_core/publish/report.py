@@ -197,7 +197,7 @@ def privacy_statement(release: CommittedRelease) -> list[str]:
     out.append(power_sentence(p))
     out.append("The guarantee holds whatever else an attacker knows, including every other individual's data, "
                "and for any analysis of the published files. Privacy losses of several releases add up: see the "
-               "session ledger below.")
+               "ledger of this data set's budget (the report's 'Session ledger').")
     return out
 
 
@@ -393,5 +393,6 @@ def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:
         version=str(versions.get("fdp_core", __version__)), data_label=str(r.get("data", {}).get("label") or "-"),
         flags=list(release.flags), not_dp_warning=NOT_DP_WARNING, pre_registered=(seen == [PRE_REGISTERED]),
         looked_at=seen, statement=privacy_statement(release), plots=plots, accuracy=release.accuracy,
+        verdict=r.get("verdict"),
         params=params, sampler_rows=sampler_rows, hardening=r.get("hardening_note"), on_grid_note=ON_GRID_NOTE,
         ledger=_ledger_context(ledger), versions=sorted(versions.items()))

@@ -164,6 +164,10 @@ try:
 except ImportError:
     raise ImportError({IMPORT_HELP!r}) from None
 
+missing = [p for p in (CONFIG_PATH, RELEASE_PATH) if not Path(p).is_file()]
+if missing:  # run outside the bundle's folder: say so in one line, not with a traceback
+    raise SystemExit(f"{{', '.join(missing)}} not found in {{Path.cwd()}}: open this notebook from the release "
+                     "bundle's folder (next to config.yaml and release.json), or set CONFIG_PATH and RELEASE_PATH.")
 result = verify_release(Path(CONFIG_PATH), DATA_PATH, json.loads(Path(RELEASE_PATH).read_text()))
 print(result.report())
 """),

@@ -20,7 +20,8 @@ import pytest
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 from .conftest import ROOT, harness  # noqa: E402
-from .test_e2e import (assert_healthy, choose_radio, choose_select, declare_value_range,  # noqa: E402
+from .test_e2e import (acknowledge_verdict, assert_healthy, choose_radio, choose_select,  # noqa: E402
+                       declare_value_range,
                        goto_via_sidebar, metric, open_app, save_screenshot, upload)
 
 wait_idle, interact = harness.wait_idle, harness.interact
@@ -32,6 +33,7 @@ def step_bar(page) -> str:
 
 
 def commit_button(page):
+    acknowledge_verdict(page)  # amber/red: "I publish ..." first (issue 38)
     return page.get_by_role("button", name=re.compile(r"^Commit: draw fresh noise"))
 
 

@@ -146,6 +146,14 @@ def assert_healthy(page, *, allow_errors: bool = False) -> None:
     assert not page.fdp_console_errors, f"uncaught JavaScript errors: {page.fdp_console_errors}"
 
 
+def acknowledge_verdict(page) -> None:
+    """Release page: tick "I publish a release that is amber/red: ..." when the verdict asks for it (issue 38)."""
+    box = page.get_by_text(re.compile(r"^I publish a release that is"))
+    if box.count():
+        interact(page, lambda: box.first.click())
+        wait_idle(page)
+
+
 def save_screenshot(page, name: str) -> Path:
     """Full-page screenshot: Streamlit scrolls inside its main container, so the viewport
     is stretched to the content's height first."""
@@ -396,6 +404,7 @@ def test_commit_release_and_download_export(page, app_url, tmp_path):
     goto_via_sidebar(page, "Release & audit")
     wait_idle(page)
     assert_healthy(page)
+    acknowledge_verdict(page)
     commit = page.get_by_role("button", name=re.compile(r"commit", re.I))
     assert commit.count() >= 1, "no commit button on the release page"
     interact(page, lambda: commit.first.click())
@@ -428,6 +437,7 @@ def test_commit_sparse_mean_from_the_release_page(page, app_url):
     goto_via_sidebar(page, "Release & audit")
     wait_idle(page)
     assert_healthy(page)
+    acknowledge_verdict(page)
     commit = page.get_by_role("button", name=re.compile(r"^Commit: draw fresh noise"))
     interact(page, lambda: commit.first.click())
     wait_idle(page)

@@ -16,7 +16,8 @@ pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 from fdp_core.data.loading import load_curves  # noqa: E402
 
 from .conftest import ARTIFACTS, harness  # noqa: E402
-from .test_e2e import (FIXTURES, PAGES, PICTURE, assert_healthy, assert_plots_rendered, choose_radio,  # noqa: E402
+from .test_e2e import (FIXTURES, PAGES, PICTURE, acknowledge_verdict, assert_healthy,  # noqa: E402
+                       assert_plots_rendered, choose_radio,
                        declare_value_range, error_alerts, metric, open_app, picture_texts, save_screenshot,
                        upload)
 
@@ -213,6 +214,7 @@ def _commit_and_download_report(page, app_url, tmp_path):
     open_app(page, app_url)
     _declare_range(page)
     harness.goto_page(page, "Release & audit")
+    acknowledge_verdict(page)
     commit = page.get_by_role("button", name=re.compile(r"^Commit", re.I))
     interact(page, lambda: commit.first.click())
     wait_idle(page)
@@ -275,6 +277,7 @@ def test_full_tour_sends_no_request_to_another_host(browser, app_url):
         for _path, title, _url in PAGES[1:] + PAGES[:1]:
             harness.goto_page(page, title)
         harness.goto_page(page, "Release & audit")
+        acknowledge_verdict(page)
         interact(page, lambda: page.get_by_role("button", name=re.compile(r"^Commit", re.I)).first.click())
         wait_idle(page)
         page.reload()

@@ -17,7 +17,8 @@ from fdp_core.budget.ledger_store import LedgerStore  # noqa: E402
 from fdp_core.data.fingerprint import fingerprint  # noqa: E402
 
 from .conftest import ROOT, harness  # noqa: E402
-from .test_e2e import (assert_healthy, choose_radio, declare_value_range, fill_number,  # noqa: E402
+from .test_e2e import (acknowledge_verdict, assert_healthy, choose_radio, declare_value_range,  # noqa: E402
+                       fill_number,
                        open_app, save_screenshot, upload)
 
 wait_idle, interact = harness.wait_idle, harness.interact
@@ -38,6 +39,7 @@ def upload_and_open_release(page, app_url, path) -> None:
 
 
 def commit(page) -> None:
+    acknowledge_verdict(page)  # amber/red: "I publish ..." first (issue 38)
     button = page.get_by_role("button", name=re.compile(r"^Commit: draw fresh noise", re.I))
     interact(page, lambda: button.click())
     wait_idle(page)
