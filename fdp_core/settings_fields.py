@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .errors import ParameterError
+from .params import require_l2_clip
 from .kernels import KERNEL_NAMES
 from .mechanisms.calibration import CALIBRATIONS
 from .data.preprocess import load_reference, parse_value_range
@@ -268,6 +269,10 @@ def settings_from_args(cls, args, *, fields=None, **extra):
             values.update(zip(opt.fields, (None,) * len(opt.fields) if value is None else value))
         else:
             values[name] = value
+    if "tau" in values and "tau_from_data" in {f.name for f in dataclasses.fields(cls)}:
+        # The command line never falls back to Python's unit ball: an undeclared norm bound is refused.
+        require_l2_clip(values["tau"], values.get("value_range", extra.get("value_range")),
+                        bool(values.get("tau_from_data", extra.get("tau_from_data", False))))
     return cls(**values, **extra)
 
 

@@ -21,7 +21,7 @@ from ..kernels import KERNEL_NAMES
 from ..mechanisms.calibration import CALIBRATIONS
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
-from ..params import check_choice, check_epsilon, check_finite, check_positive, validate_once
+from ..params import check_choice, check_epsilon, check_finite, check_positive, default_l2_clip, validate_once
 from .postprocess import mean_steps
 from ..data.preprocess import PublicBounds, bounds_of
 from ..registry import MEAN_REGISTRY, mean_mechanism
@@ -54,7 +54,7 @@ class MeanSettings:
     phi: float = option(1e-3, help="penalty phi > 0 (Gaussian mechanism)")
     epsilon: float = option(1.0, EPSILON, required=True)
     delta: float = option(1e-5, DELTA)
-    tau: float | None = option(1.0, TAU)  # the command line's default is None: the value range or the data decide
+    tau: float | None = option(None, TAU)  # None: (hi - lo)/2 from value_range, as on the command line and in the app
     tau_from_data: bool = option(False, TAU_FROM_DATA)
     bound: str = option("tight", choices=BOUNDS, controls=(Control("mean", "mean_bound"),),
                         help="sensitivity bound: tight (attained or Cauchy-Schwarz) or paper (published closed form)")
@@ -85,6 +85,10 @@ class MeanSettings:
     smoothness_bound: float | None = option(None, help="public bound B on the centred mean's norm in H(C^eta): "
                                                        "adds the smoothing-bias bound and a widened band")
     raw_release: bool = option(False, RAW_RELEASE)  # False: free post-processing on (fdp_core/releases/postprocess.py)
+
+    def __post_init__(self):
+        # tau = None follows the declared range, as on the command line (params.default_l2_clip)
+        object.__setattr__(self, "tau", default_l2_clip(self.tau, self.value_range, self.tau_from_data))
 
     @property
     def bounds(self) -> PublicBounds:

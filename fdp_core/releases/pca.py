@@ -36,7 +36,7 @@ from ..kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
 from ..mechanisms.bingham import exponential_mechanism_from_gram, single_blas_thread
 from ..mechanisms.guarantee import Guarantee
 from ..params import (check_choice, check_epsilon, check_integer, check_l2_clip, check_nonnegative, check_positive,
-                      check_tau)
+                      check_tau, default_l2_clip)
 from ..data.preprocess import PublicBounds, bounds_of, clip_values, declared_n, file_persons, person_row_weights
 from ..registry.pca import REGISTRY as SAMPLER_REGISTRY
 from ..registry.pca import default_sampler, pca_sampler, samplers_reading
@@ -113,19 +113,21 @@ class PcaSettings:
     epsilon_split: tuple | None = option(None, parse=number_list("--epsilon-split"),
                                          help="deflation: per-component epsilons, comma separated, adding up to "
                                               "--epsilon (default: equal split)")
-    tau: float | None = option(1.0, TAU, help="public L2 norm bound; coefficient rows (after centring) are clipped "
+    tau: float | None = option(None, TAU, help="public L2 norm bound; coefficient rows (after centring) are clipped "
                                               "to it. Required without --value-range, which implies (HI - LO)/2")
     tau_from_data: bool = option(False, TAU_FROM_DATA,
                                  help="use the largest centred coefficient row norm (data-dependent: the release is "
                                       "then NOT differentially private)")
     # The command line derives the default (public with a value range, else none) and spells a
     # released mean with --released-mean FILE.
-    centring: str = option("none", choices=("none", "public"), cli_default=None,
+    # None: "public" (the range's midpoint) when a value range is declared, else "none": the
+    # command line's and the app's rule, decided in __post_init__ so Python agrees with both.
+    centring: str | None = option(None, choices=("none", "public"), cli_default=None,
                            implied=lambda s: "public" if s.value_range is not None else "none",
                            spelled=(("released-mean", "--released-mean RELEASED_MEAN_CSV"),),
                            help="public: centre at (LO + HI)/2 or the --reference curve (no privacy cost; the default "
                                 "with --value-range); none: no centring (the default otherwise)",
-                           controls=(Control("components", "pca_centring"),))
+                           controls=(Control("components", "pca_centring", default="none"),))
     # The pages start from a chain short enough for a preview.
     gibbs_sweeps: int = option(20_000, help="sweeps of the Gibbs chain (--sampler gibbs)",
                                controls=(Control("components", "pca_sweeps", default=2000),
@@ -138,6 +140,12 @@ class PcaSettings:
     reference: tuple | None = option(None, REFERENCE)
     person_column: str | None = option(None, PERSON_COLUMN)
     n_public: int | None = option(None, N_PUBLIC)
+
+    def __post_init__(self):
+        # tau = None follows the declared range, as on the command line (params.default_l2_clip)
+        object.__setattr__(self, "tau", default_l2_clip(self.tau, self.value_range, self.tau_from_data))
+        if self.centring is None:  # one rule for Python, the command line and the app (the Option's implied)
+            object.__setattr__(self, "centring", "public" if self.value_range is not None else "none")
 
     @property
     def bounds(self) -> PublicBounds:
