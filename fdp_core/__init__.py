@@ -18,7 +18,7 @@ and scripts can still set BLAS threads before numpy loads):
 
 from importlib import import_module
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # public name -> module that defines it
 _PUBLIC = {
@@ -67,7 +67,15 @@ def __getattr__(name: str):
         module = _PUBLIC[name]
     except KeyError:
         raise AttributeError(f"module 'fdp_core' has no attribute {name!r}") from None
-    value = getattr(import_module(f"{__name__}.{module}"), name)
+    try:
+        value = getattr(import_module(f"{__name__}.{module}"), name)
+    except ModuleNotFoundError as exc:  # the light install: name the extra that brings the package
+        from .errors import missing_extra  # lazy: `import fdp_core` imports no module of its own
+
+        error = missing_extra(exc, f"fdp_core.{name}")
+        if error is None:
+            raise
+        raise error from None
     globals()[name] = value
     return value
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, missing_extra
 from .. import limits
 from ..kernels import trapezoid_weights
 from ..limits import MAX_ABS_VALUE, MAX_FILE_COLUMNS, MAX_GRID_POINTS, grid_limit_message
@@ -561,9 +561,23 @@ def _from_layout_rows(layout: Layout, body, name, missing) -> FunctionalData:
 
 # --------------------------------------------------------------------------- loading
 
-def _load_parquet(src: _Source, name: str, missing: str, mapping) -> FunctionalData:
-    from . import arrow_io  # lazy: pyarrow, loaded with the first file read
+def _arrow_io(purpose: str | None = None):
+    """The pyarrow readers, or None in the light install (no 'io' extra): small CSV files are then
+    read by the cell-by-cell parser; ``purpose`` names what cannot do without them (refused)."""
+    try:
+        from . import arrow_io  # lazy: pyarrow, loaded with the first file read
+    except ModuleNotFoundError as exc:
+        error = missing_extra(exc, purpose or "reading files fast")
+        if error is None:
+            raise
+        if purpose is not None:
+            raise error from None
+        return None
+    return arrow_io
 
+
+def _load_parquet(src: _Source, name: str, missing: str, mapping) -> FunctionalData:
+    arrow_io = _arrow_io(f"{name}: reading Parquet")
     fast = arrow_io.read_parquet_block(src, name, mapping)
     if isinstance(fast, tuple):
         grid, values, meta, extra = fast
@@ -625,15 +639,14 @@ def _why_not_fast(src: _Source, transpose: bool) -> str:
 
 
 def _load_csv(src: _Source, name: str, missing: str, mapping, transpose: bool) -> FunctionalData:
-    from . import arrow_io  # lazy: pyarrow, loaded with the first file read
-
+    arrow_io = _arrow_io(None if src.size <= MAX_SLOW_BYTES else f"{name} ({_mb(src.size)})")
     head = None if transpose else csv_head(src, name)
     if head is not None:
         sample, delimiter, rows = head
         check_dialect(sample, rows[:50], delimiter, name, mapping)
         complete = src.size <= 4 * _SNIFF_CHARS
         layout = read_layout(rows[0], name, mapping, rows[1:51] if complete else ())
-        fast = arrow_io.read_csv_block(src, layout, delimiter)
+        fast = arrow_io.read_csv_block(src, layout, delimiter) if arrow_io is not None else None
         if fast is not None:
             grid, values, meta, extra = fast
             return _finish(grid, values, meta, name, missing, extra)
@@ -696,8 +709,35 @@ def load_curves(source, *, name: str | None = None, missing: str = "drop", id_co
     return _load_csv(src, name, missing, mapping, transpose)
 
 
-def from_arrays(grid, values, *, name: str = "array", metadata: pd.DataFrame | None = None) -> FunctionalData:
-    """Wrap arrays (e.g. a simulation) with the same validation as a file."""
+def from_arrays(grid, values, *, name: str = "array", metadata=None) -> FunctionalData:
+    """Wrap arrays (e.g. a simulation) with the same validation as a file.
+
+    Parameters
+    ----------
+    grid : array of shape (m,)
+        The public grid points, strictly increasing.
+    values : array of shape (n, m)
+        One curve per row. scikit-fda's order ``from_arrays(values, grid)`` is recognised too
+        (a 2-d first argument with a 1-d second one).
+    name : str
+        A label for messages and provenance.
+    metadata : DataFrame or mapping of columns, optional
+        One row per curve (e.g. a person column).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> curves = np.outer([1.0, 2.0, 3.0], np.linspace(0, 1, 5))
+    >>> fd = from_arrays(np.linspace(0, 1, 5), curves, metadata={"person": [1, 1, 2]})
+    >>> fd.data_matrix.shape, list(fd.metadata.columns)
+    ((3, 5), ['person'])
+    >>> from_arrays(curves, np.linspace(0, 1, 5)).data_matrix.shape   # scikit-fda's order
+    (3, 5)
+    """
+    if np.ndim(grid) == 2 and np.ndim(values) == 1:
+        grid, values = values, grid
+    if metadata is not None and not isinstance(metadata, pd.DataFrame):
+        metadata = pd.DataFrame(metadata)
     grid = np.asarray(grid, dtype=float)
     labels = [f"{t:g}" for t in grid]
     check_grid(grid, labels, name)

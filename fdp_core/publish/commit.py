@@ -460,7 +460,7 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
     obs = person_features(fd, feature, settings.box, person_column=settings.person_column,
                           value_range=settings.value_range, n_public=settings.n_public)
     points, features = obs.points, obs.features
-    plan = kde.plan_kde_release(points, settings)
+    plan = kde.plan_kde_release(obs, settings)
     mechanism = kde_mechanism(plan.mechanism)
     family = mechanism.family
     pieces = mechanism.commit_pieces(plan)
@@ -490,7 +490,7 @@ def kde_tradeoff(points, settings, n_points: int = 15, plan=None) -> dict:
     ``plan``: the release already planned with ``settings`` (a commit passes its own), else
     planned here; the other epsilons rescale its noise (fdp_core/explore/epsilon_tradeoff.py).
     """
-    chosen = plan if plan is not None else kde.plan_kde_release(points, settings)
+    chosen = plan if plan is not None else kde.plan_kde_release(points, settings, per_person=True)
     eps, err = kde_epsilon_errors(chosen, kde_mechanism(settings.mechanism).family, settings, n_points)
     return {"parameter": "epsilon", "epsilon": eps, "expected_sq_l2_error": err,
             "chosen_epsilon": float(settings.epsilon), "chosen_error": chosen.expected_sq_l2_error,

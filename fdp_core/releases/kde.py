@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from .box import Box, box_widths, parse_box
+from .box import Box, box_widths, check_box, parse_box
 from ..errors import ParameterError
 from ..mechanisms.guarantee import Guarantee
 from ..mechanisms.iclp_kde import IclpAxis
@@ -214,12 +214,49 @@ class KdeSettings:
     raw_release: bool = option(False, RAW_RELEASE)  # False: free post-processing on (fdp_core/releases/postprocess.py)
 
 
-def plan_kde_release(points, settings: KdeSettings) -> KdeRelease:
+def plan_kde_release(points, settings: KdeSettings, *, feature=None, per_person: bool = False) -> KdeRelease:
     """Validate the settings and compute everything but the random draw.
 
-    ``points`` are the observations, (n,) or (n, d), or their :class:`~fdp_core.releases.box.KdeSums`;
-    the mechanism is the registry entry named by ``settings.mechanism``.
+    Parameters
+    ----------
+    points : FunctionalData, PersonFeatures, KdeSums or array of shape (n,) or (n, d)
+        Curves (with ``feature``: each curve's feature is clipped to the box, then averaged per
+        person of ``settings.person_column``, METHODS.md 11), observations already one per person
+        (:func:`fdp_core.data.features.person_features`), their streamed sums, or bare points.
+    settings : KdeSettings
+        The public choices; the mechanism is the registry entry named by ``settings.mechanism``.
+    feature : str, optional
+        The per-curve feature spec (e.g. ``"mean:0:1"``), required when ``points`` are curves.
+    per_person : bool
+        Bare points that are already one observation per person. With a person column and bare
+        points this must be said: otherwise n would count curves, not persons, and the release
+        would protect curves only.
+
+    Examples
+    --------
+    >>> import numpy as np, fdp_core as fdp
+    >>> grid = np.linspace(0, 1, 11)
+    >>> data = fdp.from_arrays(grid, np.vstack([grid * (1 + i / 10) for i in range(6)]),
+    ...                        metadata={"person": [1, 1, 2, 2, 3, 3]})
+    >>> settings = fdp.KdeSettings(box=((0.0, 2.0),), epsilon=1.0, person_column="person")
+    >>> fdp.plan_kde_release(data, settings, feature="mean:0:1").n   # three persons, not six curves
+    3
     """
+    from ..data.features import PersonFeatures, person_features  # lazy: the feature parser, on use
+    from ..data.loading import FunctionalData  # lazy: the loader, on use
+
+    if isinstance(points, FunctionalData):
+        if feature is None:
+            raise ParameterError("a density of curves needs feature=... (e.g. 'mean:0:1' or 'value:0.5'): the "
+                                 "per-curve number whose density is released")
+        points = person_features(points, feature, check_box(settings.box), person_column=settings.person_column,
+                                 value_range=settings.value_range, n_public=settings.n_public)
+    if isinstance(points, PersonFeatures):
+        points = points.points
+    elif isinstance(points, np.ndarray | list | tuple) and settings.person_column is not None and not per_person:
+        raise ParameterError(f"person_column {settings.person_column!r} needs the curves: pass the FunctionalData "
+                             "with feature=... (one observation per person), or per_person=True for points that are "
+                             "already one per person")
     entry = kde_mechanism(settings.mechanism)
     entry.validate(settings)
     return _release(entry, entry.plan_noise(points, settings))
