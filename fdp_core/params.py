@@ -105,6 +105,17 @@ def check_positive(name: str, value) -> float:
     return x
 
 
+def short_repr(name: str, **fields) -> str:
+    """A one-line repr of a release object: its public headline figures, never its arrays.
+
+    >>> short_repr("MeanRelease", mechanism="gaussian", n=142, sigma=0.137971495, note=None)
+    'MeanRelease(mechanism=gaussian, n=142, sigma=0.138)'
+    """
+    shown = ", ".join(f"{key}={value:.3g}" if isinstance(value, float) else f"{key}={value}"
+                      for key, value in fields.items() if value is not None)
+    return f"{name}({shown})"
+
+
 def check_tau(value) -> float:
     """The public L2 norm bound: > 0 and at most limits.MAX_TAU (its square must stay finite)."""
     x = check_positive("tau", value)

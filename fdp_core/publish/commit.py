@@ -52,6 +52,7 @@ from ..releases.box import check_box
 from ..data.loading import FunctionalData, unit_interval
 from ..explore.epsilon_tradeoff import kde_epsilon_errors, mean_epsilon_errors
 from ..errors import ParameterError
+from ..params import short_repr
 from ..kernels import eigenbasis
 from ..releases.mean import MECHANISM_LABELS, MeanRelease, MeanSettings, plan_mean_release
 from ..releases.mean import release_record as mean_release_record
@@ -142,6 +143,19 @@ class CommittedRelease:
         (A and b of a sparse mean), else ``(entry,)``; ``entry`` is then one part only."""
         parts = self.record.get("part_entries")
         return tuple(LedgerEntry.from_dict(d) for d in parts) if parts else (self.entry,)
+
+    @property
+    def accuracy_figures(self) -> dict:
+        """The accuracy as numbers (``accuracy`` is the sentence): the release record's expected
+        squared L2 error and 95% radii (None where a kind has none, e.g. components)."""
+        names = ("expected_sq_l2_error", "l2_error_radius_95", "sup_error_radius_95")
+        return {name: self.record.get(name) for name in names}
+
+    def __repr__(self) -> str:
+        charged = sum(e.epsilon for e in self.part_entries)
+        return short_repr("CommittedRelease", kind=self.kind, id=self.id, mechanism=self.entry.mechanism,
+                          epsilon_charged=float(charged), **{k: v for k, v in self.accuracy_figures.items()
+                                                             if isinstance(v, float)})
 
 
 def granularity_for(error_bound: float, requested: int | None) -> int:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from .box import Box, box_widths, check_box, parse_box
 from ..errors import ParameterError
+from ..params import short_repr
 from ..mechanisms.guarantee import Guarantee
 from ..mechanisms.iclp_kde import IclpAxis
 from ..mechanisms.kde_plan import KdeNoisePlan
@@ -70,6 +71,13 @@ class KdeRelease:
     @property
     def d(self) -> int:
         return len(self.grids)
+
+    def __repr__(self) -> str:
+        return short_repr("KdeRelease", mechanism=self.mechanism, privacy=self.guarantee.privacy,
+                          epsilon=float(self.guarantee.epsilon), box=[tuple(map(float, b)) for b in self.box],
+                          n=self.n, bandwidth=None if self.bandwidth is None else float(self.bandwidth),
+                          sigma=None if self.sigma is None else float(self.sigma),
+                          expected_sq_l2_error=float(self.expected_sq_l2_error))
 
     @property
     def grid(self) -> np.ndarray:

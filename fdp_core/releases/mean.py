@@ -21,9 +21,10 @@ from ..kernels import KERNEL_NAMES
 from ..mechanisms.calibration import CALIBRATIONS
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
-from ..params import check_choice, check_epsilon, check_finite, check_positive, default_l2_clip, validate_once
+from ..params import (check_choice, check_epsilon, check_finite, check_positive, default_l2_clip, short_repr,
+                      validate_once)
 from .postprocess import mean_steps
-from ..data.preprocess import PublicBounds, bounds_of
+from ..data.preprocess import PublicBounds, bounds_of, person_average, person_codes
 from ..registry import MEAN_REGISTRY, mean_mechanism
 from ..registry.mean_basis import resolve_tau  # noqa: F401  (public here since before the registry held it)
 from ..publish.release import randomness_fields
@@ -151,7 +152,8 @@ class MeanRelease:
     expected_sq_l2_error: float
     guarantee: Guarantee
     data_dependent_flags: tuple = ()
-    raw_mean: np.ndarray | None = field(default=None, repr=False)  # NON-PRIVATE: mean of the raw curves
+    # NON-PRIVATE: mean of the raw curves (of each person's average curve with a person column, in memory)
+    raw_mean: np.ndarray | None = field(default=None, repr=False)
     n_curves: int = 0  # NON-PRIVATE when a person column groups curves (analyst view)
     n_range_clipped: int = 0  # NON-PRIVATE: curves with a value outside the public range
     n_unusable: int = 0  # NON-PRIVATE: persons of the file without a usable curve (counted as the centre)
@@ -163,6 +165,14 @@ class MeanRelease:
     @property
     def privacy(self) -> str:
         return self.guarantee.privacy
+
+    def __repr__(self) -> str:
+        s = self.settings
+        return short_repr("MeanRelease", mechanism=s.mechanism, privacy=self.privacy, epsilon=float(s.epsilon),
+                          delta=float(self.delta), n=self.n, m=self.m, tau=None if self.tau is None else float(self.tau),
+                          sigma=None if self.sigma is None else float(self.sigma),
+                          expected_sq_l2_error=float(self.expected_sq_l2_error),
+                          l2_error_radius_95=float(self.l2_error_radius(0.95)))
 
     @property
     def delta(self) -> float:
@@ -267,15 +277,27 @@ class MeanSums:
     total: np.ndarray | None = None  # (m,) sum of person-level clipped centred curves, or (K + 1,) lattice sums
     data_dependent_flags: tuple = ()
     n_unusable: int = 0  # NON-PRIVATE: persons of the file without a usable curve
+    # NON-PRIVATE: what raw_sum is divided by; None: n_curves (the streamed engines sum curves)
+    raw_count: int | None = None
+
+
+def _raw_sum(fd: FunctionalData, person_column: str | None) -> tuple[np.ndarray, int | None]:
+    """Sum of the raw curves, or of each person's average raw curve with a person column (the raw
+    mean then averages persons, as the release does). NON-PRIVATE: analyst view only."""
+    if person_column is None:
+        return fd.data_matrix.sum(axis=0), None
+    codes, n_persons = person_codes(fd.metadata, person_column, fd.n)
+    return person_average(fd.data_matrix, codes, n_persons).sum(axis=0), n_persons
 
 
 def mean_sums(fd: FunctionalData, settings: MeanSettings) -> MeanSums:
     """The sufficient statistics of ``fd`` for ``settings`` (in memory): the per-record transform
     of the mechanism's basis (fdp_core/registry/mean_basis.py) summed over persons."""
     settings = settings.validated()
+    raw_sum, raw_count = _raw_sum(fd, settings.person_column)
     common = dict(grid_points=fd.grid_points, unit_grid=fd.unit_grid, weights=fd.weights,
-                  n_dropped=fd.report.n_dropped, raw_sum=fd.data_matrix.sum(axis=0), n_curves=fd.n)
-    return MeanSums(**common, **mean_mechanism(settings.mechanism).basis.summarise(fd, settings))
+                  n_dropped=fd.report.n_dropped, raw_sum=raw_sum, n_curves=fd.n)
+    return MeanSums(**common, raw_count=raw_count, **mean_mechanism(settings.mechanism).basis.summarise(fd, settings))
 
 
 def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> MeanRelease:
@@ -292,7 +314,7 @@ def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> 
                              "release settings")
     noise = mechanism.basis.plan(mechanism, settings, sums.unit_grid, sums.weights, sums.total, n, sums.tau)
     return MeanRelease(settings=settings, grid_points=sums.grid_points, weights=sums.weights,
-                       n_dropped=sums.n_dropped, raw_mean=sums.raw_sum / sums.n_curves, n_curves=sums.n_curves,
+                       n_dropped=sums.n_dropped, raw_mean=sums.raw_sum / (sums.raw_count or sums.n_curves), n_curves=sums.n_curves,
                        n=n, offset=sums.offset, n_range_clipped=sums.n_range_clipped, n_clipped=sums.n_clipped,
                        n_unusable=sums.n_unusable, tau=sums.tau, data_dependent_flags=sums.data_dependent_flags,
                        synthesis=noise.synthesis, estimate_coefficients=noise.estimate_coefficients,

@@ -36,7 +36,7 @@ from ..kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
 from ..mechanisms.bingham import exponential_mechanism_from_gram, single_blas_thread
 from ..mechanisms.guarantee import Guarantee
 from ..params import (check_choice, check_epsilon, check_integer, check_l2_clip, check_nonnegative, check_positive,
-                      check_tau, default_l2_clip)
+                      check_tau, default_l2_clip, short_repr)
 from ..data.preprocess import PublicBounds, bounds_of, clip_values, declared_n, file_persons, person_row_weights
 from ..registry.pca import REGISTRY as SAMPLER_REGISTRY
 from ..registry.pca import default_sampler, pca_sampler, samplers_reading
@@ -354,6 +354,17 @@ class PrivatePCAResult:
     @property
     def k(self) -> int:
         return int(self.coefficients.shape[1])
+
+    def __repr__(self) -> str:
+        s = self.settings
+        return short_repr("PrivatePCAResult", sampler=s.sampler_name, privacy=self.guarantee.privacy,
+                          epsilon=float(s.epsilon), k=self.k, n=self.n, m=int(self.grid_points.size),
+                          tau=float(self.tau))
+
+    @property
+    def components_skfda(self) -> np.ndarray:
+        """The private components as rows, (k, m): scikit-fda's and scikit-learn's orientation."""
+        return np.ascontiguousarray(self.components.T)
 
     @property
     def p(self) -> int:
