@@ -55,8 +55,14 @@ _PUBLIC = {
     # the commit protocol (reserve -> draw -> write -> complete) and the registry of kinds of release
     "CommitRequest": "publish.protocol", "commit_release": "publish.protocol",
     "release_kind": "publish.kinds", "RELEASE_KINDS": "publish.kinds",
+    # scikit-fda in and out, scikit-learn-style estimators
+    "from_skfda": "data.skfda_io", "to_skfda": "data.skfda_io",
+    "PrivateMean": "estimators", "PrivateFPCA": "estimators",
+    # per-person observations for densities (METHODS.md 11)
+    "person_features": "data.features", "person_average": "data.preprocess",
     # errors
     "FdpError": "errors", "DataError": "errors", "ParameterError": "errors", "BudgetError": "errors",
+    "MissingExtraError": "errors",
 }
 
 __all__ = sorted([*_PUBLIC, "__version__"])

@@ -161,8 +161,9 @@ def _attach_negative_lists(argv: list[str]) -> list[str]:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(lazy=True).parse_args(_attach_negative_lists(argv))
     try:
+        # Parsing imports the chosen command's module: in the light install it may need an extra.
+        args = build_parser(lazy=True).parse_args(_attach_negative_lists(argv))
         return int(args._run(args) or 0)
     except FdpError as exc:
         sys.stderr.write(f"error: {one_line(exc)}\n")
