@@ -63,13 +63,19 @@ class _Estimator:
         from .publish import kinds  # lazy: the commit protocol (the 'commit' extra) only when asked
         from .publish.protocol import CommitRequest  # lazy: as above
 
-        return kinds.quote(self._kind, CommitRequest(self._data(X, grid, metadata), self._settings_object()))
+        return kinds.quote(self._kind, CommitRequest(self._data(X, grid, metadata), self._settings_object(),
+                                                     inputs=self._inputs()))
+
+    def _inputs(self) -> dict:
+        """What a kind needs beyond its settings (a density's feature)."""
+        return {}
 
     def _commit(self, data):
         from .publish import kinds  # lazy: the commit protocol (the 'commit' extra) only when committing
         from .publish.protocol import CommitRequest  # lazy: as above
 
-        return kinds.commit(self._kind, self.accountant, CommitRequest(data, self._settings_object()))
+        return kinds.commit(self._kind, self.accountant, CommitRequest(data, self._settings_object(),
+                                                                       inputs=self._inputs()))
 
     def _rng(self) -> np.random.Generator:
         return np.random.default_rng(self.random_state)
@@ -140,12 +146,14 @@ class PrivateMean(_Estimator):
         """Release the mean of the curves ``X`` (FunctionalData, FDataGrid, or (n, m) array with ``grid``)."""
         from .explore.verdict import mean_verdict  # lazy: the verdict rule
         from .releases.mean import plan_mean_release  # lazy: `import fdp_core` stays light
+        from .releases.postprocess import finish_mean  # lazy: as above
 
         data = self._data(X, grid, metadata)
         plan = plan_mean_release(data, self._settings_object())
         if self.accountant is None:
             self.release_, self.publishable_ = None, False
-            self.mean_ = plan.sample(self._rng(), 1)[0]
+            # the free post-processing a commit applies too (projection onto the declared range)
+            self.mean_ = finish_mean(plan.sample(self._rng(), 1)[0], plan.settings).values
         else:
             self.release_, self.publishable_ = self._commit(data), True
             self.mean_ = self.release_.table["value"].to_numpy(dtype=float)
@@ -251,3 +259,84 @@ class PrivateFPCA(_Estimator):
     def __repr__(self) -> str:
         return short_repr("PrivateFPCA", n_components=self.n_components, epsilon=float(self.epsilon),
                           bounds=self.bounds, person_column=self.person_column)
+
+
+class PrivateDensity(_Estimator):
+    """A differentially private density of one number per curve (or per person), e.g. a curve's mean.
+
+    Parameters
+    ----------
+    feature : str
+        The per-curve number, as on the command line: ``"mean:0:1"`` (the curve's mean over
+        [0, 1]), ``"value:0.5"``, ``"l2norm"``, or a metadata column's name.
+    box : (lo, hi)
+        The public range of the feature: observations are clipped to it.
+    epsilon, delta : float
+    bounds, person_column, accountant, random_state : as for :class:`PrivateMean`
+        With a person column each person's features are averaged into one observation.
+    **settings
+        Any other :class:`~fdp_core.releases.kde.KdeSettings` field (mechanism, bandwidth, grid_size...).
+
+    Attributes
+    ----------
+    density_ : ndarray (G,)
+        The sanitized density on ``grid_`` (feature units).
+    n_ : int
+    expected_sq_l2_error_ : float
+    release_, publishable_ : as for :class:`PrivateMean`
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = np.linspace(0, 1, 20)
+    >>> X = np.random.default_rng(0).uniform(0.2, 0.8, (60, 1)) + 0.1 * np.sin(np.pi * t)
+    >>> est = PrivateDensity(feature="mean:0:1", box=(0, 1), epsilon=1.0, random_state=0).fit(X, grid=t)
+    >>> est.n_, est.density_.shape == est.grid_.shape
+    (60, True)
+    """
+
+    _kind = "density"
+
+    def __init__(self, feature: str = "mean:0:1", box=(0.0, 1.0), epsilon: float = 1.0, delta: float = 1e-5, *,
+                 bounds=None, person_column=None, accountant=None, random_state=None, **settings):
+        super().__init__(epsilon, bounds=bounds, person_column=person_column, accountant=accountant,
+                         random_state=random_state, **settings)
+        self.feature, self.box, self.delta = feature, box, delta
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {**super().get_params(deep), "feature": self.feature, "box": self.box, "delta": self.delta}
+
+    def _inputs(self) -> dict:
+        return {"feature": self.feature}
+
+    def _settings_object(self):
+        from .releases.kde import KdeSettings  # lazy: `import fdp_core` stays light
+        from .releases.box import check_box  # lazy: as above
+
+        box = check_box(self.box if np.ndim(self.box) == 2 else (tuple(self.box),))
+        return KdeSettings(box=box, epsilon=self.epsilon, delta=self.delta, value_range=self.bounds,
+                           person_column=self.person_column, **self.settings)
+
+    def fit(self, X, y=None, *, grid=None, metadata=None) -> "PrivateDensity":
+        """Release the density of the feature of the curves ``X``."""
+        from .releases.kde import plan_kde_release  # lazy: `import fdp_core` stays light
+        from .releases.postprocess import finish_density  # lazy: as above
+
+        data = self._data(X, grid, metadata)
+        settings = self._settings_object()
+        plan = plan_kde_release(data, settings, feature=self.feature)
+        if self.accountant is None:
+            self.release_, self.publishable_ = None, False
+            self.density_ = finish_density(plan.sample(self._rng(), 1)[0], plan.weights, settings).values
+        else:
+            self.release_, self.publishable_ = self._commit(data), True
+            self.density_ = self.release_.table["density"].to_numpy(dtype=float)
+        box = plan.box[0]
+        self.grid_ = box[0] + (box[1] - box[0]) * np.asarray(plan.grids[0])
+        self.n_, self.expected_sq_l2_error_ = plan.n, plan.expected_sq_l2_error
+        self.guarantee_ = plan.guarantee
+        return self
+
+    def __repr__(self) -> str:
+        return short_repr("PrivateDensity", feature=self.feature, box=self.box, epsilon=float(self.epsilon),
+                          person_column=self.person_column)
