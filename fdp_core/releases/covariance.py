@@ -34,6 +34,7 @@ from ..registry.covariance import REGISTRY as MECHANISM_REGISTRY
 from ..registry.covariance import covariance_mechanism
 from ..publish.release import randomness_fields
 from ..sensitivity import COVARIANCE_GAUSSIAN_BOUNDS, covariance_weights
+from ..settings_fields import documented_settings
 from ..settings_fields import (CALIBRATION, CENTRE, CENTRE_RANGE, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU,
                               PERSON_COLUMN, RHO, Control, option)
 
@@ -44,6 +45,7 @@ CENTRINGS = ("public", "released-mean")
 NOT_PUBLISHABLE = "analyst view: computed from the raw data without noise; do not publish"
 
 
+@documented_settings
 @dataclass(frozen=True)
 class CovarianceSettings:
     """Every public choice behind a covariance release.
@@ -55,6 +57,11 @@ class CovarianceSettings:
     a share ``gamma`` of epsilon (and delta) and subtracts mu~ mu~^T.
 
     Page controls (``controls``): the Covariance & regression page ("covariance").
+
+    Examples
+    --------
+    >>> CovarianceSettings(lo=0.0, hi=1.0).tau_value   # the largest centred norm: (hi - lo)/2
+    0.5
     """
 
     mechanism: str = option("gaussian", choices=COVARIANCE_MECHANISMS,

@@ -31,6 +31,7 @@ from ..registry.kde import REGISTRY, KdeMechanism, kde_mechanism
 from .postprocess import density_steps
 from ..publish.release import randomness_fields
 from ..sensitivity import KDE_BOUNDS
+from ..settings_fields import documented_settings
 from ..settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, RAW_RELEASE,
                               RHO, VALUE_RANGE, Control, option)
 
@@ -167,6 +168,7 @@ def _typed_bandwidth(h) -> float | None:
     return float(h) if float(h) > 0 else None
 
 
+@documented_settings
 @dataclass(frozen=True)
 class KdeSettings:
     """Every public choice behind a density release (all of it goes into the provenance).
@@ -175,6 +177,11 @@ class KdeSettings:
     commit ("release"). The Density page's box (one pair of limits per axis), grid (one slider
     per dimension) and bound (one selector per mechanism) are several widgets for one field, so
     the page composes those fields itself.
+
+    Examples
+    --------
+    >>> KdeSettings(box=((0.0, 2.0),), epsilon=0.5).mechanism
+    'gaussian'
     """
 
     mechanism: str = option("gaussian", choices=KDE_MECHANISMS,

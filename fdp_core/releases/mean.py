@@ -29,6 +29,7 @@ from ..registry import MEAN_REGISTRY, mean_mechanism
 from ..registry.mean_basis import resolve_tau  # noqa: F401  (public here since before the registry held it)
 from ..publish.release import randomness_fields
 from ..sensitivity import BOUNDS
+from ..settings_fields import documented_settings
 from ..settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, RAW_RELEASE,
                               REFERENCE, RHO, TAU, TAU_FROM_DATA, VALUE_RANGE, Control, log10_control, option)
 
@@ -41,9 +42,17 @@ MECHANISM_LABELS = {name: m.label for name, m in MEAN_REGISTRY.items()}
 BAND_FIELDS = ("confidence_band", "band_share", "smoothness_bound")  # release mean only (fdp_core/releases/bands.py)
 
 
+@documented_settings
 @dataclass(frozen=True)
 class MeanSettings:
-    """Every public choice behind a mean release (all of it goes into the provenance)."""
+    """Every public choice behind a mean release (all of it goes into the provenance).
+
+    Examples
+    --------
+    >>> s = MeanSettings(value_range=(0, 1), epsilon=1.0)
+    >>> s.tau is None, s.kernel, s.phi   # tau follows the range at plan time: (1 - 0)/2
+    (True, 'matern52', 0.001)
+    """
 
     mechanism: str = option("gaussian", choices=MEAN_MECHANISMS, controls=(Control("mean", "mean_mechanism"),),
                             help="; ".join(f"{name}: {m.privacy}" for name, m in MEAN_REGISTRY.items())

@@ -41,6 +41,7 @@ from ..data.preprocess import PublicBounds, bounds_of, clip_values, declared_n, 
 from ..registry.pca import REGISTRY as SAMPLER_REGISTRY
 from ..registry.pca import default_sampler, pca_sampler, samplers_reading
 from ..publish.release import randomness_fields
+from ..settings_fields import documented_settings
 from ..settings_fields import (EPSILON, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, REFERENCE, RHO, TAU, TAU_FROM_DATA,
                               VALUE_RANGE, Control, number_list, option)
 
@@ -72,6 +73,7 @@ def _zero_is_auto(thin) -> int | None:
     return int(thin) or None
 
 
+@documented_settings
 @dataclass(frozen=True)
 class PcaSettings:
     """Every public choice behind a private PCA release (all of it goes into the provenance).
@@ -86,6 +88,12 @@ class PcaSettings:
     components commit ("release"). The Components page's p (restarted from the library's rule
     for every grid), epsilon split (a radio and one weight per component) and burn-in (a share
     of the sweeps) are not one widget's value, so the page composes those fields itself.
+
+    Examples
+    --------
+    >>> s = PcaSettings(k=2, value_range=(0, 1))
+    >>> s.centring, s.sampler_name   # centred at the range's midpoint, as on the command line
+    ('public', 'deflation')
     """
 
     k: int = option(1, help="number of components, 1..5",

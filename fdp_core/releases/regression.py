@@ -31,6 +31,7 @@ from ..mechanisms.guarantee import Guarantee
 from ..limits import MAX_TAU, check_at_most
 from ..params import check_choice, check_delta, check_epsilon, check_eta, check_finite, check_positive
 from ..publish.release import randomness_fields
+from ..settings_fields import documented_settings
 from ..settings_fields import (CALIBRATION, CENTRE, CENTRE_RANGE, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU,
                               PERSON_COLUMN, RHO, Control, option)
 from ..sensitivity import regression_t1_sensitivity_frobenius, regression_t2_sensitivity_cm
@@ -45,6 +46,7 @@ def parse_covariates(text) -> tuple[str, ...]:
     return names
 
 
+@documented_settings
 @dataclass(frozen=True)
 class RegressionSettings:
     """Public choices of a regression release (curves: as for the covariance, METHODS 12-13).
@@ -52,6 +54,11 @@ class RegressionSettings:
     Page controls (``controls``): the Covariance & regression page ("covariance"), which centres
     the curves as its covariance does and offers the data's own columns as covariates (a
     data-dependent choice list, so the page keeps that widget).
+
+    Examples
+    --------
+    >>> RegressionSettings(covariates=("age",), lo=0.0, hi=1.0).covariates
+    ('age',)
     """
 
     covariates: tuple = option((), parse=parse_covariates, required=True,

@@ -36,7 +36,7 @@ from ..sensitivity import (sparse_b_sensitivity_l1, sparse_b_sensitivity_l2, spa
                           sparse_gram_sensitivity_l1)
 from ..data.sparse_data import SparseData, parse_domain
 from .smoother import pooled_local_linear
-from ..settings_fields import CALIBRATION, DELTA, EPSILON, ETA, KERNEL, NU, RHO, VALUE_RANGE, Control, option
+from ..settings_fields import CALIBRATION, DELTA, EPSILON, ETA, KERNEL, NU, RHO, VALUE_RANGE, Control, documented_settings, option
 
 NOISES = ("gaussian", "laplace")
 MAX_BASIS = limits.MAX_SPARSE_BASIS
@@ -59,6 +59,7 @@ SPARSE_VALUE_RANGE = replace(VALUE_RANGE, required=True, cli_default=None,
                                   "(HI - LO)/2. Write --value-range=-5,40 when LO is negative")
 
 
+@documented_settings
 @dataclass(frozen=True)
 class SparseSettings:
     """Public choices of a sparse mean release (all declared before looking at the data).
@@ -66,6 +67,11 @@ class SparseSettings:
     Every field carries its command-line option and page control (fdp_core/settings_fields.py):
     ``release mean --sparse``, the replay config and the sparse Mean and Trade-offs views are
     generated from them.
+
+    Examples
+    --------
+    >>> SparseSettings(domain=(0.0, 1.0), value_range=(-1.0, 2.0)).domain
+    (0.0, 1.0)
     """
 
     domain: tuple = option(MISSING, required=True, cli_default=None, flag="--domain", parse=parse_domain,
