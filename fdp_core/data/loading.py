@@ -60,12 +60,41 @@ class LoadReport:
 
 @dataclass(frozen=True)
 class FunctionalData:
-    """n curves observed on a common, strictly increasing grid."""
+    """n curves observed on a common, strictly increasing grid.
+
+    Build it with :func:`load_curves`, :func:`from_arrays` (which also takes scikit-fda's order,
+    values first) or :func:`fdp_core.from_skfda`; the fields are keywords-first in practice:
+    ``FunctionalData(grid_points=t, data_matrix=X)``. ``fd.to_skfda()`` gives a scikit-fda FDataGrid.
+
+    Attributes
+    ----------
+    grid_points : ndarray (m,)
+        The public grid, strictly increasing.
+    data_matrix : ndarray (n, m)
+        One curve per row (NON-PRIVATE: never publish).
+    metadata : DataFrame
+        One row per curve: person ids, covariates, features.
+    report : LoadReport
+        What loading did (curves dropped or interpolated): analyst view.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fd = FunctionalData(grid_points=np.linspace(0, 1, 3), data_matrix=np.array([[0.0, 1.0, 0.0], [1.0, 2.0, 1.0]]))
+    >>> fd.n, fd.m
+    (2, 3)
+    """
 
     grid_points: np.ndarray
     data_matrix: np.ndarray
     metadata: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     report: LoadReport = field(default_factory=lambda: LoadReport("array", 0))
+
+    def to_skfda(self):
+        """The curves as a scikit-fda FDataGrid (the optional 'skfda' extra)."""
+        from .skfda_io import to_skfda  # lazy: the optional 'skfda' extra
+
+        return to_skfda(self.grid_points, self.data_matrix, dataset_name=self.report.source)
 
     def __post_init__(self):
         grid = np.asarray(self.grid_points, dtype=float)
@@ -165,7 +194,29 @@ def clip_factors(norms: np.ndarray, tau: float) -> np.ndarray:
 
 
 def clip_to_ball(values: np.ndarray, weights: np.ndarray, tau: float) -> ClipResult:
-    """X_i <- X_i min(1, tau / ||X_i||): after this every curve has L2 norm <= tau."""
+    """X_i <- X_i min(1, tau / ||X_i||): after this every curve has L2 norm <= tau.
+
+    Parameters
+    ----------
+    values : array (n, m)
+        The curves on the grid.
+    weights : array (m,)
+        Quadrature weights of the L2 inner product.
+    tau : float
+        The public norm bound.
+
+    Returns
+    -------
+    ClipResult
+        ``values`` with every norm at most tau, and how many curves were shrunk (analyst view).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> result = clip_to_ball(np.array([[3.0, 3.0], [0.1, 0.1]]), np.array([0.5, 0.5]), 1.0)
+    >>> np.round(np.sqrt((result.values**2) @ np.array([0.5, 0.5])), 6).tolist(), result.n_clipped
+    ([1.0, 0.1], 1)
+    """
     tau = check_positive("tau", tau)
     norms = l2_norms(values, weights)
     return ClipResult(values * clip_factors(norms, tau)[:, None], int(np.sum(norms > tau)), norms)
@@ -697,6 +748,31 @@ def load_curves(source, *, name: str | None = None, missing: str = "drop", id_co
     The numeric block is read by pyarrow in one C-level call and validated with vectorised
     masks; whenever that fast path refuses a file, the cell-by-cell parser reads it again
     to accept it (unusual but valid spellings) or to name the offending row and column.
+
+    Parameters
+    ----------
+    source : path, bytes or file object
+        The file (CSV or Parquet; an upload's bytes with ``name`` telling the format).
+    name : str, optional
+        The name used in messages and provenance (default: the file's name).
+    missing : {"drop", "interpolate"}
+        Curves with missing cells are dropped, or their interior gaps interpolated.
+    id_column, t_column, value_column : str, optional
+        The columns of a long file (one observation per row).
+    transpose : bool
+        The file holds one curve per column (e.g. ``day,Halifax,Montreal,...``).
+
+    Returns
+    -------
+    FunctionalData
+        The curves, their grid, the metadata columns and a loading report.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> fd = load_curves(Path(__file__).parents[2] / "data" / "example_curves.csv")
+    >>> fd.data_matrix.shape, fd.report.n_dropped
+    ((60, 27), 0)
     """
     check_choice("missing", missing, MISSING_POLICIES)
     mapping = long_columns(id_column, t_column, value_column)

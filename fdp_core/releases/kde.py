@@ -49,6 +49,13 @@ class KdeRelease:
     ``density`` is the NON-PRIVATE estimate (analyst view, never publish); ``sample``
     draws sanitized densities. ``guarantee`` is the typed privacy promise read by the UI, the
     export and the tests; ``guarantee.record()`` is its published form.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> plan = plan_kde_release(np.linspace(0.1, 0.9, 50), KdeSettings(box=((0.0, 1.0),), epsilon=1.0))
+    >>> plan.n, plan.sample(np.random.default_rng(0), 1).shape
+    (50, (1, 512))
     """
 
     mechanism: str

@@ -142,7 +142,23 @@ def _check_open_unit(name: str, value) -> float:
 
 @dataclass(frozen=True)
 class MeanRelease:
-    """A planned mean release: deterministic parts computed, noise drawn on demand."""
+    """A planned mean release: deterministic parts computed, noise drawn on demand.
+
+    Built by :func:`plan_mean_release`. Public (data-free given n): ``settings``, ``grid_points``,
+    ``n``, ``tau``, ``sensitivity``, ``sigma``, ``expected_sq_l2_error``, ``guarantee`` and the
+    radii ``l2_error_radius(p)`` / ``sup_error_radius(p)``. NON-PRIVATE (analyst view only):
+    ``estimate``, ``raw_mean`` (per person with a person column), ``bias()``, the counts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 30)
+    >>> plan = plan_mean_release(from_arrays(t, np.outer(np.linspace(0.2, 0.8, 50), 1 + t) / 2),
+    ...                          MeanSettings(value_range=(0, 1)))
+    >>> round(plan.l2_error_radius(0.95), 3) > 0, plan.privacy
+    (True, '(epsilon, delta)-DP')
+    """
 
     settings: MeanSettings
     grid_points: np.ndarray
@@ -313,7 +329,31 @@ def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> 
     """Validate settings, clip, project and calibrate: everything but the random draw.
 
     ``fd`` is the curves, or their :class:`MeanSums` (streamed, or from a Dask reduction).
-    The mechanism's registry entry plans the noise in its basis (kernel eigenbasis or Bernstein)."""
+    The mechanism's registry entry plans the noise in its basis (kernel eigenbasis or Bernstein).
+
+    Parameters
+    ----------
+    fd : FunctionalData or MeanSums
+        The curves (NON-PRIVATE), or their sufficient statistics.
+    settings : MeanSettings
+        Every public choice; tau and the centre follow ``value_range`` when declared.
+
+    Returns
+    -------
+    MeanRelease
+        ``sample(rng, size)`` draws previews; ``n``, ``tau``, ``sigma``, ``sensitivity``,
+        ``expected_sq_l2_error`` and ``l2_error_radius(0.95)`` are public (data-free given n).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 40)
+    >>> fd = from_arrays(t, 0.5 + 0.2 * np.sin(np.pi * t) * np.linspace(0.5, 1.5, 80)[:, None])
+    >>> plan = plan_mean_release(fd, MeanSettings(value_range=(0, 1), epsilon=1.0))
+    >>> plan.n, plan.tau, plan.sample(np.random.default_rng(0), 2).shape
+    (80, 0.5, (2, 40))
+    """
     settings = settings.validated()
     mechanism = mean_mechanism(settings.mechanism)
     sums = fd if isinstance(fd, MeanSums) else mean_sums(fd, settings)

@@ -337,6 +337,19 @@ class PrivatePCAResult:
 
     ``components`` (m, k) and ``coefficients`` (p, k) are the private output. The fields
     named in ``NOT_PRIVATE`` are computed from the raw data: analyst view, never publish.
+
+    Built by :func:`private_pca`. ``components_skfda`` gives the components as rows (k, m), the
+    orientation of scikit-learn and scikit-fda.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 30)
+    >>> X = 0.5 + 0.2 * np.random.default_rng(0).standard_normal((60, 1)) * np.sin(np.pi * t)
+    >>> result = private_pca(from_arrays(t, X), PcaSettings(k=1, value_range=(0, 1)), np.random.default_rng(1))
+    >>> result.components.shape, result.components_skfda.shape
+    ((30, 1), (1, 30))
     """
 
     settings: PcaSettings
@@ -427,6 +440,15 @@ def private_pca(fd: FunctionalData, settings: PcaSettings, rng=None, *, released
         "released-mean", refused otherwise.
     data_dependent_flags : flags inherited from upstream (e.g. a simulation design that
         rescaled its curves using the data); they are carried into the result.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 30)
+    >>> X = 0.5 + 0.2 * np.random.default_rng(0).standard_normal((60, 1)) * np.sin(np.pi * t)
+    >>> private_pca(from_arrays(t, X), PcaSettings(k=2, value_range=(0, 1)), np.random.default_rng(1)).k
+    2
     """
     settings = settings.validated()
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
