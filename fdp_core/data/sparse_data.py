@@ -79,7 +79,29 @@ def from_observations(ids, t, y, *, name: str = "sparse data") -> SparseData:
 
 
 def read_long(source, *, id_column=None, t_column=None, value_column=None, name: str | None = None) -> SparseData:
-    """Read a long CSV or Parquet file (header id,t,value or the three named columns) as observations."""
+    """Read a long CSV or Parquet file (header id,t,value or the three named columns) as observations.
+
+    Parameters
+    ----------
+    source : path or bytes
+        A long file: one observation (person, t, value) per row.
+    id_column, t_column, value_column : str, optional
+        The three columns' names (default ``id``, ``t``, ``value``).
+    name : str, optional
+        The name used in messages.
+
+    Returns
+    -------
+    SparseData
+        ``ids``, ``t`` and ``y`` of every observation (NON-PRIVATE).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> data = read_long(Path(__file__).parents[2] / "data" / "example_sparse.csv")
+    >>> data.t.size == data.y.size, len(set(data.ids))
+    (True, 500)
+    """
     mapping = long_columns(id_column, t_column, value_column)
     cols = (mapping.id, mapping.t, mapping.value) if mapping else ("id", "t", "value")
     label = name or (Path(source).name if isinstance(source, (str, Path)) else getattr(source, "name", "data"))

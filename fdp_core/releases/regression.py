@@ -159,6 +159,20 @@ def floored_inverse(T1: np.ndarray, kappa: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class RegressionRelease:
+    """A planned regression release (T1 and T2): noise laws and guarantees public, the estimates
+    NON-PRIVATE. Built by :func:`plan_regression_release`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 20)
+    >>> age = np.linspace(-1, 1, 60)
+    >>> fd = from_arrays(t, 0.5 + 0.1 * age[:, None] * np.sin(np.pi * t), metadata={"age": age})
+    >>> plan_regression_release(fd, RegressionSettings(covariates=("age",), lo=0.0, hi=1.0)).n
+    60
+    """
+
     settings: RegressionSettings
     labels: list
     grid_points: np.ndarray
@@ -219,6 +233,31 @@ class RegressionRelease:
 
 
 def plan_regression_release(fd: FunctionalData, settings: RegressionSettings) -> RegressionRelease:
+    """Function-on-scalar regression (METHODS.md 14): T1 and T2 planned, nothing drawn.
+
+    Parameters
+    ----------
+    fd : FunctionalData
+        The curves, with the covariates as metadata columns (NON-PRIVATE).
+    settings : RegressionSettings
+        The covariates, their public bound B, the curves' centre and tau, kernel and budget.
+
+    Returns
+    -------
+    RegressionRelease
+        Both parts' noise laws and guarantees; ``sample(rng)`` draws previews of the coefficients.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 20)
+    >>> age = np.linspace(-1, 1, 60)
+    >>> fd = from_arrays(t, 0.5 + 0.1 * age[:, None] * np.sin(np.pi * t), metadata={"age": age})
+    >>> plan = plan_regression_release(fd, RegressionSettings(covariates=("age",), lo=0.0, hi=1.0))
+    >>> plan.labels
+    ['intercept', 'age']
+    """
     s = settings.validated()
     X, n_clipped_cov, labels = covariate_matrix(fd.metadata, s.covariates, s.bound_b)
     if X.shape[0] != fd.n:
