@@ -71,6 +71,19 @@ class CommitRequest:
     settings object; ``inputs``: what a kind needs beyond its settings (a density's ``feature``;
     the components' ``released_mean`` and ``released_mean_id``); ``looked_at``/``pre_registered``:
     what the session looked at before the commit (the report states it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> from fdp_core.publish import kinds
+    >>> t = np.linspace(0, 1, 20)
+    >>> curves = fdp.from_arrays(t, np.outer(np.linspace(0.2, 0.8, 40), 1 + t) / 2)
+    >>> request = CommitRequest(curves, fdp.MeanSettings(value_range=(0, 1), epsilon=1.0))
+    >>> quote = kinds.quote("mean", request)          # the charge, before any draw
+    >>> release = kinds.commit("mean", fdp.Ledger(2.0, 1e-4), request)
+    >>> release.entry.epsilon == quote.entry.epsilon
+    True
     """
 
     data: object
