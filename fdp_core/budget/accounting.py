@@ -140,6 +140,8 @@ class LedgerEntry:
     native GDP / zCDP parameters; ``noise`` holds the noise parameter(s) (sigma, Laplace
     scales, grid...), JSON-ready.
 
+    Built by the entry helpers above, or by a quote (:func:`fdp_core.publish.kinds.quote`).
+
     Examples
     --------
     >>> entry = pure_entry("mean", "iclp-qr", epsilon=0.5)

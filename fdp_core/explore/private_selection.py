@@ -304,6 +304,32 @@ def commit_selection(account, fd, settings: MeanSettings, penalties, rhos, *, ep
     in one locked transaction first; the caller marks the entry complete). A refused selection
     raises BudgetError with nothing computed from the data and nothing recorded. Returns
     (selection, ledger entry).
+
+    Parameters
+    ----------
+    account : Ledger or StoredBudget
+    fd : FunctionalData
+    settings : MeanSettings
+    penalties, rhos : sequence of float
+        The public grid.
+    epsilon : float
+        The selection's budget.
+    folds : int
+    bound : {"range", "linear", "general"}
+    label : str
+        The ledger entry's label.
+    entry : LedgerEntry, optional
+        The entry already quoted (reused so the charge equals the quote).
+
+    Examples
+    --------
+    >>> import fdp_core as fdp
+    >>> from fdp_core.data.simulate import simulate
+    >>> ledger = fdp.Ledger(2.0, 1e-5)
+    >>> chosen, entry = commit_selection(ledger, simulate("kl", n=60, m=30), fdp.MeanSettings(tau=1.0), [1e-3],
+    ...                                  [0.05, 0.1], epsilon=0.5)
+    >>> ledger.spent().epsilon
+    0.5
     """
     entry = entry or selection_entry(fd, settings, penalties, rhos, epsilon=epsilon, folds=folds, bound=bound,
                                      label=label)

@@ -72,6 +72,21 @@ class CommitRequest:
     the components' ``released_mean`` and ``released_mean_id``); ``looked_at``/``pre_registered``:
     what the session looked at before the commit (the report states it).
 
+    Parameters
+    ----------
+    data : FunctionalData or SparseData
+    settings : the kind's settings object
+    label, data_label : str
+        The ledger entry's label and the data set's name in the report.
+    granularity_exp : int, optional
+        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
+    looked_at : sequence, optional
+        What the session looked at before committing (stated in the report).
+    pre_registered : bool
+        The settings were fixed before looking at the data.
+    inputs : mapping
+        A density's ``feature``; the components' ``released_mean`` and ``released_mean_id``.
+
     Examples
     --------
     >>> import numpy as np

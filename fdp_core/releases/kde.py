@@ -50,6 +50,8 @@ class KdeRelease:
     draws sanitized densities. ``guarantee`` is the typed privacy promise read by the UI, the
     export and the tests; ``guarantee.record()`` is its published form.
 
+    Built by :func:`plan_kde_release`.
+
     Examples
     --------
     >>> import numpy as np
