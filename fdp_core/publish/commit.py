@@ -452,6 +452,40 @@ def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: st
     the draw; the caller marks the entry complete once the release is written). Raises
     BudgetError (nothing drawn, nothing recorded) when the release does not fit. A thin wrapper of
     the commit protocol (:func:`fdp_core.publish.protocol.run_steps` with :data:`MEAN_STEPS`).
+
+    Parameters
+    ----------
+    ledger : Ledger or StoredBudget
+        The budget charged before the draw (a stored one is completed by the caller once written).
+    fd : FunctionalData
+        The curves (NON-PRIVATE).
+    settings : MeanSettings
+    label, data_label : str
+        The ledger entry's label and the data set's name in the report.
+    granularity_exp : int, optional
+        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
+    looked_at : sequence, optional
+        What the session looked at before committing (stated in the report).
+    pre_registered : bool
+        The settings were fixed before looking at the data.
+
+    Returns
+    -------
+    CommittedRelease
+        The publishable release (``table``, ``record``, ``config``) and its ledger entry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> t = np.linspace(0, 1, 20)
+    >>> rng = np.random.default_rng(0)
+    >>> fd = fdp.from_arrays(t, 0.5 + 0.2 * rng.standard_normal((200, 1)) * np.sin(np.pi * t),
+    ...                      metadata={"age": np.linspace(-1, 1, 200)})
+    >>> ledger = fdp.Ledger(10.0, 1e-4)
+    >>> release = commit_mean(ledger, fd, fdp.MeanSettings(value_range=(0, 1)))
+    >>> release.kind, release.table.columns.tolist()
+    ('mean', ['t', 'value'])
     """
     request = CommitRequest(fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
                             looked_at=looked_at, pre_registered=pre_registered)
@@ -578,7 +612,43 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
                data_label: str = "", granularity_exp: int | None = None,
                pending: PendingCommit | None = None, looked_at=None, pre_registered: bool = False) -> CommittedRelease:
     """Commit one sanitized density (Hall or ICLP-KDE) through the same check -> draw -> record path
-    (a thin wrapper of the commit protocol with :data:`KDE_STEPS`)."""
+    (a thin wrapper of the commit protocol with :data:`KDE_STEPS`).
+
+    Parameters
+    ----------
+    ledger : Ledger or StoredBudget
+        The budget charged before the draw (a stored one is completed by the caller once written).
+    fd : FunctionalData
+        The curves (NON-PRIVATE).
+    feature : str
+        The per-curve feature, e.g. ``"mean:0:1"``.
+    settings : KdeSettings
+    label, data_label : str
+        The ledger entry's label and the data set's name in the report.
+    granularity_exp : int, optional
+        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
+    looked_at : sequence, optional
+        What the session looked at before committing (stated in the report).
+    pre_registered : bool
+        The settings were fixed before looking at the data.
+
+    Returns
+    -------
+    CommittedRelease
+        The publishable release (``table``, ``record``, ``config``) and its ledger entry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> t = np.linspace(0, 1, 20)
+    >>> rng = np.random.default_rng(0)
+    >>> fd = fdp.from_arrays(t, 0.5 + 0.2 * rng.standard_normal((200, 1)) * np.sin(np.pi * t),
+    ...                      metadata={"age": np.linspace(-1, 1, 200)})
+    >>> ledger = fdp.Ledger(10.0, 1e-4)
+    >>> commit_kde(ledger, fd, "mean:0:1", fdp.KdeSettings(box=((0.0, 1.0),))).kind
+    'kde'
+    """
     request = CommitRequest(fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
                             looked_at=looked_at, pre_registered=pre_registered, inputs={"feature": feature})
     return run_steps(KDE_STEPS, ledger, request, None if pending is None else quote_of([pending]))
@@ -681,6 +751,41 @@ def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_la
     is already in the ledger. The record drops everything computed from the raw data (the
     analyst-view metrics and the sampler's acceptance rate, which depends on X^T X). A thin
     wrapper of the commit protocol with :data:`PCA_STEPS`.
+
+    Parameters
+    ----------
+    ledger : Ledger or StoredBudget
+        The budget charged before the draw (a stored one is completed by the caller once written).
+    fd : FunctionalData
+        The curves (NON-PRIVATE).
+    settings : PcaSettings
+    released_mean, released_mean_id : optional
+        A mean committed earlier, to centre at (centring "released-mean").
+    label, data_label : str
+        The ledger entry's label and the data set's name in the report.
+    granularity_exp : int, optional
+        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
+    looked_at : sequence, optional
+        What the session looked at before committing (stated in the report).
+    pre_registered : bool
+        The settings were fixed before looking at the data.
+
+    Returns
+    -------
+    CommittedRelease
+        The publishable release (``table``, ``record``, ``config``) and its ledger entry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> t = np.linspace(0, 1, 20)
+    >>> rng = np.random.default_rng(0)
+    >>> fd = fdp.from_arrays(t, 0.5 + 0.2 * rng.standard_normal((200, 1)) * np.sin(np.pi * t),
+    ...                      metadata={"age": np.linspace(-1, 1, 200)})
+    >>> ledger = fdp.Ledger(10.0, 1e-4)
+    >>> commit_pca(ledger, fd, fdp.PcaSettings(k=1, value_range=(0, 1))).table.shape
+    (20, 2)
     """
     request = CommitRequest(fd, settings, label=label, data_label=data_label, looked_at=looked_at,
                             pre_registered=pre_registered,
