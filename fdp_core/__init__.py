@@ -18,7 +18,7 @@ and scripts can still set BLAS threads before numpy loads):
 
 from importlib import import_module
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # public name -> module that defines it
 _PUBLIC = {
@@ -55,8 +55,14 @@ _PUBLIC = {
     # the commit protocol (reserve -> draw -> write -> complete) and the registry of kinds of release
     "CommitRequest": "publish.protocol", "commit_release": "publish.protocol",
     "release_kind": "publish.kinds", "RELEASE_KINDS": "publish.kinds",
+    # scikit-fda in and out, scikit-learn-style estimators
+    "from_skfda": "data.skfda_io", "to_skfda": "data.skfda_io",
+    "PrivateMean": "estimators", "PrivateFPCA": "estimators", "PrivateDensity": "estimators",
+    # per-person observations for densities (METHODS.md 11)
+    "person_features": "data.features", "person_average": "data.preprocess",
     # errors
     "FdpError": "errors", "DataError": "errors", "ParameterError": "errors", "BudgetError": "errors",
+    "MissingExtraError": "errors",
 }
 
 __all__ = sorted([*_PUBLIC, "__version__"])
@@ -67,7 +73,15 @@ def __getattr__(name: str):
         module = _PUBLIC[name]
     except KeyError:
         raise AttributeError(f"module 'fdp_core' has no attribute {name!r}") from None
-    value = getattr(import_module(f"{__name__}.{module}"), name)
+    try:
+        value = getattr(import_module(f"{__name__}.{module}"), name)
+    except ModuleNotFoundError as exc:  # the light install: name the extra that brings the package
+        from .errors import missing_extra  # lazy: `import fdp_core` imports no module of its own
+
+        error = missing_extra(exc, f"fdp_core.{name}")
+        if error is None:
+            raise
+        raise error from None
     globals()[name] = value
     return value
 

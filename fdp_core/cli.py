@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from . import commands
-from .errors import FdpError
+from .errors import FdpError, missing_extra
 
 EXIT_BAD_INPUT = 2
 
@@ -161,11 +161,18 @@ def _attach_negative_lists(argv: list[str]) -> list[str]:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(lazy=True).parse_args(_attach_negative_lists(argv))
     try:
+        # Parsing imports the chosen command's module: in the light install it may need an extra.
+        args = build_parser(lazy=True).parse_args(_attach_negative_lists(argv))
         return int(args._run(args) or 0)
     except FdpError as exc:
         sys.stderr.write(f"error: {one_line(exc)}\n")
+        return EXIT_BAD_INPUT
+    except ModuleNotFoundError as exc:  # the light install: name the extra that brings the package
+        error = missing_extra(exc, f"'{' '.join(argv[:2])}'")
+        if error is None:
+            raise
+        sys.stderr.write(f"error: {one_line(error)}\n")
         return EXIT_BAD_INPUT
     except OSError as exc:
         detail = f"{exc.strerror or exc}: {getattr(exc, 'filename', '')}"

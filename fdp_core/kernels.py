@@ -219,6 +219,26 @@ def eigenbasis(kernel: str, rho: float, grid, weights=None, *, nu: float | None 
     limits.MAX_DENSE_EIGH_POINTS points only the top eigenpairs are computed
     (fdp_core/long_grid.py, METHODS.md 27): still orthonormal, lambda their Rayleigh quotients.
 
+    Parameters
+    ----------
+    kernel : str
+        ``gaussian``, ``matern52``, ``matern32``, ``exponential`` or ``matern`` (with ``nu``).
+    rho : float
+        The kernel's range.
+    grid : array (m,)
+        The public grid.
+    weights : array (m,), optional
+        Quadrature weights of the L2 inner product (default: trapezoid).
+    nu : float, optional
+        The Matern smoothness.
+    rel_tol : float
+        Eigenvalues below rel_tol times the largest are dropped.
+
+    Returns
+    -------
+    Eigenbasis
+        ``eigenvalues`` (L,) and ``eigenfunctions`` (m, L), orthonormal in the weighted inner product.
+
     Examples
     --------
     The eigenfunctions are orthonormal in the weighted inner product:

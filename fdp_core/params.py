@@ -105,6 +105,17 @@ def check_positive(name: str, value) -> float:
     return x
 
 
+def short_repr(name: str, **fields) -> str:
+    """A one-line repr of a release object: its public headline figures, never its arrays.
+
+    >>> short_repr("MeanRelease", mechanism="gaussian", n=142, sigma=0.137971495, note=None)
+    'MeanRelease(mechanism=gaussian, n=142, sigma=0.138)'
+    """
+    shown = ", ".join(f"{key}={value:.3g}" if isinstance(value, float) else f"{key}={value}"
+                      for key, value in fields.items() if value is not None)
+    return f"{name}({shown})"
+
+
 def check_tau(value) -> float:
     """The public L2 norm bound: > 0 and at most limits.MAX_TAU (its square must stay finite)."""
     x = check_positive("tau", value)
@@ -112,6 +123,37 @@ def check_tau(value) -> float:
         raise ParameterError(f"tau = {value!r} is above the limit of {MAX_TAU:g}: squared norms and the "
                              "sensitivity would overflow; rescale the data (e.g. change units)")
     return x
+
+
+# tau when neither tau nor a value range is declared, in Python only: the unit ball. The command
+# line and replay configs refuse that case instead (require_l2_clip), as they always have.
+UNIT_BALL_TAU = 1.0
+
+
+def default_l2_clip(tau, value_range, tau_from_data: bool):
+    """The one rule for an undeclared tau, shared by Python, the command line and the app.
+
+    An explicit tau wins; with a declared value range tau stays None, so the release clips at the
+    bound the range implies ((hi - lo)/2, PublicBounds.default_tau), exactly as the command line
+    does; with neither (and tau not read off the data) it is the unit ball, ``UNIT_BALL_TAU``.
+
+    >>> default_l2_clip(None, (0, 1), False) is None   # the range decides: (1 - 0)/2 at plan time
+    True
+    >>> default_l2_clip(None, None, False)
+    1.0
+    >>> default_l2_clip(0.3, (0, 1), False)
+    0.3
+    """
+    if tau is not None or value_range is not None or tau_from_data:
+        return tau
+    return UNIT_BALL_TAU
+
+
+def require_l2_clip(parsed_tau, value_range, tau_from_data: bool) -> None:
+    """The command line's refusal: no --tau, no --value-range, no --tau-from-data."""
+    if parsed_tau is None and value_range is None and not tau_from_data:
+        raise ParameterError("tau (the public L2 norm bound) is required unless a public value range "
+                             "(--value-range) or tau_from_data is set")
 
 
 def check_l2_clip(tau, value_range, tau_from_data: bool) -> None:

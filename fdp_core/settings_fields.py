@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .errors import ParameterError
+from .params import require_l2_clip
 from .kernels import KERNEL_NAMES
 from .mechanisms.calibration import CALIBRATIONS
 from .data.preprocess import load_reference, parse_value_range
@@ -174,6 +175,34 @@ CENTRE_RANGE = Option("public range LO,HI of every curve value: curves are clipp
                       parse=parse_value_range, group="centre", required=True, fields=("lo", "hi"))
 
 
+# --------------------------------------------------------------------------- numpydoc from the metadata
+
+def _type_text(annotation) -> str:
+    return str(annotation).replace("typing.", "").replace("NoneType", "None")
+
+
+def documented_settings(cls):
+    """Class decorator: a numpydoc ``Parameters`` section written from the fields' options.
+
+    The option's help (the command line's) is the one description of a field, so the docstring,
+    ``--help`` and the replay config never disagree. The section goes before an ``Examples``
+    section when the class has one.
+    """
+    lines = ["Parameters", "----------"]
+    for f in dataclasses.fields(cls):
+        opt = f.metadata.get(METADATA_KEY)
+        default = "" if f.default is dataclasses.MISSING else f", default {f.default!r}"
+        lines.append(f"{f.name} : {_type_text(f.type)}{default}")
+        words = (opt.help if opt is not None and opt.help else "") or "see the module's documentation"
+        flag = f" (command line: ``{opt.flag_of(f.name)}``)" if opt is not None else ""
+        lines.append(f"    {words}{flag}")
+    section = "\n".join("    " + line for line in lines)  # the source's docstring indentation
+    doc = (cls.__doc__ or cls.__name__).rstrip()
+    head, sep, examples = doc.partition("\n    Examples\n    --------")
+    cls.__doc__ = f"{head.rstrip()}\n\n{section}\n{sep}{examples}\n" if sep else f"{doc}\n\n{section}\n"
+    return cls
+
+
 # --------------------------------------------------------------------------- reading the metadata
 
 def options_of(cls, names=None) -> list[tuple[str, Option]]:
@@ -268,6 +297,10 @@ def settings_from_args(cls, args, *, fields=None, **extra):
             values.update(zip(opt.fields, (None,) * len(opt.fields) if value is None else value))
         else:
             values[name] = value
+    if "tau" in values and "tau_from_data" in {f.name for f in dataclasses.fields(cls)}:
+        # The command line never falls back to Python's unit ball: an undeclared norm bound is refused.
+        require_l2_clip(values["tau"], values.get("value_range", extra.get("value_range")),
+                        bool(values.get("tau_from_data", extra.get("tau_from_data", False))))
     return cls(**values, **extra)
 
 

@@ -28,7 +28,7 @@ BOX_FLAG = ("box read off the data (min/max of the feature): the release is not 
 def _plan(points_key: str, settings_items: tuple, _points: np.ndarray) -> kde.KdeRelease:
     """The planned release (estimate, sensitivity, noise operator), shared by reruns that change
     only the view or the number of draws. Keyed by a digest of the points, not by the data set."""
-    return kde.plan_kde_release(_points, kde.KdeSettings(**dict(settings_items)))
+    return kde.plan_kde_release(_points, kde.KdeSettings(**dict(settings_items)), per_person=True)
 
 
 def plan(obs, choices, mech: str, bound: str | None = None) -> kde.KdeRelease:

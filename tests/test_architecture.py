@@ -269,6 +269,7 @@ LAYERS = [
     ("plans across statistics", ("fdp_core.explore.plan",)),
     ("plan commits", ("fdp_core.publish.plan_commit", "fdp_core.publish.plan_report")),
     ("command line", ("fdp_core.commands", "fdp_core.cli", "fdp_core._entry", "fdp_core.__main__", "fdp_core")),
+    ("Python estimators", ("fdp_core.estimators",)),
 ]
 
 

@@ -278,7 +278,6 @@ def test_data_dependent_choices_are_flagged(awan):
     (dict(k=3, p=3, basis="fourier"), "p > k"),
     (dict(epsilon=0.0), "epsilon must be > 0"),
     (dict(tau=-1.0), "tau must be > 0"),
-    (dict(tau=None), "tau .* is required"),
     (dict(gamma=-0.1), "gamma .* >= 0"),
     (dict(k=2, sampler="exact"), "deflation"),
     (dict(k=2, sampler="deflation", epsilon=1.0, epsilon_split=(0.3, 0.3)), "add up to epsilon"),

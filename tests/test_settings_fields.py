@@ -212,11 +212,12 @@ def test_settings_classes_keep_their_fields_and_defaults():
     """Metadata only: the same field names and defaults as the releases were written with."""
     assert {f.name: f.default for f in fields(MeanSettings)} == {
         "mechanism": "gaussian", "kernel": "matern52", "rho": 0.1, "nu": None, "eta": 1.5, "phi": 1e-3,
-        "epsilon": 1.0, "delta": 1e-5, "tau": 1.0, "tau_from_data": False, "bound": "tight",
+        "epsilon": 1.0, "delta": 1e-5, "tau": None, "tau_from_data": False, "bound": "tight",
         "calibration": "analytic", "psi": 1e-3, "M": 20, "K": 20, "lo": None, "hi": None, "value_range": None,
         "reference": None, "person_column": None, "n_public": None, "confidence_band": None, "band_share": 0.2,
         "smoothness_bound": None, "raw_release": False}
-    assert {f.name: f.default for f in fields(PcaSettings)}["centring"] == "none"
+    assert {f.name: f.default for f in fields(PcaSettings)}["centring"] is None  # the range decides (__post_init__)
+    assert PcaSettings().centring == "none" and PcaSettings(value_range=(0, 1)).centring == "public"
     assert {f.name: f.default for f in fields(KdeSettings)}["box"] == ((0.0, 1.0),)
 
 
@@ -284,8 +285,13 @@ def test_command_line_gives_the_settings_back(command, settings, from_args):
 
 
 def test_command_line_writes_only_what_differs_from_the_command_default():
+    # Python's unit-ball tau (no range declared) is spelled out: the command line refuses an undeclared tau.
     assert command_line("release mean", MeanSettings(tau=None), inputs=(("--data", "FILE"),)) == (
-        "python -m fdp_core release mean --data FILE --kernel matern52 --rho 0.1 --epsilon 1.0 --out OUT_DIR")
+        "python -m fdp_core release mean --data FILE --kernel matern52 --rho 0.1 --epsilon 1.0 --tau 1.0 "
+        "--out OUT_DIR")
+    assert command_line("release mean", MeanSettings(value_range=(0.0, 1.0)), inputs=(("--data", "FILE"),)) == (
+        "python -m fdp_core release mean --data FILE --kernel matern52 --rho 0.1 --epsilon 1.0 "
+        "--value-range=0.0,1.0 --out OUT_DIR")
     # PCA's default centring follows the value range: written only when it differs.
     public = PcaSettings(value_range=(0.0, 1.0), centring="public", tau=None)
     assert "--centring" not in command_line("release pca", public)
@@ -322,7 +328,7 @@ def test_tradeoff_and_select_build_mean_settings_from_their_options():
                                                                                   value_range=(-1.0, 1.0))
     # select's own --bound (the score's sensitivity) is not the mean's bound.
     args = _parse("python -m fdp_core select --data F --epsilon 1 --penalties 1 --rhos 0.2 --select-epsilon 1 "
-                  "--out O --bound linear --rho 0.7")
+                  "--out O --bound linear --rho 0.7 --tau 1")
     settings = settings_from_args(MeanSettings, args, fields=select.FIELDS, rho=0.2)
     assert settings.bound == MeanSettings.bound and settings.rho == 0.2
 

@@ -143,6 +143,14 @@ class LedgerEntry:
     by basic composition and the basic filter); ``mu`` (Gaussian only) and ``rho`` are its
     native GDP / zCDP parameters; ``noise`` holds the noise parameter(s) (sigma, Laplace
     scales, grid...), JSON-ready.
+
+    Built by the entry helpers above, or by a quote (:func:`fdp_core.publish.kinds.quote`).
+
+    Examples
+    --------
+    >>> entry = pure_entry("mean", "iclp-qr", epsilon=0.5)
+    >>> entry.epsilon, entry.delta, entry.kind
+    (0.5, 0.0, 'mean')
     """
 
     kind: str
@@ -388,6 +396,26 @@ def compose(entries: Iterable[LedgerEntry], delta_target: float, *, pld: bool = 
     """Every valid total at ``delta_target`` and the minimum of them (ties go to the simplest).
 
     ``pld=True`` adds the dp-accounting PLD total (optional: it needs the dp-accounting package).
+
+    Parameters
+    ----------
+    entries : iterable of LedgerEntry
+        The releases to compose.
+    delta_target : float
+        The delta at which the totals are stated.
+    pld : bool
+        Add the privacy-loss-distribution total (the 'pld' extra).
+
+    Returns
+    -------
+    CompositionReport
+        ``totals`` (one per valid rule: basic, GDP, zCDP, ...) and ``best``, the smallest epsilon.
+
+    Examples
+    --------
+    >>> report = compose([pure_entry("mean", "iclp-qr", epsilon=1.0)] * 2, 1e-6)
+    >>> report.best.epsilon <= 2.0
+    True
     """
     if not (0 <= delta_target < 1) or not math.isfinite(delta_target):
         raise ParameterError(f"target delta must be in [0, 1), got {delta_target!r}")
@@ -462,6 +490,17 @@ class Ledger:
     ``split`` maps kinds to weights (normalised to shares; kinds left out get nothing);
     every share applies to epsilon, delta and rho alike. Without a split only the total
     budget binds.
+
+    Parameters
+    ----------
+    epsilon_total, delta_total : float
+        The budget (delta_total 0 for a pure-DP budget).
+    split : mapping of kind -> share, optional
+        Shares of the total reserved per kind of release (mean, kde, pca, ...).
+    filter : {"basic", "zcdp"}
+        How the releases' parameters add up against the total.
+    entries : list of LedgerEntry
+        Releases already committed.
 
     Examples
     --------

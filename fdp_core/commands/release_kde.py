@@ -42,7 +42,7 @@ def run(args) -> int:
 
             obs = dask_kde_sums(args.data, settings, args.feature, scheduler=args.scheduler, **stream_options(args))
         points, features, n_dropped = obs.sums, obs.features, obs.n_dropped
-    plan = plan_kde_release(points, settings)
+    plan = plan_kde_release(points, settings, per_person=True)  # person_features / the engines averaged per person
     finished = finish_density(plan.sample(rng_from(args), 1)[0], plan.weights, settings)  # free post-processing
     record = release_record(plan, feature=features_label(features), seed=args.seed,
                             person_column=settings.person_column, value_range=settings.value_range,

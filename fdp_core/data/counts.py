@@ -61,5 +61,23 @@ def count_points(frame: pd.DataFrame) -> np.ndarray:
 
 
 def load_counts(source) -> np.ndarray:
-    """``value,count`` file -> expanded points (n, 1) for :func:`fdp_core.releases.kde.plan_kde_release`."""
+    """``value,count`` file -> expanded points (n, 1) for :func:`fdp_core.releases.kde.plan_kde_release`.
+
+    Parameters
+    ----------
+    source : path or bytes
+        A CSV with the columns ``value,count`` (counts are non-negative integers).
+
+    Returns
+    -------
+    ndarray (n, 1)
+        Each value repeated count times: one observation per person.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> points = load_counts(Path(__file__).parents[2] / "data" / "example_counts.csv")
+    >>> points.shape[1]
+    1
+    """
     return count_points(read_counts(source))

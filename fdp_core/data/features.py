@@ -254,7 +254,34 @@ def person_features(data, spec, box, *, person_column: str | None = None, value_
     A person of the file without a usable curve (all their curves dropped for missing values),
     and every person up to a declared ``n_public``, is observed at the box's centre: a
     data-free point, so n is the number of persons in the file and a dropped curve changes one
-    observation, never n or the bandwidth rule (METHODS.md 11)."""
+    observation, never n or the bandwidth rule (METHODS.md 11).
+
+    Parameters
+    ----------
+    data : FunctionalData
+        The curves (NON-PRIVATE).
+    spec : str or tuple of Feature
+        The per-curve feature(s), e.g. ``"mean:0:1"``, ``"value:0.5"``, ``"l2norm"`` or a column name.
+    box : Box
+        The public box the features are clipped to, e.g. ``((0.0, 1.0),)``.
+    person_column : str, optional
+    value_range : (lo, hi), optional
+    n_public : int, optional
+
+    Returns
+    -------
+    PersonFeatures
+        ``points`` (one per person; n = the persons of the file) and analyst-view counts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 5)
+    >>> fd = from_arrays(t, np.outer([0.2, 0.4, 0.9], np.ones(5)) + 0.01 * t, metadata={"id": [1, 1, 2]})
+    >>> np.round(person_features(fd, "mean:0:1", ((0.0, 1.0),), person_column="id").points, 3).tolist()
+    [0.305, 0.905]
+    """
     from dataclasses import replace as _replace
 
     features = parse_feature_spec(spec) if isinstance(spec, str) else tuple(spec)

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, missing_extra
 from .. import limits
 from ..kernels import trapezoid_weights
 from ..limits import MAX_ABS_VALUE, MAX_FILE_COLUMNS, MAX_GRID_POINTS, grid_limit_message
@@ -60,12 +60,41 @@ class LoadReport:
 
 @dataclass(frozen=True)
 class FunctionalData:
-    """n curves observed on a common, strictly increasing grid."""
+    """n curves observed on a common, strictly increasing grid.
+
+    Build it with :func:`load_curves`, :func:`from_arrays` (which also takes scikit-fda's order,
+    values first) or :func:`fdp_core.from_skfda`; the fields are keywords-first in practice:
+    ``FunctionalData(grid_points=t, data_matrix=X)``. ``fd.to_skfda()`` gives a scikit-fda FDataGrid.
+
+    Attributes
+    ----------
+    grid_points : ndarray (m,)
+        The public grid, strictly increasing.
+    data_matrix : ndarray (n, m)
+        One curve per row (NON-PRIVATE: never publish).
+    metadata : DataFrame
+        One row per curve: person ids, covariates, features.
+    report : LoadReport
+        What loading did (curves dropped or interpolated): analyst view.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fd = FunctionalData(grid_points=np.linspace(0, 1, 3), data_matrix=np.array([[0.0, 1.0, 0.0], [1.0, 2.0, 1.0]]))
+    >>> fd.n, fd.m
+    (2, 3)
+    """
 
     grid_points: np.ndarray
     data_matrix: np.ndarray
     metadata: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     report: LoadReport = field(default_factory=lambda: LoadReport("array", 0))
+
+    def to_skfda(self):
+        """The curves as a scikit-fda FDataGrid (the optional 'skfda' extra)."""
+        from .skfda_io import to_skfda  # lazy: the optional 'skfda' extra
+
+        return to_skfda(self.grid_points, self.data_matrix, dataset_name=self.report.source)
 
     def __post_init__(self):
         grid = np.asarray(self.grid_points, dtype=float)
@@ -179,7 +208,29 @@ def clip_factors(norms: np.ndarray, tau: float) -> np.ndarray:
 
 
 def clip_to_ball(values: np.ndarray, weights: np.ndarray, tau: float) -> ClipResult:
-    """X_i <- X_i min(1, tau / ||X_i||): after this every curve has L2 norm <= tau."""
+    """X_i <- X_i min(1, tau / ||X_i||): after this every curve has L2 norm <= tau.
+
+    Parameters
+    ----------
+    values : array (n, m)
+        The curves on the grid.
+    weights : array (m,)
+        Quadrature weights of the L2 inner product.
+    tau : float
+        The public norm bound.
+
+    Returns
+    -------
+    ClipResult
+        ``values`` with every norm at most tau, and how many curves were shrunk (analyst view).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> result = clip_to_ball(np.array([[3.0, 3.0], [0.1, 0.1]]), np.array([0.5, 0.5]), 1.0)
+    >>> np.round(np.sqrt((result.values**2) @ np.array([0.5, 0.5])), 6).tolist(), result.n_clipped
+    ([1.0, 0.1], 1)
+    """
     tau = check_positive("tau", tau)
     norms = l2_norms(values, weights)
     return ClipResult(values * clip_factors(norms, tau)[:, None], int(np.sum(beyond_tau(norms, tau))), norms)
@@ -578,9 +629,23 @@ def _from_layout_rows(layout: Layout, body, name, missing) -> FunctionalData:
 
 # --------------------------------------------------------------------------- loading
 
-def _load_parquet(src: _Source, name: str, missing: str, mapping) -> FunctionalData:
-    from . import arrow_io  # lazy: pyarrow, loaded with the first file read
+def _arrow_io(purpose: str | None = None):
+    """The pyarrow readers, or None in the light install (no 'io' extra): small CSV files are then
+    read by the cell-by-cell parser; ``purpose`` names what cannot do without them (refused)."""
+    try:
+        from . import arrow_io  # lazy: pyarrow, loaded with the first file read
+    except ModuleNotFoundError as exc:
+        error = missing_extra(exc, purpose or "reading files fast")
+        if error is None:
+            raise
+        if purpose is not None:
+            raise error from None
+        return None
+    return arrow_io
 
+
+def _load_parquet(src: _Source, name: str, missing: str, mapping) -> FunctionalData:
+    arrow_io = _arrow_io(f"{name}: reading Parquet")
     fast = arrow_io.read_parquet_block(src, name, mapping)
     if isinstance(fast, tuple):
         grid, values, meta, extra = fast
@@ -656,15 +721,14 @@ def _why_not_fast(src: _Source, transpose: bool) -> str:
 
 
 def _load_csv(src: _Source, name: str, missing: str, mapping, transpose: bool) -> FunctionalData:
-    from . import arrow_io  # lazy: pyarrow, loaded with the first file read
-
+    arrow_io = _arrow_io(None if src.size <= MAX_SLOW_BYTES else f"{name} ({_mb(src.size)})")
     head = None if transpose else csv_head(src, name)
     if head is not None:
         sample, delimiter, rows = head
         check_dialect(sample, rows[:50], delimiter, name, mapping)
         complete = src.size <= 4 * _SNIFF_CHARS
         layout = read_layout(rows[0], name, mapping, rows[1:51] if complete else ())
-        fast = arrow_io.read_csv_block(src, layout, delimiter)
+        fast = arrow_io.read_csv_block(src, layout, delimiter) if arrow_io is not None else None
         if fast is not None:
             grid, values, meta, extra = fast
             return _finish(grid, values, meta, name, missing, extra)
@@ -715,6 +779,31 @@ def load_curves(source, *, name: str | None = None, missing: str = "drop", id_co
     The numeric block is read by pyarrow in one C-level call and validated with vectorised
     masks; whenever that fast path refuses a file, the cell-by-cell parser reads it again
     to accept it (unusual but valid spellings) or to name the offending row and column.
+
+    Parameters
+    ----------
+    source : path, bytes or file object
+        The file (CSV or Parquet; an upload's bytes with ``name`` telling the format).
+    name : str, optional
+        The name used in messages and provenance (default: the file's name).
+    missing : {"drop", "interpolate"}
+        Curves with missing cells are dropped, or their interior gaps interpolated.
+    id_column, t_column, value_column : str, optional
+        The columns of a long file (one observation per row).
+    transpose : bool
+        The file holds one curve per column (e.g. ``day,Halifax,Montreal,...``).
+
+    Returns
+    -------
+    FunctionalData
+        The curves, their grid, the metadata columns and a loading report.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> fd = load_curves(Path(__file__).parents[2] / "data" / "example_curves.csv")
+    >>> fd.data_matrix.shape, fd.report.n_dropped
+    ((60, 27), 0)
     """
     check_choice("missing", missing, MISSING_POLICIES)
     mapping = long_columns(id_column, t_column, value_column)
@@ -727,8 +816,35 @@ def load_curves(source, *, name: str | None = None, missing: str = "drop", id_co
     return _load_csv(src, name, missing, mapping, transpose)
 
 
-def from_arrays(grid, values, *, name: str = "array", metadata: pd.DataFrame | None = None) -> FunctionalData:
-    """Wrap arrays (e.g. a simulation) with the same validation as a file."""
+def from_arrays(grid, values, *, name: str = "array", metadata=None) -> FunctionalData:
+    """Wrap arrays (e.g. a simulation) with the same validation as a file.
+
+    Parameters
+    ----------
+    grid : array of shape (m,)
+        The public grid points, strictly increasing.
+    values : array of shape (n, m)
+        One curve per row. scikit-fda's order ``from_arrays(values, grid)`` is recognised too
+        (a 2-d first argument with a 1-d second one).
+    name : str
+        A label for messages and provenance.
+    metadata : DataFrame or mapping of columns, optional
+        One row per curve (e.g. a person column).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> curves = np.outer([1.0, 2.0, 3.0], np.linspace(0, 1, 5))
+    >>> fd = from_arrays(np.linspace(0, 1, 5), curves, metadata={"person": [1, 1, 2]})
+    >>> fd.data_matrix.shape, list(fd.metadata.columns)
+    ((3, 5), ['person'])
+    >>> from_arrays(curves, np.linspace(0, 1, 5)).data_matrix.shape   # scikit-fda's order
+    (3, 5)
+    """
+    if np.ndim(grid) == 2 and np.ndim(values) == 1:
+        grid, values = values, grid
+    if metadata is not None and not isinstance(metadata, pd.DataFrame):
+        metadata = pd.DataFrame(metadata)
     grid = np.asarray(grid, dtype=float)
     labels = [f"{t:g}" for t in grid]
     check_grid(grid, labels, name)

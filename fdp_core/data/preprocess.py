@@ -320,7 +320,27 @@ def person_sums(block: np.ndarray, codes: np.ndarray, n_persons: int) -> np.ndar
 
 
 def person_average(block: np.ndarray, codes: np.ndarray, n_persons: int) -> np.ndarray:
-    """(P, m) average of each person's rows. Rows of norm <= tau average to norm <= tau."""
+    """(P, m) average of each person's rows. Rows of norm <= tau average to norm <= tau.
+
+    Parameters
+    ----------
+    block : array (N, m)
+        One row per curve.
+    codes : array of int (N,)
+        Each row's person, coded 0 .. P - 1 (every code used).
+    n_persons : int
+        P.
+
+    Returns
+    -------
+    ndarray (P, m)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> person_average(np.array([[1.0, 1.0], [3.0, 3.0], [5.0, 5.0]]), np.array([0, 0, 1]), 2).tolist()
+    [[2.0, 2.0], [5.0, 5.0]]
+    """
     counts = person_counts(codes, n_persons)
     if np.any(counts == 0):
         raise DataError("a person code has no curve (codes must be 0..P-1, each used)")

@@ -224,6 +224,27 @@ def design_value_range(key: str, **params) -> tuple[tuple[float, float], str]:
 
 
 def simulate(key: str, **params) -> FunctionalData:
+    """Curves from one of the literature's public simulation designs (METHODS.md, "Simulation designs").
+
+    Parameters
+    ----------
+    key : str
+        The design: ``"kl"`` (Mirshani et al.'s Karhunen-Loeve design) or ``"s1"`` .. ``"s4"``
+        (Lin & Reimherr's ICLP designs); :data:`SIMULATIONS` lists them with their parameters.
+    **params
+        The design's parameters (``n``, ``m``, ``seed``, ...); a missing one takes its default.
+
+    Returns
+    -------
+    FunctionalData
+        ``n`` curves on ``m`` points of [0, 1].
+
+    Examples
+    --------
+    >>> fd = simulate("kl", n=50, m=40, seed=1)
+    >>> fd.data_matrix.shape
+    (50, 40)
+    """
     design = SIMULATIONS[key]
     kwargs = {}
     for spec in design.parameters:

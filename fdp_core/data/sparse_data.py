@@ -88,7 +88,29 @@ def read_long(source, *, id_column=None, t_column=None, value_column=None, name:
     checked first (regular files only, size limits, fdp_core.data.loading.data_source); the header
     is read from a capped head and a file too wide for a long layout, or whose header line does not
     end within the head, is refused before its body is read; then only the three named columns of
-    at most MAX_LONG_ROWS rows are parsed by pandas' C parser."""
+    at most MAX_LONG_ROWS rows are parsed by pandas' C parser.
+
+    Parameters
+    ----------
+    source : path or bytes
+        A long file: one observation (person, t, value) per row.
+    id_column, t_column, value_column : str, optional
+        The three columns' names (default ``id``, ``t``, ``value``).
+    name : str, optional
+        The name used in messages.
+
+    Returns
+    -------
+    SparseData
+        ``ids``, ``t`` and ``y`` of every observation (NON-PRIVATE).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> data = read_long(Path(__file__).parents[2] / "data" / "example_sparse.csv")
+    >>> data.t.size == data.y.size, len(set(data.ids))
+    (True, 500)
+    """
     mapping = long_columns(id_column, t_column, value_column)
     cols = (mapping.id, mapping.t, mapping.value) if mapping else ("id", "t", "value")
     src = data_source(source)

@@ -320,7 +320,18 @@ class PlannedPart:
 
 @dataclass(frozen=True)
 class ReleasePlan:
-    """The budget of every statistic and the totals (public: no data was read)."""
+    """The budget of every statistic and the totals (public: no data was read).
+
+    Built by :func:`make_plan`; ``to_dict()`` is plan.json, ``fits()`` checks the budget.
+
+    Examples
+    --------
+    >>> plan = make_plan({"schema": "fdp.plan/1", "public": {"n": 200, "grid": 50, "value_range": [0, 1]},
+    ...                   "statistics": [{"name": "mean", "kind": "mean", "settings": {"kernel": "matern52",
+    ...                                                                            "rho": 0.1}, "epsilon": 1.0}]})
+    >>> plan.basic[0] > 1.0   # the charged epsilon of the exact discrete noise
+    True
+    """
 
     parts: tuple[PlannedPart, ...]
     design: PublicDesign
@@ -479,6 +490,29 @@ def make_plan(mapping: Mapping, stand_in=None, *, stand_in_label: str = "the pub
     ``stand_in``: a public FunctionalData with the declared design (sealed mode, checked by
     :func:`fdp_core.data.stand_in.matched_stand_in`) on which every number is computed;
     ``stand_in_label`` is recorded as ``computed_on``. The numbers do not depend on the curves' values.
+
+    Parameters
+    ----------
+    mapping : mapping
+        The plan as read from PLAN.yaml: ``public`` (n, grid, value range, person column),
+        ``statistics`` (each with a target 95% radius, a weight or an epsilon) and an optional ``budget``.
+    stand_in : FunctionalData, optional
+        A public stand-in with the declared design (sealed mode).
+    stand_in_label : str
+
+    Returns
+    -------
+    ReleasePlan
+        Every part's charged epsilon and accuracy, the totals, and whether it fits the budget.
+
+    Examples
+    --------
+    >>> plan = make_plan({"schema": "fdp.plan/1",
+    ...                   "public": {"n": 142, "grid": 93, "value_range": [0, 1]},
+    ...                   "statistics": [{"name": "mean", "kind": "mean",
+    ...                                   "settings": {"kernel": "matern52", "rho": 0.1}, "epsilon": 1.0}]})
+    >>> len(plan.parts), plan.fits()
+    (1, True)
     """
     design, budget, stats = parse_plan(mapping)
     profiles = {s.name: noise_profile(s.kind, s.settings, design, s.feature, stand_in)

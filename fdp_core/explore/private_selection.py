@@ -182,7 +182,21 @@ def selection_probabilities(scores: np.ndarray, epsilon: float, scale: float) ->
 
 @dataclass(frozen=True)
 class PrivateSelection:
-    """A selection that spent ``epsilon``: the chosen point is public, the scores are not."""
+    """A selection that spent ``epsilon``: the chosen point is public, the scores are not.
+
+    Built by :func:`select_parameters` or :func:`commit_selection`; ``record()`` is its publishable
+    form (the grid, the chosen point, the guarantee), ``scores`` stay in the analyst view.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.simulate import simulate
+    >>> from fdp_core.releases.mean import MeanSettings
+    >>> chosen = select_parameters(simulate("kl", n=60, m=30), MeanSettings(tau=1.0), [1e-3], [0.1], epsilon=1.0,
+    ...                            rng=np.random.default_rng(0))
+    >>> "scores" in chosen.record()
+    False
+    """
 
     mechanism: str
     penalties: np.ndarray
@@ -208,7 +222,38 @@ class PrivateSelection:
 
 def select_parameters(fd, settings: MeanSettings, penalties, rhos, *, epsilon: float, folds: int = 5,
                       bound: str = "range", rng: np.random.Generator | None = None) -> PrivateSelection:
-    """Choose (penalty, rho) from the public grid, spending ``epsilon`` (pure DP, bounded range)."""
+    """Choose (penalty, rho) from the public grid, spending ``epsilon`` (pure DP, bounded range).
+
+    Parameters
+    ----------
+    fd : FunctionalData
+        The curves (NON-PRIVATE).
+    settings : MeanSettings
+        The mean release the parameters are chosen for (its epsilon enters the score's noise term).
+    penalties, rhos : sequence of float
+        The public grid.
+    epsilon : float
+        The selection's own budget (the exponential mechanism on minus the PCV score).
+    folds : int
+    bound : {"range", "linear", "general"}
+        The score's sensitivity bound.
+    rng : Generator, optional
+        Preview randomness; :func:`commit_selection` charges a budget and uses fresh entropy.
+
+    Returns
+    -------
+    PrivateSelection
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.simulate import simulate
+    >>> from fdp_core.releases.mean import MeanSettings
+    >>> chosen = select_parameters(simulate("kl", n=60, m=30), MeanSettings(tau=1.0), [1e-3, 1e-2], [0.05, 0.1],
+    ...                            epsilon=1.0, rng=np.random.default_rng(0))
+    >>> chosen.chosen_rho in (0.05, 0.1), chosen.guarantee.privacy.startswith('epsilon-DP')
+    (True, True)
+    """
     epsilon = check_epsilon(epsilon)
     scores = pcv_private_scores(fd, settings, penalties, rhos, folds=folds)
     n = selection_n(fd, settings)
@@ -259,6 +304,32 @@ def commit_selection(account, fd, settings: MeanSettings, penalties, rhos, *, ep
     in one locked transaction first; the caller marks the entry complete). A refused selection
     raises BudgetError with nothing computed from the data and nothing recorded. Returns
     (selection, ledger entry).
+
+    Parameters
+    ----------
+    account : Ledger or StoredBudget
+    fd : FunctionalData
+    settings : MeanSettings
+    penalties, rhos : sequence of float
+        The public grid.
+    epsilon : float
+        The selection's budget.
+    folds : int
+    bound : {"range", "linear", "general"}
+    label : str
+        The ledger entry's label.
+    entry : LedgerEntry, optional
+        The entry already quoted (reused so the charge equals the quote).
+
+    Examples
+    --------
+    >>> import fdp_core as fdp
+    >>> from fdp_core.data.simulate import simulate
+    >>> ledger = fdp.Ledger(2.0, 1e-5)
+    >>> chosen, entry = commit_selection(ledger, simulate("kl", n=60, m=30), fdp.MeanSettings(tau=1.0), [1e-3],
+    ...                                  [0.05, 0.1], epsilon=0.5)
+    >>> ledger.spent().epsilon
+    0.5
     """
     entry = entry or selection_entry(fd, settings, penalties, rhos, epsilon=epsilon, folds=folds, bound=bound,
                                      label=label)

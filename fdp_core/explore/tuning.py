@@ -47,6 +47,28 @@ def pss_defaults(kernel: str, nu: float | None, n: int, epsilon: float, *,
     psi = (n eps^2)^(-eta beta / (beta + 2)); for that eta the exponent is exactly -1, so
     psi = 1 / (n eps^2). Gaussian kernel: eta = 1.5 and psi = 1 / (n eps^2).
     ``n`` must be public (the size of the data set is then part of what is disclosed).
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel's name (its eigenvalues' decay sets eta).
+    nu : float or None
+        The Matern smoothness (None for the named kernels).
+    n : int
+        The public number of persons.
+    epsilon : float
+    mechanism : str, optional
+        Checked to be a quadratic-penalty mean.
+
+    Returns
+    -------
+    (eta, psi) : tuple of float
+
+    Examples
+    --------
+    >>> eta, psi = pss_defaults("gaussian", None, 100, 1.0)
+    >>> eta, psi
+    (1.5, 0.01)
     """
     if mechanism is not None and mechanism not in PSS_MECHANISMS:
         raise ParameterError(f"privacy-safe defaults (PSS) apply to the quadratic-penalty means "
@@ -122,6 +144,32 @@ def pcv_grid(fd, settings, penalties, rhos, *, folds: int = 10, seed: int | None
     and the held-out mean's residual outside them, which does not depend on the penalty:
     each eigenbasis (cached) and projection is computed once per rho, the penalties are
     vectorised. PCV looks at the data: see PCV_FLAG.
+
+    Parameters
+    ----------
+    fd : FunctionalData
+        The curves (NON-PRIVATE: the scores are data-dependent, analyst view).
+    settings : MeanSettings
+        The mean release being tuned (Gaussian or ICLP-QR).
+    penalties, rhos : sequence of float
+        The public grid of penalties (phi or psi) and kernel ranges.
+    folds : int
+    seed : int or None
+        The folds' random split.
+
+    Returns
+    -------
+    PCVResult
+        ``scores`` (len(rhos), len(penalties)), ``best_penalty``, ``best_rho``; flagged data-dependent.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.simulate import simulate
+    >>> from fdp_core.releases.mean import MeanSettings
+    >>> result = pcv_grid(simulate("kl", n=60, m=30), MeanSettings(tau=1.0), [1e-3, 1e-2], [0.05, 0.1], folds=5)
+    >>> result.scores.shape
+    (2, 2)
     """
     check_choice("mechanism (PCV)", settings.mechanism, PCV_MECHANISMS)
     penalties = np.asarray(penalties, dtype=float).ravel()

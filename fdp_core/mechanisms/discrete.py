@@ -52,7 +52,7 @@ from importlib import metadata
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, missing_extra
 from ..params import check_positive
 
 DEFAULT_GRANULARITY_EXP = -30
@@ -66,7 +66,13 @@ ENTROPY = "OpenSSL RAND_bytes inside OpenDP (CSPRNG seeded from the operating sy
 
 
 def _opendp():
-    import opendp.prelude as dp
+    try:
+        import opendp.prelude as dp
+    except ModuleNotFoundError as exc:  # the light install: committed releases need the 'commit' extra
+        error = missing_extra(exc, "a committed release (exact discrete noise)")
+        if error is None:
+            raise
+        raise error from None
 
     dp.enable_features("contrib")
     return dp

@@ -108,6 +108,41 @@ def commit_mean_with_band(ledger, fd: FunctionalData, settings: MeanSettings, *,
 
     Raises BudgetError before any draw when the two parts together do not fit the remaining budget.
     A thin wrapper of the commit protocol with :data:`BAND_STEPS`.
+
+    Parameters
+    ----------
+    ledger : Ledger or StoredBudget
+        The budget charged before the draw (a stored one is completed by the caller once written).
+    fd : FunctionalData
+        The curves (NON-PRIVATE).
+    settings : MeanSettings
+        With ``confidence_band`` and ``band_share``.
+    label, data_label : str
+        The ledger entry's label and the data set's name in the report.
+    granularity_exp : int, optional
+        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
+    looked_at : sequence, optional
+        What the session looked at before committing (stated in the report).
+    pre_registered : bool
+        The settings were fixed before looking at the data.
+
+    Returns
+    -------
+    CommittedRelease
+        The publishable release (``table``, ``record``, ``config``) and its ledger entry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> t = np.linspace(0, 1, 20)
+    >>> rng = np.random.default_rng(0)
+    >>> fd = fdp.from_arrays(t, 0.5 + 0.2 * rng.standard_normal((200, 1)) * np.sin(np.pi * t),
+    ...                      metadata={"age": np.linspace(-1, 1, 200)})
+    >>> ledger = fdp.Ledger(10.0, 1e-4)
+    >>> release = commit_mean_with_band(ledger, fd, fdp.MeanSettings(value_range=(0, 1), confidence_band=0.95))
+    >>> len(release.record["part_entry_ids"])   # the mean and the second moment
+    2
     """
     request = CommitRequest(fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
                             looked_at=looked_at, pre_registered=pre_registered)

@@ -58,7 +58,31 @@ def bundle_files(release: CommittedRelease, ledger: Ledger | None = None) -> dic
 
 
 def export_zip(release: CommittedRelease, ledger: Ledger | None = None) -> bytes:
-    """The bundle as a zip archive in memory (one folder fdp_release_<id>/ inside)."""
+    """The bundle as a zip archive in memory (one folder fdp_release_<id>/ inside).
+
+    Parameters
+    ----------
+    release : CommittedRelease
+    ledger : Ledger, optional
+        Its ledger.json lists this ledger's entries.
+
+    Returns
+    -------
+    bytes
+        The zip archive (publishable files only; never the analyst view).
+
+    Examples
+    --------
+    >>> import io, zipfile
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> t = np.linspace(0, 1, 20)
+    >>> fd = fdp.from_arrays(t, np.outer(np.linspace(0.2, 0.8, 100), 1 + t) / 2)
+    >>> release = fdp.commit_mean(fdp.Ledger(4.0, 1e-4), fd, fdp.MeanSettings(value_range=(0, 1)))
+    >>> names = zipfile.ZipFile(io.BytesIO(export_zip(release))).namelist()
+    >>> any(n.endswith("release.json") for n in names), any("analyst_view" in n for n in names)
+    (True, False)
+    """
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         for name, content in bundle_files(release, ledger).items():
@@ -77,6 +101,31 @@ def export_folder(release: CommittedRelease, out_dir, ledger: Ledger | None = No
 
     ``include_analyst_view`` adds analyst_view.json (not for publication) beside the bundle's
     files, as every CLI command does; the zip of :func:`export_zip` never contains it.
+
+    Parameters
+    ----------
+    release : CommittedRelease
+    out_dir : path
+        Created; must not hold another release.
+    ledger : Ledger, optional
+    include_analyst_view : bool
+
+    Returns
+    -------
+    Path
+        The folder.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> t = np.linspace(0, 1, 20)
+    >>> fd = fdp.from_arrays(t, np.outer(np.linspace(0.2, 0.8, 100), 1 + t) / 2)
+    >>> release = fdp.commit_mean(fdp.Ledger(4.0, 1e-4), fd, fdp.MeanSettings(value_range=(0, 1)))
+    >>> folder = export_folder(release, tempfile.mkdtemp() + "/out")
+    >>> (folder / "release.json").exists(), (folder / "analyst_view.json").exists()
+    (True, False)
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -52,6 +52,7 @@ from ..releases.box import check_box
 from ..data.loading import FunctionalData, unit_interval
 from ..explore.epsilon_tradeoff import kde_epsilon_errors, mean_epsilon_errors
 from ..errors import ParameterError
+from ..params import short_repr
 from ..kernels import eigenbasis
 from ..releases.mean import MECHANISM_LABELS, MeanRelease, MeanSettings, plan_mean_release
 from ..releases.mean import release_record as mean_release_record
@@ -142,6 +143,19 @@ class CommittedRelease:
         (A and b of a sparse mean), else ``(entry,)``; ``entry`` is then one part only."""
         parts = self.record.get("part_entries")
         return tuple(LedgerEntry.from_dict(d) for d in parts) if parts else (self.entry,)
+
+    @property
+    def accuracy_figures(self) -> dict:
+        """The accuracy as numbers (``accuracy`` is the sentence): the release record's expected
+        squared L2 error and 95% radii (None where a kind has none, e.g. components)."""
+        names = ("expected_sq_l2_error", "l2_error_radius_95", "sup_error_radius_95")
+        return {name: self.record.get(name) for name in names}
+
+    def __repr__(self) -> str:
+        charged = sum(e.epsilon for e in self.part_entries)
+        return short_repr("CommittedRelease", kind=self.kind, id=self.id, mechanism=self.entry.mechanism,
+                          epsilon_charged=float(charged), **{k: v for k, v in self.accuracy_figures.items()
+                                                             if isinstance(v, float)})
 
 
 def granularity_for(error_bound: float, requested: int | None) -> int:
@@ -438,6 +452,40 @@ def commit_mean(ledger, fd: FunctionalData, settings: MeanSettings, *, label: st
     the draw; the caller marks the entry complete once the release is written). Raises
     BudgetError (nothing drawn, nothing recorded) when the release does not fit. A thin wrapper of
     the commit protocol (:func:`fdp_core.publish.protocol.run_steps` with :data:`MEAN_STEPS`).
+
+    Parameters
+    ----------
+    ledger : Ledger or StoredBudget
+        The budget charged before the draw (a stored one is completed by the caller once written).
+    fd : FunctionalData
+        The curves (NON-PRIVATE).
+    settings : MeanSettings
+    label, data_label : str
+        The ledger entry's label and the data set's name in the report.
+    granularity_exp : int, optional
+        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
+    looked_at : sequence, optional
+        What the session looked at before committing (stated in the report).
+    pre_registered : bool
+        The settings were fixed before looking at the data.
+
+    Returns
+    -------
+    CommittedRelease
+        The publishable release (``table``, ``record``, ``config``) and its ledger entry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> t = np.linspace(0, 1, 20)
+    >>> rng = np.random.default_rng(0)
+    >>> fd = fdp.from_arrays(t, 0.5 + 0.2 * rng.standard_normal((200, 1)) * np.sin(np.pi * t),
+    ...                      metadata={"age": np.linspace(-1, 1, 200)})
+    >>> ledger = fdp.Ledger(10.0, 1e-4)
+    >>> release = commit_mean(ledger, fd, fdp.MeanSettings(value_range=(0, 1)))
+    >>> release.kind, release.table.columns.tolist()
+    ('mean', ['t', 'value'])
     """
     request = CommitRequest(fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
                             looked_at=looked_at, pre_registered=pre_registered)
@@ -460,7 +508,7 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
     obs = person_features(fd, feature, settings.box, person_column=settings.person_column,
                           value_range=settings.value_range, n_public=settings.n_public)
     points, features = obs.points, obs.features
-    plan = kde.plan_kde_release(points, settings)
+    plan = kde.plan_kde_release(obs, settings)
     mechanism = kde_mechanism(plan.mechanism)
     family = mechanism.family
     pieces = mechanism.commit_pieces(plan)
@@ -490,7 +538,7 @@ def kde_tradeoff(points, settings, n_points: int = 15, plan=None) -> dict:
     ``plan``: the release already planned with ``settings`` (a commit passes its own), else
     planned here; the other epsilons rescale its noise (fdp_core/explore/epsilon_tradeoff.py).
     """
-    chosen = plan if plan is not None else kde.plan_kde_release(points, settings)
+    chosen = plan if plan is not None else kde.plan_kde_release(points, settings, per_person=True)
     eps, err = kde_epsilon_errors(chosen, kde_mechanism(settings.mechanism).family, settings, n_points)
     return {"parameter": "epsilon", "epsilon": eps, "expected_sq_l2_error": err,
             "chosen_epsilon": float(settings.epsilon), "chosen_error": chosen.expected_sq_l2_error,
@@ -564,7 +612,43 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
                data_label: str = "", granularity_exp: int | None = None,
                pending: PendingCommit | None = None, looked_at=None, pre_registered: bool = False) -> CommittedRelease:
     """Commit one sanitized density (Hall or ICLP-KDE) through the same check -> draw -> record path
-    (a thin wrapper of the commit protocol with :data:`KDE_STEPS`)."""
+    (a thin wrapper of the commit protocol with :data:`KDE_STEPS`).
+
+    Parameters
+    ----------
+    ledger : Ledger or StoredBudget
+        The budget charged before the draw (a stored one is completed by the caller once written).
+    fd : FunctionalData
+        The curves (NON-PRIVATE).
+    feature : str
+        The per-curve feature, e.g. ``"mean:0:1"``.
+    settings : KdeSettings
+    label, data_label : str
+        The ledger entry's label and the data set's name in the report.
+    granularity_exp : int, optional
+        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
+    looked_at : sequence, optional
+        What the session looked at before committing (stated in the report).
+    pre_registered : bool
+        The settings were fixed before looking at the data.
+
+    Returns
+    -------
+    CommittedRelease
+        The publishable release (``table``, ``record``, ``config``) and its ledger entry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> t = np.linspace(0, 1, 20)
+    >>> rng = np.random.default_rng(0)
+    >>> fd = fdp.from_arrays(t, 0.5 + 0.2 * rng.standard_normal((200, 1)) * np.sin(np.pi * t),
+    ...                      metadata={"age": np.linspace(-1, 1, 200)})
+    >>> ledger = fdp.Ledger(10.0, 1e-4)
+    >>> commit_kde(ledger, fd, "mean:0:1", fdp.KdeSettings(box=((0.0, 1.0),))).kind
+    'kde'
+    """
     request = CommitRequest(fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
                             looked_at=looked_at, pre_registered=pre_registered, inputs={"feature": feature})
     return run_steps(KDE_STEPS, ledger, request, None if pending is None else quote_of([pending]))
@@ -667,6 +751,41 @@ def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_la
     is already in the ledger. The record drops everything computed from the raw data (the
     analyst-view metrics and the sampler's acceptance rate, which depends on X^T X). A thin
     wrapper of the commit protocol with :data:`PCA_STEPS`.
+
+    Parameters
+    ----------
+    ledger : Ledger or StoredBudget
+        The budget charged before the draw (a stored one is completed by the caller once written).
+    fd : FunctionalData
+        The curves (NON-PRIVATE).
+    settings : PcaSettings
+    released_mean, released_mean_id : optional
+        A mean committed earlier, to centre at (centring "released-mean").
+    label, data_label : str
+        The ledger entry's label and the data set's name in the report.
+    granularity_exp : int, optional
+        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
+    looked_at : sequence, optional
+        What the session looked at before committing (stated in the report).
+    pre_registered : bool
+        The settings were fixed before looking at the data.
+
+    Returns
+    -------
+    CommittedRelease
+        The publishable release (``table``, ``record``, ``config``) and its ledger entry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> t = np.linspace(0, 1, 20)
+    >>> rng = np.random.default_rng(0)
+    >>> fd = fdp.from_arrays(t, 0.5 + 0.2 * rng.standard_normal((200, 1)) * np.sin(np.pi * t),
+    ...                      metadata={"age": np.linspace(-1, 1, 200)})
+    >>> ledger = fdp.Ledger(10.0, 1e-4)
+    >>> commit_pca(ledger, fd, fdp.PcaSettings(k=1, value_range=(0, 1))).table.shape
+    (20, 2)
     """
     request = CommitRequest(fd, settings, label=label, data_label=data_label, looked_at=looked_at,
                             pre_registered=pre_registered,

@@ -133,6 +133,39 @@ def commit_covariance(ledger, fd: FunctionalData, settings: CovarianceSettings, 
     ``ledger``: an in-memory Ledger or a persistent StoredBudget (the caller completes the
     entries listed in ``record["part_entry_ids"]`` once the release is written). A thin wrapper of
     the commit protocol with :data:`COVARIANCE_STEPS`.
+
+    Parameters
+    ----------
+    ledger : Ledger or StoredBudget
+        The budget charged before the draw (a stored one is completed by the caller once written).
+    fd : FunctionalData
+        The curves (NON-PRIVATE).
+    settings : CovarianceSettings
+    label, data_label : str
+        The ledger entry's label and the data set's name in the report.
+    granularity_exp : int, optional
+        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
+    looked_at : sequence, optional
+        What the session looked at before committing (stated in the report).
+    pre_registered : bool
+        The settings were fixed before looking at the data.
+
+    Returns
+    -------
+    CommittedRelease
+        The publishable release (``table``, ``record``, ``config``) and its ledger entry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> t = np.linspace(0, 1, 20)
+    >>> rng = np.random.default_rng(0)
+    >>> fd = fdp.from_arrays(t, 0.5 + 0.2 * rng.standard_normal((200, 1)) * np.sin(np.pi * t),
+    ...                      metadata={"age": np.linspace(-1, 1, 200)})
+    >>> ledger = fdp.Ledger(10.0, 1e-4)
+    >>> commit_covariance(ledger, fd, fdp.CovarianceSettings(lo=0.0, hi=1.0)).kind
+    'covariance'
     """
     request = CommitRequest(fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
                             looked_at=looked_at, pre_registered=pre_registered)
@@ -213,7 +246,41 @@ def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, 
                       data_label: str = "", granularity_exp: int | None = None, looked_at=None,
                       pre_registered: bool = False) -> CommittedRelease:
     """Commit regression coefficients: T1 and T2 checked together, then each charged and drawn
-    (a thin wrapper of the commit protocol with :data:`REGRESSION_STEPS`)."""
+    (a thin wrapper of the commit protocol with :data:`REGRESSION_STEPS`).
+
+    Parameters
+    ----------
+    ledger : Ledger or StoredBudget
+        The budget charged before the draw (a stored one is completed by the caller once written).
+    fd : FunctionalData
+        The curves (NON-PRIVATE).
+    settings : RegressionSettings
+    label, data_label : str
+        The ledger entry's label and the data set's name in the report.
+    granularity_exp : int, optional
+        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
+    looked_at : sequence, optional
+        What the session looked at before committing (stated in the report).
+    pre_registered : bool
+        The settings were fixed before looking at the data.
+
+    Returns
+    -------
+    CommittedRelease
+        The publishable release (``table``, ``record``, ``config``) and its ledger entry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> t = np.linspace(0, 1, 20)
+    >>> rng = np.random.default_rng(0)
+    >>> fd = fdp.from_arrays(t, 0.5 + 0.2 * rng.standard_normal((200, 1)) * np.sin(np.pi * t),
+    ...                      metadata={"age": np.linspace(-1, 1, 200)})
+    >>> ledger = fdp.Ledger(10.0, 1e-4)
+    >>> commit_regression(ledger, fd, fdp.RegressionSettings(covariates=("age",), lo=0.0, hi=1.0)).kind
+    'regression'
+    """
     request = CommitRequest(fd, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
                             looked_at=looked_at, pre_registered=pre_registered)
     return run_steps(REGRESSION_STEPS, ledger, request)

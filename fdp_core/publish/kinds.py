@@ -143,7 +143,24 @@ BY_CONFIG_KIND: dict[str, ReleaseKind] = {k.config_kind: k for k in RELEASE_KIND
 
 
 def release_kind(name: str) -> ReleaseKind:
-    """The registry entry of a kind of release, by name ("mean", "density", ...) or by config kind ("kde", "pca")."""
+    """The registry entry of a kind of release, by name ("mean", "density", ...) or by config kind ("kde", "pca").
+
+    Parameters
+    ----------
+    name : str
+        ``"mean"``, ``"density"``, ``"components"``, ``"covariance"``, ``"regression"``, ``"sparse"``,
+        ``"selection"``, ``"synthetic"``, ``"counts"``, or a config kind (``"kde"``, ``"pca"``).
+
+    Returns
+    -------
+    ReleaseKind
+        Its label, settings class, ledger kind, CLI command, quote and commit hooks.
+
+    Examples
+    --------
+    >>> release_kind("kde").name, release_kind("mean").settings_class.__name__
+    ('density', 'MeanSettings')
+    """
     found = RELEASE_KINDS.get(name) or BY_CONFIG_KIND.get(name)
     if found is None:
         raise ParameterError(f"unknown kind of release {name!r}; one of {', '.join(RELEASE_KINDS)}")

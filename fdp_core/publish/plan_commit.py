@@ -160,6 +160,35 @@ def commit_plan(plan: ReleasePlan, fd: FunctionalData, account, *, data_label: s
     ``looked_at`` / ``pre_registered`` / ``sealed``: what the record states was looked at
     before the commit (:func:`fdp_core.publish.commit.looked_at_field`; the sealed statement
     only when every recorded view was on the stand-in).
+
+    Parameters
+    ----------
+    plan : ReleasePlan
+        From :func:`fdp_core.explore.plan.make_plan`.
+    fd : FunctionalData
+        The private curves, read once.
+    account : Ledger or StoredBudget
+    data_label : str
+    looked_at, pre_registered, sealed, mapping
+        What the report states about how the settings were fixed; the plan's own mapping.
+
+    Returns
+    -------
+    CommittedPlan
+        Every part's release, in order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> t = np.linspace(0, 1, 50)
+    >>> fd = fdp.from_arrays(t, np.outer(np.linspace(0.2, 0.8, 200), 1 + t) / 2)
+    >>> mapping = {"schema": "fdp.plan/1", "public": {"n": 200, "grid": 50, "value_range": [0, 1]},
+    ...            "statistics": [{"name": "mean", "kind": "mean", "settings": {"kernel": "matern52", "rho": 0.1},
+    ...                            "epsilon": 1.0}]}
+    >>> committed = commit_plan(fdp.make_plan(mapping), fd, fdp.Ledger(4.0, 1e-4), data_label="toy", mapping=mapping)
+    >>> len(committed.parts)
+    1
     """
 
     if not plan.fits():

@@ -71,6 +71,34 @@ class CommitRequest:
     settings object; ``inputs``: what a kind needs beyond its settings (a density's ``feature``;
     the components' ``released_mean`` and ``released_mean_id``); ``looked_at``/``pre_registered``:
     what the session looked at before the commit (the report states it).
+
+    Parameters
+    ----------
+    data : FunctionalData or SparseData
+    settings : the kind's settings object
+    label, data_label : str
+        The ledger entry's label and the data set's name in the report.
+    granularity_exp : int, optional
+        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
+    looked_at : sequence, optional
+        What the session looked at before committing (stated in the report).
+    pre_registered : bool
+        The settings were fixed before looking at the data.
+    inputs : mapping
+        A density's ``feature``; the components' ``released_mean`` and ``released_mean_id``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> from fdp_core.publish import kinds
+    >>> t = np.linspace(0, 1, 20)
+    >>> curves = fdp.from_arrays(t, np.outer(np.linspace(0.2, 0.8, 40), 1 + t) / 2)
+    >>> request = CommitRequest(curves, fdp.MeanSettings(value_range=(0, 1), epsilon=1.0))
+    >>> quote = kinds.quote("mean", request)          # the charge, before any draw
+    >>> release = kinds.commit("mean", fdp.Ledger(2.0, 1e-4), request)
+    >>> release.entry.epsilon == quote.entry.epsilon
+    True
     """
 
     data: object
@@ -246,6 +274,35 @@ def commit_release(kind, account, request: CommitRequest, *, quote: Quote | None
     reserved: spent, never double-spent); ``finish=False`` leaves completing to the caller
     (the CLI completes only once its staged files are safe). Raises BudgetError, nothing drawn,
     when the release does not fit.
+
+    Parameters
+    ----------
+    kind : ReleaseKind
+        From :func:`fdp_core.publish.kinds.release_kind`.
+    account : Ledger or StoredBudget
+    request : CommitRequest
+    quote : Quote, optional
+        The quote shown before the commit (reused: the charge is the quote).
+    write : callable, optional
+        Writes the bundle between the draw and the completion.
+    finish : bool
+        Complete the stored entries here (False: the caller completes them after writing).
+
+    Returns
+    -------
+    CommittedRelease
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> from fdp_core.publish.kinds import release_kind
+    >>> t = np.linspace(0, 1, 20)
+    >>> fd = fdp.from_arrays(t, np.outer(np.linspace(0.2, 0.8, 100), 1 + t) / 2)
+    >>> release = commit_release(release_kind("mean"), fdp.Ledger(4.0, 1e-4),
+    ...                          CommitRequest(fd, fdp.MeanSettings(value_range=(0, 1))))
+    >>> release.kind
+    'mean'
     """
     if kind.commit is None:
         raise TypeError(f"{kind.label} has no commit of its own: {kind.committed_where}")

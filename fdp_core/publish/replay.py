@@ -151,6 +151,32 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
     data: the CLI's default), an in-memory Ledger, or None for a fresh in-memory ledger with
     the config's budget (then nothing outside this call knows about the release). A replay is
     a new release and spends budget of its own. Returns the release and the ledger after it.
+
+    Parameters
+    ----------
+    config : path, mapping or YAML text
+        A bundle's config.yaml (its kind, settings and data options).
+    data : path, bytes or FunctionalData
+        The data to release (NON-PRIVATE).
+    data_label : str, optional
+        The data set's name in the report.
+    ledger : StoredBudget, Ledger or None
+        The budget charged.
+
+    Returns
+    -------
+    (CommittedRelease, Ledger)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fdp_core as fdp
+    >>> t = np.linspace(0, 1, 20)
+    >>> fd = fdp.from_arrays(t, np.outer(np.linspace(0.2, 0.8, 100), 1 + t) / 2)
+    >>> first = fdp.commit_mean(fdp.Ledger(4.0, 1e-4), fd, fdp.MeanSettings(value_range=(0, 1)))
+    >>> again, ledger = replay(first.config, fd)       # the same settings, fresh noise, its own charge
+    >>> again.record["tau"] == first.record["tau"], again.id != first.id
+    (True, True)
     """
     config = parse_config(config)
     settings = _settings_object(config["kind"], config["settings"])

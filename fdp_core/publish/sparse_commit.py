@@ -152,6 +152,33 @@ def commit_sparse_mean(ledger, data: SparseData | None, settings: SparseSettings
     ``ledger``: an in-memory Ledger or a persistent StoredBudget (the caller completes the
     entries listed in ``record["part_entry_ids"]`` once the release is written). A thin wrapper of
     the commit protocol with :data:`SPARSE_STEPS`.
+
+    Parameters
+    ----------
+    ledger : Ledger or StoredBudget
+        The budget charged before the draw (both parts, A and b, together).
+    data : SparseData or None
+        The observations (NON-PRIVATE); None with ``statistics``.
+    settings : SparseSettings
+    label, data_label, granularity_exp, looked_at, pre_registered
+        As for :func:`fdp_core.publish.commit.commit_mean`.
+    statistics : SparseStatistics, optional
+        A and b accumulated elsewhere (the streamed route).
+
+    Returns
+    -------
+    CommittedRelease
+        Two ledger entries (A and b) in ``part_entries``.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> import fdp_core as fdp
+    >>> data = fdp.read_long(Path(__file__).parents[2] / "data" / "example_sparse.csv")
+    >>> release = commit_sparse_mean(fdp.Ledger(10.0, 1e-4), data,
+    ...                              fdp.SparseSettings(domain=(0.0, 1.0), value_range=(-1.0, 2.0), epsilon=4.0))
+    >>> len(release.part_entries)
+    2
     """
     request = CommitRequest(data, settings, label=label, data_label=data_label, granularity_exp=granularity_exp,
                             looked_at=looked_at, pre_registered=pre_registered,

@@ -169,7 +169,21 @@ def second_moment_settings(settings: MeanSettings, plan: MeanRelease) -> Covaria
 
 @dataclass(frozen=True)
 class BandPlan:
-    """The two planned releases behind a confidence band (nothing drawn)."""
+    """The two planned releases behind a confidence band (nothing drawn).
+
+    Built by :func:`plan_band_release`: the mean at (1 - band_share) of the budget and the second
+    moment at band_share, both planned, nothing drawn.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 20)
+    >>> X = 0.5 + 0.2 * np.random.default_rng(0).standard_normal((200, 1)) * np.sin(np.pi * t)
+    >>> band = plan_band_release(from_arrays(t, X), MeanSettings(value_range=(0, 1), confidence_band=0.95))
+    >>> round(band.mean.settings.epsilon, 3), round(band.second_moment.settings.epsilon, 3)
+    (0.8, 0.2)
+    """
 
     settings: MeanSettings  # as the user gave them (whole budget)
     mean: MeanRelease  # at (1 - band_share) of the budget
@@ -177,6 +191,28 @@ class BandPlan:
 
 
 def plan_band_release(fd: FunctionalData, settings: MeanSettings) -> BandPlan:
+    """The two releases behind a confidence band (METHODS.md 18), planned, nothing drawn.
+
+    Parameters
+    ----------
+    fd : FunctionalData
+        The curves (NON-PRIVATE).
+    settings : MeanSettings
+        With ``confidence_band`` (the level) and ``band_share`` (the second moment's share of epsilon and delta).
+
+    Returns
+    -------
+    BandPlan
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 20)
+    >>> X = 0.5 + 0.2 * np.random.default_rng(0).standard_normal((200, 1)) * np.sin(np.pi * t)
+    >>> plan_band_release(from_arrays(t, X), MeanSettings(value_range=(0, 1), confidence_band=0.95)).mean.n
+    200
+    """
     settings = settings.validated()
     if settings.confidence_band is None:
         raise ParameterError("a confidence band needs its level (confidence_band, e.g. 0.95)")
@@ -217,7 +253,35 @@ class ConfidenceBand:
 
 
 def confidence_band(plan: BandPlan, values: np.ndarray, second_moment: np.ndarray, **kwargs) -> ConfidenceBand:
-    """Both bands from the released mean ``values`` (grid) and the released second moment (L x L coefficients)."""
+    """Both bands from the released mean ``values`` (grid) and the released second moment (L x L coefficients).
+
+    Parameters
+    ----------
+    plan : BandPlan
+    values : array (m,)
+        The released mean on the grid.
+    second_moment : array (L, L)
+        The released second moment's coefficients.
+    **kwargs
+        Options of the band (its Monte Carlo draws).
+
+    Returns
+    -------
+    ConfidenceBand
+        The privacy band and the confidence band (lower and upper curves on the grid).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 20)
+    >>> X = 0.5 + 0.2 * np.random.default_rng(0).standard_normal((300, 1)) * np.sin(np.pi * t)
+    >>> plan = plan_band_release(from_arrays(t, X), MeanSettings(value_range=(0, 1), confidence_band=0.95, epsilon=4.0))
+    >>> rng = np.random.default_rng(1)
+    >>> band = confidence_band(plan, plan.mean.sample(rng, 1)[0], plan.second_moment.sample(rng)["second_moment"][0])
+    >>> bool(np.all(band.band.lower <= band.band.upper))
+    True
+    """
     s = plan.settings
     level = float(s.confidence_band)
     cov = plan.second_moment

@@ -34,6 +34,7 @@ from ..registry.covariance import REGISTRY as MECHANISM_REGISTRY
 from ..registry.covariance import covariance_mechanism
 from ..publish.release import randomness_fields
 from ..sensitivity import COVARIANCE_GAUSSIAN_BOUNDS, covariance_weights
+from ..settings_fields import documented_settings
 from ..settings_fields import (CALIBRATION, CENTRE, CENTRE_RANGE, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU,
                               PERSON_COLUMN, RHO, Control, option)
 
@@ -44,6 +45,7 @@ CENTRINGS = ("public", "released-mean")
 NOT_PUBLISHABLE = "analyst view: computed from the raw data without noise; do not publish"
 
 
+@documented_settings
 @dataclass(frozen=True)
 class CovarianceSettings:
     """Every public choice behind a covariance release.
@@ -55,6 +57,11 @@ class CovarianceSettings:
     a share ``gamma`` of epsilon (and delta) and subtracts mu~ mu~^T.
 
     Page controls (``controls``): the Covariance & regression page ("covariance").
+
+    Examples
+    --------
+    >>> CovarianceSettings(lo=0.0, hi=1.0).tau_value   # the largest centred norm: (hi - lo)/2
+    0.5
     """
 
     mechanism: str = option("gaussian", choices=COVARIANCE_MECHANISMS,
@@ -191,7 +198,20 @@ HS_CHUNK_ENTRIES = 2**19  # matrix entries per Monte Carlo chunk in hs_error_rad
 
 @dataclass(frozen=True)
 class CovarianceRelease:
-    """A planned covariance release: deterministic parts computed, noise drawn on demand."""
+    """A planned covariance release: deterministic parts computed, noise drawn on demand.
+
+    Built by :func:`plan_covariance_release`: the public noise law and guarantee; the estimate it
+    holds is NON-PRIVATE (analyst view only).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 20)
+    >>> X = 0.5 + 0.2 * np.random.default_rng(0).standard_normal((80, 1)) * np.sin(np.pi * t)
+    >>> plan_covariance_release(from_arrays(t, X), CovarianceSettings(lo=0.0, hi=1.0)).n
+    80
+    """
 
     settings: CovarianceSettings
     grid_points: np.ndarray
@@ -278,7 +298,30 @@ class CovarianceRelease:
 
 
 def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) -> CovarianceRelease:
-    """Validate, clip, project, shrink and calibrate: everything but the random draw."""
+    """Validate, clip, project, shrink and calibrate: everything but the random draw.
+
+    Parameters
+    ----------
+    fd : FunctionalData
+        The curves (NON-PRIVATE).
+    settings : CovarianceSettings
+        The public centre (``centre`` or the range ``lo``/``hi``), tau, kernel, penalty and budget.
+
+    Returns
+    -------
+    CovarianceRelease
+        ``sample(rng)`` draws previews of the covariance on the retained basis.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 20)
+    >>> X = 0.5 + 0.2 * np.random.default_rng(0).standard_normal((80, 1)) * np.sin(np.pi * t)
+    >>> plan = plan_covariance_release(from_arrays(t, X), CovarianceSettings(lo=0.0, hi=1.0, epsilon=2.0))
+    >>> plan.tau
+    0.5
+    """
     s = settings.validated()
     if fd.m > MAX_COVARIANCE_GRID:
         raise ParameterError(f"a covariance release on {fd.m} grid points writes an {fd.m} x {fd.m} surface; the "

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from .box import Box, box_widths, parse_box
+from .box import Box, box_widths, check_box, parse_box
 from ..errors import ParameterError
+from ..params import short_repr
 from ..mechanisms.guarantee import Guarantee
 from ..mechanisms.iclp_kde import IclpAxis
 from ..mechanisms.kde_plan import KdeNoisePlan
@@ -30,6 +31,7 @@ from ..registry.kde import REGISTRY, KdeMechanism, kde_mechanism
 from .postprocess import density_steps
 from ..publish.release import randomness_fields
 from ..sensitivity import KDE_BOUNDS
+from ..settings_fields import documented_settings
 from ..settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, RAW_RELEASE,
                               RHO, VALUE_RANGE, Control, option)
 
@@ -48,6 +50,15 @@ class KdeRelease:
     ``density`` is the NON-PRIVATE estimate (analyst view, never publish); ``sample``
     draws sanitized densities. ``guarantee`` is the typed privacy promise read by the UI, the
     export and the tests; ``guarantee.record()`` is its published form.
+
+    Built by :func:`plan_kde_release`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> plan = plan_kde_release(np.linspace(0.1, 0.9, 50), KdeSettings(box=((0.0, 1.0),), epsilon=1.0))
+    >>> plan.n, plan.sample(np.random.default_rng(0), 1).shape
+    (50, (1, 512))
     """
 
     mechanism: str
@@ -71,6 +82,13 @@ class KdeRelease:
     @property
     def d(self) -> int:
         return len(self.grids)
+
+    def __repr__(self) -> str:
+        return short_repr("KdeRelease", mechanism=self.mechanism, privacy=self.guarantee.privacy,
+                          epsilon=float(self.guarantee.epsilon), box=[tuple(map(float, b)) for b in self.box],
+                          n=self.n, bandwidth=None if self.bandwidth is None else float(self.bandwidth),
+                          sigma=None if self.sigma is None else float(self.sigma),
+                          expected_sq_l2_error=float(self.expected_sq_l2_error))
 
     @property
     def grid(self) -> np.ndarray:
@@ -169,6 +187,7 @@ def _typed_bandwidth(h) -> float | None:
     return float(h) if float(h) > 0 else None
 
 
+@documented_settings
 @dataclass(frozen=True)
 class KdeSettings:
     """Every public choice behind a density release (all of it goes into the provenance).
@@ -177,6 +196,11 @@ class KdeSettings:
     commit ("release"). The Density page's box (one pair of limits per axis), grid (one slider
     per dimension) and bound (one selector per mechanism) are several widgets for one field, so
     the page composes those fields itself.
+
+    Examples
+    --------
+    >>> KdeSettings(box=((0.0, 2.0),), epsilon=0.5).mechanism
+    'gaussian'
     """
 
     mechanism: str = option("gaussian", choices=KDE_MECHANISMS,
@@ -224,12 +248,49 @@ class KdeSettings:
     raw_release: bool = option(False, RAW_RELEASE)  # False: free post-processing on (fdp_core/releases/postprocess.py)
 
 
-def plan_kde_release(points, settings: KdeSettings) -> KdeRelease:
+def plan_kde_release(points, settings: KdeSettings, *, feature=None, per_person: bool = False) -> KdeRelease:
     """Validate the settings and compute everything but the random draw.
 
-    ``points`` are the observations, (n,) or (n, d), or their :class:`~fdp_core.releases.box.KdeSums`;
-    the mechanism is the registry entry named by ``settings.mechanism``.
+    Parameters
+    ----------
+    points : FunctionalData, PersonFeatures, KdeSums or array of shape (n,) or (n, d)
+        Curves (with ``feature``: each curve's feature is clipped to the box, then averaged per
+        person of ``settings.person_column``, METHODS.md 11), observations already one per person
+        (:func:`fdp_core.data.features.person_features`), their streamed sums, or bare points.
+    settings : KdeSettings
+        The public choices; the mechanism is the registry entry named by ``settings.mechanism``.
+    feature : str, optional
+        The per-curve feature spec (e.g. ``"mean:0:1"``), required when ``points`` are curves.
+    per_person : bool
+        Bare points that are already one observation per person. With a person column and bare
+        points this must be said: otherwise n would count curves, not persons, and the release
+        would protect curves only.
+
+    Examples
+    --------
+    >>> import numpy as np, fdp_core as fdp
+    >>> grid = np.linspace(0, 1, 11)
+    >>> data = fdp.from_arrays(grid, np.vstack([grid * (1 + i / 10) for i in range(6)]),
+    ...                        metadata={"person": [1, 1, 2, 2, 3, 3]})
+    >>> settings = fdp.KdeSettings(box=((0.0, 2.0),), epsilon=1.0, person_column="person")
+    >>> fdp.plan_kde_release(data, settings, feature="mean:0:1").n   # three persons, not six curves
+    3
     """
+    from ..data.features import PersonFeatures, person_features  # lazy: the feature parser, on use
+    from ..data.loading import FunctionalData  # lazy: the loader, on use
+
+    if isinstance(points, FunctionalData):
+        if feature is None:
+            raise ParameterError("a density of curves needs feature=... (e.g. 'mean:0:1' or 'value:0.5'): the "
+                                 "per-curve number whose density is released")
+        points = person_features(points, feature, check_box(settings.box), person_column=settings.person_column,
+                                 value_range=settings.value_range, n_public=settings.n_public)
+    if isinstance(points, PersonFeatures):
+        points = points.points
+    elif isinstance(points, np.ndarray | list | tuple) and settings.person_column is not None and not per_person:
+        raise ParameterError(f"person_column {settings.person_column!r} needs the curves: pass the FunctionalData "
+                             "with feature=... (one observation per person), or per_person=True for points that are "
+                             "already one per person")
     entry = kde_mechanism(settings.mechanism)
     entry.validate(settings)
     return _release(entry, entry.plan_noise(points, settings))

@@ -21,14 +21,16 @@ from ..kernels import KERNEL_NAMES
 from ..mechanisms.calibration import CALIBRATIONS
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
-from ..params import check_choice, check_epsilon, check_finite, check_positive, validate_once
+from ..params import (check_choice, check_epsilon, check_finite, check_positive, default_l2_clip, short_repr,
+                      validate_once)
 from .postprocess import mean_steps
-from ..data.preprocess import PublicBounds, bounds_of
+from ..data.preprocess import PublicBounds, bounds_of, person_average, person_codes
 from ..registry import MEAN_REGISTRY, mean_mechanism
 from .estimators import shrinkage
 from ..registry.mean_basis import resolve_tau  # noqa: F401  (public here since before the registry held it)
 from ..publish.release import randomness_fields
 from ..sensitivity import BOUNDS
+from ..settings_fields import documented_settings
 from ..settings_fields import (CALIBRATION, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, RAW_RELEASE,
                               REFERENCE, RHO, TAU, TAU_FROM_DATA, VALUE_RANGE, Control, log10_control, option)
 
@@ -41,9 +43,17 @@ MECHANISM_LABELS = {name: m.label for name, m in MEAN_REGISTRY.items()}
 BAND_FIELDS = ("confidence_band", "band_share", "smoothness_bound")  # release mean only (fdp_core/releases/bands.py)
 
 
+@documented_settings
 @dataclass(frozen=True)
 class MeanSettings:
-    """Every public choice behind a mean release (all of it goes into the provenance)."""
+    """Every public choice behind a mean release (all of it goes into the provenance).
+
+    Examples
+    --------
+    >>> s = MeanSettings(value_range=(0, 1), epsilon=1.0)
+    >>> s.tau is None, s.kernel, s.phi   # tau follows the range at plan time: (1 - 0)/2
+    (True, 'matern52', 0.001)
+    """
 
     mechanism: str = option("gaussian", choices=MEAN_MECHANISMS, controls=(Control("mean", "mean_mechanism"),),
                             help="; ".join(f"{name}: {m.privacy}" for name, m in MEAN_REGISTRY.items())
@@ -55,7 +65,7 @@ class MeanSettings:
     phi: float = option(1e-3, help="penalty phi > 0 (Gaussian mechanism)")
     epsilon: float = option(1.0, EPSILON, required=True)
     delta: float = option(1e-5, DELTA)
-    tau: float | None = option(1.0, TAU)  # the command line's default is None: the value range or the data decide
+    tau: float | None = option(None, TAU)  # None: (hi - lo)/2 from value_range, as on the command line and in the app
     tau_from_data: bool = option(False, TAU_FROM_DATA)
     bound: str = option("tight", choices=BOUNDS, controls=(Control("mean", "mean_bound"),),
                         help="sensitivity bound: tight (attained or Cauchy-Schwarz) or paper (published closed form)")
@@ -86,6 +96,10 @@ class MeanSettings:
     smoothness_bound: float | None = option(None, help="public bound B on the centred mean's norm in H(C^eta): "
                                                        "adds the smoothing-bias bound and a widened band")
     raw_release: bool = option(False, RAW_RELEASE)  # False: free post-processing on (fdp_core/releases/postprocess.py)
+
+    def __post_init__(self):
+        # tau = None follows the declared range, as on the command line (params.default_l2_clip)
+        object.__setattr__(self, "tau", default_l2_clip(self.tau, self.value_range, self.tau_from_data))
 
     @property
     def bounds(self) -> PublicBounds:
@@ -129,7 +143,23 @@ def _check_open_unit(name: str, value) -> float:
 
 @dataclass(frozen=True)
 class MeanRelease:
-    """A planned mean release: deterministic parts computed, noise drawn on demand."""
+    """A planned mean release: deterministic parts computed, noise drawn on demand.
+
+    Built by :func:`plan_mean_release`. Public (data-free given n): ``settings``, ``grid_points``,
+    ``n``, ``tau``, ``sensitivity``, ``sigma``, ``expected_sq_l2_error``, ``guarantee`` and the
+    radii ``l2_error_radius(p)`` / ``sup_error_radius(p)``. NON-PRIVATE (analyst view only):
+    ``estimate``, ``raw_mean`` (per person with a person column), ``bias()``, the counts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 30)
+    >>> plan = plan_mean_release(from_arrays(t, np.outer(np.linspace(0.2, 0.8, 50), 1 + t) / 2),
+    ...                          MeanSettings(value_range=(0, 1)))
+    >>> round(plan.l2_error_radius(0.95), 3) > 0, plan.privacy
+    (True, '(epsilon, delta)-DP')
+    """
 
     settings: MeanSettings
     grid_points: np.ndarray
@@ -148,7 +178,8 @@ class MeanRelease:
     expected_sq_l2_error: float
     guarantee: Guarantee
     data_dependent_flags: tuple = ()
-    raw_mean: np.ndarray | None = field(default=None, repr=False)  # NON-PRIVATE: mean of the raw curves
+    # NON-PRIVATE: mean of the raw curves (of each person's average curve with a person column, in memory)
+    raw_mean: np.ndarray | None = field(default=None, repr=False)
     n_curves: int = 0  # NON-PRIVATE when a person column groups curves (analyst view)
     n_range_clipped: int = 0  # NON-PRIVATE: curves with a value outside the public range
     n_unusable: int = 0  # NON-PRIVATE: persons of the file without a usable curve (counted as the centre)
@@ -161,6 +192,14 @@ class MeanRelease:
     @property
     def privacy(self) -> str:
         return self.guarantee.privacy
+
+    def __repr__(self) -> str:
+        s = self.settings
+        return short_repr("MeanRelease", mechanism=s.mechanism, privacy=self.privacy, epsilon=float(s.epsilon),
+                          delta=float(self.delta), n=self.n, m=self.m, tau=None if self.tau is None else float(self.tau),
+                          sigma=None if self.sigma is None else float(self.sigma),
+                          expected_sq_l2_error=float(self.expected_sq_l2_error),
+                          l2_error_radius_95=float(self.l2_error_radius(0.95)))
 
     @property
     def delta(self) -> float:
@@ -265,22 +304,58 @@ class MeanSums:
     total: np.ndarray | None = None  # (m,) sum of person-level clipped centred curves, or (K + 1,) lattice sums
     data_dependent_flags: tuple = ()
     n_unusable: int = 0  # NON-PRIVATE: persons of the file without a usable curve
+    # NON-PRIVATE: what raw_sum is divided by; None: n_curves (the streamed engines sum curves)
+    raw_count: int | None = None
+
+
+def _raw_sum(fd: FunctionalData, person_column: str | None) -> tuple[np.ndarray, int | None]:
+    """Sum of the raw curves, or of each person's average raw curve with a person column (the raw
+    mean then averages persons, as the release does). NON-PRIVATE: analyst view only."""
+    if person_column is None:
+        return fd.data_matrix.sum(axis=0), None
+    codes, n_persons = person_codes(fd.metadata, person_column, fd.n)
+    return person_average(fd.data_matrix, codes, n_persons).sum(axis=0), n_persons
 
 
 def mean_sums(fd: FunctionalData, settings: MeanSettings) -> MeanSums:
     """The sufficient statistics of ``fd`` for ``settings`` (in memory): the per-record transform
     of the mechanism's basis (fdp_core/registry/mean_basis.py) summed over persons."""
     settings = settings.validated()
+    raw_sum, raw_count = _raw_sum(fd, settings.person_column)
     common = dict(grid_points=fd.grid_points, unit_grid=fd.unit_grid, weights=fd.weights,
-                  n_dropped=fd.report.n_dropped, raw_sum=fd.data_matrix.sum(axis=0), n_curves=fd.n)
-    return MeanSums(**common, **mean_mechanism(settings.mechanism).basis.summarise(fd, settings))
+                  n_dropped=fd.report.n_dropped, raw_sum=raw_sum, n_curves=fd.n)
+    return MeanSums(**common, raw_count=raw_count, **mean_mechanism(settings.mechanism).basis.summarise(fd, settings))
 
 
 def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> MeanRelease:
     """Validate settings, clip, project and calibrate: everything but the random draw.
 
     ``fd`` is the curves, or their :class:`MeanSums` (streamed, or from a Dask reduction).
-    The mechanism's registry entry plans the noise in its basis (kernel eigenbasis or Bernstein)."""
+    The mechanism's registry entry plans the noise in its basis (kernel eigenbasis or Bernstein).
+
+    Parameters
+    ----------
+    fd : FunctionalData or MeanSums
+        The curves (NON-PRIVATE), or their sufficient statistics.
+    settings : MeanSettings
+        Every public choice; tau and the centre follow ``value_range`` when declared.
+
+    Returns
+    -------
+    MeanRelease
+        ``sample(rng, size)`` draws previews; ``n``, ``tau``, ``sigma``, ``sensitivity``,
+        ``expected_sq_l2_error`` and ``l2_error_radius(0.95)`` are public (data-free given n).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 40)
+    >>> fd = from_arrays(t, 0.5 + 0.2 * np.sin(np.pi * t) * np.linspace(0.5, 1.5, 80)[:, None])
+    >>> plan = plan_mean_release(fd, MeanSettings(value_range=(0, 1), epsilon=1.0))
+    >>> plan.n, plan.tau, plan.sample(np.random.default_rng(0), 2).shape
+    (80, 0.5, (2, 40))
+    """
     settings = settings.validated()
     mechanism = mean_mechanism(settings.mechanism)
     sums = fd if isinstance(fd, MeanSums) else mean_sums(fd, settings)
@@ -290,7 +365,7 @@ def plan_mean_release(fd: FunctionalData | MeanSums, settings: MeanSettings) -> 
                              "release settings")
     noise = mechanism.basis.plan(mechanism, settings, sums.unit_grid, sums.weights, sums.total, n, sums.tau)
     return MeanRelease(settings=settings, grid_points=sums.grid_points, weights=sums.weights,
-                       n_dropped=sums.n_dropped, raw_mean=sums.raw_sum / sums.n_curves, n_curves=sums.n_curves,
+                       n_dropped=sums.n_dropped, raw_mean=sums.raw_sum / (sums.raw_count or sums.n_curves), n_curves=sums.n_curves,
                        n=n, offset=sums.offset, n_range_clipped=sums.n_range_clipped, n_clipped=sums.n_clipped,
                        n_unusable=sums.n_unusable, tau=sums.tau, data_dependent_flags=sums.data_dependent_flags,
                        synthesis=noise.synthesis, estimate_coefficients=noise.estimate_coefficients,

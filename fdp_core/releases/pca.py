@@ -36,11 +36,12 @@ from ..kernels import KERNEL_NAMES, eigenbasis, trapezoid_weights
 from ..mechanisms.bingham import exponential_mechanism_from_gram, single_blas_thread
 from ..mechanisms.guarantee import Guarantee
 from ..params import (check_choice, check_epsilon, check_integer, check_l2_clip, check_nonnegative, check_positive,
-                      check_tau)
+                      check_tau, default_l2_clip, short_repr)
 from ..data.preprocess import PublicBounds, bounds_of, clip_values, declared_n, file_persons, person_row_weights
 from ..registry.pca import REGISTRY as SAMPLER_REGISTRY
 from ..registry.pca import default_sampler, pca_sampler, samplers_reading
 from ..publish.release import randomness_fields
+from ..settings_fields import documented_settings
 from ..settings_fields import (EPSILON, KERNEL, N_PUBLIC, NU, PERSON_COLUMN, REFERENCE, RHO, TAU, TAU_FROM_DATA,
                               VALUE_RANGE, Control, number_list, option)
 
@@ -72,6 +73,7 @@ def _zero_is_auto(thin) -> int | None:
     return int(thin) or None
 
 
+@documented_settings
 @dataclass(frozen=True)
 class PcaSettings:
     """Every public choice behind a private PCA release (all of it goes into the provenance).
@@ -86,6 +88,12 @@ class PcaSettings:
     components commit ("release"). The Components page's p (restarted from the library's rule
     for every grid), epsilon split (a radio and one weight per component) and burn-in (a share
     of the sweeps) are not one widget's value, so the page composes those fields itself.
+
+    Examples
+    --------
+    >>> s = PcaSettings(k=2, value_range=(0, 1))
+    >>> s.centring, s.sampler_name   # centred at the range's midpoint, as on the command line
+    ('public', 'deflation')
     """
 
     k: int = option(1, help="number of components, 1..5",
@@ -113,19 +121,21 @@ class PcaSettings:
     epsilon_split: tuple | None = option(None, parse=number_list("--epsilon-split"),
                                          help="deflation: per-component epsilons, comma separated, adding up to "
                                               "--epsilon (default: equal split)")
-    tau: float | None = option(1.0, TAU, help="public L2 norm bound; coefficient rows (after centring) are clipped "
+    tau: float | None = option(None, TAU, help="public L2 norm bound; coefficient rows (after centring) are clipped "
                                               "to it. Required without --value-range, which implies (HI - LO)/2")
     tau_from_data: bool = option(False, TAU_FROM_DATA,
                                  help="use the largest centred coefficient row norm (data-dependent: the release is "
                                       "then NOT differentially private)")
     # The command line derives the default (public with a value range, else none) and spells a
     # released mean with --released-mean FILE.
-    centring: str = option("none", choices=("none", "public"), cli_default=None,
+    # None: "public" (the range's midpoint) when a value range is declared, else "none": the
+    # command line's and the app's rule, decided in __post_init__ so Python agrees with both.
+    centring: str | None = option(None, choices=("none", "public"), cli_default=None,
                            implied=lambda s: "public" if s.value_range is not None else "none",
                            spelled=(("released-mean", "--released-mean RELEASED_MEAN_CSV"),),
                            help="public: centre at (LO + HI)/2 or the --reference curve (no privacy cost; the default "
                                 "with --value-range); none: no centring (the default otherwise)",
-                           controls=(Control("components", "pca_centring"),))
+                           controls=(Control("components", "pca_centring", default="none"),))
     # The pages start from a chain short enough for a preview.
     gibbs_sweeps: int = option(20_000, help="sweeps of the Gibbs chain (--sampler gibbs)",
                                controls=(Control("components", "pca_sweeps", default=2000),
@@ -138,6 +148,12 @@ class PcaSettings:
     reference: tuple | None = option(None, REFERENCE)
     person_column: str | None = option(None, PERSON_COLUMN)
     n_public: int | None = option(None, N_PUBLIC)
+
+    def __post_init__(self):
+        # tau = None follows the declared range, as on the command line (params.default_l2_clip)
+        object.__setattr__(self, "tau", default_l2_clip(self.tau, self.value_range, self.tau_from_data))
+        if self.centring is None:  # one rule for Python, the command line and the app (the Option's implied)
+            object.__setattr__(self, "centring", "public" if self.value_range is not None else "none")
 
     @property
     def bounds(self) -> PublicBounds:
@@ -323,6 +339,19 @@ class PrivatePCAResult:
 
     ``components`` (m, k) and ``coefficients`` (p, k) are the private output. The fields
     named in ``NOT_PRIVATE`` are computed from the raw data: analyst view, never publish.
+
+    Built by :func:`private_pca`. ``components_skfda`` gives the components as rows (k, m), the
+    orientation of scikit-learn and scikit-fda.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 30)
+    >>> X = 0.5 + 0.2 * np.random.default_rng(0).standard_normal((60, 1)) * np.sin(np.pi * t)
+    >>> result = private_pca(from_arrays(t, X), PcaSettings(k=1, value_range=(0, 1)), np.random.default_rng(1))
+    >>> result.components.shape, result.components_skfda.shape
+    ((30, 1), (1, 30))
     """
 
     settings: PcaSettings
@@ -348,6 +377,17 @@ class PrivatePCAResult:
     @property
     def k(self) -> int:
         return int(self.coefficients.shape[1])
+
+    def __repr__(self) -> str:
+        s = self.settings
+        return short_repr("PrivatePCAResult", sampler=s.sampler_name, privacy=self.guarantee.privacy,
+                          epsilon=float(s.epsilon), k=self.k, n=self.n, m=int(self.grid_points.size),
+                          tau=float(self.tau))
+
+    @property
+    def components_skfda(self) -> np.ndarray:
+        """The private components as rows, (k, m): scikit-fda's and scikit-learn's orientation."""
+        return np.ascontiguousarray(self.components.T)
 
     @property
     def p(self) -> int:
@@ -402,6 +442,15 @@ def private_pca(fd: FunctionalData, settings: PcaSettings, rng=None, *, released
         "released-mean", refused otherwise.
     data_dependent_flags : flags inherited from upstream (e.g. a simulation design that
         rescaled its curves using the data); they are carried into the result.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 30)
+    >>> X = 0.5 + 0.2 * np.random.default_rng(0).standard_normal((60, 1)) * np.sin(np.pi * t)
+    >>> private_pca(from_arrays(t, X), PcaSettings(k=2, value_range=(0, 1)), np.random.default_rng(1)).k
+    2
     """
     settings = settings.validated()
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)

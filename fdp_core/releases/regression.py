@@ -31,6 +31,7 @@ from ..mechanisms.guarantee import Guarantee
 from ..limits import MAX_TAU, check_at_most
 from ..params import check_choice, check_delta, check_epsilon, check_eta, check_finite, check_positive
 from ..publish.release import randomness_fields
+from ..settings_fields import documented_settings
 from ..settings_fields import (CALIBRATION, CENTRE, CENTRE_RANGE, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU,
                               PERSON_COLUMN, RHO, Control, option)
 from ..sensitivity import regression_t1_sensitivity_frobenius, regression_t2_sensitivity_cm
@@ -45,6 +46,7 @@ def parse_covariates(text) -> tuple[str, ...]:
     return names
 
 
+@documented_settings
 @dataclass(frozen=True)
 class RegressionSettings:
     """Public choices of a regression release (curves: as for the covariance, METHODS 12-13).
@@ -52,6 +54,11 @@ class RegressionSettings:
     Page controls (``controls``): the Covariance & regression page ("covariance"), which centres
     the curves as its covariance does and offers the data's own columns as covariates (a
     data-dependent choice list, so the page keeps that widget).
+
+    Examples
+    --------
+    >>> RegressionSettings(covariates=("age",), lo=0.0, hi=1.0).covariates
+    ('age',)
     """
 
     covariates: tuple = option((), parse=parse_covariates, required=True,
@@ -152,6 +159,20 @@ def floored_inverse(T1: np.ndarray, kappa: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class RegressionRelease:
+    """A planned regression release (T1 and T2): noise laws and guarantees public, the estimates
+    NON-PRIVATE. Built by :func:`plan_regression_release`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 20)
+    >>> age = np.linspace(-1, 1, 60)
+    >>> fd = from_arrays(t, 0.5 + 0.1 * age[:, None] * np.sin(np.pi * t), metadata={"age": age})
+    >>> plan_regression_release(fd, RegressionSettings(covariates=("age",), lo=0.0, hi=1.0)).n
+    60
+    """
+
     settings: RegressionSettings
     labels: list
     grid_points: np.ndarray
@@ -212,6 +233,31 @@ class RegressionRelease:
 
 
 def plan_regression_release(fd: FunctionalData, settings: RegressionSettings) -> RegressionRelease:
+    """Function-on-scalar regression (METHODS.md 14): T1 and T2 planned, nothing drawn.
+
+    Parameters
+    ----------
+    fd : FunctionalData
+        The curves, with the covariates as metadata columns (NON-PRIVATE).
+    settings : RegressionSettings
+        The covariates, their public bound B, the curves' centre and tau, kernel and budget.
+
+    Returns
+    -------
+    RegressionRelease
+        Both parts' noise laws and guarantees; ``sample(rng)`` draws previews of the coefficients.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fdp_core.data.loading import from_arrays
+    >>> t = np.linspace(0, 1, 20)
+    >>> age = np.linspace(-1, 1, 60)
+    >>> fd = from_arrays(t, 0.5 + 0.1 * age[:, None] * np.sin(np.pi * t), metadata={"age": age})
+    >>> plan = plan_regression_release(fd, RegressionSettings(covariates=("age",), lo=0.0, hi=1.0))
+    >>> plan.labels
+    ['intercept', 'age']
+    """
     s = settings.validated()
     X, n_clipped_cov, labels = covariate_matrix(fd.metadata, s.covariates, s.bound_b)
     if X.shape[0] != fd.n:

@@ -36,7 +36,7 @@ from ..sensitivity import (sparse_b_sensitivity_l1, sparse_b_sensitivity_l2, spa
                           sparse_gram_sensitivity_l1)
 from ..data.sparse_data import SparseData, parse_domain
 from .smoother import pooled_local_linear
-from ..settings_fields import CALIBRATION, DELTA, EPSILON, ETA, KERNEL, NU, RHO, VALUE_RANGE, Control, option
+from ..settings_fields import CALIBRATION, DELTA, EPSILON, ETA, KERNEL, NU, RHO, VALUE_RANGE, Control, documented_settings, option
 
 NOISES = ("gaussian", "laplace")
 MAX_BASIS = limits.MAX_SPARSE_BASIS
@@ -59,6 +59,7 @@ SPARSE_VALUE_RANGE = replace(VALUE_RANGE, required=True, cli_default=None,
                                   "(HI - LO)/2. Write --value-range=-5,40 when LO is negative")
 
 
+@documented_settings
 @dataclass(frozen=True)
 class SparseSettings:
     """Public choices of a sparse mean release (all declared before looking at the data).
@@ -66,6 +67,11 @@ class SparseSettings:
     Every field carries its command-line option and page control (fdp_core/settings_fields.py):
     ``release mean --sparse``, the replay config and the sparse Mean and Trade-offs views are
     generated from them.
+
+    Examples
+    --------
+    >>> SparseSettings(domain=(0.0, 1.0), value_range=(-1.0, 2.0)).domain
+    (0.0, 1.0)
     """
 
     domain: tuple = option(MISSING, required=True, cli_default=None, flag="--domain", parse=parse_domain,
@@ -257,7 +263,18 @@ def floored_solve(A: np.ndarray, b: np.ndarray, kappa: float, penalty: np.ndarra
 
 @dataclass(frozen=True)
 class SparseRelease:
-    """Everything but the draw: statistics (NON-PRIVATE), noise scales and the guarantee."""
+    """Everything but the draw: statistics (NON-PRIVATE), noise scales and the guarantee.
+
+    Built by :func:`plan_sparse_release`; ``statistics`` is NON-PRIVATE, everything else public.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from fdp_core.data.sparse_data import read_long
+    >>> data = read_long(Path(__file__).parents[2] / "data" / "example_sparse.csv")
+    >>> plan_sparse_release(data, SparseSettings(domain=(0.0, 1.0), value_range=(-1.0, 2.0))).guarantee.privacy
+    '(epsilon, delta)-DP'
+    """
 
     settings: SparseSettings
     basis: SparseBasis
@@ -319,6 +336,31 @@ def plan_sparse_release(data: SparseData | None, settings: SparseSettings, *,
 
     ``statistics``: A and b accumulated elsewhere (the streamed route, fdp_core/engines/sparse_stream.py);
     then ``data`` may be None.
+
+    Parameters
+    ----------
+    data : SparseData or None
+        The observations (NON-PRIVATE); None when ``statistics`` are given.
+    settings : SparseSettings
+        The public domain of t, the value range, the kernel and the budget (METHODS.md 20).
+    statistics : SparseStatistics, optional
+        A and b accumulated elsewhere.
+
+    Returns
+    -------
+    SparseRelease
+        The private normal equations' noise scales, sensitivities and guarantee; ``sample(rng)``
+        draws previews of the mean on ``output_grid``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pathlib import Path
+    >>> from fdp_core.data.sparse_data import read_long
+    >>> data = read_long(Path(__file__).parents[2] / "data" / "example_sparse.csv")
+    >>> plan = plan_sparse_release(data, SparseSettings(domain=(0.0, 1.0), value_range=(-1.0, 2.0), epsilon=4.0))
+    >>> plan.n, plan.sample(np.random.default_rng(0), 1).shape[0]
+    (500, 1)
     """
     s = settings.validated()
     basis = sparse_basis(s)

@@ -53,7 +53,35 @@ def model_covariance(plan: CovarianceRelease, draw: dict) -> np.ndarray:
 
 def synthetic_curves(mean: np.ndarray, covariance: np.ndarray, eigenfunctions: np.ndarray, n: int,
                      rng: np.random.Generator, value_range: tuple | None = None) -> np.ndarray:
-    """n synthetic curves on the grid, shape (n, m): mean (grid) + Phi (PSD root of covariance) xi."""
+    """n synthetic curves on the grid, shape (n, m): mean (grid) + Phi (PSD root of covariance) xi.
+
+    Post-processing of released quantities only (METHODS.md 19): no further budget.
+
+    Parameters
+    ----------
+    mean : array (m,)
+        A released mean on the grid.
+    covariance : array (L, L)
+        A released covariance on the basis ``eigenfunctions`` (made positive semi-definite here).
+    eigenfunctions : array (m, L)
+        The public basis on the grid.
+    n : int
+        How many curves to draw.
+    rng : Generator
+    value_range : (lo, hi), optional
+        Clip the synthetic values to the public range.
+
+    Returns
+    -------
+    ndarray (n, m)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> curves = synthetic_curves(np.zeros(4), np.eye(2), np.eye(4)[:, :2], 3, np.random.default_rng(0))
+    >>> curves.shape, np.allclose(curves[:, 2:], 0)
+    ((3, 4), True)
+    """
     root = psd_root(covariance)
     curves = mean + rng.standard_normal((int(n), root.shape[1])) @ (eigenfunctions @ root).T
     if value_range is not None:
