@@ -206,33 +206,40 @@ def filter_candidates(plan: MeanRelease, eigenvalues: np.ndarray, variances: np.
 
 
 def mean_band(plan: MeanRelease, eigenfunctions: np.ndarray, eigenvalues: np.ndarray, sigma: np.ndarray,
-              values: np.ndarray, level: float, B: float, **kwargs) -> MeanBand | None:
+              values: np.ndarray, level: float, B: float, *, n_draws: int = N_DRAWS,
+              seed: int = SIMULATION_SEED) -> MeanBand | None:
     """The narrowest (mean half-width over the grid) of the candidates' bands for E[Y].
 
     For each candidate smoother S_b (coefficient l: e_l = g_l s_l): |centre_b - E Y| <= |S_b (Ybar - E Y) + g Z| +
     |(I - S_b) E[Y - c]|, the first at most q_b w_b(t) with the level's probability (the simultaneous band of
-    G_b + g Z, G_b ~ N(0, T_b Sigma~ T_b^T / n)), the second at most B sqrt(sum_l x_l (1 - e_l)^2 phi_l(t)^2)
-    (Cauchy-Schwarz, as smoothing_bias_bound). The choice reads only the releases and public inputs
-    (post-processing). None when S is not linear and diagonal (ICLP-AR, Bernstein)."""
+    g (G + Z), G ~ N(0, T Sigma~ T^T / n): simultaneous_band's construction, its draws shared by the candidates),
+    the second at most B sqrt(sum_l x_l (1 - e_l)^2 phi_l(t)^2) (Cauchy-Schwarz, as smoothing_bias_bound). The
+    choice reads only the releases and public inputs (post-processing). None when S is not linear and diagonal
+    in the eigenbasis (ICLP-AR, Bernstein)."""
     mechanism = mean_mechanism(plan.settings.mechanism)
     if not mechanism.basis.kernel or not mechanism.band_linear:
         return None
     T = smoother(plan, eigenfunctions, eigenvalues)
+    sampling = T @ sigma @ T.T / plan.n
+    cov = np.diag(plan.family.variance_factor * plan.noise_scales**2) + sampling
+    rng = np.random.default_rng(seed)
+    draws = plan.noise_coefficients(rng, n_draws) + rng.standard_normal((n_draws, cov.shape[0])) @ psd_root(sampling).T
     coefficients = np.linalg.lstsq(plan.synthesis, values - plan.offset, rcond=None)[0]
     x = eigenvalues ** float(plan.settings.eta)
-    variances = plan.family.variance_factor * plan.noise_scales**2 + np.diag(T @ sigma @ T.T) / plan.n
     candidates = ([("penalty", *c) for c in undersmoothing_candidates(plan, eigenvalues)]
-                  + [("filter", *c) for c in filter_candidates(plan, eigenvalues, variances, B)])
+                  + [("filter", *c) for c in filter_candidates(plan, eigenvalues, np.diag(cov), B)])
     best, best_width = None, np.inf
     for family, parameter, effective, gain in candidates:
         r = x * (1.0 - effective) ** 2
         bias = B * np.sqrt(eigenfunctions**2 @ r)
-        T_b = gain[:, None] * T
-        centre = plan.offset + plan.synthesis @ (gain * coefficients)
-        inner = simultaneous_band(plan, centre, T_b @ sigma @ T_b.T / plan.n, level, gain=gain, **kwargs)
-        width = float(np.mean(inner.half_width + bias))
+        weighted = plan.synthesis * gain  # the grid values of g-weighted coefficients
+        sd = np.sqrt(np.clip(np.einsum("ik,kl,il->i", weighted, cov, weighted), 0.0, None))
+        q = sup_quantile((draws * gain) @ plan.synthesis.T, sd, level)
+        half = q * sd
+        width = float(np.mean(half + bias))
         if width < best_width:
-            band = Band(inner.lower - bias, inner.upper + bias, inner.quantile, inner.sd)
+            centre = plan.offset + weighted @ coefficients
+            band = Band(centre - half - bias, centre + half + bias, q, sd)
             best, best_width = MeanBand(band, centre, family, parameter, bias, float(B * np.sqrt(np.max(r))),
                                         len(candidates)), width
     return best
