@@ -362,3 +362,22 @@ def test_combined_gaussian_audit_tests_the_composed_gdp_and_flags_the_control(me
     assert audit.delta == AUDIT_DELTA and audit.epsilon < settings.epsilon
     assert not audit.result.flagged and audit.honest_epsilon_lower <= audit.epsilon
     assert audit.control.flagged and audit.control_factor == 0.7 and audit.control_epsilon_lower > audit.epsilon
+
+
+def test_the_bound_asked_in_words_is_the_ball_of_bumps_at_most_that_high():
+    """The app's words (METHODS 25): B = amplitude / sqrt(max_t k(t, t)); every mean in that ball stays within the
+    amplitude of the centre, and the kernel's own bump of that height at the peak t* has norm exactly B."""
+    from fdp_core.releases.bands import bound_from_amplitude
+
+    plan = plan_band_release(simulate("s1", n=300, m=GRID_POINTS, seed=0), design_settings("s1", 1.0))
+    cov = plan.second_moment
+    x = cov.eigenvalues ** plan.settings.eta
+    B = bound_from_amplitude(cov.eigenfunctions, cov.eigenvalues, plan.settings.eta, 0.3)
+    rng = np.random.default_rng(0)
+    for a in rng.standard_normal((50, cov.n_components)):
+        f = cov.eigenfunctions @ (np.sqrt(x) * a * B / np.linalg.norm(a))
+        assert np.max(np.abs(f)) <= 0.3 + 1e-12
+    peak = int(np.argmax(cov.eigenfunctions**2 @ x))
+    bump = x * cov.eigenfunctions[peak]  # coefficients of k(., t*)
+    bump *= 0.3 / abs(cov.eigenfunctions[peak] @ bump)  # height 0.3 at t*
+    assert np.sqrt(np.sum(bump**2 / x)) == pytest.approx(B, rel=1e-9)

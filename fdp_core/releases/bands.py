@@ -27,6 +27,7 @@ from ..budget.privacy_events import composed_total
 from .covariance import CovarianceRelease, CovarianceSettings, plan_covariance_release, symmetrise
 from ..data.loading import FunctionalData, unit_interval
 from ..errors import ParameterError
+from ..params import check_positive
 from .estimators import lattice_interpolation_matrix
 from .mean import MeanRelease, MeanSettings, analyst_view, plan_mean_release, release_record
 from ..registry import mean_mechanism
@@ -243,6 +244,19 @@ def mean_band(plan: MeanRelease, eigenfunctions: np.ndarray, eigenvalues: np.nda
             best, best_width = MeanBand(band, centre, family, parameter, bias, float(B * np.sqrt(np.max(r))),
                                         len(candidates)), width
     return best
+
+
+def bound_from_amplitude(eigenfunctions: np.ndarray, eigenvalues: np.ndarray, eta: float, amplitude: float) -> float:
+    """B for "the mean strays from the public centre by a smooth deviation at most ``amplitude`` high" (app words).
+
+    Every f with ||f||_{H(C^eta)} <= B has |f(t)| <= B sqrt(k(t, t)), k(t, t) = sum_l lambda_l^eta phi_l(t)^2
+    (Cauchy-Schwarz), with equality for f a multiple of the kernel's own bump k(., t). So B = amplitude /
+    sqrt(max_t k(t, t)) is the ball of deviations shaped like the kernel's bumps and at most ``amplitude`` high;
+    rougher or several separate deviations of that height have a larger norm (a larger B is then needed).
+    Public: the kernel and the grid only, never the data."""
+    check_positive("amplitude", amplitude)
+    diagonal = eigenfunctions**2 @ (eigenvalues ** float(eta))
+    return float(amplitude / np.sqrt(np.max(diagonal)))
 
 
 # --------------------------------------------------------------------------- the two releases
