@@ -381,3 +381,13 @@ def test_the_bound_asked_in_words_is_the_ball_of_bumps_at_most_that_high():
     bump = x * cov.eigenfunctions[peak]  # coefficients of k(., t*)
     bump *= 0.3 / abs(cov.eigenfunctions[peak] @ bump)  # height 0.3 at t*
     assert np.sqrt(np.sum(bump**2 / x)) == pytest.approx(B, rel=1e-9)
+
+
+def test_the_rough_design_has_the_mean_and_covariance_it_states():
+    """The benchmark's non-Gaussian design (Poisson jumps, t3 level shift): its E[Y] and covariance, simulated."""
+    from fdp_core.explore.rough_design import rough_covariance, rough_curves, rough_mean
+
+    grid = np.linspace(0.0, 1.0, 11)
+    curves = rough_curves(200_000, grid, np.random.default_rng(4))
+    np.testing.assert_allclose(curves.mean(axis=0), rough_mean(grid), atol=0.004)  # sd of the mean <= 0.0012
+    np.testing.assert_allclose(np.cov(curves.T), rough_covariance(grid), atol=0.006)  # t3's variance converges slowly
