@@ -36,7 +36,8 @@ EPSILONS = (0.5, 1.0, 4.0)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replications", type=int, default=500)
-    parser.add_argument("--designs", nargs="+", default=["s1", "s2"])
+    parser.add_argument("--designs", nargs="*", default=["s1", "s2"],
+                        help="shipped designs (none: the rough design only)")
     parser.add_argument("--mechanism", default="gaussian")
     parser.add_argument("--n-draws", type=int, default=2000, help="simulated draws per band quantile")
     parser.add_argument("--smoothness-factor", type=float, default=2.0,
