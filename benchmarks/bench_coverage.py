@@ -48,7 +48,7 @@ def main() -> None:
     factor = args.smoothness_factor or None
     rows = []
     print(f"{'design':6} {'n':>6} {'eps':>4} {'coverage':>8} {'privacy':>8} {'oracle':>7} {'width/oracle':>12} "
-          f"{'E[Y] cov':>8} {'ci/raw':>7} {'mean/raw':>8} {'s':>5}")
+          f"{'E[Y] cov':>8} {'ci E[Y]':>7} {'ci/raw':>7} {'mean/raw':>8} {'s':>5}")
     for design in args.designs:
         for n in NS:
             for eps in EPSILONS:
@@ -58,9 +58,10 @@ def main() -> None:
                                      n_draws=args.n_draws, seed=1000 * len(rows), smoothness_factor=factor)
                 seconds = time.perf_counter() - start
                 mean = ("" if cell.mean_coverage is None else
-                        f"{cell.mean_coverage:>8.3f} {cell.ci_raw_width_ratio:>7.2f} {cell.mean_width_ratio:>8.2f}")
+                        f"{cell.mean_coverage:>8.3f} {cell.ci_mean_coverage:>7.3f} {cell.ci_raw_width_ratio:>7.2f} "
+                        f"{cell.mean_width_ratio:>8.2f}")
                 print(f"{design:6} {n:>6} {eps:>4g} {cell.coverage:>8.3f} {cell.privacy_coverage:>8.3f} "
-                      f"{cell.oracle_coverage:>7.3f} {cell.width_ratio:>12.3f} {mean:>25} {seconds:>5.0f}", flush=True)
+                      f"{cell.oracle_coverage:>7.3f} {cell.width_ratio:>12.3f} {mean:>33} {seconds:>5.0f}", flush=True)
                 rows.append({**cell.__dict__, "seconds": seconds})
     for n in args.rough_n if args.rough_replications and factor else ():
         for eps in EPSILONS:
@@ -69,7 +70,8 @@ def main() -> None:
                               n_draws=args.n_draws, mechanism=args.mechanism)
             seconds = time.perf_counter() - start
             print(f"{'rough':6} {n:>6} {eps:>4g} {cell.coverage:>8.3f} {'':>8} {'':>7} {'':>12} "
-                  f"{cell.mean_coverage:>8.3f} {cell.ci_raw_width_ratio:>7.2f} {cell.mean_width_ratio:>8.2f} "
+                  f"{cell.mean_coverage:>8.3f} {cell.ci_mean_coverage:>7.3f} {cell.ci_raw_width_ratio:>7.2f} "
+                  f"{cell.mean_width_ratio:>8.2f} "
                   f"{seconds:>5.0f}", flush=True)
             rows.append({"design": "rough", **cell.__dict__, "seconds": seconds})
     print(json.dumps({"benchmark": "bench_coverage", "mechanism": args.mechanism, "replications": args.replications,

@@ -48,6 +48,7 @@ class CoverageCell:
     # coverage of E[Y] and its mean half-width over that of the non-private oracle band (the raw mean +- its
     # simultaneous quantile, known covariance); the m_S band's width against the same oracle.
     mean_coverage: float | None = None
+    ci_mean_coverage: float | None = None  # the m_S band's coverage of E[Y] (what it does not claim)
     mean_width_ratio: float | None = None
     ci_raw_width_ratio: float | None = None
     smoothness_bound: float | None = None
@@ -119,7 +120,7 @@ def coverage_cell(design: str, n: int, epsilon: float, replications: int, *, see
     oracle = simultaneous_band(mean, target, T @ sigma_x @ T.T / n, level, n_draws=n_draws)
     shrink = product_shrinkage(cov.eigenvalues, cov.settings.eta, cov.settings.phi)
     rng = np.random.default_rng(seed + 1)
-    hits = private_hits = oracle_hits = mean_hits = 0
+    hits = private_hits = oracle_hits = mean_hits = ci_mean_hits = 0
     widths, mean_widths = [], []
     for _ in range(replications):
         xbar = mu_x + root @ rng.standard_normal(root.shape[1]) / np.sqrt(n)
@@ -133,6 +134,7 @@ def coverage_cell(design: str, n: int, epsilon: float, replications: int, *, see
         shifted = np.abs(values - target) <= oracle.half_width
         oracle_hits += bool(np.all(shifted))
         widths.append(float(np.mean(bands.band.half_width)))
+        ci_mean_hits += bool(np.all((population >= bands.band.lower) & (population <= bands.band.upper)))
         if bands.mean is not None:
             band = bands.mean.band
             mean_hits += bool(np.all((population >= band.lower) & (population <= band.upper)))
@@ -144,5 +146,6 @@ def coverage_cell(design: str, n: int, epsilon: float, replications: int, *, see
     K = cov.eigenfunctions @ sigma_x @ cov.eigenfunctions.T
     raw = float(np.mean(raw_oracle_half_width(K, n, level, n_draws, seed + 2)))
     return replace(cell, mean_coverage=mean_hits / replications if mean_widths else None,
+                   ci_mean_coverage=ci_mean_hits / replications,
                    mean_width_ratio=float(np.median(mean_widths)) / raw if mean_widths else None,
                    ci_raw_width_ratio=float(np.median(widths)) / raw, smoothness_bound=B)

@@ -37,12 +37,13 @@ N_DRAWS = 4000  # simulated draws of sup |G + Z| / w: the quantile's Monte Carlo
 SIMULATION_SEED = 20_261_127  # public and fixed: the band is a deterministic function of the releases
 PRIVACY_BAND_WORDS = "where the noise may have put this curve"
 CONFIDENCE_BAND_WORDS = "where the population's smoothed mean lies, given sampling and noise"
-MEAN_BAND_WORDS = "where the population mean itself lies, given sampling and noise, if the declared smoothness bound holds"
+MEAN_BAND_WORDS = ("where the population mean itself lies, given sampling and noise, if the declared smoothness "
+                   "bound holds")
 COVERS = ("the population's smoothed mean m_S = c + S E[Y - c] (Y a person's curve after the public range clip, "
           "centring, L2 clip at tau and person averaging), not E[Y] itself: the smoothing bias (I - S) E[Y - c] is "
           "outside (with a smoothness bound, mean_lower / mean_upper cover E[Y]: mean_band_covers)")
-MEAN_BAND_COVERS = ("the population mean E[Y] (Y as above) itself, under the declared public bound ||E[Y] - c||_{H(C^eta)} <= B "
-                    "(c the public centre): an assumption, stated, not checked")
+MEAN_BAND_COVERS = ("the population mean E[Y] (Y as above) itself, under the declared public bound "
+                    "||E[Y] - c||_{H(C^eta)} <= B (c the public centre): an assumption, stated, not checked")
 CLIPPING_ASSUMPTION = ("clipping bias is zero only if every person's curves lie in the declared range and norm bound: "
                        "an assumption, stated, not checked")
 # Penalty of the second moment behind the band (the covariance release's default). A smaller one shrinks
@@ -188,7 +189,8 @@ class MeanBand:
 
 def filter_candidates(plan: MeanRelease, eigenvalues: np.ndarray, variances: np.ndarray,
                       B: float) -> list[tuple[float, np.ndarray, np.ndarray]]:
-    """(kappa, effective shrinkage, gain) of the filters e_l = B^2 x_l / (B^2 x_l + kappa v_l / s_l^2), kappa in FILTER_KAPPAS.
+    """(kappa, effective shrinkage, gain) of the filters e_l = B^2 x_l / (B^2 x_l + kappa v_l / s_l^2), kappa in
+    FILTER_KAPPAS.
 
     Per coefficient, e minimises kappa (v_l / s_l^2) e^2 + B^2 x_l (1 - e)^2: the variance of the re-weighted
     coefficient (v_l its variance at the release's s_l: noise plus sampling) against its share of the squared
@@ -405,7 +407,8 @@ def band_record(plan: BandPlan, bands: ConfidenceBand, second_moment_guarantee: 
         "bias_bound_l2": bands.bias_l2,
         "bias_bound_note": (None if s.smoothness_bound is None else
                             "with ||E[Y - c]||_{H(C^eta)} <= B declared public: the release's own smoothing bias "
-                            "||(I - S) E[Y - c]||_L2 <= bias_bound_l2 (<= B sqrt(penalty) / 2); mean_lower / mean_upper "
+                            "||(I - S) E[Y - c]||_L2 <= bias_bound_l2 (<= B sqrt(penalty) / 2); mean_lower / "
+                            "mean_upper "
                             "are the mean band (mean_band_method)"
                             if bands.bias_l2 is not None else
                             "no smoothing-bias bound for this mechanism (its smoother is not linear and diagonal)"),
@@ -419,10 +422,10 @@ def mean_band_record(band: MeanBand | None) -> dict:
     if band is None:
         return {"mean_band": None}
     return {"mean_band": MEAN_BAND_WORDS, "mean_band_covers": MEAN_BAND_COVERS,
-            "mean_band_method": ("undersmoothing by post-processing: released coefficient l times g_l = e_l / s_l is the "
-                                 "centre mean_centre (e the band's shrinkage); band = mean_centre +- (q_b w_b(t) + "
-                                 "B sqrt(sum_l lambda_l^eta (1 - e_l)^2 phi_l(t)^2)), q_b w_b the simultaneous band of "
-                                 "the re-weighted sampling and noise; e the narrowest (mean half-width) of the "
+            "mean_band_method": ("undersmoothing by post-processing: released coefficient l times g_l = e_l / s_l "
+                                 "is the centre mean_centre (e the band's shrinkage); band = mean_centre +- "
+                                 "(q_b w_b(t) + B sqrt(sum_l lambda_l^eta (1 - e_l)^2 phi_l(t)^2)), q_b w_b the "
+                                 "simultaneous band of the re-weighted sampling and noise; e the narrowest (mean half-width) of the "
                                  "candidates: the shrinkage of the penalty times 10^-k/2 (k = 0.."
                                  f"{len(UNDERSMOOTHING) - 1}) and the filters B^2 x_l / (B^2 x_l + kappa v_l / s_l^2)"),
             "mean_band_family": band.family, "mean_band_parameter": band.parameter, "mean_band_bias_l2": band.bias_l2,
