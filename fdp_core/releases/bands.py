@@ -425,8 +425,8 @@ def mean_band_record(band: MeanBand | None) -> dict:
             "mean_band_method": ("undersmoothing by post-processing: released coefficient l times g_l = e_l / s_l "
                                  "is the centre mean_centre (e the band's shrinkage); band = mean_centre +- "
                                  "(q_b w_b(t) + B sqrt(sum_l lambda_l^eta (1 - e_l)^2 phi_l(t)^2)), q_b w_b the "
-                                 "simultaneous band of the re-weighted sampling and noise; e the narrowest (mean half-width) of the "
-                                 "candidates: the shrinkage of the penalty times 10^-k/2 (k = 0.."
+                                 "simultaneous band of the re-weighted sampling and noise; e the narrowest (mean "
+                                 "half-width) of the candidates: the shrinkage of the penalty times 10^-k/2 (k = 0.."
                                  f"{len(UNDERSMOOTHING) - 1}) and the filters B^2 x_l / (B^2 x_l + kappa v_l / s_l^2)"),
             "mean_band_family": band.family, "mean_band_parameter": band.parameter, "mean_band_bias_l2": band.bias_l2,
             "mean_band_quantile": band.band.quantile, "mean_band_candidates": band.candidates}
