@@ -79,6 +79,56 @@ def test_smoothing_bias_bound_holds_for_every_mean_in_the_ball():
         assert np.sqrt(bias**2 @ cov.weights) <= l2 + 1e-12
 
 
+def _effective_shrinkage(plan, band, eigenvalues, variances, B):
+    """The band's e_l recomputed from its family and parameter, independently of bands.py."""
+    x = eigenvalues ** plan.settings.eta
+    s = x / (x + plan.settings.phi)
+    if band.family == "penalty":
+        return x / (x + band.parameter)
+    signal = B * B * x
+    return signal / (signal + band.parameter * variances / s**2)
+
+
+def test_the_mean_band_centre_and_bias_bound_are_exact():
+    """METHODS 25: the centre re-weights the released coefficients by e_l / s_l, so on a noise-free release of a
+    mean mu it is sum_l e_l mu_l phi_l, and |E[Y] - that| stays within the pointwise bias bound for every mu in the
+    B-ball (checked on random means, the bound's worst direction included)."""
+    from fdp_core.releases.bands import mean_band, smoother
+
+    B = 2.0
+    plan = plan_band_release(simulate("s1", n=300, m=GRID_POINTS, seed=0), design_settings("s1", 4.0,
+                                                                                         smoothness_bound=B))
+    mean, cov = plan.mean, plan.second_moment
+    assert mean.noise_scales.size == cov.n_components  # the release's basis is the eigenbasis (kernel mechanisms)
+    T = smoother(mean, cov.eigenfunctions, cov.eigenvalues)
+    sigma = np.diag(0.01 / np.arange(1, cov.n_components + 1) ** 2)
+    variances = mean.noise_scales**2 + np.diag(T @ sigma @ T.T) / mean.n
+    x = cov.eigenvalues ** plan.settings.eta
+    rng = np.random.default_rng(1)
+    for trial in range(6):
+        a = rng.standard_normal(cov.n_components)
+        mu = np.sqrt(x) * a * B / np.linalg.norm(a)  # ||mu||_{H(C^eta)} = B
+        values = mean.offset + mean.synthesis @ (T @ mu)
+        band = mean_band(mean, cov.eigenfunctions, cov.eigenvalues, sigma, values, 0.95, B, n_draws=500, seed=trial)
+        e = _effective_shrinkage(plan.mean, band, cov.eigenvalues, variances, B)
+        np.testing.assert_allclose(band.centre, mean.offset + cov.eigenfunctions @ (e * mu), atol=1e-9)
+        truth = mean.offset + cov.eigenfunctions @ mu
+        assert np.all(np.abs(truth - band.centre) <= band.bias_pointwise + 1e-12)
+        # The worst mean for t0 attains the bound there: the bound is the smallest that holds.
+        t0 = trial * 7
+        worst = B * np.sqrt(x) * (1 - e) * cov.eigenfunctions[t0] / np.linalg.norm(np.sqrt(x) * (1 - e)
+                                                                                     * cov.eigenfunctions[t0])
+        worst_mu = np.sqrt(x) * worst
+        assert abs(cov.eigenfunctions[t0] @ ((1 - e) * worst_mu)) == pytest.approx(band.bias_pointwise[t0], rel=1e-9)
+
+
+def test_the_mean_band_covers_the_population_mean():
+    """The band labelled as covering E[Y] does so (B = 2 ||E[Y - c]||_H declared), where the m_S band need not."""
+    cell = coverage_cell("s1", 1000, 4.0, 40, seed=11, n_draws=1000, smoothness_factor=2.0)
+    assert cell.mean_coverage >= 0.9
+    assert cell.mean_width_ratio >= cell.ci_raw_width_ratio  # it pays for the bias with width
+
+
 def test_release_mean_writes_both_bands(tmp_path):
     out = tmp_path / "band"
     result = _cli([*BAND, "--smoothness-bound", "1", "--out", str(out)])
@@ -86,12 +136,17 @@ def test_release_mean_writes_both_bands(tmp_path):
     table = pd.read_csv(out / "release.csv")
     assert list(table.columns)[:6] == ["t", "value", "privacy_lower", "privacy_upper", "ci_lower", "ci_upper"]
     assert np.all(table.privacy_lower < table.value) and np.all(table.value < table.privacy_upper)
-    assert np.all(table.ci_lower < table.value) and np.all(table.mean_lower <= table.ci_lower)
+    assert np.all(table.ci_lower < table.value)
+    assert np.all(table.mean_lower < table.mean_centre) and np.all(table.mean_centre < table.mean_upper)
     record = json.loads((out / "release.json").read_text())
     band = record["band"]
     assert band["level"] == 0.95 and band["share"] == 0.2 and "simulation" in band["method"]
     assert band["epsilon_mean"] + band["epsilon_second_moment"] == pytest.approx(record["epsilon"]) == 1.0
     assert band["bias_bound_l2"] <= np.sqrt(1e-3) / 2
+    # Each band says what it covers; "population mean" only for the one that covers E[Y] (under the declared B).
+    assert "population mean" not in band["confidence_band"] and "smoothed mean" in band["confidence_band"]
+    assert "population mean" in band["mean_band"] and "B" in band["mean_band_covers"]
+    assert band["mean_band_family"] in ("penalty", "filter") and band["mean_band_bias_l2"] >= 0
     total = band["composed_total"]  # Gaussian parts: the exact GDP total is cheaper than the basic sum
     assert total["basic"] == {"epsilon": 1.0, "delta": pytest.approx(record["delta"])}
     assert total["method"] == "gdp" and total["epsilon"] == total["gdp"]["epsilon"] < total["zcdp"]["epsilon"] < 1.0
@@ -307,3 +362,32 @@ def test_combined_gaussian_audit_tests_the_composed_gdp_and_flags_the_control(me
     assert audit.delta == AUDIT_DELTA and audit.epsilon < settings.epsilon
     assert not audit.result.flagged and audit.honest_epsilon_lower <= audit.epsilon
     assert audit.control.flagged and audit.control_factor == 0.7 and audit.control_epsilon_lower > audit.epsilon
+
+
+def test_the_bound_asked_in_words_is_the_ball_of_bumps_at_most_that_high():
+    """The app's words (METHODS 25): B = amplitude / sqrt(max_t k(t, t)); every mean in that ball stays within the
+    amplitude of the centre, and the kernel's own bump of that height at the peak t* has norm exactly B."""
+    from fdp_core.releases.bands import bound_from_amplitude
+
+    plan = plan_band_release(simulate("s1", n=300, m=GRID_POINTS, seed=0), design_settings("s1", 1.0))
+    cov = plan.second_moment
+    x = cov.eigenvalues ** plan.settings.eta
+    B = bound_from_amplitude(cov.eigenfunctions, cov.eigenvalues, plan.settings.eta, 0.3)
+    rng = np.random.default_rng(0)
+    for a in rng.standard_normal((50, cov.n_components)):
+        f = cov.eigenfunctions @ (np.sqrt(x) * a * B / np.linalg.norm(a))
+        assert np.max(np.abs(f)) <= 0.3 + 1e-12
+    peak = int(np.argmax(cov.eigenfunctions**2 @ x))
+    bump = x * cov.eigenfunctions[peak]  # coefficients of k(., t*)
+    bump *= 0.3 / abs(cov.eigenfunctions[peak] @ bump)  # height 0.3 at t*
+    assert np.sqrt(np.sum(bump**2 / x)) == pytest.approx(B, rel=1e-9)
+
+
+def test_the_rough_design_has_the_mean_and_covariance_it_states():
+    """The benchmark's non-Gaussian design (Poisson jumps, t3 level shift): its E[Y] and covariance, simulated."""
+    from fdp_core.explore.rough_design import rough_covariance, rough_curves, rough_mean
+
+    grid = np.linspace(0.0, 1.0, 11)
+    curves = rough_curves(200_000, grid, np.random.default_rng(4))
+    np.testing.assert_allclose(curves.mean(axis=0), rough_mean(grid), atol=0.004)  # sd of the mean <= 0.0012
+    np.testing.assert_allclose(np.cov(curves.T), rough_covariance(grid), atol=0.006)  # t3's variance converges slowly

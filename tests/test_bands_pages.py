@@ -5,7 +5,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from fdp_core.releases.bands import CONFIDENCE_BAND_WORDS, PRIVACY_BAND_WORDS
+from fdp_core.releases.bands import CONFIDENCE_BAND_WORDS, MEAN_BAND_WORDS, PRIVACY_BAND_WORDS
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -30,9 +30,15 @@ def test_mean_page_shows_both_bands_in_plain_words():
     assert not at.exception, at.exception
     names = [t.get("name", "") for t in _figure(at, "mean_bands_figure")["data"]]
     assert any(PRIVACY_BAND_WORDS in n for n in names) and any(CONFIDENCE_BAND_WORDS in n for n in names)
-    at.number_input(key="band_smoothness").set_value(1.0).run()
+    # The band for the mean itself is asked for by default; until its assumption is declared, the page says plainly
+    # that the band covers only the smoothed mean.
+    assert at.selectbox(key="band_target").value == "the population mean itself"
+    assert any("covers only the smoothed mean" in c.value and "Declare how far" in c.value for c in at.caption)
+    at.number_input(key="band_amplitude").set_value(0.5).run()  # in words: how far from the public centre
+    assert not at.exception, at.exception
     names = [t.get("name", "") for t in _figure(at, "mean_bands_figure")["data"]]
-    assert any("smoothness bound" in n for n in names)
+    assert any(MEAN_BAND_WORDS in n and "smoothness bound" in n for n in names)
+    assert any("Green: " + MEAN_BAND_WORDS in c.value for c in at.caption)
     assert any("in total" in c.value for c in at.caption)
     assert any("composed exactly (mu-GDP" in c.value for c in at.caption)  # the page's default is Gaussian
 

@@ -17,8 +17,11 @@ from test_publishable import _analyst, _assert_same, _read_folder, _run, pair  #
 from fdp_core.releases.mean import MEAN_MECHANISMS
 
 # Computed from the noised mean and second moment: they move with the noise (post-processing).
-BAND_COLUMNS = {"value", "privacy_lower", "privacy_upper", "ci_lower", "ci_upper", "mean_lower", "mean_upper"}
-NOISED_KEYS = {"confidence_quantile", "released_mean"}
+BAND_COLUMNS = {"value", "privacy_lower", "privacy_upper", "ci_lower", "ci_upper", "mean_lower", "mean_upper",
+                "mean_centre"}
+# The mean band's smoother is chosen from the releases (METHODS 25): its choice moves with the noise too.
+NOISED_KEYS = {"confidence_quantile", "released_mean", "mean_band_family", "mean_band_parameter", "mean_band_bias_l2",
+               "mean_band_quantile"}
 
 
 def _strip(record: dict) -> dict:

@@ -78,3 +78,28 @@ def test_normal_distribution_functions_match_scipy_in_both_tails():
         p = special.ndtr(x)
         if p > 1e-290:
             assert ndtr(x) == pytest.approx(p, rel=5e-13, abs=0.0), x
+
+
+def test_imhof_inversion_matches_exact_laws_within_its_error_bound():
+    """The exact inversion behind every Gaussian L2 radius (METHODS 21, 25) against laws computed another way."""
+    from scipy import integrate, stats
+
+    from fdp_core.mechanisms.weighted_chi2 import imhof_cdf, quantile_upper_bound
+
+    for k in (2, 5, 30):  # equal variances: a scaled chi-square with k degrees of freedom
+        v = np.full(k, 0.7)
+        for p in (0.5, 0.9, 0.95, 0.99):
+            x = 0.7 * stats.chi2.ppf(p, k)
+            cdf, error = imhof_cdf(x, v)
+            assert abs(cdf - p) <= error + 1e-8
+        assert 0.95 <= stats.chi2.cdf(quantile_upper_bound(v, 0.95) / 0.7, k) <= 0.9505  # its error bound is charged
+    v = np.array([1.0, 0.3])  # two unequal variances: the convolution by quadrature
+
+    def exact(x):
+        inner = lambda a: stats.chi2.pdf(a, 1) * stats.chi2.cdf((x - a) / 0.3, 1)  # noqa: E731
+        return integrate.quad(inner, 0.0, x, limit=200, points=[1e-6])[0]
+
+    x = quantile_upper_bound(v, 0.95)
+    assert 0.95 <= exact(x) <= 0.9505  # holds, and not by much (its error bound is charged)
+    cdf, error = imhof_cdf(4.0, v)
+    assert abs(cdf - exact(4.0)) <= error + 1e-6

@@ -22,7 +22,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..releases.bands import BandPlan, confidence_band, plan_band_release, psd_root, simultaneous_band, smoother
+from ..releases.bands import (BandPlan, confidence_band, plan_band_release, psd_root, simultaneous_band, smoother,
+                              sup_quantile)
 from ..releases.covariance import product_shrinkage, symmetrise
 from ..kernels import kernel_matrix
 from ..limits import MAX_N_PUBLIC_FACTOR
@@ -43,6 +44,14 @@ class CoverageCell:
     privacy_coverage: float  # share whose privacy band contains the non-private estimate
     width_ratio: float  # mean half-width of the band / that of the oracle band (known covariance)
     oracle_coverage: float
+    # With a smoothness bound B = smoothness_factor ||E[Y - c]||_{H(C^eta)} (METHODS 25), else None: the mean band's
+    # coverage of E[Y] and its mean half-width over that of the non-private oracle band (the raw mean +- its
+    # simultaneous quantile, known covariance); the m_S band's width against the same oracle.
+    mean_coverage: float | None = None
+    ci_mean_coverage: float | None = None  # the m_S band's coverage of E[Y] (what it does not claim)
+    mean_width_ratio: float | None = None
+    ci_raw_width_ratio: float | None = None
+    smoothness_bound: float | None = None
 
 
 def _population(plan: BandPlan, design: str) -> tuple[np.ndarray, np.ndarray]:
@@ -73,9 +82,24 @@ def design_settings(design: str, epsilon: float, level: float = 0.95, **changes)
                            **changes})
 
 
+def h_norm(plan: BandPlan, coefficients: np.ndarray) -> float:
+    """||sum_l m_l phi_l||_{H(C^eta)} = sqrt(sum_l m_l^2 / lambda_l^eta) on the eigenbasis."""
+    x = plan.second_moment.eigenvalues ** float(plan.settings.eta)
+    return float(np.sqrt(np.sum(coefficients**2 / x)))
+
+
+def raw_oracle_half_width(covariance: np.ndarray, n: int, level: float, n_draws: int, seed: int) -> np.ndarray:
+    """The non-private oracle band's half-width on the grid: raw mean +- q sd, sd^2 = diag(K) / n, q the level
+    quantile of max_t |G(t)| / sd(t), G ~ N(0, K / n) (K the curves' covariance on the grid, known)."""
+    sd = np.sqrt(np.clip(np.diag(covariance), 0.0, None) / n)
+    draws = np.random.default_rng(seed).standard_normal((n_draws, sd.size)) @ psd_root(covariance / n).T
+    return sup_quantile(draws, sd, level) * sd
+
+
 def coverage_cell(design: str, n: int, epsilon: float, replications: int, *, seed: int = 0,
-                  n_draws: int = 2000, **changes) -> CoverageCell:
-    """Coverage of m_S and width against the oracle over ``replications`` releases (see the module doc)."""
+                  n_draws: int = 2000, smoothness_factor: float | None = None, **changes) -> CoverageCell:
+    """Coverage of m_S and width against the oracle over ``replications`` releases (see the module doc); with
+    ``smoothness_factor``, also the mean band's coverage of E[Y] under B = factor * ||E[Y - c]||_H."""
     settings = design_settings(design, epsilon, **changes)
     # The plan needs the grid only; n is declared (limits.MAX_N_PUBLIC_FACTOR times the stand-in's curves at most).
     fd = simulate(design, n=max(2, -(-n // MAX_N_PUBLIC_FACTOR)), m=GRID_POINTS, seed=seed)
@@ -84,6 +108,11 @@ def coverage_cell(design: str, n: int, epsilon: float, replications: int, *, see
     mean, cov = plan.mean, plan.second_moment
     level = float(settings.confidence_band)
     mu_x, sigma_x = _population(plan, design)
+    B = None
+    if smoothness_factor is not None:
+        B = smoothness_factor * h_norm(plan, mu_x)
+        plan = replace(plan, settings=replace(plan.settings, smoothness_bound=B))
+    population = mean.offset + cov.eigenfunctions @ mu_x  # E[Y] on the grid
     root = psd_root(sigma_x)
     root = root[:, np.linalg.norm(root, axis=0) > 1e-9]
     T = smoother(mean, cov.eigenfunctions, cov.eigenvalues)
@@ -91,8 +120,8 @@ def coverage_cell(design: str, n: int, epsilon: float, replications: int, *, see
     oracle = simultaneous_band(mean, target, T @ sigma_x @ T.T / n, level, n_draws=n_draws)
     shrink = product_shrinkage(cov.eigenvalues, cov.settings.eta, cov.settings.phi)
     rng = np.random.default_rng(seed + 1)
-    hits = private_hits = oracle_hits = 0
-    widths = []
+    hits = private_hits = oracle_hits = mean_hits = ci_mean_hits = 0
+    widths, mean_widths = [], []
     for _ in range(replications):
         xbar = mu_x + root @ rng.standard_normal(root.shape[1]) / np.sqrt(n)
         second = _wishart(rng, root, n - 1) / n + np.outer(xbar, xbar)
@@ -105,5 +134,18 @@ def coverage_cell(design: str, n: int, epsilon: float, replications: int, *, see
         shifted = np.abs(values - target) <= oracle.half_width
         oracle_hits += bool(np.all(shifted))
         widths.append(float(np.mean(bands.band.half_width)))
-    return CoverageCell(design, n, epsilon, replications, hits / replications, private_hits / replications,
+        ci_mean_hits += bool(np.all((population >= bands.band.lower) & (population <= bands.band.upper)))
+        if bands.mean is not None:
+            band = bands.mean.band
+            mean_hits += bool(np.all((population >= band.lower) & (population <= band.upper)))
+            mean_widths.append(float(np.mean(band.half_width)))
+    cell = CoverageCell(design, n, epsilon, replications, hits / replications, private_hits / replications,
                         float(np.mean(widths) / np.mean(oracle.half_width)), oracle_hits / replications)
+    if B is None:
+        return cell
+    K = cov.eigenfunctions @ sigma_x @ cov.eigenfunctions.T
+    raw = float(np.mean(raw_oracle_half_width(K, n, level, n_draws, seed + 2)))
+    return replace(cell, mean_coverage=mean_hits / replications if mean_widths else None,
+                   ci_mean_coverage=ci_mean_hits / replications,
+                   mean_width_ratio=float(np.median(mean_widths)) / raw if mean_widths else None,
+                   ci_raw_width_ratio=float(np.median(widths)) / raw, smoothness_bound=B)

@@ -195,17 +195,28 @@ class NoiseProfile:
 
 
 def _covariance_radius(plan, prob: float = 0.95, draws: int = 4000) -> float:
-    """95% quantile of ||symmetrised noise||_HS (Monte Carlo, fixed seed; the eigenbasis is
-    orthonormal, so the HS norm of the surface is that of the coefficient matrix)."""
+    """The 95% radius of ||symmetrised noise||_HS (the eigenbasis is orthonormal, so the HS norm of the surface
+    is that of the coefficient matrix), provably. Entry (i, j) of the symmetrised noise is (a_ij + a_ji) / 2, so
+    the squared norm is sum_i a_ii^2 + sum_{i<j} (a_ij + a_ji)^2 / 2 (+ the mean's noise): Gaussian noise makes it
+    a weighted chi-square with variances s_ii^2 and (s_ij^2 + s_ji^2) / 2, inverted exactly (weighted_chi2.py);
+    Laplace noise: Monte Carlo (fixed seed) with an upper confidence bound on the quantile."""
     from ..releases.covariance import symmetrise  # lazy: pandas + release modules, on use
+    from ..mechanisms.weighted_chi2 import monte_carlo_upper_quantile  # lazy: with the release modules
 
+    if plan.family.uses_delta:
+        square = np.asarray(plan.scales, dtype=float) ** 2
+        upper = np.triu_indices(square.shape[0], 1)
+        variances = [np.diag(square), (square[upper] + square.T[upper]) / 2.0]
+        if plan.released_mean:
+            variances.append(np.asarray(plan.mean_scales, dtype=float) ** 2)
+        return float(plan.family.l2_quantile_radius(np.sqrt(np.concatenate(variances)), prob))
     rng = np.random.default_rng(20260)
     noise = symmetrise(plan.family.standard(rng, (draws,) + plan.scales.shape) * plan.scales)
     total = np.sum(noise**2, axis=(1, 2))
     if plan.released_mean:
         mean_noise = plan.family.standard(rng, (draws,) + plan.mean_scales.shape) * plan.mean_scales
         total = total + np.sum(mean_noise**2, axis=1)
-    return float(np.quantile(np.sqrt(total), prob))
+    return monte_carlo_upper_quantile(np.sqrt(total), prob)
 
 
 def noise_profile(kind: str, settings, design: PublicDesign, feature: str | None = None,

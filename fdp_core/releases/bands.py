@@ -27,6 +27,7 @@ from ..budget.privacy_events import composed_total
 from .covariance import CovarianceRelease, CovarianceSettings, plan_covariance_release, symmetrise
 from ..data.loading import FunctionalData, unit_interval
 from ..errors import ParameterError
+from ..params import check_positive
 from .estimators import lattice_interpolation_matrix
 from .mean import MeanRelease, MeanSettings, analyst_view, plan_mean_release, release_record
 from ..registry import mean_mechanism
@@ -35,10 +36,14 @@ from ..registry.covariance import REGISTRY as COVARIANCE_REGISTRY
 N_DRAWS = 4000  # simulated draws of sup |G + Z| / w: the quantile's Monte Carlo error is ~1% of q at 0.95
 SIMULATION_SEED = 20_261_127  # public and fixed: the band is a deterministic function of the releases
 PRIVACY_BAND_WORDS = "where the noise may have put this curve"
-CONFIDENCE_BAND_WORDS = "where the population mean lies, given sampling and noise"
+CONFIDENCE_BAND_WORDS = "where the population's smoothed mean lies, given sampling and noise"
+MEAN_BAND_WORDS = ("where the population mean itself lies, given sampling and noise, if the declared smoothness "
+                   "bound holds")
 COVERS = ("the population's smoothed mean m_S = c + S E[Y - c] (Y a person's curve after the public range clip, "
           "centring, L2 clip at tau and person averaging), not E[Y] itself: the smoothing bias (I - S) E[Y - c] is "
-          "outside unless a smoothness bound widens the band")
+          "outside (with a smoothness bound, mean_lower / mean_upper cover E[Y]: mean_band_covers)")
+MEAN_BAND_COVERS = ("the population mean E[Y] (Y as above) itself, under the declared public bound "
+                    "||E[Y] - c||_{H(C^eta)} <= B (c the public centre): an assumption, stated, not checked")
 CLIPPING_ASSUMPTION = ("clipping bias is zero only if every person's curves lie in the declared range and norm bound: "
                        "an assumption, stated, not checked")
 # Penalty of the second moment behind the band (the covariance release's default). A smaller one shrinks
@@ -46,6 +51,9 @@ CLIPPING_ASSUMPTION = ("clipping bias is zero only if every person's curves lie 
 # (wider bands: 1.5 times the oracle at phi = 1e-6 on S1, 1.02-1.06 at 1e-3); S then shrinks those
 # components anyway (benchmarks/bench_coverage.py measures both effects).
 BAND_SECOND_MOMENT_PHI = 1e-3
+# The mean band's candidate penalties, as fractions of the release's own (METHODS 25): 1 down to 1e-6 in half decades.
+UNDERSMOOTHING = tuple(10.0 ** -np.arange(0.0, 6.5, 0.5))
+FILTER_KAPPAS = tuple(10.0 ** np.arange(-1.0, 2.5, 0.5))  # the filters' variance weights (about q^2 at 0.95: 5-10)
 DESHRINK_FROM = 0.5  # the released mean's shrinkage s_l is undone where s_l >= this (released_covariance)
 
 
@@ -86,13 +94,15 @@ def psd_part(matrix: np.ndarray) -> np.ndarray:
 
 
 def simultaneous_band(plan: MeanRelease, values: np.ndarray, sampling_cov: np.ndarray | None, level: float, *,
-                      n_draws: int = N_DRAWS, seed: int = SIMULATION_SEED) -> Band:
+                      n_draws: int = N_DRAWS, seed: int = SIMULATION_SEED, gain: np.ndarray | None = None) -> Band:
     """values +- q w(t) for G + Z: G ~ N(0, sampling_cov) in the release's coefficients (None: no sampling
-    part, the privacy band), Z the release's own noise (Gaussian or Laplace coefficients)."""
+    part, the privacy band), Z the release's own noise (Gaussian or Laplace coefficients), multiplied
+    coefficient by coefficient by ``gain`` when the band's centre re-weights the release (the mean band)."""
     rng = np.random.default_rng(seed)
     synthesis = plan.synthesis
-    noise_var = plan.family.variance_factor * plan.noise_scales**2
-    coefficients = plan.noise_coefficients(rng, n_draws)
+    gain = np.ones(plan.noise_scales.size) if gain is None else np.asarray(gain, dtype=float)
+    noise_var = plan.family.variance_factor * (gain * plan.noise_scales)**2
+    coefficients = plan.noise_coefficients(rng, n_draws) * gain
     cov = np.diag(noise_var)
     if sampling_cov is not None:
         coefficients = coefficients + rng.standard_normal((n_draws, noise_var.size)) @ psd_root(sampling_cov).T
@@ -136,6 +146,119 @@ def smoothing_bias_bound(plan: MeanRelease, eigenfunctions: np.ndarray, eigenval
     s = mechanism.band_shrinkage(plan.settings, eigenvalues, plan.noise_scales)
     r = eigenvalues ** float(plan.settings.eta) * (1.0 - s) ** 2
     return B * np.sqrt(eigenfunctions**2 @ r), float(B * np.sqrt(np.max(r)))
+
+
+# --------------------------------------------------------------------------- the band for E[Y] itself (METHODS 25)
+
+def undersmoothing_candidates(plan: MeanRelease, eigenvalues: np.ndarray) -> list[tuple[float | None, np.ndarray,
+                                                                                           np.ndarray]]:
+    """(penalty phi_b, effective shrinkage on every eigenfunction, gain on the release's coefficients) per candidate.
+
+    Released coefficient l is s_l Ybar_l + Z_l; multiplying it by g_l = s_b,l / s_l (post-processing) gives
+    s_b,l Ybar_l + g_l Z_l: the smoother of the smaller penalty phi_b, its bias (1 - s_b,l) mu_l smaller, its noise
+    g_l Z_l larger (g_l <= phi / phi_b). Mechanisms without a penalty (truncations) keep their own smoother."""
+    mechanism = mean_mechanism(plan.settings.mechanism)
+    kept = plan.noise_scales.size
+    s = mechanism.band_shrinkage(plan.settings, eigenvalues, plan.noise_scales)
+    if mechanism.penalty is None:
+        return [(None, s, np.ones(kept))]
+    own = float(getattr(plan.settings, mechanism.penalty))
+    out = []
+    for fraction in UNDERSMOOTHING:
+        smaller = replace(plan.settings, **{mechanism.penalty: own * fraction})
+        s_b = mechanism.band_shrinkage(smaller, eigenvalues, plan.noise_scales)
+        gain = np.divide(s_b[:kept], s[:kept], out=np.zeros(kept), where=s[:kept] > 0)
+        effective = np.zeros(eigenvalues.size)
+        effective[:kept] = gain * s[:kept]
+        out.append((own * fraction, effective, gain))
+    return out
+
+
+@dataclass(frozen=True)
+class MeanBand:
+    """The band for E[Y] under ||E[Y - c]||_{H(C^eta)} <= B: centre +- (q w(t) + bias(t))."""
+
+    band: Band  # quantile and sd: the sampling-and-noise part around the centre
+    centre: np.ndarray  # the released mean re-weighted to the band's smoother (post-processing)
+    family: str  # "penalty" (the smaller penalty phi_b) or "filter" (the per-coefficient filter of filter_candidates)
+    parameter: float | None  # phi_b, or kappa for a filter (None: the mechanism's own truncation)
+    bias_pointwise: np.ndarray  # B sqrt(sum_l x_l (1 - s_b,l)^2 phi_l(t)^2)
+    bias_l2: float
+    candidates: int  # how many penalties were compared
+
+
+def filter_candidates(plan: MeanRelease, eigenvalues: np.ndarray, variances: np.ndarray,
+                      B: float) -> list[tuple[float, np.ndarray, np.ndarray]]:
+    """(kappa, effective shrinkage, gain) of the filters e_l = B^2 x_l / (B^2 x_l + kappa v_l / s_l^2), kappa in
+    FILTER_KAPPAS.
+
+    Per coefficient, e minimises kappa (v_l / s_l^2) e^2 + B^2 x_l (1 - e)^2: the variance of the re-weighted
+    coefficient (v_l its variance at the release's s_l: noise plus sampling) against its share of the squared
+    bias bound. Only released quantities enter (the noise law, Sigma~): post-processing."""
+    mechanism = mean_mechanism(plan.settings.mechanism)
+    kept = plan.noise_scales.size
+    s = mechanism.band_shrinkage(plan.settings, eigenvalues, plan.noise_scales)[:kept]
+    signal = B * B * eigenvalues[:kept] ** float(plan.settings.eta)
+    out = []
+    for kappa in FILTER_KAPPAS:
+        noise = np.divide(kappa * variances, s**2, out=np.full(kept, np.inf), where=s > 0)
+        effective = np.zeros(eigenvalues.size)
+        effective[:kept] = np.where(np.isfinite(noise), signal / (signal + noise), 0.0)
+        out.append((kappa, effective, np.divide(effective[:kept], s, out=np.zeros(kept), where=s > 0)))
+    return out
+
+
+def mean_band(plan: MeanRelease, eigenfunctions: np.ndarray, eigenvalues: np.ndarray, sigma: np.ndarray,
+              values: np.ndarray, level: float, B: float, *, n_draws: int = N_DRAWS,
+              seed: int = SIMULATION_SEED) -> MeanBand | None:
+    """The narrowest (mean half-width over the grid) of the candidates' bands for E[Y].
+
+    For each candidate smoother S_b (coefficient l: e_l = g_l s_l): |centre_b - E Y| <= |S_b (Ybar - E Y) + g Z| +
+    |(I - S_b) E[Y - c]|, the first at most q_b w_b(t) with the level's probability (the simultaneous band of
+    g (G + Z), G ~ N(0, T Sigma~ T^T / n): simultaneous_band's construction, its draws shared by the candidates),
+    the second at most B sqrt(sum_l x_l (1 - e_l)^2 phi_l(t)^2) (Cauchy-Schwarz, as smoothing_bias_bound). The
+    choice reads only the releases and public inputs (post-processing). None when S is not linear and diagonal
+    in the eigenbasis (ICLP-AR, Bernstein)."""
+    mechanism = mean_mechanism(plan.settings.mechanism)
+    if not mechanism.basis.kernel or not mechanism.band_linear:
+        return None
+    T = smoother(plan, eigenfunctions, eigenvalues)
+    sampling = T @ sigma @ T.T / plan.n
+    cov = np.diag(plan.family.variance_factor * plan.noise_scales**2) + sampling
+    rng = np.random.default_rng(seed)
+    draws = plan.noise_coefficients(rng, n_draws) + rng.standard_normal((n_draws, cov.shape[0])) @ psd_root(sampling).T
+    coefficients = np.linalg.lstsq(plan.synthesis, values - plan.offset, rcond=None)[0]
+    x = eigenvalues ** float(plan.settings.eta)
+    candidates = ([("penalty", *c) for c in undersmoothing_candidates(plan, eigenvalues)]
+                  + [("filter", *c) for c in filter_candidates(plan, eigenvalues, np.diag(cov), B)])
+    best, best_width = None, np.inf
+    for family, parameter, effective, gain in candidates:
+        r = x * (1.0 - effective) ** 2
+        bias = B * np.sqrt(eigenfunctions**2 @ r)
+        weighted = plan.synthesis * gain  # the grid values of g-weighted coefficients
+        sd = np.sqrt(np.clip(np.einsum("ik,kl,il->i", weighted, cov, weighted), 0.0, None))
+        q = sup_quantile((draws * gain) @ plan.synthesis.T, sd, level)
+        half = q * sd
+        width = float(np.mean(half + bias))
+        if width < best_width:
+            centre = plan.offset + weighted @ coefficients
+            band = Band(centre - half - bias, centre + half + bias, q, sd)
+            best, best_width = MeanBand(band, centre, family, parameter, bias, float(B * np.sqrt(np.max(r))),
+                                        len(candidates)), width
+    return best
+
+
+def bound_from_amplitude(eigenfunctions: np.ndarray, eigenvalues: np.ndarray, eta: float, amplitude: float) -> float:
+    """B for "the mean strays from the public centre by a smooth deviation at most ``amplitude`` high" (app words).
+
+    Every f with ||f||_{H(C^eta)} <= B has |f(t)| <= B sqrt(k(t, t)), k(t, t) = sum_l lambda_l^eta phi_l(t)^2
+    (Cauchy-Schwarz), with equality for f a multiple of the kernel's own bump k(., t). So B = amplitude /
+    sqrt(max_t k(t, t)) is the ball of deviations shaped like the kernel's bumps and at most ``amplitude`` high;
+    rougher or several separate deviations of that height have a larger norm (a larger B is then needed).
+    Public: the kernel and the grid only, never the data."""
+    check_positive("amplitude", amplitude)
+    diagonal = eigenfunctions**2 @ (eigenvalues ** float(eta))
+    return float(amplitude / np.sqrt(np.max(diagonal)))
 
 
 # --------------------------------------------------------------------------- the two releases
@@ -237,23 +360,21 @@ def released_covariance(plan: BandPlan, values: np.ndarray, second_moment: np.nd
 
 @dataclass(frozen=True)
 class ConfidenceBand:
-    band: Band
+    band: Band  # covers m_S
     privacy: Band
-    bias_pointwise: np.ndarray | None  # bound on |(I - S) E[Y - c]|(t), with a smoothness bound
+    bias_pointwise: np.ndarray | None  # bound on |(I - S) E[Y - c]|(t) for the release's own S, with a smoothness bound
     bias_l2: float | None
     sampling_cov: np.ndarray  # S Sigma~ S^T / n in the release's coefficients (post-processing)
+    mean: MeanBand | None = None  # the band for E[Y] itself, with a smoothness bound (METHODS 25)
 
     @property
     def widened(self) -> Band | None:
-        """The band widened by the pointwise bias bound: covers E[Y] itself (under the smoothness bound)."""
-        if self.bias_pointwise is None:
-            return None
-        return Band(self.band.lower - self.bias_pointwise, self.band.upper + self.bias_pointwise, self.band.quantile,
-                    self.band.sd)
+        """The band that covers E[Y] itself (under the smoothness bound): the mean band's."""
+        return None if self.mean is None else self.mean.band
 
 
 def confidence_band(plan: BandPlan, values: np.ndarray, second_moment: np.ndarray, **kwargs) -> ConfidenceBand:
-    """Both bands from the released mean ``values`` (grid) and the released second moment (L x L coefficients).
+    """The bands from the released mean ``values`` (grid) and the released second moment (L x L coefficients).
 
     Parameters
     ----------
@@ -286,22 +407,24 @@ def confidence_band(plan: BandPlan, values: np.ndarray, second_moment: np.ndarra
     level = float(s.confidence_band)
     cov = plan.second_moment
     T = smoother(plan.mean, cov.eigenfunctions, cov.eigenvalues)
-    sampling = T @ released_covariance(plan, values, second_moment) @ T.T / plan.mean.n
-    bias = None
+    sigma = released_covariance(plan, values, second_moment)
+    sampling = T @ sigma @ T.T / plan.mean.n
+    bias = population = None
     if s.smoothness_bound is not None:
-        bias = smoothing_bias_bound(plan.mean, cov.eigenfunctions, cov.eigenvalues, float(s.smoothness_bound))
+        B = float(s.smoothness_bound)
+        bias = smoothing_bias_bound(plan.mean, cov.eigenfunctions, cov.eigenvalues, B)
+        population = mean_band(plan.mean, cov.eigenfunctions, cov.eigenvalues, sigma, values, level, B, **kwargs)
     return ConfidenceBand(simultaneous_band(plan.mean, values, sampling, level, **kwargs),
                           privacy_band(plan.mean, values, level, **kwargs),
-                          None if bias is None else bias[0], None if bias is None else bias[1], sampling)
+                          None if bias is None else bias[0], None if bias is None else bias[1], sampling, population)
 
 
 def band_table(grid: np.ndarray, values: np.ndarray, bands: ConfidenceBand) -> dict:
-    """release.csv's columns: t, value first, then the bands (and the widened band with a smoothness bound)."""
+    """release.csv's columns: t, value first, then the bands (and the mean band with a smoothness bound)."""
     table = {"t": grid, "value": values, "privacy_lower": bands.privacy.lower, "privacy_upper": bands.privacy.upper,
              "ci_lower": bands.band.lower, "ci_upper": bands.band.upper}
-    widened = bands.widened
-    if widened is not None:
-        table.update(mean_lower=widened.lower, mean_upper=widened.upper)
+    if bands.mean is not None:
+        table.update(mean_lower=bands.mean.band.lower, mean_upper=bands.mean.band.upper, mean_centre=bands.mean.centre)
     return table
 
 
@@ -347,11 +470,30 @@ def band_record(plan: BandPlan, bands: ConfidenceBand, second_moment_guarantee: 
         "smoothness_bound": s.smoothness_bound,
         "bias_bound_l2": bands.bias_l2,
         "bias_bound_note": (None if s.smoothness_bound is None else
-                            "with ||E[Y - c]||_{H(C^eta)} <= B declared public: ||(I - S) E[Y - c]||_L2 <= bias_bound_l2 "
-                            "(<= B sqrt(penalty) / 2); mean_lower / mean_upper widen the band by the pointwise bound"
+                            "with ||E[Y - c]||_{H(C^eta)} <= B declared public: the release's own smoothing bias "
+                            "||(I - S) E[Y - c]||_L2 <= bias_bound_l2 (<= B sqrt(penalty) / 2); mean_lower / "
+                            "mean_upper "
+                            "are the mean band (mean_band_method)"
                             if bands.bias_l2 is not None else
                             "no smoothing-bias bound for this mechanism (its smoother is not linear and diagonal)"),
+        **mean_band_record(bands.mean),
     }
+
+
+def mean_band_record(band: MeanBand | None) -> dict:
+    """The mean band's keys of release.json's ``band`` object (None without one). Penalty, bias and quantile are
+    chosen from the releases (post-processing): they move with the noise."""
+    if band is None:
+        return {"mean_band": None}
+    return {"mean_band": MEAN_BAND_WORDS, "mean_band_covers": MEAN_BAND_COVERS,
+            "mean_band_method": ("undersmoothing by post-processing: released coefficient l times g_l = e_l / s_l "
+                                 "is the centre mean_centre (e the band's shrinkage); band = mean_centre +- "
+                                 "(q_b w_b(t) + B sqrt(sum_l lambda_l^eta (1 - e_l)^2 phi_l(t)^2)), q_b w_b the "
+                                 "simultaneous band of the re-weighted sampling and noise; e the narrowest (mean "
+                                 "half-width) of the candidates: the shrinkage of the penalty times 10^-k/2 (k = 0.."
+                                 f"{len(UNDERSMOOTHING) - 1}) and the filters B^2 x_l / (B^2 x_l + kappa v_l / s_l^2)"),
+            "mean_band_family": band.family, "mean_band_parameter": band.parameter, "mean_band_bias_l2": band.bias_l2,
+            "mean_band_quantile": band.band.quantile, "mean_band_candidates": band.candidates}
 
 
 # --------------------------------------------------------------------------- one preview release (CLI)

@@ -21,6 +21,7 @@ from ..kernels import KERNEL_NAMES
 from ..mechanisms.calibration import CALIBRATIONS
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
+from ..mechanisms.weighted_chi2 import monte_carlo_upper_quantile
 from ..params import (check_choice, check_epsilon, check_finite, check_positive, default_l2_clip, short_repr,
                       validate_once)
 from .postprocess import mean_steps
@@ -270,15 +271,21 @@ def _unit_radius(kind, noise, unit_bytes, synthesis_bytes, shape, weights_bytes,
     family = noise_family(noise)
     if kind == "l2":
         gram = synthesis.T @ (weights[:, None] * synthesis)
-        # On an orthonormal basis the L2 norm is that of the coefficients: closed form where the family has one.
-        exact = family.l2_quantile_radius(scales, prob) if np.allclose(gram, np.eye(shape[1]), atol=1e-8) else None
+        # ||Z||^2 = xi^T D G D xi (D the scales, G the basis's Gram matrix): independent coordinates along the
+        # eigenvectors of D G D, so the exact law where the family has one (Gaussian: a weighted chi-square).
+        if np.allclose(gram, np.eye(shape[1]), atol=1e-8):
+            exact = family.l2_quantile_radius(scales, prob)
+        else:
+            variances = np.linalg.eigvalsh(scales[:, None] * gram * scales[None, :])
+            exact = family.l2_quantile_radius(np.sqrt(np.clip(variances, 0.0, None)), prob)
         if exact is not None:
             return exact
     rng = np.random.default_rng(12345)
     coefs = family.standard(rng, (4000, scales.size))
     draws = (coefs * scales) @ synthesis.T
-    sizes = np.sqrt((draws**2) @ weights) if kind == "l2" else np.abs(draws).max(axis=1)
-    return float(np.quantile(sizes, prob))
+    if kind == "l2":  # Monte Carlo (Laplace): an upper confidence bound on the quantile, so the radius holds
+        return monte_carlo_upper_quantile(np.sqrt((draws**2) @ weights), prob)
+    return float(np.quantile(np.abs(draws).max(axis=1), prob))
 
 
 @dataclass(frozen=True)
