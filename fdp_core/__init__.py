@@ -56,7 +56,7 @@ _PUBLIC = {
     "CommitRequest": "publish.protocol", "commit_release": "publish.protocol",
     "release_kind": "publish.kinds", "RELEASE_KINDS": "publish.kinds",
     # scikit-fda in and out, scikit-learn-style estimators
-    "from_skfda": "data.skfda_io", "to_skfda": "data.skfda_io",
+    "from_skfda": "data.skfda_io", "to_skfda": "data.loading",
     "PrivateMean": "estimators", "PrivateFPCA": "estimators", "PrivateDensity": "estimators",
     # per-person observations for densities (METHODS.md 11)
     "person_features": "data.features", "person_average": "data.preprocess",

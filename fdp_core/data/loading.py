@@ -92,8 +92,6 @@ class FunctionalData:
 
     def to_skfda(self):
         """The curves as a scikit-fda FDataGrid (the optional 'skfda' extra)."""
-        from .skfda_io import to_skfda  # lazy: the optional 'skfda' extra
-
         return to_skfda(self.grid_points, self.data_matrix, dataset_name=self.report.source)
 
     def __post_init__(self):
@@ -859,3 +857,36 @@ def to_wide_csv(fd: FunctionalData) -> str:
     if not fd.metadata.empty:
         frame = pd.concat([fd.metadata.reset_index(drop=True), frame], axis=1)
     return frame.to_csv(index=False)
+
+
+def to_skfda(grid_points, values, *, sample_names=None, dataset_name: str | None = None,
+             argument_name: str | None = None, coordinate_name: str | None = None):
+    """Curves (one per row of ``values``, on ``grid_points``) as a scikit-fda ``FDataGrid``.
+
+    Parameters
+    ----------
+    grid_points : array of shape (m,)
+    values : array of shape (m,) or (k, m)
+        One curve, or one per row (released means, components as rows, synthetic curves).
+    sample_names, dataset_name, argument_name, coordinate_name : optional
+        Passed to scikit-fda for its plots and reprs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fdg = to_skfda(np.linspace(0, 1, 4), np.zeros(4), dataset_name="a released mean")
+    >>> fdg.data_matrix.shape
+    (1, 4, 1)
+    """
+    try:
+        import skfda  # lazy: the optional 'skfda' extra, only for a conversion
+    except ModuleNotFoundError as exc:
+        error = missing_extra(exc, "converting to scikit-fda")
+        if error is None:
+            raise
+        raise error from None
+    curves = np.atleast_2d(np.asarray(values, dtype=float))
+    return skfda.FDataGrid(curves, np.asarray(grid_points, dtype=float), sample_names=sample_names,
+                           dataset_name=dataset_name,
+                           argument_names=None if argument_name is None else (argument_name,),
+                           coordinate_names=None if coordinate_name is None else (coordinate_name,))

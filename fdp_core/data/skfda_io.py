@@ -11,19 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, missing_extra
-from .loading import FunctionalData, from_arrays
-
-
-def _skfda():
-    try:
-        import skfda  # lazy: the optional 'skfda' extra, only for a conversion
-    except ModuleNotFoundError as exc:
-        error = missing_extra(exc, "converting to or from scikit-fda")
-        if error is None:
-            raise
-        raise error from None
-    return skfda
+from ..errors import DataError
+from .loading import FunctionalData, from_arrays, to_skfda  # noqa: F401 (to_skfda: public here)
 
 
 def from_skfda(fdg, metadata=None, person_column: str | None = None) -> FunctionalData:
@@ -77,30 +66,3 @@ def from_skfda(fdg, metadata=None, person_column: str | None = None) -> Function
         metadata = metadata.assign(**{person_column: names})
     name = getattr(fdg, "dataset_name", None) or "FDataGrid"
     return from_arrays(np.asarray(grid_points[0], dtype=float), values, name=str(name), metadata=metadata)
-
-
-def to_skfda(grid_points, values, *, sample_names=None, dataset_name: str | None = None,
-             argument_name: str | None = None, coordinate_name: str | None = None):
-    """Curves (one per row of ``values``, on ``grid_points``) as a scikit-fda ``FDataGrid``.
-
-    Parameters
-    ----------
-    grid_points : array of shape (m,)
-    values : array of shape (m,) or (k, m)
-        One curve, or one per row (released means, components as rows, synthetic curves).
-    sample_names, dataset_name, argument_name, coordinate_name : optional
-        Passed to scikit-fda for its plots and reprs.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> fdg = to_skfda(np.linspace(0, 1, 4), np.zeros(4), dataset_name="a released mean")
-    >>> fdg.data_matrix.shape
-    (1, 4, 1)
-    """
-    skfda = _skfda()
-    curves = np.atleast_2d(np.asarray(values, dtype=float))
-    return skfda.FDataGrid(curves, np.asarray(grid_points, dtype=float), sample_names=sample_names,
-                           dataset_name=dataset_name,
-                           argument_names=None if argument_name is None else (argument_name,),
-                           coordinate_names=None if coordinate_name is None else (coordinate_name,))
