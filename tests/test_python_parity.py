@@ -99,3 +99,72 @@ def test_without_a_range_python_takes_the_unit_ball_and_the_command_line_refuses
                      "--out", str(tmp_path / "o")])
     assert code == 2 and "tau (the public L2 norm bound) is required" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+# --------------------------------------------------------------------------- three fronts: the app too
+
+def _app_commit(kind: str, page: str, setup=None):
+    """Explore ``kind`` on its page of the app (built-in example data, range declared), commit the
+    draft from the Release page; returns (the draft's settings, the committed record, its inputs)."""
+    from streamlit.testing.v1 import AppTest
+
+    from fdp_ui import drafts
+    from test_release_flow import acknowledge, declare_range
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=180)
+    at.run()
+    declare_range(at)
+    at.switch_page(page).run()
+    if setup is not None:
+        setup(at)
+    assert not at.exception, at.exception
+    draft = at.session_state[drafts.DRAFTS_KEY][kind]
+    at.switch_page("pages/release.py").run()
+    at.radio(key="rel_kind").set_value(kind).run()
+    acknowledge(at)
+    at.button(key="rel_commit").click().run()
+    assert not at.exception, at.exception
+    release = at.session_state["fdp_releases"][-1]
+    return draft.settings, json.loads(json.dumps(release.record, default=str)), dict(draft.inputs or {})
+
+
+def _python_commit(kind: str, settings, inputs) -> dict:
+    from fdp_core.publish import kinds
+    from fdp_core.publish.protocol import CommitRequest
+
+    release = kinds.commit(kind, fdp.Ledger(50.0, 1e-3), CommitRequest(_example(), settings, inputs=inputs))
+    return json.loads(json.dumps(release.record, default=str))
+
+
+def _cli_from_settings(command: str, settings, inputs, out: Path) -> dict:
+    import shlex
+
+    from fdp_core.settings_fields import command_line
+
+    line = command_line(command, settings, inputs=(("--data", str(_example_path())),) + tuple(inputs), out=str(out))
+    return _cli_record(shlex.split(line)[3:-2], out)
+
+
+def _example_path() -> Path:
+    return Path(__file__).resolve().parents[1] / "data" / "example_curves.csv"
+
+
+KIND_FIELDS = {"mean": MEAN_FIELDS, "components": PCA_FIELDS,
+               "kde": ("mechanism", "epsilon", "delta", "n", "box", "bandwidth", "sensitivity", "sigma",
+                       "expected_sq_l2_error", "unit_of_privacy", "person_column", "feature")}
+
+
+@pytest.mark.parametrize("kind,page,command", [("mean", "pages/mean.py", "release mean"),
+                                               ("components", "pages/components.py", "release pca"),
+                                               ("kde", "pages/density.py", "release kde")])
+def test_app_python_and_command_line_give_the_same_record(kind, page, command, tmp_path):
+    setup = (lambda at: at.radio(key="density_source").set_value("curves").run()) if kind == "kde" else None
+    settings, app, inputs = _app_commit(kind, page, setup)
+    python = _python_commit("density" if kind == "kde" else kind, settings, inputs)
+    cli_inputs = (("--feature", inputs["feature"]),) if kind == "kde" else ()
+    command_line = _cli_from_settings(command, settings, cli_inputs, tmp_path / "out")
+    for name in KIND_FIELDS[kind]:
+        if name in app or name in python or name in command_line:
+            assert app.get(name) == python.get(name) or app.get(name) == pytest.approx(python.get(name), rel=1e-9), name
+            assert command_line.get(name) == python.get(name) or command_line.get(name) == pytest.approx(
+                python.get(name), rel=1e-9), name
