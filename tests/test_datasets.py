@@ -74,7 +74,10 @@ def test_variants_of_one_data_set_are_charged_to_its_one_budget(shared_data, tmp
     assert len(others) >= 4
     for name, (path, options) in others.items():
         fd = _load(path, options)
-        budget = resolve(store, fd, source="cli", data_label=path.name, vectors=_vectors(path, options, engine))
+        with pytest.raises(ParameterError, match="match none of the 1 data set"):  # never a silent fresh budget
+            resolve(store, fd, source="cli", data_label=path.name, vectors=_vectors(path, options, engine))
+        budget = resolve(store, fd, source="cli", data_label=path.name, vectors=_vectors(path, options, engine),
+                         new_dataset=True, reason="another study")
         assert budget.match is None and budget.fingerprint != registered.fingerprint, name
         assert budget.registration.new is not None, name
         table.append((name, "(new registration)", 0, fd.data_matrix.shape[0], 0.0))
@@ -266,7 +269,7 @@ def test_another_seed_of_a_simulation_design_is_other_people(tmp_path, design):
     url = f"sqlite:///{tmp_path / 'l.sqlite3'}"
     first = simulate(design, seed=0)
     open_budget(url, first, dataset=f"{design} seed 0").ensure(BudgetSpec(1.0, 0.0))
-    assert open_budget(url, simulate(design, seed=1)).match is None
+    assert open_budget(url, simulate(design, seed=1), lookup=True).match is None
     n = first.data_matrix.shape[0]
     subset = from_arrays(first.grid_points * 3, first.data_matrix[: int(0.9 * n)] * 7 + 1, name="subset")
     assert open_budget(url, subset).match["dataset"] == f"{design} seed 0"

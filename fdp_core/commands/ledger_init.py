@@ -44,7 +44,8 @@ def configure(parser) -> None:
                         help="how n is declared for this data set, recorded with a new registration (e.g. "
                              "'declared public: 142 persons')")
     parser.add_argument("--new-dataset", action="store_true",
-                        help="register the file as a new data set even though it matches a registered one "
+                        help="register the file as a new data set: needed when the ledger holds registrations that "
+                             "the file does not match (no budget is created silently) or when it nearly matches one "
                              "(needs --reason; recorded and shown in ledger show and later reports)")
     parser.add_argument("--reason", default=None, metavar="TEXT", help="why (with --new-dataset)")
 
@@ -76,7 +77,8 @@ def run(args) -> int:
     if args.sparse:  # persons by id, observations as rows: the key release mean --sparse --ledger charges
         data = read_long(args.data, id_column=args.id_column, t_column=args.t_column, value_column=args.value_column)
         budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, name=args.name, source="cli",
-                             data_label=data.name)
+                             data_label=data.name, dataset=args.dataset, new_dataset=args.new_dataset,
+                             reason=args.reason, value_range=value_range, n_policy=args.n_policy)
     else:
         budget = budget_of(args, load_data(args), dataset=args.dataset, new_dataset=args.new_dataset,
                            reason=args.reason, value_range=value_range, n_policy=args.n_policy)

@@ -17,6 +17,6 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    budget = budget_of(args, load_data(args))
+    budget = budget_of(args, load_data(args), lookup=True)  # reads only: never refused as a fresh budget
     print(json.dumps(budget.store.show(budget.fingerprint, budget.name, match=budget.match), indent=2))
     return 0
