@@ -33,7 +33,7 @@ BAD_FILES = [
     ("binary garbage", b"\x00\x01\x02PK", "NUL bytes"),
     ("long: duplicate t", b"id,t,value\na,0,1\na,0,2\nb,0,1\nb,1,2\n", "two values at t = 0"),
     ("long: bad value", b"id,t,value\na,0,1\na,1,zz\n", "non-numeric value"),
-    ("long: no overlap", b"id,t,value\na,0,1\na,1,2\nb,2,1\nb,3,2\n", "do not overlap"),
+    ("long: no overlap", b"id,t,value\na,0,1\na,1,2\nb,2,1\nb,3,2\n", "person-specific times"),
     ("corrupt parquet", b"PAR1garbagePAR1", "could not be read as Parquet"),
     ("duplicate metadata names", b"a,a,0,1\nx,y,1,2\nz,w,3,5\n", "duplicate metadata column name(s) a"),
 ]
