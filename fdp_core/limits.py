@@ -72,6 +72,7 @@ MAX_DIAGNOSE_BYTES = 1 << 20
 MAX_DIAGNOSE_COLUMNS = 1_000
 MAX_SPARSE_BASIS = 60
 MAX_SKETCH_CURVES = 4096
+MIN_SKETCH_FILE_CURVES = 20  # public minimum: smaller files are matched by their exact fingerprint only (METHODS.md 24)
 MAX_VISITS_FOR_BOUND = 10**6
 
 

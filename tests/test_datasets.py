@@ -99,7 +99,7 @@ def test_schema_1_ledger_opens_with_budgets_intact_and_gets_a_sketch(tmp_path):
     person = open_budget(url, fd, unit={"person_column": "id"}, name="second look")
     assert person.ledger().epsilon_total == 1.5 and person.match["how"] == "fingerprint"
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION == 3
         assert conn.execute("SELECT COUNT(*) FROM fdp_versions WHERE sketch IS NULL").fetchone()[0] == 2
     # The first charge after the migration stores the sketch; a variant then matches by content.
     budget.reserve(pure_entry("mean", "frl", epsilon=0.5))
