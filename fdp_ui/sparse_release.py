@@ -15,7 +15,7 @@ import streamlit as st
 from fdp_core.budget import ledger_store
 from fdp_core.budget.accounting import Ledger
 from fdp_core.budget.datasets import resolve
-from fdp_core.data.sparse_data import SPARSE_UNIT, ledger_view
+from fdp_core.data.sparse_data import SPARSE_UNIT, ledger_sketch, ledger_view
 from fdp_core.errors import FdpError
 from fdp_core.limits import MIN_PERSONS_COMMIT
 from fdp_core.publish.protocol import Quote, check_parts
@@ -41,7 +41,7 @@ def account(*, lookup: bool = False) -> ledger_store.StoredBudget:
     route's own registration is made on the command line (ledger init --sparse --new-dataset --reason)."""
     info = sparse_view.active()
     return resolve(ledger_ui.store(), _view(info["data"]), unit=SPARSE_UNIT, name=ledger_ui.budget_name(),
-                   source="app", data_label=info["label"], lookup=lookup)
+                   source="app", data_label=info["label"], lookup=lookup, vectors=ledger_sketch(info["data"]))
 
 
 def ledger() -> Ledger:

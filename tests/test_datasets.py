@@ -273,3 +273,41 @@ def test_another_seed_of_a_simulation_design_is_other_people(tmp_path, design):
     n = first.data_matrix.shape[0]
     subset = from_arrays(first.grid_points * 3, first.data_matrix[: int(0.9 * n)] * 7 + 1, name="subset")
     assert open_budget(url, subset).match["dataset"] == f"{design} seed 0"
+
+
+def test_sparse_files_are_sketched_per_person_and_unrelated_studies_do_not_match():
+    """Issue 37: each person's pooled visits is one curve of the sketch (not each observation a 2-point
+    line, which made every sparse file alike); a subset in other units matches, another study does not."""
+    import numpy as np
+
+    from fdp_core.data.simulate import sparse_design
+    from fdp_core.data.sparse_data import from_observations, ledger_sketch
+
+    a, b = sparse_design(300, seed=1), sparse_design(300, seed=2)
+    registered = sketch.decode(sketch.encode(ledger_sketch(a)))
+    assert registered.n == 300 and not sketch.overlap(ledger_sketch(b), registered).matches
+    keep = np.isin(a.ids, np.unique(a.ids)[:240])
+    subset = from_observations(a.ids[keep], a.t[keep] * 10, a.y[keep] * 100 + 3)
+    found = sketch.overlap(ledger_sketch(subset), registered)
+    assert found.matches and found.k >= 230
+
+
+def test_the_ledger_holds_digest_sets_not_curves_and_small_files_get_no_answer(shared_data, monkeypatch, tmp_path):
+    """Issue 37: the stored sketch is keyed digests (no float per curve, no row order), unreadable under
+    another key; time reversal and 1 - x land in the same buckets; a file of a few curves is never compared."""
+    import numpy as np
+
+    fd = load_curves(shared_data / "dti_cca.csv")
+    vectors = sketch.sketch_of(fd)
+    text = sketch.encode(vectors)
+    assert text.startswith("fdp.sketch/2:376:") and text == sketch.encode(vectors[::-1])  # a set: no row order
+    registered = sketch.decode(text)
+    assert registered.coarse.dtype == np.dtype("<u8") and np.all(np.diff(registered.coarse.astype(float)) > 0)
+    for transformed in (vectors[:, ::-1], -vectors):
+        assert sketch.overlap(np.ascontiguousarray(transformed), registered).k == 376
+    assert sketch.overlap(vectors[: sketch.MIN_FILE_CURVES - 1], registered).k == 0
+    monkeypatch.delenv("FDP_SKETCH_KEY")
+    monkeypatch.setenv("FDP_SKETCH_KEY_FILE", str(tmp_path / "cfg" / "sketch.key"))
+    assert sketch.overlap(vectors, registered).k == 0  # another key: the digests say nothing
+    assert (tmp_path / "cfg" / "sketch.key").stat().st_mode & 0o077 == 0  # created on first use, owner only
+    assert sketch.encode(vectors) == sketch.encode(vectors)  # the key file is read back the same

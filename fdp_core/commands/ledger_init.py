@@ -17,7 +17,7 @@ from ..data.preprocess import parse_value_range
 from ._common import load_data
 from .ledger import add_budget_options, budget_of, match_line
 from ..budget.datasets import open_budget
-from ..data.sparse_data import SPARSE_UNIT, ledger_view, read_long
+from ..data.sparse_data import SPARSE_UNIT, ledger_sketch, ledger_view, read_long
 
 PATH = ("ledger", "init")
 HELP = "register a data set and create its privacy budget in the persistent ledger (once; never raised or reset)"
@@ -77,6 +77,7 @@ def run(args) -> int:
     if args.sparse:  # persons by id, observations as rows: the key release mean --sparse --ledger charges
         data = read_long(args.data, id_column=args.id_column, t_column=args.t_column, value_column=args.value_column)
         budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, name=args.name, source="cli",
+                             vectors=ledger_sketch(data),
                              data_label=data.name, dataset=args.dataset, new_dataset=args.new_dataset,
                              reason=args.reason, value_range=value_range, n_policy=args.n_policy)
     else:

@@ -21,7 +21,7 @@ from ..publish.kinds import release_kind
 from ..publish.replay import budget_ledger, data_mismatch, parse_config, replay
 from ..budget.datasets import open_budget
 from ..budget.ledger_store import DEFAULT_BUDGET, BudgetSpec
-from ..data.sparse_data import SPARSE_UNIT, ledger_view, read_long
+from ..data.sparse_data import SPARSE_UNIT, ledger_sketch, ledger_view, read_long
 from .ledger import (add_ledger_option, add_new_dataset_options, budget_of, complete_then_publish, match_line,
                      new_dataset_of, staging_dir)
 
@@ -60,7 +60,7 @@ def run(args) -> int:
     if args.no_ledger:
         notes.append("no persistent ledger was used (--no-ledger): earlier releases of these data are not counted")
     elif sparse:
-        budget = open_budget(args.ledger, ledger_view(fd), unit=SPARSE_UNIT,
+        budget = open_budget(args.ledger, ledger_view(fd), unit=SPARSE_UNIT, vectors=ledger_sketch(fd),
                              name=args.budget_name or config["budget"].get("name") or DEFAULT_BUDGET,
                              source="cli", data_label=label, **registration)
     else:

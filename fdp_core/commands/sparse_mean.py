@@ -46,10 +46,11 @@ def _open_budget(args, data: SparseData):
     """The stored budget of these observations (keyed like ``ledger init --sparse``); refused when none exists."""
     from ..budget.datasets import open_budget  # lazy: SQLite, only with --ledger
     from ..budget.ledger_store import DEFAULT_BUDGET  # lazy: as above
-    from ..data.sparse_data import SPARSE_UNIT, ledger_view  # lazy: keeps `--help` light
+    from ..data.sparse_data import SPARSE_UNIT, ledger_sketch, ledger_view  # lazy: keeps `--help` light
 
-    budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, name=args.budget_name or DEFAULT_BUDGET,
-                         source="cli", data_label=Path(args.data).name, lookup=True)  # never creates one
+    budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, vectors=ledger_sketch(data),
+                         name=args.budget_name or DEFAULT_BUDGET, source="cli", data_label=Path(args.data).name,
+                         lookup=True)  # never creates one
     if budget.ledger() is None:
         raise ParameterError("no stored budget for these observations: create one first (python -m fdp_core ledger "
                              "init --sparse --data FILE --epsilon E --delta D)")
