@@ -89,7 +89,7 @@ class PersistentLedger(Ledger):
     location: str = ""
     created_utc: str = ""
     dataset: str | None = None  # the registered data set (schema 2)
-    dataset_reason: str | None = None  # why it was registered as new data although it matched another
+    dataset_reason: str | None = None  # why it was registered as new data (--new-dataset --reason)
 
     def to_dict(self) -> dict:
         return {**super().to_dict(), "budget_name": self.budget_name, "persistent": True}

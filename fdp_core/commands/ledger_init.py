@@ -90,7 +90,8 @@ def run(args) -> int:
           f"{ledger.filter} filter) for data set {budget.fingerprint[:16]} in {budget.store.location}")
     match = budget.match
     if match is None:
-        print(f"data set: '{budget.dataset_name}' (registered)")
+        reason = f": {args.reason}" if args.reason else ""
+        print(f"data set: '{budget.dataset_name}' (registered{reason})")
     elif match.get("registered_as_new"):
         print(f"data set: {match_line(budget)}")
     else:
