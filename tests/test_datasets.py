@@ -311,3 +311,65 @@ def test_the_ledger_holds_digest_sets_not_curves_and_small_files_get_no_answer(s
     assert sketch.overlap(vectors, registered).k == 0  # another key: the digests say nothing
     assert (tmp_path / "cfg" / "sketch.key").stat().st_mode & 0o077 == 0  # created on first use, owner only
     assert sketch.encode(vectors) == sketch.encode(vectors)  # the key file is read back the same
+
+
+def test_no_path_creates_a_silent_fresh_budget_for_a_transform_of_a_registered_data_set(shared_data, tmp_path,
+                                                                                         capsys):
+    """Issue 37: with DTI registered, replay on time-reversed values, 1 - x, a circular shift of the grid
+    values and the first half of the grid is charged to DTI or refused (exit 2, one line), never a new
+    budget; --new-dataset --reason registers unrelated data, and the reason is in every later report."""
+    import numpy as np
+    import pandas as pd
+
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.data.simulate import simulate
+    from fdp_core.publish import export
+    from fdp_core.releases.mean import MeanSettings
+
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    dti = shared_data / "dti_cca.csv"
+    assert main(["ledger", "init", "--data", str(dti), "--person-column", "subject", "--dataset", "DTI",
+                 "--ledger", url, "--epsilon", "100", "--delta", "1e-3"]) == 0
+    release = export.commit_mean(Ledger(100, 1e-3), load_curves(dti), MeanSettings(
+        epsilon=1.0, value_range=(0.0, 1.0), person_column="subject"), data_label="dti_cca.csv")
+    config = tmp_path / "config.yaml"
+    config.write_text(export.config_yaml(release.config))
+    base = pd.read_csv(dti)
+    grid = list(base.columns[4:])
+    values = base[grid].to_numpy(float)
+    transforms = {"reversed": base.assign(**dict(zip(grid, values[:, ::-1].T))),
+                  "one_minus_x": base.assign(**dict(zip(grid, (1 - values).T))),
+                  "shifted": base.assign(**dict(zip(grid, np.roll(values, 23, axis=1).T))),
+                  "first_half": base.drop(columns=grid[len(grid) // 2:])}
+    capsys.readouterr()
+    outcomes = {}
+    for name, frame in transforms.items():
+        path = tmp_path / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        code = main(["replay", str(config), "--data", str(path), "--ledger", url, "--out", str(tmp_path / name)])
+        out, err = capsys.readouterr()
+        outcomes[name] = code
+        if code == 0:
+            assert "charged to data set 'DTI'" in out, name
+        else:
+            assert code == 2 and "match none of the 1 data set(s)" in err and "--new-dataset --reason" in err, name
+            assert not (tmp_path / name).exists()
+    assert outcomes["reversed"] == outcomes["one_minus_x"] == 0  # the sketch is invariant to both
+    store = LedgerStore(url)
+    assert [d.name for d in store.datasets()] == ["DTI"]  # never a new budget
+    sim = simulate("s1")
+    sim_path = tmp_path / "sim.csv"
+    pd.DataFrame(sim.data_matrix, columns=[f"{t:.6g}" for t in sim.grid_points]).to_csv(sim_path, index=False)
+    init = ["ledger", "init", "--data", str(sim_path), "--ledger", url, "--epsilon", "1", "--delta", "1e-5"]
+    assert main(init) == 2 and "--new-dataset --reason" in capsys.readouterr().err
+    assert main([*init, "--new-dataset", "--reason", "simulated study s1"]) == 0
+    assert "simulated study s1" in capsys.readouterr().out
+    assert main(["ledger", "show", "--data", str(sim_path), "--ledger", url]) == 0
+    assert json.loads(capsys.readouterr().out)["dataset"]["reason"] == "simulated study s1"
+    sim_release = export.commit_mean(Ledger(1, 1e-5), sim, MeanSettings(epsilon=0.5, value_range=(-10.0, 10.0)),
+                                     data_label="sim.csv")
+    sim_config = tmp_path / "sim_config.yaml"
+    sim_config.write_text(export.config_yaml(sim_release.config))
+    assert main(["replay", str(sim_config), "--data", str(sim_path), "--ledger", url, "--out",
+                 str(tmp_path / "sim_out")]) == 0
+    assert "reason: simulated study s1" in (tmp_path / "sim_out" / "report.html").read_text()
