@@ -91,6 +91,7 @@ MAX_PLAN_STATISTICS = 100
 MAX_PLAN_PERSONS = 1_000_000
 MAX_PLAN_CELLS = 20_000_000
 MAX_SKETCH_CURVES = 4096
+MIN_SKETCH_FILE_CURVES = 20  # public minimum: smaller files are matched by their exact fingerprint only (METHODS.md 24)
 MAX_VISITS_FOR_BOUND = 10**6
 
 

@@ -15,14 +15,17 @@ from fdp_core.errors import FdpError
 
 from . import intake, plots, state
 
-PENDING_KEY = "intake_pending"  # {"raw", "name", "diagnosis"} of the last refused upload
+PENDING_KEY = "intake_pending"  # {"raw", "name", "diagnosis", "needs_grid"} of the last refused upload
+GRID_REFUSAL = "person-specific times"  # the loader's words for a long file that needs a declared grid
 
 
 def after_upload(raw: bytes, name: str) -> None:
     """Callback tail of an upload: keep a refused file for the mapping/transpose panel."""
     ss = st.session_state
     if "data_error" in ss:
-        ss[PENDING_KEY] = {"raw": raw, "name": name, "diagnosis": intake.diagnose(raw)}
+        # Persons seen at their own times: the loader needs a declared public grid (METHODS.md 24).
+        ss[PENDING_KEY] = {"raw": raw, "name": name, "diagnosis": intake.diagnose(raw),
+                           "needs_grid": GRID_REFUSAL in str(ss["data_error"])}
     else:
         ss.pop(PENDING_KEY, None)
         plots.set_axis_labels("t", "value")
@@ -55,7 +58,15 @@ def _load_long() -> None:
     except FdpError as exc:
         ss["data_error"] = str(exc)
         return
-    _load(raw, options, pending["name"], f"columns {ident}, {t}, {value} as id, t, value", t, value)
+    grid = (ss.get("intake_grid") or "").strip() or None
+    _load(raw, {**options, "grid": grid}, pending["name"], f"columns {ident}, {t}, {value} as id, t, value"
+          + (f", on the public grid {grid}" if grid else ""), t, value)
+
+
+def _load_on_grid() -> None:
+    pending = st.session_state[PENDING_KEY]
+    grid = (st.session_state.get("intake_grid") or "").strip()
+    _load(pending["raw"], {"grid": grid}, pending["name"], f"on the public grid {grid}", "t", "value")
 
 
 def _load_transposed() -> None:
@@ -68,7 +79,7 @@ def loadable_pending() -> dict | None:
     """The last refused upload when the panel can load it (a long file with other column names,
     a transposed file); None otherwise."""
     pending = st.session_state.get(PENDING_KEY)
-    if not pending or pending["diagnosis"].kind not in ("long", "transposed"):
+    if not pending or (pending["diagnosis"].kind not in ("long", "transposed") and not pending.get("needs_grid")):
         return None
     return pending
 
@@ -76,8 +87,13 @@ def loadable_pending() -> dict | None:
 def instruction(pending: dict) -> str:
     """What to do with a file the panel can load, in the app's words (never the loader's refusal,
     which names command-line options)."""
-    what = ("check the three columns below and click 'Load with this mapping'" if pending["diagnosis"].kind == "long"
-            else "click 'Transpose and load' below")
+    if pending.get("needs_grid"):
+        what = ("its persons are seen at their own times: declare a public grid below (never the visit times "
+                "themselves), or use the sparse route")
+    elif pending["diagnosis"].kind == "long":
+        what = "check the three columns below and click 'Load with this mapping'"
+    else:
+        what = "click 'Transpose and load' below"
     return f"{pending['name']} is not loaded yet: {what}."
 
 
@@ -88,6 +104,11 @@ def render_pending() -> bool:
         return False
     diagnosis = pending["diagnosis"]
     box = st.container(border=True, key="intake_panel")
+    if pending.get("needs_grid") and diagnosis.kind != "long":
+        box.markdown(f"**{pending['name']}: the persons are observed at their own times**")
+        _grid_input(box)
+        box.button("Load on this public grid", key="intake_load_grid", type="primary", on_click=_load_on_grid)
+        return True
     box.markdown(f"**{pending['name']}: {diagnosis.message}**")
     if diagnosis.kind == "transposed":
         box.button("Transpose and load", key="intake_transpose", type="primary", on_click=_load_transposed,
@@ -106,8 +127,17 @@ def render_pending() -> bool:
                  help="Numbers or dates (dates become days since the earliest date in the file).")
     c3.selectbox("value (measurement)", columns, key="intake_value")
     box.caption("Suggested from the column names and types; other columns are not used.")
+    if pending.get("needs_grid"):
+        _grid_input(box)
     box.button("Load with this mapping", key="intake_load_long", type="primary", on_click=_load_long)
     return True
+
+
+def _grid_input(box) -> None:
+    box.text_input("public grid A,B,M", key="intake_grid", placeholder="e.g. 0,1,50",
+                   help="M equally spaced points from A to B, chosen without looking at the data: each person's "
+                        "curve is interpolated onto them (held at its first and last visit beyond them). The "
+                        "union of the observed times is never used: it would publish real visit times.")
 
 
 def _store_labels() -> None:

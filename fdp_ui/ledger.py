@@ -111,19 +111,22 @@ def _sketch(fd=None):
     return cached[1]
 
 
-def account(data=None) -> ledger_store.StoredBudget:
+def account(data=None, *, lookup: bool = False) -> ledger_store.StoredBudget:
     """The budget of the registered data set the current data belong to (it may not exist yet):
     matched by fingerprint or content sketch (METHODS.md 22), or the Data page's choice.
 
     ``data``: the data set actually committed when it is not the session's current one (sealed
     mode commits the private file, read at commit, while the session shows a public stand-in):
-    the charge then goes to the private data's registered data set, never to the stand-in's."""
+    the charge then goes to the private data's registered data set, never to the stand-in's.
+    ``lookup``: for display only; a budget about to be created (a commit) is refused for data matching no
+    registration unless the Data page registered them as new with a typed reason (METHODS.md 24)."""
     if data is not None and data is not state.current():
         return resolve(store(), data.fd, unit=unit_settings(), name=budget_name(), source="app",
                        data_label=data.label, vectors=sketch_of(data.fd),
-                       fingerprints=(fingerprint(data.fd, unit_settings()), fingerprint(data.fd, None)))
+                       fingerprints=(fingerprint(data.fd, unit_settings()), fingerprint(data.fd, None)), lookup=lookup)
     return resolve(store(), state.current().fd, unit=unit_settings(), name=budget_name(), source="app",
-                   data_label=state.current().label, vectors=_sketch(), fingerprints=_fingerprints(), **_choice())
+                   data_label=state.current().label, vectors=_sketch(), fingerprints=_fingerprints(), lookup=lookup,
+                   **_choice())
 
 
 def _choice() -> dict:
@@ -142,7 +145,7 @@ def render_dataset_choice(container) -> None:
     container.markdown("**Registered data set** (the budget belongs to it, not to this file)")
     choice = _choice()
     try:
-        budget = account()
+        budget = account(lookup=True)
     except FdpError as exc:
         container.error(f"Data set not usable: {exc}")
         if choice and container.button("Undo the data-set choice", key="data_dataset_undo"):
@@ -164,6 +167,11 @@ def render_dataset_choice(container) -> None:
         container.warning(f"Registering as the new data set '{match['registered_as_new']}' although these data "
                           f"{match['message']} (reason: {match['reason']}); recorded with the budget at the first "
                           "commit.")
+    elif choice.get("new_dataset"):
+        container.warning(f"Registering as the new data set '{budget.dataset_name}' (reason: {choice['reason']}); "
+                          "recorded with the budget at the first commit.")
+    elif budget.store.datasets():
+        _ask_new_dataset(container, budget)
     else:
         registered = [d.name for d in budget.store.datasets()]
         new_label = f"new data set '{budget.dataset_name}'"
@@ -176,10 +184,26 @@ def render_dataset_choice(container) -> None:
             st.rerun()
 
 
+def _ask_new_dataset(container, budget) -> None:
+    """Data matching none of the ledger's registrations: no budget is created for them until the
+    custodian registers them as a new data set with a typed reason (recorded, shown in later reports)."""
+    registered = [d.name for d in budget.store.datasets()]
+    container.warning(f"These data match none of the {len(registered)} registered data set(s) "
+                      f"({', '.join(registered[:3])}{', ...' if len(registered) > 3 else ''}): a commit is refused "
+                      "until you register them as a new data set, with a reason.")
+    name = container.text_input("name of the new data set", value=budget.dataset_name, key="data_unmatched_name")
+    reason = container.text_input("reason (recorded in the ledger and shown in later reports)",
+                                  key="data_unmatched_reason")
+    if container.button("Register as a new data set", key="data_unmatched_confirm",
+                        disabled=not (name.strip() and reason.strip())):
+        _choose(dataset=name, new_dataset=True, reason=reason)
+        st.rerun()
+
+
 def budget_names() -> list[str]:
     """Budgets stored for the current data set (the default one always offered)."""
     try:
-        names = store().budget_names(account().fingerprint)
+        names = store().budget_names(account(lookup=True).fingerprint)
     except FdpError:
         names = []
     return list(dict.fromkeys([ledger_store.DEFAULT_BUDGET, *names, budget_name()]))
@@ -194,7 +218,7 @@ def draft() -> Ledger:
 def get() -> Ledger:
     """The ledger in force: the data set's stored budget (read from the database), else the draft."""
     try:
-        stored = sealed_ledger() or account().ledger()
+        stored = sealed_ledger() or account(lookup=True).ledger()
         st.session_state.pop(ERROR_KEY, None)
     except FdpError as exc:
         st.session_state[ERROR_KEY] = str(exc)

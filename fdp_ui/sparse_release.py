@@ -15,7 +15,7 @@ import streamlit as st
 from fdp_core.budget import ledger_store
 from fdp_core.budget.accounting import Ledger
 from fdp_core.budget.datasets import resolve
-from fdp_core.data.sparse_data import SPARSE_UNIT, ledger_view
+from fdp_core.data.sparse_data import SPARSE_UNIT, ledger_sketch, ledger_view
 from fdp_core.errors import FdpError
 from fdp_core.limits import MIN_PERSONS_COMMIT
 from fdp_core.publish.protocol import Quote, check_parts
@@ -35,17 +35,19 @@ def _view(data):
     return cached[1]
 
 
-def account() -> ledger_store.StoredBudget:
-    """The stored budget of the sparse data in use (it may not exist yet)."""
+def account(*, lookup: bool = False) -> ledger_store.StoredBudget:
+    """The stored budget of the sparse data in use (it may not exist yet). A commit (``lookup`` False) is
+    refused for observations matching none of a ledger's registrations (METHODS.md 24); the sparse
+    route's own registration is made on the command line (ledger init --sparse --new-dataset --reason)."""
     info = sparse_view.active()
     return resolve(ledger_ui.store(), _view(info["data"]), unit=SPARSE_UNIT, name=ledger_ui.budget_name(),
-                   source="app", data_label=info["label"])
+                   source="app", data_label=info["label"], lookup=lookup, vectors=ledger_sketch(info["data"]))
 
 
 def ledger() -> Ledger:
     """The sparse data's ledger in force: its stored budget, else the page's draft."""
     try:
-        stored = account().ledger()
+        stored = account(lookup=True).ledger()
     except FdpError:
         stored = None
     return stored if stored is not None else ledger_ui.draft()

@@ -32,6 +32,8 @@ def _private_ledger(tmp_path, monkeypatch):
     """Every test gets its own ledger file: nothing a test commits reaches a user's real ledger
     (~/.local/share/fdp) or another test's budget. Tests that need another URL set their own."""
     monkeypatch.setenv("FDP_LEDGER_URL", f"sqlite:///{tmp_path / 'ledger.sqlite3'}")
+    # The sketch key (METHODS.md 24): one fixed test key, never the user's key file.
+    monkeypatch.setenv("FDP_SKETCH_KEY", "5eed" * 16)
 
 
 # --------------------------------------------------------------------------- PostgreSQL for the ledger tests

@@ -33,7 +33,7 @@ BAD_FILES = [
     ("binary garbage", b"\x00\x01\x02PK", "NUL bytes"),
     ("long: duplicate t", b"id,t,value\na,0,1\na,0,2\nb,0,1\nb,1,2\n", "two values at t = 0"),
     ("long: bad value", b"id,t,value\na,0,1\na,1,zz\n", "non-numeric value"),
-    ("long: no overlap", b"id,t,value\na,0,1\na,1,2\nb,2,1\nb,3,2\n", "do not overlap"),
+    ("long: no overlap", b"id,t,value\na,0,1\na,1,2\nb,2,1\nb,3,2\n", "person-specific times"),
     ("corrupt parquet", b"PAR1garbagePAR1", "could not be read as Parquet"),
     ("duplicate metadata names", b"a,a,0,1\nx,y,1,2\nz,w,3,5\n", "duplicate metadata column name(s) a"),
 ]
@@ -81,11 +81,27 @@ def test_long_csv_equals_wide_csv():
     np.testing.assert_array_equal(wide.data_matrix, long.data_matrix[order])
 
 
-def test_long_csv_on_different_grids_is_interpolated_onto_a_common_grid():
-    fd = load_curves(b"id,t,value\na,0,0\na,1,2\nb,0,1\nb,0.5,2\nb,1,3\n")
-    np.testing.assert_array_equal(fd.grid_points, [0, 0.5, 1])
-    np.testing.assert_allclose(fd.data_matrix[0], [0, 1, 2])
-    assert "interpolated onto a common grid" in fd.report.messages[0]
+def test_long_csv_on_person_specific_times_needs_a_declared_public_grid():
+    """METHODS.md 24: the union of the persons' times (0, 0.5, 1 here) is never the published grid."""
+    raw = b"id,t,value\na,0,0\na,1,2\nb,0,1\nb,0.5,2\nb,1,3\n"
+    with pytest.raises(DataError, match=r"person-specific times.*--grid A,B,M.*--sparse"):
+        load_curves(raw)
+    fd = load_curves(raw, grid="0,1,5")
+    np.testing.assert_array_equal(fd.grid_points, np.linspace(0, 1, 5))
+    np.testing.assert_allclose(fd.data_matrix[0], [0, 0.5, 1, 1.5, 2])
+    np.testing.assert_allclose(fd.data_matrix[1], [1, 1.5, 2, 2.5, 3])
+    assert fd.report.public_grid == (0.0, 1.0, 5) and "declared public grid 0,1,5" in fd.report.messages[0]
+
+
+def test_a_declared_grid_holds_each_curve_at_its_ends_and_applies_to_wide_files():
+    """Beyond a person's first (last) visit the curve is held at its first (last) value: a per-person rule."""
+    fd = load_curves(b"id,t,value\na,0.2,1\na,0.6,3\nb,0.1,0\nb,0.3,1\nb,0.9,4\n", grid="0,1,3")
+    np.testing.assert_allclose(fd.data_matrix, [[1, 2.5, 3], [0, 2.0, 4]])
+    wide = load_curves(b"id,0,1,2\na,0,2,4\nb,1,1,3\n", grid=(0, 2, 5))
+    np.testing.assert_allclose(wide.data_matrix, [[0, 1, 2, 3, 4], [1, 1, 1, 2, 3]])
+    for bad in ("0,1", "1,0,5", "0,1,1", "0,1,2.5", "0,1,100000", "a,b,c"):
+        with pytest.raises(ParameterError):
+            load_curves(b"id,0,1,2\na,0,2,4\nb,1,1,3\n", grid=bad)
 
 
 def test_parquet_and_file_objects(tmp_path):

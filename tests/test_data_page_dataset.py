@@ -57,5 +57,10 @@ def test_unrelated_data_match_nothing_on_the_data_page(shared_data):
     dti = load_curves(shared_data / "dti_cca.csv")
     open_budget(url, dti, dataset="DTI-2026").ensure(BudgetSpec(2.0, 1e-5))
     at = _data_page(load_curves(shared_data / "berkeley_growth.csv"), "upload: berkeley_growth.csv")
-    assert at.selectbox(key="data_dataset_pick").value.startswith("new data set")
     assert not any("Matches" in i.value for i in at.info)
+    # No silent fresh budget (METHODS.md 24): registered only with a typed reason.
+    assert any("match none of the 1 registered" in w.value for w in at.warning)
+    assert at.button(key="data_unmatched_confirm").disabled
+    at.text_input(key="data_unmatched_reason").input("another study").run()
+    at.button(key="data_unmatched_confirm").click().run()
+    assert any("Registering as the new data set" in w.value and "another study" in w.value for w in at.warning)

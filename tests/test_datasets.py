@@ -74,7 +74,10 @@ def test_variants_of_one_data_set_are_charged_to_its_one_budget(shared_data, tmp
     assert len(others) >= 4
     for name, (path, options) in others.items():
         fd = _load(path, options)
-        budget = resolve(store, fd, source="cli", data_label=path.name, vectors=_vectors(path, options, engine))
+        with pytest.raises(ParameterError, match="match none of the 1 data set"):  # never a silent fresh budget
+            resolve(store, fd, source="cli", data_label=path.name, vectors=_vectors(path, options, engine))
+        budget = resolve(store, fd, source="cli", data_label=path.name, vectors=_vectors(path, options, engine),
+                         new_dataset=True, reason="another study")
         assert budget.match is None and budget.fingerprint != registered.fingerprint, name
         assert budget.registration.new is not None, name
         table.append((name, "(new registration)", 0, fd.data_matrix.shape[0], 0.0))
@@ -96,7 +99,7 @@ def test_schema_1_ledger_opens_with_budgets_intact_and_gets_a_sketch(tmp_path):
     person = open_budget(url, fd, unit={"person_column": "id"}, name="second look")
     assert person.ledger().epsilon_total == 1.5 and person.match["how"] == "fingerprint"
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION == 3
         assert conn.execute("SELECT COUNT(*) FROM fdp_versions WHERE sketch IS NULL").fetchone()[0] == 2
     # The first charge after the migration stores the sketch; a variant then matches by content.
     budget.reserve(pure_entry("mean", "frl", epsilon=0.5))
@@ -266,7 +269,7 @@ def test_another_seed_of_a_simulation_design_is_other_people(tmp_path, design):
     url = f"sqlite:///{tmp_path / 'l.sqlite3'}"
     first = simulate(design, seed=0)
     open_budget(url, first, dataset=f"{design} seed 0").ensure(BudgetSpec(1.0, 0.0))
-    assert open_budget(url, simulate(design, seed=1)).match is None
+    assert open_budget(url, simulate(design, seed=1), lookup=True).match is None
     n = first.data_matrix.shape[0]
     subset = from_arrays(first.grid_points * 3, first.data_matrix[: int(0.9 * n)] * 7 + 1, name="subset")
     assert open_budget(url, subset).match["dataset"] == f"{design} seed 0"
@@ -286,3 +289,103 @@ def test_ledger_show_never_migrates_a_schema_1_ledger(tmp_path, capsys):
     open_budget(url, load_curves(EXAMPLE), source="cli", data_label="example_curves.csv")  # a writer's store migrates
     assert main(["ledger", "show", "--ledger", url, "--data", str(EXAMPLE)]) == 0
     assert json.loads(capsys.readouterr().out)["spent"]["epsilon"] == pytest.approx(1.0, rel=1e-9)
+
+
+def test_sparse_files_are_sketched_per_person_and_unrelated_studies_do_not_match():
+    """Issue 37: each person's pooled visits is one curve of the sketch (not each observation a 2-point
+    line, which made every sparse file alike); a subset in other units matches, another study does not."""
+    import numpy as np
+
+    from fdp_core.data.simulate import sparse_design
+    from fdp_core.data.sparse_data import from_observations, ledger_sketch
+
+    a, b = sparse_design(300, seed=1), sparse_design(300, seed=2)
+    registered = sketch.decode(sketch.encode(ledger_sketch(a)))
+    assert registered.n == 300 and not sketch.overlap(ledger_sketch(b), registered).matches
+    keep = np.isin(a.ids, np.unique(a.ids)[:240])
+    subset = from_observations(a.ids[keep], a.t[keep] * 10, a.y[keep] * 100 + 3)
+    found = sketch.overlap(ledger_sketch(subset), registered)
+    assert found.matches and found.k >= 230
+
+
+def test_the_ledger_holds_digest_sets_not_curves_and_small_files_get_no_answer(shared_data, monkeypatch, tmp_path):
+    """Issue 37: the stored sketch is keyed digests (no float per curve, no row order), unreadable under
+    another key; time reversal and 1 - x land in the same buckets; a file of a few curves is never compared."""
+    import numpy as np
+
+    fd = load_curves(shared_data / "dti_cca.csv")
+    vectors = sketch.sketch_of(fd)
+    text = sketch.encode(vectors)
+    assert text.startswith("fdp.sketch/2:376:") and text == sketch.encode(vectors[::-1])  # a set: no row order
+    registered = sketch.decode(text)
+    assert registered.coarse.dtype == np.dtype("<u8") and np.all(np.diff(registered.coarse.astype(float)) > 0)
+    for transformed in (vectors[:, ::-1], -vectors):
+        assert sketch.overlap(np.ascontiguousarray(transformed), registered).k == 376
+    assert sketch.overlap(vectors[: sketch.MIN_FILE_CURVES - 1], registered).k == 0
+    monkeypatch.delenv("FDP_SKETCH_KEY")
+    monkeypatch.setenv("FDP_SKETCH_KEY_FILE", str(tmp_path / "cfg" / "sketch.key"))
+    assert sketch.overlap(vectors, registered).k == 0  # another key: the digests say nothing
+    assert (tmp_path / "cfg" / "sketch.key").stat().st_mode & 0o077 == 0  # created on first use, owner only
+    assert sketch.encode(vectors) == sketch.encode(vectors)  # the key file is read back the same
+
+
+def test_no_path_creates_a_silent_fresh_budget_for_a_transform_of_a_registered_data_set(shared_data, tmp_path,
+                                                                                         capsys):
+    """Issue 37: with DTI registered, replay on time-reversed values, 1 - x, a circular shift of the grid
+    values and the first half of the grid is charged to DTI or refused (exit 2, one line), never a new
+    budget; --new-dataset --reason registers unrelated data, and the reason is in every later report."""
+    import numpy as np
+    import pandas as pd
+
+    from fdp_core.budget.accounting import Ledger
+    from fdp_core.data.simulate import simulate
+    from fdp_core.publish import export
+    from fdp_core.releases.mean import MeanSettings
+
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    dti = shared_data / "dti_cca.csv"
+    assert main(["ledger", "init", "--data", str(dti), "--person-column", "subject", "--dataset", "DTI",
+                 "--ledger", url, "--epsilon", "100", "--delta", "1e-3"]) == 0
+    release = export.commit_mean(Ledger(100, 1e-3), load_curves(dti), MeanSettings(
+        epsilon=1.0, value_range=(0.0, 1.0), person_column="subject"), data_label="dti_cca.csv")
+    config = tmp_path / "config.yaml"
+    config.write_text(export.config_yaml(release.config))
+    base = pd.read_csv(dti)
+    grid = list(base.columns[4:])
+    values = base[grid].to_numpy(float)
+    transforms = {"reversed": base.assign(**dict(zip(grid, values[:, ::-1].T))),
+                  "one_minus_x": base.assign(**dict(zip(grid, (1 - values).T))),
+                  "shifted": base.assign(**dict(zip(grid, np.roll(values, 23, axis=1).T))),
+                  "first_half": base.drop(columns=grid[len(grid) // 2:])}
+    capsys.readouterr()
+    outcomes = {}
+    for name, frame in transforms.items():
+        path = tmp_path / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        code = main(["replay", str(config), "--data", str(path), "--ledger", url, "--out", str(tmp_path / name)])
+        out, err = capsys.readouterr()
+        outcomes[name] = code
+        if code == 0:
+            assert "charged to data set 'DTI'" in out, name
+        else:
+            assert code == 2 and "match none of the 1 data set(s)" in err and "--new-dataset --reason" in err, name
+            assert not (tmp_path / name).exists()
+    assert outcomes["reversed"] == outcomes["one_minus_x"] == 0  # the sketch is invariant to both
+    store = LedgerStore(url)
+    assert [d.name for d in store.datasets()] == ["DTI"]  # never a new budget
+    sim = simulate("s1")
+    sim_path = tmp_path / "sim.csv"
+    pd.DataFrame(sim.data_matrix, columns=[f"{t:.6g}" for t in sim.grid_points]).to_csv(sim_path, index=False)
+    init = ["ledger", "init", "--data", str(sim_path), "--ledger", url, "--epsilon", "1", "--delta", "1e-5"]
+    assert main(init) == 2 and "--new-dataset --reason" in capsys.readouterr().err
+    assert main([*init, "--new-dataset", "--reason", "simulated study s1"]) == 0
+    assert "simulated study s1" in capsys.readouterr().out
+    assert main(["ledger", "show", "--data", str(sim_path), "--ledger", url]) == 0
+    assert json.loads(capsys.readouterr().out)["dataset"]["reason"] == "simulated study s1"
+    sim_release = export.commit_mean(Ledger(1, 1e-5), sim, MeanSettings(epsilon=0.5, value_range=(-10.0, 10.0)),
+                                     data_label="sim.csv")
+    sim_config = tmp_path / "sim_config.yaml"
+    sim_config.write_text(export.config_yaml(sim_release.config))
+    assert main(["replay", str(sim_config), "--data", str(sim_path), "--ledger", url, "--out",
+                 str(tmp_path / "sim_out")]) == 0
+    assert "reason: simulated study s1" in (tmp_path / "sim_out" / "report.html").read_text()

@@ -3,6 +3,7 @@ tutorial mode kept in the URL, epsilon cautions, and the Data page's refused-upl
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -275,3 +276,20 @@ def test_suggested_bandwidth_is_silverman_for_a_uniform_spread():
     assert density_defaults.public_box(["value", "max"], (0.0, 2.0)) == [(0.0, 2.0), (0.0, 2.0)]
     assert density_defaults.public_box(["l2norm"], (0.0, 2.0)) is None
     assert density_defaults.public_box(["value"], None) is None
+
+
+def test_a_long_file_with_person_specific_times_asks_for_a_public_grid():
+    """Issue 37 (METHODS.md 24): the Data page never loads the union of the visit times; it asks for a grid."""
+    rng = np.random.default_rng(3)
+    rows = ["id,t,value"] + [f"p{i},{t:.5f},{0.5 + 0.1 * np.sin(6 * t) + 0.01 * i:.4f}"
+                             for i in range(12) for t in np.sort(rng.uniform(0, 1, 20))]
+    at = _app()
+    at.radio(key="data_source").set_value("upload a file").run()
+    at.file_uploader(key="data_upload").set_value(("visits.csv", "\n".join(rows).encode(), "text/csv")).run()
+    info = next(i.value for i in at.info if "is not loaded yet" in i.value)
+    assert "own times" in info and "public grid" in info and "--" not in info
+    at.text_input(key="intake_grid").input("0,1,25").run()
+    button = "intake_load_long" if any(b.key == "intake_load_long" for b in at.button) else "intake_load_grid"
+    at.button(key=button).click().run()
+    assert not at.error and not at.exception
+    assert [m.value for m in at.metric][:2] == ["12", "25"]  # 12 persons on the 25 declared points

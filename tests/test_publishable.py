@@ -596,3 +596,74 @@ def test_the_sparse_neighbour_test_catches_a_planted_leak(sparse_pair, tmp_path,
     monkeypatch.setattr(sparse_commit, "sparse_release_record", leaky)
     with pytest.raises(AssertionError, match="n_observations"):
         _check_sparse_pair(tmp_path, sparse_pair, "visits")
+
+
+# --------------------------------------------------------------------------- long files, person-specific times
+# Issue 37 (METHODS.md 24): a long file whose persons are seen at their own times is released on a
+# declared public grid, never on the union of the observed times, and the route never depends on a
+# statistic of the visit counts. 41 persons with 19 to 21 visits at random times (median 20); the
+# neighbours redraw one person's times, or give one person 19 visits (the median moves to 19).
+
+LONG_PERSONS = 41
+LONG_GRID = "0,1,50"
+LONG_KINDS = [kind for kind in CLI_KINDS if kind != "regression" and "--engine" not in CLI_KINDS[kind]]
+
+
+@pytest.fixture(scope="module")
+def long_pair(tmp_path_factory):
+    rng = np.random.default_rng(37)
+    visits = [19] * 20 + [20] * 11 + [21] * 10
+    times = [np.sort(rng.uniform(0.0, 1.0, k)) for k in visits]
+
+    def frame(all_times):
+        rows = []
+        for i, t in enumerate(all_times):
+            level = 0.5 + 0.1 * np.random.default_rng(i).normal()
+            rows += [(f"p{i:02d}", x, level + 0.2 * np.sin(2 * np.pi * x) + 0.02 * np.random.default_rng(
+                [i, j]).normal()) for j, x in enumerate(t)]
+        return pd.DataFrame(rows, columns=["id", "t", "value"])
+
+    redrawn = list(times)
+    redrawn[3] = np.sort(rng.uniform(0.0, 1.0, visits[3]))
+    fewer = list(times)
+    fewer[25] = times[25][:19]  # 21 persons of 41 with 19 visits: the median moves from 20 to 19
+    assert np.median([t.size for t in times]) == 20 and np.median([t.size for t in fewer]) == 19
+    out = {}
+    for which, data in (("D", times), ("redrawn", redrawn), ("fewer", fewer)):
+        folder = tmp_path_factory.mktemp(f"long_{which}")
+        frame(data).to_csv(folder / "data.csv", index=False)  # the file name is a public label: the same for all
+        out[which] = folder / "data.csv"
+    out["observed"] = {float(x) for path in list(out.values()) for x in pd.read_csv(path)["t"]}
+    return out
+
+
+@pytest.mark.parametrize("extra", [[], ["--domain", "0,1"]], ids=["defaults", "domain"])
+def test_long_file_without_a_declared_grid_is_refused_alike_for_every_neighbour(extra, long_pair, tmp_path, capsys):
+    """Without --grid (and without --sparse) the same refusal for D and both neighbours: no route is
+    chosen from the visit counts, nothing is written."""
+    errors = []
+    for which in ("D", "redrawn", "fewer"):
+        out = tmp_path / which
+        assert main([*_mean_args("gaussian"), "--data", str(long_pair[which]), "--epsilon", "2", "--value-range",
+                     "0,1", *extra, "--seed", "7", "--out", str(out)]) == 2
+        assert not out.exists()
+        errors.append(capsys.readouterr().err.strip().splitlines()[-1])
+    assert len(set(errors)) == 1 and ("--grid A,B,M" in errors[0] or "add --sparse" in errors[0])
+
+
+@pytest.mark.parametrize("kind", LONG_KINDS)
+def test_long_file_on_a_declared_grid_publishes_nothing_about_one_persons_times(kind, long_pair, tmp_path):
+    """Default settings and --grid 0,1,50: every publishable file of D and of both neighbours is identical
+    but for the noised output; a published t is one of the 50 declared points, never an observed time."""
+    def args_for(which):
+        return [*CLI_KINDS[kind], "--data", str(long_pair[which]), "--epsilon", "2", "--value-range", "0,1",
+                "--grid", LONG_GRID, *([] if kind in SEEDLESS else ["--seed", "7"])]
+    out = _run(args_for("D"), tmp_path / "D")
+    files = _read_folder(out)
+    for which in ("redrawn", "fewer"):
+        _compare_files(files, _read_folder(_run(args_for(which), tmp_path / which)))
+    record = json.loads(files.get("release.json") or files["selection.json"])
+    assert record["n"] == LONG_PERSONS
+    if "release.csv" in files and "t" in (table := pd.read_csv(out / "release.csv")).columns:
+        np.testing.assert_array_equal(np.unique(table["t"].to_numpy()), np.linspace(0.0, 1.0, 50))
+        assert not set(map(float, table["t"])) & long_pair["observed"]

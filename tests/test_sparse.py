@@ -349,11 +349,14 @@ def test_shipped_example_is_the_documented_design():
     assert sparse_reason(d).sparse
 
 
-def test_cli_detects_a_sparse_file_and_releases_it(tmp_path, capsys):
+def test_cli_releases_a_sparse_file_only_on_the_declared_route(tmp_path, capsys):
+    """METHODS.md 24: the route is declared (--sparse), never chosen from the visit counts."""
+    for extra, words in (([], "--grid A,B,M"), (["--domain", "0,1"], "add --sparse")):
+        assert main([*BASE, "--data", str(SPARSE_EXAMPLE), *extra, "--seed", "1", "--out", str(tmp_path / "x")]) == 2
+        assert words in capsys.readouterr().err and not (tmp_path / "x").exists()
     out = tmp_path / "auto"
-    assert main([*BASE, "--data", str(SPARSE_EXAMPLE), "--domain", "0,1", "--seed", "1", "--out", str(out)]) == 0
-    err = capsys.readouterr().err
-    assert "sparse" in err and "own times" in err
+    assert main([*BASE, "--data", str(SPARSE_EXAMPLE), "--sparse", "--domain", "0,1", "--seed", "1",
+                 "--out", str(out)]) == 0
     record = json.loads((out / "release.json").read_text())
     table = pd.read_csv(out / "release.csv")
     assert record["route"] == "sparse" and record["n"] == 500 and record["guarantee"]["epsilon"] == 2.0
@@ -427,7 +430,7 @@ def test_neighbour_replacing_one_person_with_another_number_of_visits(tmp_path):
         path = tmp_path / f"d{k}.csv"
         pd.concat([person, rest]).to_csv(path, index=False)
         outs.append(tmp_path / f"out{k}")
-        assert main([*BASE, "--data", str(path), "--domain", "0,1", "--seed", "5", "--out", str(outs[-1])]) == 0
+        assert main([*BASE, "--data", str(path), "--sparse", "--domain", "0,1", "--seed", "5", "--out", str(outs[-1])]) == 0
     (r0, t0), (r1, t1) = _publishable(outs[0]), _publishable(outs[1])
     for r in (r0, r1):
         r.pop("created_utc", None)

@@ -105,7 +105,8 @@ def check_reason(reason: str | None, flag: str = "--reason") -> str | None:
 def resolve(store: LedgerStore, fd: FunctionalData, *, unit: Mapping | None = None, name: str = DEFAULT_BUDGET,
             source: str = "library", data_label: str = "", dataset: str | None = None, new_dataset: bool = False,
             reason: str | None = None, value_range=None, n_policy: str | None = None,
-            vectors: np.ndarray | None = None, fingerprints: tuple[str, str] | None = None) -> StoredBudget:
+            vectors: np.ndarray | None = None, fingerprints: tuple[str, str] | None = None,
+            lookup: bool = False) -> StoredBudget:
     """The budget ``name`` of the registered data set ``fd`` belongs to (registered on first use).
 
     ``dataset``: the registration's name (checked against the match; the name of a new one);
@@ -114,6 +115,11 @@ def resolve(store: LedgerStore, fd: FunctionalData, *, unit: Mapping | None = No
     sketch when already computed (e.g. chunk by chunk by the stream engine); ``fingerprints``:
     (fingerprint with the unit, curves only) when already computed (the app caches them). Nothing is
     written here: the registration is recorded with the budget or charge that needs it.
+
+    No silent fresh budget (METHODS.md 24): on a ledger holding registrations, data matching none of
+    them are refused unless ``new_dataset`` with a ``reason`` registers them, on the record. Every path
+    that can create a budget (release, replay, plan --commit, ledger init, the app's commit) comes
+    here; ``lookup=True`` (ledger show, the Data page's display) only reads and is never refused.
     """
     name = check_name(name)
     reason = check_reason(reason)
@@ -131,6 +137,8 @@ def resolve(store: LedgerStore, fd: FunctionalData, *, unit: Mapping | None = No
     sketch_text = sketches.encode(vectors) if vectors.shape[0] else None
     found = find_match(store, fd, key, vectors)
     label = str(data_label or "")
+    if found is None and not new_dataset and not lookup:
+        refuse_fresh_budget(store)
     if found is not None and not new_dataset:
         if dataset is not None and dataset != found.dataset.name:
             raise ParameterError(f"the file {found.message()}: its budget belongs to '{found.dataset.name}'; to "
@@ -163,6 +171,16 @@ def resolve(store: LedgerStore, fd: FunctionalData, *, unit: Mapping | None = No
                         registration=Registration(new=new, version=NewVersion(key, unit_json, n, m, 1.0, why,
                                                                               sketch_text, label)),
                         match=match)
+
+
+def refuse_fresh_budget(store: LedgerStore) -> None:
+    """One line when a run would create a budget for data matching no registration of a ledger that has some."""
+    registered = store.datasets()
+    if registered:
+        names = ", ".join(f"'{d.name}'" for d in registered[:3]) + (", ..." if len(registered) > 3 else "")
+        raise ParameterError(f"these data match none of the {len(registered)} data set(s) registered in this ledger "
+                             f"({names}) and a new budget is never created silently: if they are other people, "
+                             "pass --new-dataset --reason TEXT (recorded and shown in every later report)")
 
 
 def open_budget(url: str | None, fd, *, unit: Mapping | None = None, name: str = DEFAULT_BUDGET,

@@ -41,7 +41,7 @@ from ..errors import BudgetError, LedgerError, ParameterError, shown
 
 ENV_VAR = "FDP_LEDGER_URL"
 SCHEMA_COMPONENT = "fdp.ledger"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DEFAULT_BUDGET = "default"
 STATUSES = ("reserved", "complete")
 SOURCES = ("app", "cli", "library")
@@ -114,7 +114,7 @@ class PersistentLedger(Ledger):
     location: str = ""
     created_utc: str = ""
     dataset: str | None = None  # the registered data set (schema 2)
-    dataset_reason: str | None = None  # why it was registered as new data although it matched another
+    dataset_reason: str | None = None  # why it was registered as new data (--new-dataset --reason)
 
     def to_dict(self, neighbouring: str = NEIGHBOURING) -> dict:
         return {**super().to_dict(neighbouring), "budget_name": self.budget_name, "persistent": True}
@@ -487,6 +487,12 @@ class LedgerStore:
                       (dataset_id, fingerprint, unit, "registered from an existing budget by the schema-2 migration",
                        str(label or ""), created_by, created_utc))
 
+    def _to_version_3(self, s: _Session) -> None:
+        """Schema 2 -> 3 (issue 37): the scheme-1 sketches held a float vector per curve, in row order (a copy
+        of the data). They are dropped; each version is sketched again, as keyed digest sets (fdp.sketch/2),
+        the first time a file with its fingerprint is seen (as after the schema-2 migration)."""
+        s.execute("UPDATE fdp_versions SET sketch = NULL WHERE sketch LIKE ?", ("fdp.sketch/1:%",))
+
     # -- reading -------------------------------------------------------------------
     def _budget_row(self, s: _Session, fingerprint: str, name: str, *, lock: bool = False):
         sql = f"SELECT {', '.join(_BUDGET_COLUMNS)} FROM fdp_budgets WHERE fingerprint = ? AND name = ?"
@@ -732,7 +738,7 @@ class LedgerStore:
 
 
 # Each migration takes a database from version v to v + 1.
-MIGRATIONS = {1: LedgerStore._to_version_2}
+MIGRATIONS = {1: LedgerStore._to_version_2, 2: LedgerStore._to_version_3}
 
 
 def _check_conninfo(target: str) -> None:

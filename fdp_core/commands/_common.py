@@ -20,6 +20,10 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--value-column", default=None, help="long file: the column holding the curve value")
     parser.add_argument("--transpose", action="store_true",
                         help="the CSV has the grid down the first column and one curve per column")
+    parser.add_argument("--grid", default=None, metavar="A,B,M",
+                        help="declared public grid: M points from A to B that every curve is interpolated onto. A "
+                             "long file whose persons are seen at their own times needs it (or --sparse): the "
+                             "union of their visit times is never published")
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +48,10 @@ def engine_of(args) -> str:
     from ..engines.stream import choose_engine  # lazy: the streaming engine, only when a command runs
 
     engine = choose_engine(args.engine, args.data)
+    if getattr(args, "grid", None) is not None and engine != "local":
+        if args.engine != "auto":
+            raise ParameterError("--grid interpolates the curves in memory: use --engine local (or auto)")
+        engine = "local"
     if args.scheduler and engine != "dask":
         raise ParameterError("--scheduler applies to --engine dask")
     if args.chunk_rows is not None and args.chunk_rows < 1:
@@ -52,7 +60,9 @@ def engine_of(args) -> str:
 
 
 def stream_options(args) -> dict:
-    return dict(load_options(args), chunk_rows=args.chunk_rows)
+    options = dict(load_options(args), chunk_rows=args.chunk_rows)
+    del options["grid"]  # --grid runs locally (engine_of)
+    return options
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +75,7 @@ def load_options(args) -> dict:
     """Keyword arguments of load_curves (and of the streaming engine) from the data options."""
     return dict(missing=args.missing, id_column=getattr(args, "id_column", None),
                 t_column=getattr(args, "t_column", None), value_column=getattr(args, "value_column", None),
-                transpose=getattr(args, "transpose", False))
+                transpose=getattr(args, "transpose", False), grid=getattr(args, "grid", None))
 
 
 def load_data(args):

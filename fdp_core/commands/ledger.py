@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..data.fingerprint import unit_of_privacy
-from ..errors import LedgerError
+from ..errors import LedgerError, ParameterError
 from ..budget.datasets import open_budget
 from ..budget.ledger_store import DEFAULT_BUDGET, ENV_VAR, StoredBudget, default_path
 from ..settings_fields import PERSON_COLUMN, add_option
@@ -45,6 +45,24 @@ def budget_of(args, fd, *, name: str | None = None, settings=None, **registratio
     label = Path(str(getattr(args, "data", "") or "")).name
     return open_budget(args.ledger, fd, unit=unit, name=_first_given(name, getattr(args, "name", None), DEFAULT_BUDGET),
                        source="cli", data_label=label, **registration)
+
+
+def add_new_dataset_options(parser: argparse.ArgumentParser) -> None:
+    """--new-dataset --reason: the only way a run creates a budget for data matching no registration
+    on a ledger that holds some (METHODS.md 24: a fresh budget is never silent)."""
+    parser.add_argument("--new-dataset", action="store_true",
+                        help="register the file as a new data set although the ledger's registrations do not match "
+                             "it, or it only nearly matches one (needs --reason; recorded and shown in ledger show "
+                             "and every later report)")
+    parser.add_argument("--reason", default=None, metavar="TEXT", help="why these are new data (with --new-dataset)")
+
+
+def new_dataset_of(args) -> dict:
+    """resolve's keyword arguments from --new-dataset --reason (a reason alone is refused)."""
+    new, reason = bool(getattr(args, "new_dataset", False)), getattr(args, "reason", None)
+    if reason is not None and not new:
+        raise ParameterError("--reason goes with --new-dataset (the reason these data are registered as new)")
+    return {"new_dataset": new, "reason": reason}
 
 
 def match_line(budget: StoredBudget) -> str | None:

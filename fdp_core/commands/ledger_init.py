@@ -17,7 +17,7 @@ from ..data.preprocess import parse_value_range
 from ._common import load_data
 from .ledger import add_budget_options, budget_of, match_line
 from ..budget.datasets import check_reason, open_budget
-from ..data.sparse_data import SPARSE_UNIT, ledger_view, read_long
+from ..data.sparse_data import SPARSE_UNIT, ledger_sketch, ledger_view, read_long
 
 PATH = ("ledger", "init")
 HELP = "register a data set and create its privacy budget in the persistent ledger (once; never raised or reset)"
@@ -44,7 +44,8 @@ def configure(parser) -> None:
                         help="how n is declared for this data set, recorded with a new registration (e.g. "
                              "'declared public: 142 persons')")
     parser.add_argument("--new-dataset", action="store_true",
-                        help="register the file as a new data set even though it matches a registered one "
+                        help="register the file as a new data set: needed when the ledger holds registrations that "
+                             "the file does not match (no budget is created silently) or when it nearly matches one "
                              "(needs --reason; recorded and shown in ledger show and later reports)")
     parser.add_argument("--reason", default=None, metavar="TEXT", help="why (with --new-dataset)")
 
@@ -80,7 +81,9 @@ def run(args) -> int:
     if args.sparse:  # persons by id, observations as rows: the key release mean --sparse --ledger charges
         data = read_long(args.data, id_column=args.id_column, t_column=args.t_column, value_column=args.value_column)
         budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, name=args.name, source="cli",
-                             data_label=data.name)
+                             vectors=ledger_sketch(data),
+                             data_label=data.name, dataset=args.dataset, new_dataset=args.new_dataset,
+                             reason=args.reason, value_range=value_range, n_policy=args.n_policy)
     else:
         budget = budget_of(args, load_data(args), dataset=args.dataset, new_dataset=args.new_dataset,
                            reason=args.reason, value_range=value_range, n_policy=args.n_policy)
@@ -91,7 +94,8 @@ def run(args) -> int:
           f"{ledger.filter} filter) for data set {budget.fingerprint[:16]} in {budget.store.location}")
     match = budget.match
     if match is None:
-        print(f"data set: '{budget.dataset_name}' (registered)")
+        reason = f": {args.reason}" if args.reason else ""
+        print(f"data set: '{budget.dataset_name}' (registered{reason})")
     elif match.get("registered_as_new"):
         print(f"data set: {match_line(budget)}")
     else:

@@ -17,6 +17,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    budget = budget_of(args, load_data(args), read_only=True)  # reading never writes (no migration)
+    # reads only: never migrates an older ledger, never refused as a fresh budget
+    budget = budget_of(args, load_data(args), read_only=True, lookup=True)
     print(json.dumps(budget.store.show(budget.fingerprint, budget.name, match=budget.match), indent=2))
     return 0

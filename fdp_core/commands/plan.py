@@ -32,7 +32,7 @@ import yaml
 from ..budget.accounting import Ledger
 from ..budget.ledger_store import BudgetSpec
 from ..errors import BudgetError, ParameterError
-from .ledger import add_ledger_option, budget_of
+from .ledger import add_ledger_option, add_new_dataset_options, budget_of, new_dataset_of
 from ..data.loading import load_curves
 from ..data.preprocess import file_persons
 from ..data.yaml_files import parse_yaml, read_yaml_text
@@ -52,7 +52,11 @@ def configure(parser) -> None:
                         help="sealed mode: compute everything on a public stand-in with the declared design: a public "
                              "file, or 'simulated' (curves simulated from public n, grid and value_range); the "
                              "private --data is read only at --commit (default: the plan's data.stand_in, if any)")
+    parser.add_argument("--grid", default=None, metavar="A,B,M",
+                        help="with --commit: the declared public grid the curves are interpolated onto (a long file "
+                             "whose persons are seen at their own times needs it; METHODS.md 24)")
     add_ledger_option(parser)
+    add_new_dataset_options(parser)
 
 
 def _read_plan(path: Path) -> dict:
@@ -65,6 +69,8 @@ def run(args) -> int:
 
     if args.commit and not args.data:
         raise ParameterError("--commit needs --data (the private file the plan releases)")
+    if args.grid is not None and not args.commit:
+        raise ParameterError("--grid applies to the data read at --commit")
     if args.data and not args.commit:
         raise ParameterError("--data is read only to commit: add --commit, or drop --data to see the plan")
     plan_path = Path(args.plan)
@@ -133,10 +139,11 @@ def _commit(args, plan, configs, out: Path, mapping: dict, *, sealed: bool) -> i
     from ..publish.plan_commit import check_data, commit_plan, export_plan_folder  # lazy: keeps `--help` light
     from .ledger import budget_of, complete_then_publish, staging_dir  # lazy: keeps `--help` light
 
-    fd = load_curves(args.data)
+    fd = load_curves(args.data, grid=args.grid)
     label = Path(args.data).name
     check_data(plan, fd, label)
-    budget = budget_of(args, fd, name=args.budget_name, settings=plan.parts[0].statistic.settings)
+    budget = budget_of(args, fd, name=args.budget_name, settings=plan.parts[0].statistic.settings,
+                       **new_dataset_of(args))
     budget.ensure(_spec(configs[0][1]["budget"]))
     # Settings fixed in the plan file before the data were read: pre-registered; computed on a
     # public stand-in (sealed mode): the sealed statement (every number of the plan was on it).

@@ -21,8 +21,9 @@ from ..publish.kinds import release_kind
 from ..publish.replay import budget_ledger, data_mismatch, parse_config, replay
 from ..budget.datasets import open_budget
 from ..budget.ledger_store import DEFAULT_BUDGET, BudgetSpec
-from ..data.sparse_data import SPARSE_UNIT, ledger_view, read_long
-from .ledger import add_ledger_option, budget_of, complete_then_publish, match_line, staging_dir
+from ..data.sparse_data import SPARSE_UNIT, ledger_sketch, ledger_view, read_long
+from .ledger import (add_ledger_option, add_new_dataset_options, budget_of, complete_then_publish, match_line,
+                     new_dataset_of, staging_dir)
 
 PATH = ("replay",)
 HELP = "replay an exported release's config.yaml on a data file: same settings, fresh exact discrete noise"
@@ -35,6 +36,7 @@ def configure(parser) -> None:
                         help="override the config's missing-value policy (drop or interpolate)")
     parser.add_argument("--out", default=None, help="output folder (default: <config name>_replay next to CONFIG)")
     add_ledger_option(parser)
+    add_new_dataset_options(parser)
     parser.add_argument("--budget-name", default=None, metavar="NAME",
                         help="budget to charge (default: the config's budget.name, else 'default')")
     parser.add_argument("--no-ledger", action="store_true",
@@ -49,20 +51,22 @@ def run(args) -> int:
     label = Path(args.data).name
     # A sparse mean reads a long file of observations (METHODS.md 20), with its own budget key.
     sparse = release_kind(config["kind"]).data == "sparse"
-    fd = read_long(args.data) if sparse else load_curves(args.data, missing=config["data"].get("missing", "drop"))
+    fd = read_long(args.data) if sparse else load_curves(args.data, missing=config["data"].get("missing", "drop"),
+                                                         grid=config["data"].get("grid"))
     notes = []
     budget = None
+    registration = new_dataset_of(args)
     spec = BudgetSpec.of(budget_ledger(config["budget"]))
     if args.no_ledger:
         notes.append("no persistent ledger was used (--no-ledger): earlier releases of these data are not counted")
     elif sparse:
-        budget = open_budget(args.ledger, ledger_view(fd), unit=SPARSE_UNIT,
+        budget = open_budget(args.ledger, ledger_view(fd), unit=SPARSE_UNIT, vectors=ledger_sketch(fd),
                              name=args.budget_name or config["budget"].get("name") or DEFAULT_BUDGET,
-                             source="cli", data_label=label)
+                             source="cli", data_label=label, **registration)
     else:
         budget = budget_of(args, fd, name=(args.budget_name if args.budget_name is not None
                                        else config["budget"].get("name")),
-                           settings=config["settings"])
+                           settings=config["settings"], **registration)
     if budget is not None:
         stored = budget.ledger()
         if stored is None:

@@ -73,7 +73,7 @@ def run(args) -> int:
         selection = select_parameters(fd, settings, penalties, rhos, rng=np.random.default_rng(), **common)
         charged = {"charged": False, "note": "--no-ledger: the selection's epsilon is not recorded anywhere"}
     else:
-        budget = budget_of(args, fd, name=args.budget_name)
+        budget = budget_of(args, fd, name=args.budget_name, lookup=True)  # charges a stored budget only (below)
         if budget.ledger() is None:
             raise ParameterError("no stored budget for these data: create one first (python -m fdp_core ledger init "
                                  "--data FILE --epsilon E --delta D) or pass --no-ledger")

@@ -1,8 +1,8 @@
 """The sparse route of ``release mean`` (METHODS.md 20): ``--sparse --domain A,B --value-range LO,HI``.
 
 Not a command itself (no PATH): ``release_mean`` adds these options and hands sparse long
-files here, whether the user asked (``--sparse``) or the file was recognised as sparse (persons
-observed a few times each, at their own times), in which case a message says so.
+files here when the user declares the route (``--sparse``); the route is never chosen from
+the data (METHODS.md 24).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import BudgetError, DataError, ParameterError
+from ..errors import BudgetError, ParameterError
 from ..publish.release import write_release
 from ..releases.sparse import SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
-from ..data.sparse_data import SparseData, read_long, sparse_reason
+from ..data.sparse_data import SparseData, read_long
 from ..engines.sparse_stream import DEFAULT_CHUNK_ROWS, stream_sparse_statistics
 from ..settings_fields import add_options, settings_from_args
 from ._common import engine_of, rng_from
@@ -28,7 +28,8 @@ def add_sparse_options(parser) -> None:
     group = parser.add_argument_group("sparse curves (a long file with a few visits per person at their own times)")
     group.add_argument("--sparse", action="store_true",
                        help="release the mean of sparse, irregular curves by private normal equations (METHODS.md "
-                            "20); needs a long file, --domain and --value-range. Recognised automatically otherwise")
+                            "20); needs a long file, --domain and --value-range. Declared, never chosen from the data: "
+                            "without it a long file with person-specific times needs --grid A,B,M")
     # Generated from SparseSettings (fdp_core/settings_fields.py); the shared settings (--epsilon, --kernel,
     # --value-range, ...) are release mean's own options, read into SparseSettings by the same dests.
     add_options(group, SparseSettings, fields=SPARSE_ONLY, required=())
@@ -45,10 +46,11 @@ def _open_budget(args, data: SparseData):
     """The stored budget of these observations (keyed like ``ledger init --sparse``); refused when none exists."""
     from ..budget.datasets import open_budget  # lazy: SQLite, only with --ledger
     from ..budget.ledger_store import DEFAULT_BUDGET  # lazy: as above
-    from ..data.sparse_data import SPARSE_UNIT, ledger_view  # lazy: keeps `--help` light
+    from ..data.sparse_data import SPARSE_UNIT, ledger_sketch, ledger_view  # lazy: keeps `--help` light
 
-    budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, name=args.budget_name or DEFAULT_BUDGET,
-                         source="cli", data_label=Path(args.data).name)
+    budget = open_budget(args.ledger, ledger_view(data), unit=SPARSE_UNIT, vectors=ledger_sketch(data),
+                         name=args.budget_name or DEFAULT_BUDGET, source="cli", data_label=Path(args.data).name,
+                         lookup=True)  # never creates one
     if budget.ledger() is None:
         raise ParameterError("no stored budget for these observations: create one first (python -m fdp_core ledger "
                              "init --sparse --data FILE --epsilon E --delta D)")
@@ -95,18 +97,6 @@ def _run_committed(args, settings: SparseSettings, data: SparseData) -> int:
     return 0
 
 
-def _is_long_file(args) -> bool:
-    if args.id_column or args.t_column or args.value_column:
-        return True
-    path = Path(args.data)
-    if path.suffix.lower() in (".parquet", ".pq") or not path.is_file():
-        return False
-    with open(path, encoding="utf-8-sig", errors="replace") as handle:
-        header = handle.readline()
-    cells = [c.strip().lower() for c in header.replace(";", ",").replace("\t", ",").split(",")]
-    return cells == ["id", "t", "value"]
-
-
 def _read(args) -> SparseData:
     return read_long(args.data, id_column=args.id_column, t_column=args.t_column, value_column=args.value_column)
 
@@ -118,33 +108,20 @@ class Streamed:
 
 
 def sparse_data_for(args) -> SparseData | Streamed | None:
-    """The observations when this run takes the sparse route (asked, or a long file recognised as sparse)."""
+    """The observations when this run takes the sparse route. The route is declared (--sparse), never
+    chosen from the data (METHODS.md 24: a median number of visits moves when one person changes)."""
     if args.sparse:
         if getattr(args, "transpose", False):
             raise ParameterError("--sparse reads a long file (id, t, value); --transpose applies to wide files")
+        if getattr(args, "grid", None) is not None:
+            raise ParameterError("--grid applies to the gridded route; the sparse route releases on --domain with "
+                                 "--output-points")
         if engine_of(args) == "dask":
             raise ParameterError("the sparse route runs locally or streamed (--engine local or stream)")
         return Streamed() if engine_of(args) == "stream" else _read(args)
-    data = None
-    if engine_of(args) == "local" and _is_long_file(args):
-        try:
-            data = _read(args)
-        except DataError:
-            data = None  # not readable as observations: the gridded loader names the problem
-    verdict = sparse_reason(data) if data is not None else None
-    if verdict is None or not verdict.sparse:
-        if args.domain is not None:
-            raise ParameterError("--domain applies to the sparse route (a long file of sparse curves): add --sparse")
-        return None
-    missing = ("the public domain of t: --domain A,B (declared, not read off the data)" if args.domain is None
-               else "the public value range: --value-range LO,HI" if getattr(args, "value_range", None) is None
-               else None)
-    if missing is not None:  # one line: the routing note and the refusal together
-        raise ParameterError(f"{data.name} is sparse ({verdict.reason}), so it goes through the sparse route, "
-                             f"which needs {missing}")
-    print(f"note: {data.name} is sparse ({verdict.reason}); releasing it through the sparse route (--sparse)",
-          file=sys.stderr)
-    return data
+    if args.domain is not None:
+        raise ParameterError("--domain applies to the sparse route (a long file of sparse curves): add --sparse")
+    return None
 
 
 def run_sparse(args, mean_settings, data: SparseData) -> int:

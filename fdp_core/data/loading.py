@@ -20,7 +20,7 @@ import math
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -34,6 +34,7 @@ from ..limits import MAX_ABS_VALUE, MAX_FILE_COLUMNS, MAX_GRID_POINTS, grid_limi
 from ..params import check_choice, check_positive
 # The header and cell helpers both readers share (Layout, LongColumns and long_columns are also
 # imported from here by callers of the loader).
+from .public_grid import grid_points, interpolate_onto, parse_grid, spec_text
 from .layouts import (Layout, LongColumns, check_grid, check_width, clean_text, format_columns, long_columns,
                       metadata_frame, parse_number, read_layout, transposed_rows)
 
@@ -56,6 +57,7 @@ class LoadReport:
     # The metadata of the dropped curves (file order): their person ids still count towards n,
     # the number of persons in the file, which must not depend on which curves are usable.
     dropped_metadata: pd.DataFrame | None = field(default=None, compare=False, repr=False)
+    public_grid: tuple | None = None  # the declared public grid (A, B, M) the curves were interpolated onto
 
 
 @dataclass(frozen=True)
@@ -489,7 +491,7 @@ def _parse_wide(rows, name: str, layout: Layout, store: bool = True):
     return grid, np.array(values, dtype=float).reshape(len(values), grid.size), meta
 
 
-def _parse_long(rows, name: str, layout: Layout):
+def _parse_long(rows, name: str, layout: Layout, public=None):
     i_id, i_t, i_v = layout.long_index
     width = layout.width
     records: dict[str, dict[float, float]] = {}
@@ -511,27 +513,24 @@ def _parse_long(rows, name: str, layout: Layout):
         raise DataError(f"{name} has a header but no data rows")
     grids = {tuple(sorted(c)) for c in records.values()}
     n_regridded = 0
-    if len(grids) == 1:
+    if len(grids) == 1 and public is None:
         grid = np.array(next(iter(grids)))
         values = np.array([[records[i][t] for t in grid] for i in records])
+    elif public is None:
+        # Persons seen at their own times: the union of their times is a list of real visit times,
+        # never a published grid (METHODS.md 24). Which route is the custodian's declaration.
+        raise DataError(f"{name}: the {len(records)} curves are observed at person-specific times; their union is "
+                        "not a public grid: declare one to interpolate onto (--grid A,B,M; the Data page's public "
+                        "grid), or release the observations through the sparse route (--sparse --domain A,B)")
     else:
-        # Curves on different grids: interpolate linearly onto the union of their points
-        # inside the range every curve covers (no extrapolation).
-        lo = max(min(c) for c in records.values())
-        hi = min(max(c) for c in records.values())
-        if not lo < hi:
-            raise DataError(f"{name}: the curves' t ranges do not overlap, so there is no common grid")
-        grid = np.array(sorted({t for c in records.values() for t in c if lo <= t <= hi}))
+        grid = grid_points(public)
         if len(records) * grid.size > MAX_REGRID_CELLS:
-            raise DataError(f"{name}: the {len(records)} curves are observed at {grid.size} different t values in "
-                            f"all; interpolating every curve onto all of them would need {len(records) * grid.size:,} "
-                            "cells. Resample the curves onto a common grid first")
+            raise DataError(f"{name}: {len(records)} curves on the declared grid of {grid.size} points would need "
+                            f"{len(records) * grid.size:,} cells (at most {MAX_REGRID_CELLS:,}): declare fewer points")
         values = np.empty((len(records), grid.size))
         for k, curve in enumerate(records.values()):
             ts = np.array(sorted(curve))
-            vs = np.array([curve[t] for t in ts])
-            ok = np.isfinite(vs)
-            values[k] = np.interp(grid, ts[ok], vs[ok]) if ok.sum() >= 2 else np.nan
+            values[k] = interpolate_onto(grid, ts, np.array([curve[t] for t in ts]))
         n_regridded = len(records)
     check_grid(grid, [f"{t:g}" for t in grid], name)
     meta = pd.DataFrame({"id": list(records)})
@@ -608,18 +607,18 @@ def check_variation(values: np.ndarray, name: str) -> None:
                         "use a numeric column on the density page instead")
 
 
-def _from_rows(rows, name, missing, mapping=None, transpose=False) -> FunctionalData:
+def _from_rows(rows, name, missing, mapping=None, transpose=False, public=None) -> FunctionalData:
     if transpose:
         rows = _transpose(rows, name)
     layout = read_layout(rows[0], name, mapping, rows[1:51])
-    return _from_layout_rows(layout, rows[1:], name, missing)
+    return _from_layout_rows(layout, rows[1:], name, missing, public)
 
 
-def _from_layout_rows(layout: Layout, body, name, missing) -> FunctionalData:
+def _from_layout_rows(layout: Layout, body, name, missing, public=None) -> FunctionalData:
     if layout.kind == "long":
-        grid, values, meta, n_regridded = _parse_long(body, name, layout)
-        extra = ([f"{n_regridded} curves were on different grids and were interpolated onto a common "
-                  f"grid of {grid.size} points"] if n_regridded else [])
+        grid, values, meta, n_regridded = _parse_long(body, name, layout, public)
+        extra = ([f"{n_regridded} curves were interpolated onto the declared public grid {spec_text(public)} "
+                  f"({grid.size} points)"] if n_regridded else [])
         return _finish(grid, values, meta, name, missing, extra)
     grid, values, meta = _parse_wide(body, name, layout)
     return _finish(grid, values, meta, name, missing)
@@ -642,7 +641,7 @@ def _arrow_io(purpose: str | None = None):
     return arrow_io
 
 
-def _load_parquet(src: _Source, name: str, missing: str, mapping) -> FunctionalData:
+def _load_parquet(src: _Source, name: str, missing: str, mapping, public=None) -> FunctionalData:
     arrow_io = _arrow_io(f"{name}: reading Parquet")
     fast = arrow_io.read_parquet_block(src, name, mapping)
     if isinstance(fast, tuple):
@@ -651,7 +650,7 @@ def _load_parquet(src: _Source, name: str, missing: str, mapping) -> FunctionalD
     frame = fast  # a DataFrame: the cells go through the cell-by-cell parser
     header = [str(c) for c in frame.columns]
     cells = frame.astype(object).where(frame.notna(), "").astype(str).values.tolist()
-    return _from_rows([header] + cells, name, missing, mapping)
+    return _from_rows([header] + cells, name, missing, mapping, public=public)
 
 
 def _head_window(src: _Source) -> tuple[bytes, int]:
@@ -718,7 +717,7 @@ def _why_not_fast(src: _Source, transpose: bool) -> str:
     return "has fewer than two readable lines at its start"
 
 
-def _load_csv(src: _Source, name: str, missing: str, mapping, transpose: bool) -> FunctionalData:
+def _load_csv(src: _Source, name: str, missing: str, mapping, transpose: bool, public=None) -> FunctionalData:
     arrow_io = _arrow_io(None if src.size <= MAX_SLOW_BYTES else f"{name} ({_mb(src.size)})")
     head = None if transpose else csv_head(src, name)
     if head is not None:
@@ -736,7 +735,7 @@ def _load_csv(src: _Source, name: str, missing: str, mapping, transpose: bool) -
         raise DataError(f"{name} ({_mb(src.size)}) {_why_not_fast(src, transpose)}; files above {_mb(MAX_SLOW_BYTES)} "
                         "must be UTF-8 CSV with a one-line header (re-save it, or convert it to Parquet)")
     rows = _csv_rows(_decode(src.all_bytes(), name), name, mapping, max_columns=None if transpose else MAX_FILE_COLUMNS)
-    return _from_rows(rows, name, missing, mapping, transpose)
+    return _from_rows(rows, name, missing, mapping, transpose, public)
 
 
 def _locate_error(src: _Source, name: str, layout: Layout, delimiter: str):
@@ -763,7 +762,7 @@ def _locate_error(src: _Source, name: str, layout: Layout, delimiter: str):
 
 def load_curves(source, *, name: str | None = None, missing: str = "drop", id_column: str | None = None,
                 t_column: str | None = None, value_column: str | None = None,
-                transpose: bool = False) -> FunctionalData:
+                transpose: bool = False, grid=None) -> FunctionalData:
     """Load curves from a path, bytes or an uploaded file object.
 
     Formats: wide CSV (numeric headers are grid points; leading non-numeric columns are
@@ -771,8 +770,10 @@ def load_curves(source, *, name: str | None = None, missing: str = "drop", id_co
     ``id_column``, ``t_column`` and ``value_column``; other columns are ignored), Parquet
     (either layout). ``transpose=True`` reads a wide CSV stored with the grid down the first
     column and one curve per column. ``missing``: "drop" incomplete curves (default) or
-    "interpolate" interior gaps; both are counted in ``report``. Raises DataError with a
-    specific message on bad input.
+    "interpolate" interior gaps; both are counted in ``report``. ``grid``: a declared public grid
+    ``"A,B,M"`` (or a triple): every curve is interpolated onto it (METHODS.md 24); a long file whose
+    persons are seen at their own times needs one (their union of times is never the grid).
+    Raises DataError with a specific message on bad input.
 
     The numeric block is read by pyarrow in one C-level call and validated with vectorised
     masks; whenever that fast path refuses a file, the cell-by-cell parser reads it again
@@ -804,14 +805,28 @@ def load_curves(source, *, name: str | None = None, missing: str = "drop", id_co
     ((60, 27), 0)
     """
     check_choice("missing", missing, MISSING_POLICIES)
+    public = parse_grid(grid)
     mapping = long_columns(id_column, t_column, value_column)
     src = data_source(source)
     name = clean_text(name or src.name, 80)
     if src.head(4) == b"PAR1" or name.lower().endswith((".parquet", ".pq")):
         if transpose:
             raise ParameterError("transpose applies to CSV files; a Parquet file's columns are already named")
-        return _load_parquet(src, name, missing, mapping)
-    return _load_csv(src, name, missing, mapping, transpose)
+        return on_public_grid(_load_parquet(src, name, missing, mapping, public), public)
+    return on_public_grid(_load_csv(src, name, missing, mapping, transpose, public), public)
+
+
+def on_public_grid(fd: FunctionalData, public) -> FunctionalData:
+    """``fd`` on the declared public grid (a file with a grid of its own, wide or long on one shared
+    grid, is interpolated onto it as well); the report records the declaration for replay."""
+    if public is None:
+        return fd
+    points = grid_points(public)
+    values = fd.data_matrix
+    if not np.array_equal(fd.grid_points, points):
+        values = np.vstack([interpolate_onto(points, fd.grid_points, row) for row in values])
+    report = replace(fd.report, public_grid=public)
+    return FunctionalData(points, values, fd.metadata, report)
 
 
 def from_arrays(grid, values, *, name: str = "array", metadata=None) -> FunctionalData:

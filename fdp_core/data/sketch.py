@@ -14,21 +14,32 @@ leave it (nearly) unchanged:
    curves play no part, so adding or removing persons never moves a curve's vector).
 
 Ids, metadata columns, row order, layout (wide, long, Parquet) and the person column do not
-enter. Two files are compared curve by curve: a curve is *found* in a registration when its
-nearest stored vector lies within :data:`FOUND_DISTANCE` (root mean square over the 16 bins,
-in units of the curve's own standard deviation) and is at most :data:`RATIO` times the
-distance to the second nearest (or within :data:`EXACT_DISTANCE`): simulated curves of one
-smooth design, drawn with another seed, have close neighbours but none distinctly closest
-(without the ratio test two seeds of a simulation design matched each other). Rounding the vectors onto a lattice and
-hashing them (the first idea of section 22) breaks whenever a coordinate sits near a rounding
-boundary; the nearest-neighbour distance has no boundaries. Measured on the DTI curves: the
-same curves re-exported differ by at most 1e-5 (rounding to 6 significant digits), every other
-grid point by at most 0.10, while the closest two *different* DTI curves are 0.12 apart and
-the closest curve of another study (Berkeley growth, dti_rcst, the example data) 0.5.
+enter. Constant curves (no shape) are left out. Files with more than :data:`MAX_CURVES` curves
+keep a deterministic bottom-k sample of them, the same curves in every version of the data.
 
-Constant curves (no shape) are left out. Files with more than :data:`MAX_CURVES` curves keep
-a deterministic bottom-k sample of them (the curves whose coarse hash is smallest), the same
-curves in every version of the data, so the sketch and the comparison stay small.
+What the ledger keeps (scheme ``fdp.sketch/2``, METHODS.md 24) is *not* the vectors: the ledger
+is personal data next to the budget, so it holds the least that matching needs.
+
+4. Each vector is hashed into coarse locality-sensitive buckets: :data:`TABLES` tables of
+   :data:`BITS` random hyperplanes (SimHash), and :data:`FINE_LATTICES` shifted lattices of
+   width :data:`FINE_WIDTH` (near-exact copies: an affine change of units, rounding). Each
+   bucket is taken as the smallest over the curve's reversal and sign flip (time reversed,
+   1 - x), so those transforms land in the same buckets.
+5. Each bucket id is a keyed hash (HMAC-SHA256, 8 bytes) under a key held *outside* the database
+   (:func:`sketch_key`: ``$FDP_SKETCH_KEY``, else a key file created on first use); without the
+   key the stored digests are random numbers.
+6. The registration stores sets, sorted, with no row order and no link between one curve's
+   digests: the coarse digests that exactly one of its curves fell into (a crowded bucket says
+   "many curves look like this" and would let similar but different people match, the role the
+   ratio test of scheme 1 played), the fine digests, and the number of curves.
+
+A file's curve is *found* in a registration when its fine digest is there (a near-exact copy),
+or at least :data:`MIN_HITS` of its coarse digests are. Measured on DTI (issue 37): re-gridding,
+every other grid point, 1% noise, affine units, subsets and additions find 84-100% of the curves,
+unrelated studies 0%, another seed of a smooth simulation design at most 12%.
+
+Files of fewer than :data:`MIN_FILE_CURVES` curves are not compared at all (public minimum
+size): matching answers "this file is data set X (k of n)", never whether a few curves are in it.
 
 The sketch is computed from the data without noise: it stays in the ledger database, next to
 the data, and never enters a publishable file, a report or a bundle.
@@ -38,25 +49,73 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
+import os
+import secrets
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from .. import limits
+from ..errors import ParameterError
 from .loading import FunctionalData
 
-SKETCH_SCHEME = "fdp.sketch/1"
+SKETCH_SCHEME = "fdp.sketch/2"
+OLD_SCHEMES = ("fdp.sketch/1",)  # per-curve float vectors: dropped by the ledger's migration
 BINS = 16
 _FINE = 256
-FOUND_DISTANCE = 0.1
-# The nearest stored curve must be this much nearer than the second nearest (see _found).
-RATIO = 0.3
-EXACT_DISTANCE = 0.005
+TABLES = 16  # coarse SimHash tables
+BITS = 24  # hyperplanes per table
+MIN_HITS = 6  # coarse tables (of TABLES) in which a curve must meet a bucket held by one registered curve
+FINE_LATTICES = 4
+FINE_WIDTH = 0.02  # lattice width in units of the curve's own standard deviation
 # A file is the registered data set when at least this share of its curves is found there,
 # or of the registration's curves in the file (a subset or a superset of the same people).
 MATCH_CONTAINMENT = 0.5
+MIN_FILE_CURVES = limits.MIN_SKETCH_FILE_CURVES
 MAX_CURVES = limits.MAX_SKETCH_CURVES
-_PAIRS_PER_BLOCK = 2_000_000
+KEY_ENV = "FDP_SKETCH_KEY"
+KEY_FILE_ENV = "FDP_SKETCH_KEY_FILE"
+# The hyperplanes and lattice offsets are public (a fixed seed); the key is what keeps the buckets private.
+_PLANES = np.random.default_rng(20261129).standard_normal((TABLES, BITS, BINS))
+_OFFSETS = np.random.default_rng(20261130).uniform(0.0, 1.0, (FINE_LATTICES, BINS))
+
+
+def key_path() -> Path:
+    """Where the sketch key lives when $FDP_SKETCH_KEY is not set: next to the user's configuration."""
+    explicit = os.environ.get(KEY_FILE_ENV)
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "fdp" / "sketch.key"
+
+
+def sketch_key() -> bytes:
+    """The HMAC key of the sketch digests: $FDP_SKETCH_KEY (hex), else the key file, created on first use
+    (32 random bytes, readable by its owner only). Every machine that matches files against one ledger
+    needs the same key (SECURITY.md)."""
+    text = os.environ.get(KEY_ENV)
+    if text is None:
+        path = key_path()
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                pass  # another process created it first: read theirs
+            else:
+                with os.fdopen(fd, "w") as handle:
+                    handle.write(secrets.token_hex(32) + "\n")
+        text = path.read_text()
+    try:
+        key = bytes.fromhex(text.strip())
+    except ValueError:
+        raise ParameterError(f"the sketch key (${KEY_ENV} or {key_path()}) must be hexadecimal") from None
+    if len(key) < 16:
+        raise ParameterError(f"the sketch key (${KEY_ENV} or {key_path()}) must hold at least 16 bytes (32 hex "
+                             "digits)")
+    return key
 
 
 def curve_vectors(grid, values) -> np.ndarray:
@@ -81,6 +140,40 @@ def curve_vectors(grid, values) -> np.ndarray:
     return (centred[keep] / sd[keep, None]).astype(np.float32)
 
 
+def _orbit(vectors: np.ndarray) -> list[np.ndarray]:
+    """A curve, its time reversal and its sign flip (1 - x after standardising) and both."""
+    return [vectors, -vectors, vectors[:, ::-1], -vectors[:, ::-1]]
+
+
+def _codes(vectors: np.ndarray) -> tuple[np.ndarray, list[list[bytes]]]:
+    """Per curve: the TABLES coarse codes (int64) and FINE_LATTICES fine cells (bytes), smallest over the orbit."""
+    orbit = _orbit(vectors.astype(float))
+    weights = np.int64(1) << np.arange(BITS, dtype=np.int64)
+    coarse = np.stack([np.stack([((o @ _PLANES[j].T) > 0) @ weights for o in orbit]).min(axis=0)
+                       for j in range(TABLES)], axis=1)
+    fine = []
+    for row in range(vectors.shape[0]):
+        fine.append([min(np.floor(o[row] / FINE_WIDTH + _OFFSETS[e]).astype("<i8").tobytes() for o in orbit)
+                     for e in range(FINE_LATTICES)])
+    return coarse, fine
+
+
+def _digest(key: bytes, label: bytes) -> int:
+    return int.from_bytes(hmac.new(key, label, hashlib.sha256).digest()[:8], "little")
+
+
+def curve_digests(vectors: np.ndarray, key: bytes | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(coarse (n, TABLES), fine (n, FINE_LATTICES)) keyed digests (uint64) of each curve's buckets."""
+    key = sketch_key() if key is None else key
+    n = vectors.shape[0]
+    coarse_codes, fine_cells = _codes(vectors) if n else (np.zeros((0, TABLES), np.int64), [])
+    coarse = np.array([[_digest(key, b"c%d:%d" % (j, int(coarse_codes[i, j]))) for j in range(TABLES)]
+                       for i in range(n)], dtype=np.uint64).reshape(n, TABLES)
+    fine = np.array([[_digest(key, b"f%d:" % e + cells[e]) for e in range(FINE_LATTICES)] for cells in fine_cells],
+                    dtype=np.uint64).reshape(n, FINE_LATTICES)
+    return coarse, fine
+
+
 def _bottom_k(vectors: np.ndarray, k: int = MAX_CURVES) -> np.ndarray:
     """At most k rows: those with the smallest hash of their coarse (0.5-lattice) shape."""
     if vectors.shape[0] <= k:
@@ -103,45 +196,46 @@ def sketch_of_chunks(grid, chunks) -> np.ndarray:
     return _bottom_k(np.concatenate(parts) if parts else np.zeros((0, BINS), dtype=np.float32))
 
 
+@dataclass(frozen=True)
+class Registered:
+    """What the ledger holds of one version: sets of keyed digests and the number of curves."""
+
+    n: int
+    coarse: np.ndarray  # sorted uint64: coarse buckets that exactly one curve fell into
+    fine: np.ndarray  # sorted uint64: fine buckets
+
+
+def registered_of(vectors: np.ndarray, key: bytes | None = None) -> Registered:
+    coarse, fine = curve_digests(vectors, key)
+    values, counts = np.unique(coarse, return_counts=True)
+    return Registered(int(vectors.shape[0]), values[counts == 1], np.unique(fine))
+
+
 def encode(vectors: np.ndarray) -> str:
-    """Text form for the ledger database."""
-    data = np.ascontiguousarray(vectors, dtype="<f4").tobytes()
-    return f"{SKETCH_SCHEME}:{BINS}:" + base64.b64encode(data).decode("ascii")
+    """Text form for the ledger database: the digest sets (no vector, no row order)."""
+    reg = registered_of(vectors)
+    coarse = base64.b64encode(np.ascontiguousarray(reg.coarse, dtype="<u8").tobytes()).decode("ascii")
+    fine = base64.b64encode(np.ascontiguousarray(reg.fine, dtype="<u8").tobytes()).decode("ascii")
+    return f"{SKETCH_SCHEME}:{reg.n}:{coarse}:{fine}"
 
 
-def decode(text: str | None) -> np.ndarray | None:
+def decode(text: str | None) -> Registered | None:
     if not text:
         return None
-    scheme, bins, payload = text.split(":", 2)
-    if scheme != SKETCH_SCHEME or int(bins) != BINS:
+    parts = text.split(":")
+    if parts[0] != SKETCH_SCHEME or len(parts) != 4:
         return None  # another scheme: not comparable, treated as no sketch
-    return np.frombuffer(base64.b64decode(payload), dtype="<f4").reshape(-1, BINS)
+    return Registered(int(parts[1]), np.frombuffer(base64.b64decode(parts[2]), dtype="<u8"),
+                      np.frombuffer(base64.b64decode(parts[3]), dtype="<u8"))
 
 
-def _found(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """For each row of a: is it *the same curve* as a row of b?
-
-    Its nearest row of b must lie within FOUND_DISTANCE and be distinctly nearer than the
-    second nearest (a ratio test): curves drawn independently from one smooth, low-dimensional
-    design have many near neighbours and none distinctly nearest, a re-exported curve has one.
-    Copies within EXACT_DISTANCE (rounding) are found whatever their neighbours.
-    """
-    if a.shape[0] == 0 or b.shape[0] == 0:
-        return np.zeros(a.shape[0], dtype=bool)
-    a64, b64 = a.astype(float), b.astype(float)
-    b_sq = (b64**2).sum(axis=1)
-    step = max(1, _PAIRS_PER_BLOCK // b.shape[0])
-    out = np.empty(a.shape[0], dtype=bool)
-    for start in range(0, a.shape[0], step):
-        block = a64[start:start + step]
-        d2 = np.maximum((block**2).sum(axis=1)[:, None] + b_sq[None, :] - 2.0 * block @ b64.T, 0.0) / BINS
-        if b.shape[0] > 1:
-            two = np.partition(d2, 1, axis=1)[:, :2]
-            first, second = np.sqrt(two[:, 0]), np.sqrt(two[:, 1])
-        else:
-            first, second = np.sqrt(d2[:, 0]), np.full(d2.shape[0], np.inf)
-        out[start:start + step] = (first <= FOUND_DISTANCE) & ((first <= EXACT_DISTANCE) | (first < RATIO * second))
-    return out
+def _found(file_vectors: np.ndarray, registered: Registered) -> np.ndarray:
+    """For each curve of the file: is it a curve of the registration (see the module docstring)?"""
+    if file_vectors.shape[0] == 0 or registered.n == 0:
+        return np.zeros(file_vectors.shape[0], dtype=bool)
+    coarse, fine = curve_digests(file_vectors)
+    hits = np.isin(coarse, registered.coarse).sum(axis=1)
+    return (hits >= MIN_HITS) | np.isin(fine, registered.fine).any(axis=1)
 
 
 @dataclass(frozen=True)
@@ -178,7 +272,11 @@ class Overlap:
         return self.k > 0 and self.containment >= MATCH_CONTAINMENT
 
 
-def overlap(file_vectors: np.ndarray, registered: np.ndarray) -> Overlap:
-    """Both-way comparison of two sketches."""
-    return Overlap(int(_found(file_vectors, registered).sum()), int(file_vectors.shape[0]),
-                   int(_found(registered, file_vectors).sum()), int(registered.shape[0]))
+def overlap(file_vectors: np.ndarray, registered: Registered) -> Overlap:
+    """The file's curves found in a registration; a found curve is one of the registration's curves, so the
+    count serves both ways (capped at the registration's size). Files below MIN_FILE_CURVES: no overlap."""
+    n_file = int(file_vectors.shape[0])
+    if n_file < MIN_FILE_CURVES:
+        return Overlap(0, n_file, 0, registered.n)
+    found = int(_found(file_vectors, registered).sum())
+    return Overlap(found, n_file, min(found, registered.n), registered.n)

@@ -267,3 +267,27 @@ def ledger_view(data: SparseData):
 
     return FunctionalData(np.array([0.0, 1.0]), np.column_stack([data.t, data.y]),
                           metadata=pd.DataFrame({"id": data.ids.astype(str)}))
+
+
+SKETCH_POINTS = 256
+
+
+def ledger_sketch(data: SparseData) -> np.ndarray:
+    """The content sketch of sparse observations *per person* (METHODS.md 24): each person's pooled
+    visits, interpolated linearly across the file's range of t (held at the first and last visit),
+    is one curve of fdp_core.data.sketch. Sketching each observation as a 2-point line made every
+    sparse file look alike. Persons with fewer than 2 distinct times have no shape and are left out."""
+    from .sketch import curve_vectors  # lazy: hashlib and the sketch's tables, only for the ledger
+
+    index, counts = data.person_index()
+    order = np.lexsort((data.t, index))
+    t, y = data.t[order], data.y[order]
+    if t.size == 0 or t.min() == t.max():
+        return curve_vectors(np.array([0.0, 1.0]), np.zeros((0, 2)))
+    points = np.linspace(t.min(), t.max(), SKETCH_POINTS)
+    rows = []
+    for times, values in zip(np.split(t, np.cumsum(counts)[:-1]), np.split(y, np.cumsum(counts)[:-1])):
+        times, first = np.unique(times, return_index=True)
+        if times.size >= 2:
+            rows.append(np.interp(points, times, values[first]))
+    return curve_vectors(points, np.array(rows).reshape(len(rows), SKETCH_POINTS))

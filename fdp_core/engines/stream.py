@@ -367,6 +367,10 @@ def open_source(source, *, grid=None, missing: str = "drop", chunk_rows: int | N
         if grid is None:
             raise ParameterError("an array source needs its grid (grid=...)")
         return _IterReader([source], grid, missing, name or "array")
+    if isinstance(source, (str, Path)) and grid is not None:
+        # A declared public grid (METHODS.md 24): the curves are interpolated onto it in memory.
+        return _FdReader(load_curves(source, name=name, missing=missing, id_column=id_column, t_column=t_column,
+                                     value_column=value_column, transpose=transpose, grid=grid), chunk_rows)
     if isinstance(source, (str, Path)):
         return _open_path(Path(source), missing, chunk_rows, name, long_columns(id_column, t_column, value_column),
                           transpose)

@@ -343,6 +343,16 @@ def missing_policy(fd: FunctionalData) -> str:
     return "interpolate" if fd.report.n_interpolated else "drop"
 
 
+def load_section(fd: FunctionalData) -> dict:
+    """How to load the data again for a replay: the missing-value policy and the declared public grid
+    (A, B, M) when the curves were interpolated onto one (METHODS.md 24)."""
+    section = {"missing": missing_policy(fd)}
+    if fd.report.public_grid is not None:
+        a, b, m = fd.report.public_grid
+        section["grid"] = [float(a), float(b), int(m)]
+    return section
+
+
 def prepare_mean_commit(fd: FunctionalData, settings: MeanSettings, *, label: str = "",
                         granularity_exp: int | None = None, plan: MeanRelease | None = None) -> PendingCommit:
     """Plan a mean commit and its ledger entry; draws nothing.
@@ -423,14 +433,15 @@ def _build_mean(request: CommitRequest, quote: Quote, draws, ledger: Ledger) -> 
     record.update(common_record(pending, noise, ledger, label=pending.entry.label, data_label=data_label))
     record.update(expected_sq_l2_error=plan.expected_sq_l2_error * c * c, l2_error_radius_95=l2,
                   sup_error_radius_95=sup, accuracy=_accuracy_sentence(l2, sup))
-    record["data"].update(n=plan.n, m=plan.m, grid="the data file's grid (column t)")
+    record["data"].update(n=plan.n, m=plan.m, grid=("the data file's grid (column t)" if fd.report.public_grid is None
+                                                    else "the declared public grid (column t)"))
     record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
     basis = mean_mechanism(plan.settings.mechanism).basis
     record["noise_sampler"]["post_processing"] = basis.synthesis_note
     table = pd.DataFrame({"t": plan.grid_points, "value": values})
     index = basis.index(full.size)
     config = {"schema": CONFIG_SCHEMA, "kind": "mean", "settings": config_of(plan.settings),
-              "data": {"missing": missing_policy(fd), "label": data_label, "n": plan.n, "m": plan.m},
+              "data": {**load_section(fd), "label": data_label, "n": plan.n, "m": plan.m},
               "export": {"granularity_exp": pending.noise_plan.granularity_exp},
               "budget": budget_config(ledger), "replays": pending.entry.id}
     analyst = {**mean_analyst_view(plan), "committed_noise_l2_radius_95": l2, **finished.analyst_fields(plan.weights)}
@@ -525,7 +536,7 @@ def prepare_kde_commit(fd: FunctionalData, feature: str, settings, *, label: str
                          np.asarray(pieces.scales, dtype=float).ravel(), active, float(d_in),
                          pieces.float_error_bound,
                          context={"feature": features_label(features), "settings": settings, "points": points,
-                                  "n_dropped": fd.report.n_dropped, "missing": missing_policy(fd),
+                                  "n_dropped": fd.report.n_dropped, "load": load_section(fd),
                                   "n_curves": obs.n_curves, "n_outside_box": obs.n_outside_box,
                                   "n_unusable": obs.n_unusable,
                                   "coefficient_shape": np.shape(pieces.scales),
@@ -592,7 +603,7 @@ def _build_kde(request: CommitRequest, quote: Quote, draws, ledger: Ledger) -> C
         index = {"index_1": i1 + 1, "index_2": i2 + 1}
     config = {"schema": CONFIG_SCHEMA, "kind": "kde",
               "settings": config_of(replace(settings, box=check_box(settings.box))),
-              "data": {"missing": pending.context["missing"], "feature": pending.context["feature"],
+              "data": {**pending.context["load"], "feature": pending.context["feature"],
                        "label": data_label, "n": plan.n},
               "export": {"granularity_exp": pending.noise_plan.granularity_exp},
               "budget": budget_config(ledger), "replays": pending.entry.id}
@@ -732,7 +743,7 @@ def _build_pca(request: CommitRequest, quote: Quote, result, ledger: Ledger) -> 
     coefficients = pd.DataFrame({"basis_index": np.arange(1, result.p + 1),
                                  **{f"V_{j + 1}": result.coefficients[:, j] for j in range(result.k)}})
     config = {"schema": CONFIG_SCHEMA, "kind": "pca", "settings": config_of(settings),
-              "data": {"missing": missing_policy(fd), "label": data_label, "n": result.n, "m": result.m},
+              "data": {**load_section(fd), "label": data_label, "n": result.n, "m": result.m},
               "export": {}, "budget": budget_config(ledger), "replays": entry.id}
     analyst = pca.analyst_view(result, n_dropped=fd.report.n_dropped,
                                n_unusable=file_persons(fd, settings.bounds.person_column).n_unusable)

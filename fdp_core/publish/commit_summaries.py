@@ -19,7 +19,7 @@ from ..releases.covariance import release_record as covariance_record
 from ..data.loading import FunctionalData
 from ..mechanisms.families import GAUSSIAN, NoiseFamily
 from .commit import (CONFIG_SCHEMA, CommittedRelease, UNIT_ROUNDOFF, budget_config,
-                     common_record, discrete_plan, granularity_for, missing_policy, looked_at_field)
+                     common_record, discrete_plan, granularity_for, load_section, looked_at_field)
 from .protocol import CommitRequest, PendingCommit, Quote, Steps, quote_of, run_steps
 from ..releases.regression import RegressionSettings, plan_regression_release
 from ..releases.regression import release_record as regression_record
@@ -110,7 +110,7 @@ def _build_covariance(request: CommitRequest, quote: Quote, draws, ledger: Ledge
                                               "unit_value": draws[1][1].unit_values, "value": mean})],
                          ignore_index=True)
     config = {"schema": CONFIG_SCHEMA, "kind": "covariance", "settings": config_of(plan.settings),
-              "data": {"missing": missing_policy(fd), "label": data_label, "n": plan.n, "m": int(t.size)},
+              "data": {**load_section(fd), "label": data_label, "n": plan.n, "m": int(t.size)},
               "export": {"granularity_exp": pendings[0].noise_plan.granularity_exp},
               "budget": budget_config(ledger), "replays": pendings[0].entry.id}
     record["part_entry_ids"] = [p.entry.id for p in pendings]
@@ -225,7 +225,7 @@ def _build_regression(request: CommitRequest, quote: Quote, draws, ledger: Ledge
                       "noise_scale": plan.t2_scales.ravel(), "unit_value": draws[1][1].unit_values,
                       "value": draws[1][0]})], ignore_index=True)
     config = {"schema": CONFIG_SCHEMA, "kind": "regression", "settings": config_of(plan.settings),
-              "data": {"missing": missing_policy(fd), "label": data_label, "n": plan.n,
+              "data": {**load_section(fd), "label": data_label, "n": plan.n,
                        "m": int(plan.grid_points.size)},
               "export": {"granularity_exp": pendings[0].noise_plan.granularity_exp},
               "budget": budget_config(ledger), "replays": pendings[1].entry.id}

@@ -13,6 +13,7 @@ from ..budget.accounting import Ledger
 from ..releases.box import check_box
 from ..data.sparse_data import SparseData, read_long
 from ..data.loading import MISSING_POLICIES, FunctionalData, load_curves
+from ..data.public_grid import parse_grid
 from ..data.yaml_files import parse_yaml, read_yaml_text
 from ..errors import ParameterError
 from ..mechanisms.discrete import DEFAULT_GRANULARITY_EXP
@@ -72,6 +73,8 @@ def parse_config(source) -> dict:
     if data.get("missing", "drop") not in MISSING_POLICIES:
         raise ParameterError(f"config: data.missing must be one of {', '.join(MISSING_POLICIES)}, "
                              f"got {data.get('missing')!r}")
+    if data.get("grid") is not None:
+        data = {**data, "grid": list(parse_grid(data["grid"]))}  # the declared public grid (METHODS.md 24)
     if "feature" in BY_CONFIG_KIND[config["kind"]].inputs and not isinstance(data.get("feature"), str):
         raise ParameterError("config: a kde config needs data.feature (e.g. 'l2norm' or 'value:0.5')")
     export = _mapping(config, "export", required=False)
@@ -186,7 +189,7 @@ def replay(config, data, *, data_label: str | None = None, ledger=None) -> tuple
     if isinstance(data, FunctionalData):
         fd, label = data, data_label or "array"
     else:
-        fd = load_curves(data, missing=missing)
+        fd = load_curves(data, missing=missing, grid=config["data"].get("grid"))
         label = data_label or (Path(data).name if isinstance(data, (str, Path)) else "data")
     ledger = ledger if ledger is not None else budget_ledger(config["budget"])
     request = CommitRequest(fd, settings, label=f"replay of {config.get('replays', 'a release')}", data_label=label,

@@ -95,7 +95,8 @@ def verify_release(config, data, record: Mapping) -> Verification:
     elif isinstance(data, FunctionalData):
         fd = data
     else:
-        fd = load_curves(data if not isinstance(data, str) else Path(data), missing=config["data"].get("missing", "drop"))
+        fd = load_curves(data if not isinstance(data, str) else Path(data), missing=config["data"].get("missing", "drop"),
+                         grid=config["data"].get("grid"))
     checks = [_check("kind", record.get("kind"), kind)] if kind != "sparse" else [
         # A sparse mean is a mean (release.json's kind) released by the sparse route (config.yaml's kind).
         _check("kind", record.get("kind"), "mean"), _check("route", record.get("route"), "sparse")]
