@@ -126,7 +126,7 @@ def check_tau(value) -> float:
 
 
 # tau when neither tau nor a value range is declared, in Python only: the unit ball. The command
-# line and replay configs refuse that case instead (require_l2_clip), as they always have.
+# line keeps tau undeclared there (settings_fields.settings_from_args) and validation refuses it.
 UNIT_BALL_TAU = 1.0
 
 
@@ -147,13 +147,6 @@ def default_l2_clip(tau, value_range, tau_from_data: bool):
     if tau is not None or value_range is not None or tau_from_data:
         return tau
     return UNIT_BALL_TAU
-
-
-def require_l2_clip(parsed_tau, value_range, tau_from_data: bool) -> None:
-    """The command line's refusal: no --tau, no --value-range, no --tau-from-data."""
-    if parsed_tau is None and value_range is None and not tau_from_data:
-        raise ParameterError("tau (the public L2 norm bound) is required unless a public value range "
-                             "(--value-range) or tau_from_data is set")
 
 
 def check_l2_clip(tau, value_range, tau_from_data: bool) -> None:

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .errors import ParameterError
-from .params import require_l2_clip
 from .kernels import KERNEL_NAMES
 from .mechanisms.calibration import CALIBRATIONS
 from .data.preprocess import load_reference, parse_value_range
@@ -297,11 +296,13 @@ def settings_from_args(cls, args, *, fields=None, **extra):
             values.update(zip(opt.fields, (None,) * len(opt.fields) if value is None else value))
         else:
             values[name] = value
-    if "tau" in values and "tau_from_data" in {f.name for f in dataclasses.fields(cls)}:
-        # The command line never falls back to Python's unit ball: an undeclared norm bound is refused.
-        require_l2_clip(values["tau"], values.get("value_range", extra.get("value_range")),
-                        bool(values.get("tau_from_data", extra.get("tau_from_data", False))))
-    return cls(**values, **extra)
+    settings = cls(**values, **extra)
+    if "tau" in values and "tau_from_data" in {f.name for f in dataclasses.fields(cls)} and values["tau"] is None \
+            and getattr(settings, "value_range", None) is None and not getattr(settings, "tau_from_data", False):
+        # The command line never falls back to Python's unit ball (params.default_l2_clip): the norm
+        # bound stays undeclared, and validation refuses it where the release needs one, as it always has.
+        object.__setattr__(settings, "tau", None)
+    return settings
 
 
 # --------------------------------------------------------------------------- command lines

@@ -111,5 +111,8 @@ def test_a_long_file_routed_sparse_without_domain_is_one_line(tmp_path):
     out = tmp_path / "out"
     base = ["release", "mean", "--data", EXAMPLE_SPARSE, "--epsilon", "1", "--delta", "1e-6", "--kernel", "matern52",
             "--rho", "0.1", "--out", out]
-    refused([*base, "--value-range", "-5,5"], "is sparse", "--domain A,B", out_dir=out)
-    refused([*base, "--domain", "0,1"], "is sparse", "--value-range LO,HI", out_dir=out)
+    # The route is declared (issue 37): without --sparse or --grid the file is refused, in one line.
+    refused([*base, "--value-range", "-5,5"], "person-specific times", "--grid A,B,M", "--sparse --domain A,B",
+            out_dir=out)
+    refused([*base, "--domain", "0,1"], "--domain applies to the sparse route", "add --sparse", out_dir=out)
+    refused([*base, "--sparse", "--domain", "0,1"], "--value-range", out_dir=out)
