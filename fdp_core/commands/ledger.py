@@ -78,22 +78,23 @@ def publish(staged: Path, out: Path) -> None:
     shutil.rmtree(staged, ignore_errors=True)
 
 
-def complete_then_publish(budget, entry_ids, staged: Path, out: Path, *, ledger_url: str | None) -> None:
-    """Mark the entries complete, then publish the staged files; a database failure in between
-    is said in one line: the charge stands, nothing is published, and how to finish or void it."""
+def complete_then_publish(budget, entry_ids, staged: Path, out: Path, *, ledger_url: str | None,
+                          release_id: str | None = None) -> None:
+    """Mark every entry complete (one transaction), then publish the staged files; a database failure
+    in between is said in one line: the charge stands, nothing is published, and how to finish or void it."""
     ids = list(dict.fromkeys(entry_ids))
+    release_id = release_id or ids[0]
     try:
-        for entry_id in ids:
-            budget.complete(entry_id)
+        budget.complete_all(ids)
     except LedgerError as exc:
         where = f" --ledger {ledger_url}" if ledger_url else ""
         raise LedgerError(
             f"the ledger database failed after the noise was drawn ({' '.join(str(exc).split())[:160]}): the charge "
-            f"stands (entry {', '.join(ids)} is recorded as reserved and counts as spent) and NOTHING was published to "
-            f"{out}; the drawn release waits unpublished in {staged}: to finish, once the database is back run "
-            f"'python -m fdp_core ledger complete{''.join(f' --entry {i}' for i in ids)}{where} --staged {staged} "
-            f"--out {out}'; to void "
-            f"it, delete {staged} (the charge stays spent)") from None
+            f"stands (release {release_id}: entr{'y' if len(ids) == 1 else 'ies'} {', '.join(ids)} recorded as "
+            f"reserved, counted as spent) and NOTHING was published to {out}; the drawn release waits unpublished in "
+            f"{staged}: to finish, once the database is back run 'python -m fdp_core ledger complete --release "
+            f"{release_id}{where} --staged {staged} --out {out}'; to void it, delete {staged} (the charge stays "
+            "spent)") from None
     publish(staged, out)
 
 

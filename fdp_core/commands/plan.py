@@ -150,7 +150,8 @@ def _commit(args, plan, configs, out: Path, mapping: dict, *, sealed: bool) -> i
                             sealed=sealed, mapping=mapping)
     staged = staging_dir(out)
     export_plan_folder(committed, staged, include_analyst_view=True)
-    complete_then_publish(budget, committed.entry_ids, staged, out, ledger_url=args.ledger)
+    complete_then_publish(budget, committed.entry_ids, staged, out, ledger_url=args.ledger,
+                          release_id=committed.release_id)
     for folder, release in committed.parts:
         print(f"committed {folder}: {release.kind} {release.entry.mechanism}, epsilon "
               f"{release.entry.epsilon:.4g} -> {out / folder}/")
