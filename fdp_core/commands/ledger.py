@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..data.fingerprint import unit_of_privacy
-from ..errors import LedgerError
+from ..errors import LedgerError, ParameterError
 from ..budget.datasets import open_budget
 from ..budget.ledger_store import DEFAULT_BUDGET, ENV_VAR, StoredBudget, default_path
 from ..settings_fields import PERSON_COLUMN, add_option
@@ -59,6 +59,34 @@ def match_line(budget: StoredBudget) -> str | None:
 
 
 # --------------------------------------------------------------------------- one transaction from the user's view
+
+# Pseudo file systems: nothing published belongs there (a staging folder inside /dev as root, a /proc entry).
+_SYSTEM_ROOTS = (Path("/proc"), Path("/dev"), Path("/sys"))
+
+
+def check_out(out) -> Path:
+    """Refuse an ``--out`` that cannot become a folder of files, BEFORE anything is charged (METHODS.md 23).
+
+    ``out`` must be an existing writable directory or a path whose nearest existing ancestor is
+    a writable directory; a regular file, a FIFO, a device, /dev/null or anything under /proc,
+    /dev or /sys is refused (ParameterError: exit 2, one line, nothing charged).
+    """
+    out = Path(out)
+    resolved = Path(os.path.realpath(out))
+    if any(resolved == root or root in resolved.parents for root in _SYSTEM_ROOTS):
+        raise ParameterError(f"--out {out} is a system path ({resolved}): give a folder to write the release into")
+    if resolved.exists() and not resolved.is_dir():
+        raise ParameterError(f"--out {out} exists and is not a folder (a file, a FIFO or a device): give a folder "
+                             "to write the release into")
+    ancestor = resolved
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ParameterError(f"--out {out} cannot be created: {ancestor} is not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise ParameterError(f"--out {out} cannot be written: {ancestor} is not writable")
+    return out
+
 
 def staging_dir(out: Path) -> Path:
     """A fresh folder next to ``out`` (same file system, so publishing it is a rename)."""

@@ -136,8 +136,9 @@ def _commit(args, plan, configs, out: Path, mapping: dict, *, sealed: bool) -> i
     from ..data.loading import load_curves  # lazy: keeps `--help` light
     from ..data.stand_in import stand_in_view  # lazy: keeps `--help` light
     from ..publish.plan_commit import check_data, commit_plan, export_plan_folder  # lazy: keeps `--help` light
-    from .ledger import budget_of, complete_then_publish, staging_dir  # lazy: keeps `--help` light
+    from .ledger import budget_of, check_out, complete_then_publish, staging_dir  # lazy: keeps `--help` light
 
+    check_out(out)  # before anything is read or charged
     fd = load_curves(args.data)
     label = Path(args.data).name
     check_data(plan, fd, label)

@@ -64,8 +64,9 @@ def _run_committed(args, settings: SparseSettings, data: SparseData) -> int:
     """
     from ..publish.bundle import export_folder  # lazy: keeps `--help` light
     from ..publish.sparse_commit import commit_sparse_mean  # lazy: keeps `--help` light
-    from .ledger import complete_then_publish, staging_dir  # lazy: keeps `--help` light
+    from .ledger import check_out, complete_then_publish, staging_dir  # lazy: keeps `--help` light
 
+    check_out(args.out)  # before anything is charged
     name = Path(args.data).name
     if args.seed is not None:
         print("note: --seed does not apply with --ledger: a committed release draws exact discrete noise from OS "
@@ -82,7 +83,8 @@ def _run_committed(args, settings: SparseSettings, data: SparseData) -> int:
     out = Path(args.out)
     staged = staging_dir(out)
     export_folder(release, staged, ledger, include_analyst_view=True)
-    complete_then_publish(budget, release.record["part_entry_ids"], staged, out, ledger_url=args.ledger)
+    complete_then_publish(budget, release.record["part_entry_ids"], staged, out, ledger_url=args.ledger,
+                          release_id=release.record["part_entry_ids"][0])
     total = release.record.get("charged_total") or release.record["charged"]
     print(f"wrote {out}/ (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, report.html; "
           f"analyst_view.json is NOT for publication): sparse route, exact discrete {settings.noise} noise, "
