@@ -33,12 +33,12 @@ def add_sparse_options(parser) -> None:
     # --value-range, ...) are release mean's own options, read into SparseSettings by the same dests.
     add_options(group, SparseSettings, fields=SPARSE_ONLY, required=())
     group.add_argument("--ledger", default=None, metavar="URL",
-                       help="--sparse: commit with exact discrete noise, charged to the stored budget of these "
-                            "observations in this ledger (created by ledger init --sparse) before any noise is drawn; "
-                            "both parts (A and b) are checked together, so a refusal records nothing. Writes the "
-                            "bundle (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, "
-                            "report.html) as replay does")
-    group.add_argument("--budget-name", default=None, metavar="NAME", help="--sparse --ledger: the budget's name")
+                       help="the ledger a release is charged to before any noise is drawn (every route; default: "
+                            "$FDP_LEDGER_URL, else the default file); the sparse route charges the stored budget of "
+                            "these observations (created by ledger init --sparse), both parts (A and b) in one "
+                            "transaction. Writes the bundle (release.csv, coefficients.csv, release.json, "
+                            "config.yaml, ledger.json, report.html) as replay does")
+    group.add_argument("--budget-name", default=None, metavar="NAME", help="the budget to charge (default: 'default')")
 
 
 def _open_budget(args, data: SparseData):
@@ -68,9 +68,6 @@ def _run_committed(args, settings: SparseSettings, data: SparseData) -> int:
 
     check_out(args.out)  # before anything is charged
     name = Path(args.data).name
-    if args.seed is not None:
-        print("note: --seed does not apply with --ledger: a committed release draws exact discrete noise from OS "
-              "entropy", file=sys.stderr)
     budget = _open_budget(args, data)
     try:
         release = commit_sparse_mean(budget, data, settings, label=f"release mean --sparse ({name})",
@@ -150,9 +147,9 @@ def run_sparse(args, mean_settings, data: SparseData) -> int:
     if mean_settings.value_range is None:
         raise ParameterError("the sparse route needs the public value range: --value-range LO,HI")
     settings = settings_from_args(SparseSettings, args)
-    if args.ledger is not None:
+    if not args.preview:  # charged first (METHODS.md 23)
         if isinstance(data, Streamed):
-            raise ParameterError("--ledger with the sparse route reads the file in memory: use --engine local")
+            raise ParameterError("a charged sparse release reads the file in memory: use --engine local (or --preview)")
         return _run_committed(args, settings, data)
     if isinstance(data, Streamed):
         statistics = stream_sparse_statistics(args.data, settings, id_column=args.id_column, t_column=args.t_column,
@@ -167,4 +164,6 @@ def run_sparse(args, mean_settings, data: SparseData) -> int:
                   sparse_analyst_view(plan, values, data))
     print(f"wrote {args.out}/release.json and {args.out}/release.csv (sparse route, {settings.noise} noise, "
           f"n={plan.n} persons, J={plan.basis.n_basis}); {args.out}/analyst_view.json is NOT for publication")
+    print(f"note: PREVIEW (--preview): nothing was charged; {args.out}/release.json says \"publishable\": false",
+          file=sys.stderr)
     return 0
