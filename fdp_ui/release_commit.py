@@ -117,6 +117,13 @@ def _cost(entry, g) -> str:
     return cost
 
 
+def _parts_cost(entries) -> str:
+    """The one quote of a release in several parts (a band's mean and second moment): each as charged, the total."""
+    each = "; ".join(f"{e.label or e.mechanism}: epsilon {e.epsilon:.4g}, delta {e.delta:.3g}" for e in entries)
+    return (f"This commit will be charged **epsilon {sum(e.epsilon for e in entries):.4g}, delta "
+            f"{sum(e.delta for e in entries):.3g}** in {len(entries)} parts ({each}).")
+
+
 def _render_sparse(choice, quote, label: str) -> None:
     data = sparse_view.active()["data"]
     st.markdown(f"**Unit of privacy**: a person (column 'id' of the sparse file): n = {data.n} persons, "
@@ -186,9 +193,9 @@ def _render_curves(kind, choice, quote, label, g, ds, led) -> None:
         st.caption("The report of this commit will list what the session looked at before it: " + "; ".join(seen)
                    + ".")
     _show_flags(kind, quote.flags, g)
-    st.markdown(_cost(entry, g))
+    st.markdown(_cost(entry, g) if len(quote.entries) == 1 else _parts_cost(quote.entries))
     st.caption(quote.sampler_note)
-    ready = commit_checks.readiness(kind, g.value_range, led, entry, ds, ledger_ui.error())
+    ready = commit_checks.readiness(kind, g.value_range, led, quote.entries, ds, ledger_ui.error())
     for text in ready.warnings:
         st.warning(text[0].upper() + text[1:] + ".")
     if ready.declaration:
@@ -197,7 +204,7 @@ def _render_curves(kind, choice, quote, label, g, ds, led) -> None:
         st.warning("**Commit not possible yet**: " + "; ".join(ready.blockers) + ".")
         if any("Data page" in b for b in ready.blockers):
             st.page_link("pages/data.py", label="choose on the Data page", icon=":material/table:")
-    st.button(f"Commit: draw fresh noise and record ({commit_checks.cost_text(led, entry)})", key="rel_commit",
+    st.button(f"Commit: draw fresh noise and record ({commit_checks.cost_text(led, quote.entries)})", key="rel_commit",
               type="primary", on_click=_commit, args=(kind, choice, label), disabled=not ready.ready,
               help="Disabled: " + "; ".join(ready.blockers) if not ready.ready else
               "Charged to the budget at once; there is no undo.")

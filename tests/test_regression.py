@@ -111,7 +111,7 @@ def test_cli_files(tmp_path):
     path = tmp_path / "curves.csv"
     frame.to_csv(path, index=False)
     out = tmp_path / "reg"
-    code = main(["release", "regression", "--data", str(path), "--covariates", "group,sex=m", "--B", "1.8",
+    code = main(["release", "regression", "--preview", "--data", str(path), "--covariates", "group,sex=m", "--B", "1.8",
                  "--kernel", "matern52", "--rho", "0.2", "--epsilon", "2", "--value-range", "0,1", "--out", str(out)])
     assert code == 0
     table = pd.read_csv(out / "release.csv")

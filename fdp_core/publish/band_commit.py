@@ -23,7 +23,6 @@ from ..releases.bands import BandPlan, band_record, band_table, confidence_band,
 from .commit import MEAN_STEPS, CommittedRelease, prepare_mean_commit, refuse_data_dependent
 from .commit_summaries import COVARIANCE_STEPS, prepare_covariance_commit
 from .protocol import CommitRequest, Quote, Steps, quote_of, run_steps
-from .sparse_commit import combined_charge
 from ..releases.covariance import symmetrise
 from ..data.loading import FunctionalData
 from ..releases.mean import MeanSettings
@@ -87,10 +86,7 @@ def build_band(request: CommitRequest, quote: Quote, draws, ledger: Ledger) -> C
                   band=band_record(committed, bands, second.record["guarantee"]),
                   second_moment_entry=second.entry.to_dict(),
                   part_entry_ids=[mean.entry.id, *second.record["part_entry_ids"]])
-    # The one quote (METHODS.md 23): every part as the ledger records it and their total; the report,
-    # the bundle's README and its verification read these, never the calibrated epsilon.
-    parts = [p.entry for p in quote.pendings]
-    record.update(part_entries=[e.to_dict() for e in parts], charged_total=combined_charge(parts))
+
     record["band"]["unit_noise_scale"] = c
     record["settings"] = asdict(plan.settings)  # the whole budget: a replay splits it again
     config = {**mean.config, "settings": config_of(plan.settings)}

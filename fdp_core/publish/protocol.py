@@ -29,12 +29,13 @@ every kind's module can use it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 import numpy as np
 
-from ..budget.accounting import Ledger, LedgerEntry
+from ..budget.accounting import Ledger, LedgerEntry, basic_composition, compose
 from ..budget.charging import charge, settle  # settle: the in-memory ledger records the entry after the draw
 from ..mechanisms.discrete import DiscretePlan
 from ..mechanisms.families import NoiseFamily
@@ -226,6 +227,37 @@ def complete(account, release) -> None:
     account.complete_all(entry_ids(release))
 
 
+# --------------------------------------------------------------------------- the one quote, recorded
+
+def combined_charge(entries) -> dict:
+    """The charge of a release made of several ledger entries (a band's mean and second moment, A and b of a sparse mean, ...), JSON-ready.
+
+    ``epsilon``/``delta`` (and ``rho``) are the sums over the parts: what the ledger's basic
+    (zCDP) filter spends for them. ``composed`` is the tightest total the ledger's composition
+    gives for the parts together at that summed delta (e.g. zCDP for two discrete Gaussian parts),
+    the guarantee of the release as a whole; it is never larger than the sum.
+    """
+    entries = list(entries)
+    epsilon, delta = basic_composition(entries)
+    rhos = [e.rho for e in entries]
+    best = compose(entries, delta).best
+    return {"parts": [e.mechanism for e in entries], "entry_ids": [e.id for e in entries], "n_entries": len(entries),
+            "epsilon": epsilon, "delta": delta,
+            "rho": math.fsum(rhos) if all(r is not None for r in rhos) else None,
+            "meaning": "sum over the parts' ledger entries (what the ledger's filter spends)",
+            "composed": None if best is None else {"method": best.method, "epsilon": best.epsilon,
+                                                   "delta": best.delta, "detail": best.detail}}
+
+
+def record_quote(release, entries) -> None:
+    """Write the one quote of a release in several parts into its record (release.json, the report,
+    the bundle's README and its verification read it): every part's entry and their total."""
+    entries = list(entries)
+    if len(entries) > 1:
+        release.record.setdefault("part_entries", [e.to_dict() for e in entries])
+        release.record.setdefault("charged_total", combined_charge(entries))
+
+
 # --------------------------------------------------------------------------- the four steps
 
 @dataclass(frozen=True)
@@ -265,7 +297,9 @@ def run_steps(steps: Steps, account, request: CommitRequest, quote: Quote | None
         ledger = reserve(account, quote.entry)
         draws = steps.draw(request, quote)
         settle(account, ledger, quote.entry)
-    return steps.build(request, quote, draws, ledger)
+    release = steps.build(request, quote, draws, ledger)
+    record_quote(release, quote.entries)
+    return release
 
 
 def commit_release(kind, account, request: CommitRequest, *, quote: Quote | None = None,
@@ -290,5 +324,6 @@ def commit_release(kind, account, request: CommitRequest, *, quote: Quote | None
     return release
 
 
-__all__ = ["CommitRequest", "PendingCommit", "Quote", "Reservation", "Steps", "check_parts", "commit_release", "complete", "draw",
+__all__ = ["CommitRequest", "PendingCommit", "Quote", "Reservation", "Steps", "check_parts", "combined_charge",
+           "record_quote", "commit_release", "complete", "draw",
            "entry_ids", "execute", "execute_parts", "quote_of", "reserve", "reserve_parts", "run_steps", "sampler_note", "settle"]
