@@ -22,10 +22,11 @@ HELP = "mark a reserved ledger entry complete and publish its staged release (af
 
 def configure(parser) -> None:
     add_ledger_option(parser)
-    parser.add_argument("--release", default=None, metavar="ID",
-                        help="the release id the failed command named: every reserved part of it is completed")
-    parser.add_argument("--entry", action="append", default=None, metavar="ID",
-                        help="a reserved entry's id (repeat for a release of several parts)")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--release", default=None, metavar="ID",
+                       help="the release id the failed command named: every reserved part of it is completed")
+    which.add_argument("--entry", action="append", default=None, metavar="ID",
+                       help="a reserved entry's id (repeat for a release of several parts)")
     parser.add_argument("--staged", default=None, metavar="DIR", help="the staging folder the failed command named")
     parser.add_argument("--out", default=None, metavar="DIR", help="where to publish the staged files")
 
@@ -33,8 +34,6 @@ def configure(parser) -> None:
 def run(args) -> int:
     if (args.staged is None) != (args.out is None):
         raise ParameterError("--staged and --out go together (the staged release and where to publish it)")
-    if (args.release is None) == (args.entry is None):
-        raise ParameterError("name the release to complete: --release ID (or --entry ID, repeated)")
     staged = None if args.staged is None else Path(args.staged)
     # A single release's staging folder holds release.json, a plan's plan_release.json.
     if staged is not None and not any((staged / name).is_file() for name in ("release.json", "plan_release.json")):
