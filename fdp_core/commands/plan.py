@@ -153,9 +153,9 @@ def _commit(args, plan, configs, out: Path, mapping: dict, *, sealed: bool) -> i
     export_plan_folder(committed, staged, include_analyst_view=True)
     complete_then_publish(budget, committed.entry_ids, staged, out, ledger_url=args.ledger,
                           release_id=committed.release_id)
-    for folder, release in committed.parts:
-        print(f"committed {folder}: {release.kind} {release.entry.mechanism}, epsilon "
-              f"{release.entry.epsilon:.4g} -> {out / folder}/")
+    for (folder, release), part in zip(committed.parts, committed.index()["parts"]):
+        print(f"committed {folder}: {release.kind} {release.entry.mechanism}, charged epsilon "
+              f"{part['charged_epsilon']:.4g}, delta {part['charged_delta']:.3g} -> {out / folder}/")
     eps, delta = committed.charged
     print(f"one bundle: {out}/ (report.html covers every part; plan charged epsilon {eps:.4g}, delta {delta:.3g})")
     spent = budget.ledger().spent()

@@ -65,6 +65,7 @@ def _run_committed(args, settings: SparseSettings, data: SparseData) -> int:
     from ..publish.bundle import export_folder  # lazy: keeps `--help` light
     from ..publish.sparse_commit import commit_sparse_mean  # lazy: keeps `--help` light
     from .ledger import check_out, complete_then_publish, staging_dir  # lazy: keeps `--help` light
+    from .publishing import quote_line  # lazy: as above
 
     check_out(args.out)  # before anything is charged
     name = Path(args.data).name
@@ -87,6 +88,7 @@ def _run_committed(args, settings: SparseSettings, data: SparseData) -> int:
           f"analyst_view.json is NOT for publication): sparse route, exact discrete {settings.noise} noise, "
           f"n={release.record['n']} persons, charged epsilon {total['epsilon']:.4g}, delta {total['delta']:.3g} "
           "(A and b)")
+    print(quote_line([e for e in ledger.entries if e.id in release.record["part_entry_ids"]]))
     spent = ledger.spent()
     print(f"ledger: {budget.store.location}, budget '{budget.name}': spent epsilon {spent.epsilon:.4g} of "
           f"{ledger.epsilon_total:g}, delta {spent.delta:.3g} of {ledger.delta_total:g} "
