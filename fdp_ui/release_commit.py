@@ -71,7 +71,9 @@ def _commit(kind: str, choice: controls.Choice, label: str) -> None:
         ss[COMMIT_MESSAGE_KEY] = ("error", str(exc))
         return
     commit_checks.declare_unit(release, declaration)
-    _success(release, note, budget, f"epsilon {release.entry.epsilon:.4g}, delta {release.entry.delta:.3g}")
+    parts = release.part_entries  # every part charged (a band: its mean and second moment)
+    _success(release, note, budget, f"epsilon {sum(e.epsilon for e in parts):.4g}, delta "
+             f"{sum(e.delta for e in parts):.3g}" + (f" ({len(parts)} parts)" if len(parts) > 1 else ""))
 
 
 def _commit_sparse(spec, choice: controls.Choice, label: str) -> None:

@@ -161,7 +161,8 @@ def test_help_imports_no_command_module_and_no_scipy(tmp_path):
                           text=True, check=True)
     commands = [m for m in eval(mean.stdout) if m.startswith("fdp_core.commands.")]
     # release mean and its sparse route (a helper module of the same command)
-    assert commands == ["fdp_core.commands._common", "fdp_core.commands.release_mean", "fdp_core.commands.sparse_mean"]
+    assert commands == ["fdp_core.commands._common", "fdp_core.commands.publishing", "fdp_core.commands.release_mean",
+                        "fdp_core.commands.sparse_mean"]
     assert "scipy.stats" not in mean.stdout
 
 
