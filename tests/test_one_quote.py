@@ -78,6 +78,7 @@ def test_the_quote_printed_is_the_charge_recorded(kind, eps, share, tmp_path_fac
     assert record["publishable"] is not False
     charged = record.get("charged_total") or record["charged"]
     assert charged["epsilon"] == pytest.approx(total_eps, rel=1e-12)
+    assert f"charged epsilon {total_eps:.6g}, delta {total_delta:.3g}" in (out / "README.txt").read_text()
     if len(recorded) > 1:
         assert f"epsilon = {total_eps:.4g}" in (out / "report.html").read_text()  # the report's headline
     assert verify_release(out / "config.yaml", EXAMPLE, record).verified
