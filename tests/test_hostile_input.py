@@ -842,5 +842,5 @@ def test_cli_release_records_never_publish_the_noise_seed(tmp_path):
     assert VALID_MEAN["--seed"] not in json.dumps(seeded["randomness"])
     first, values_1 = release("fresh1", False)
     _, values_2 = release("fresh2", False)
-    assert first["publishable"] is True and first["seed"] is None
+    assert first["publishable"] is False and first["preview"] is True and first["seed"] is None  # a preview
     assert not np.array_equal(values_1, values_2)

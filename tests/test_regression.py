@@ -121,7 +121,8 @@ def test_cli_files(tmp_path):
     assert "n_clipped" not in json.dumps(record) and "ols" not in record
     assert set(view["ols"]) == {"intercept", "group", "sex=m"}
     assert "NOT FOR PUBLICATION" in view["warning"] and view["publishable"] is False
-    assert record["publishable"] is True and record["guarantee"]["t1"]["epsilon"] == pytest.approx(0.6)
+    assert record["publishable"] is False and record["preview"] is True  # --preview: nothing charged
+    assert record["guarantee"]["t1"]["epsilon"] == pytest.approx(0.6)
 
 
 def test_dti_case_and_sex(shared_data):
