@@ -90,7 +90,7 @@ def test_a_preview_charges_nothing_and_says_so(tmp_path, capsys):
     out = tmp_path / "preview"
     assert main(["release", *words, "--data", str(EXAMPLE), "--ledger", url, "--preview", "--seed", "3",
                  "--out", str(out)]) == 0
-    assert "PREVIEW" in capsys.readouterr().err
+    assert "PREVIEW" in capsys.readouterr().out
     record = json.loads((out / "release.json").read_text())
     assert record["publishable"] is False and record["preview"] is True
     assert _entries(url, capsys) == []

@@ -13,7 +13,6 @@ Not a command itself (no PATH). A ``release <kind>`` run either
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from ..errors import ParameterError
@@ -104,5 +103,4 @@ def quote_line(entries) -> str:
 
 
 def preview_note(out) -> None:
-    print(f"note: PREVIEW (--preview): nothing was charged; {out}/release.json says \"publishable\": false",
-          file=sys.stderr)
+    print(f"note: PREVIEW (--preview): nothing was charged; {out}/release.json says \"publishable\": false")

@@ -166,6 +166,5 @@ def run_sparse(args, mean_settings, data: SparseData) -> int:
                   sparse_analyst_view(plan, values, data))
     print(f"wrote {args.out}/release.json and {args.out}/release.csv (sparse route, {settings.noise} noise, "
           f"n={plan.n} persons, J={plan.basis.n_basis}); {args.out}/analyst_view.json is NOT for publication")
-    print(f"note: PREVIEW (--preview): nothing was charged; {args.out}/release.json says \"publishable\": false",
-          file=sys.stderr)
+    print(f"note: PREVIEW (--preview): nothing was charged; {args.out}/release.json says \"publishable\": false")
     return 0
