@@ -37,7 +37,7 @@ def commands(data: Path, out: Path) -> dict[str, list[str]]:
     return {
         "fdp --help": py + ["-m", "fdp_core", "--help"],
         "fdp release mean --help": py + ["-m", "fdp_core", "release", "mean", "--help"],
-        "release mean on DTI": py + ["-m", "fdp_core", "release", "mean", "--data", str(data), "--epsilon", "1",
+        "release mean on DTI": py + ["-m", "fdp_core", "release", "mean", "--preview", "--data", str(data), "--epsilon", "1",
                                      "--kernel", "gaussian", "--rho", "0.1", "--tau-from-data", "--seed", "1",
                                      "--out", str(out)],
         # fdp_core.mean before the concept packages (issue 27), so a --baseline of that time runs too

@@ -127,9 +127,9 @@ def write_parquet(path: Path, n: int, m: int, seed: int = 0, csv_path: Path | No
 
 
 RELEASES = {
-    "mean": ["release", "mean", "--kernel", "matern52", "--rho", "0.1", "--tau", "1", "--epsilon", "1"],
-    "kde": ["release", "kde", "--mechanism", "iclp", "--feature", "max", "--box", "0,1.5", "--epsilon", "1"],
-    "pca": ["release", "pca", "--tau", "1", "--k", "1", "--epsilon", "1"],
+    "mean": ["release", "mean", "--preview", "--kernel", "matern52", "--rho", "0.1", "--tau", "1", "--epsilon", "1"],
+    "kde": ["release", "kde", "--preview", "--mechanism", "iclp", "--feature", "max", "--box", "0,1.5", "--epsilon", "1"],
+    "pca": ["release", "pca", "--preview", "--tau", "1", "--k", "1", "--epsilon", "1"],
 }
 
 

@@ -85,7 +85,7 @@ def streamed(n: int = 1_000_000, visits: int = 5, block: int = 100_000) -> dict:
                 ids = np.char.add("q", (np.repeat(np.arange(start, start + min(block, n - start)), visits)).astype(str))
                 np.savetxt(handle, np.column_stack([ids, d.t.astype(str), d.y.astype(str)]), fmt="%s", delimiter=",")
         size_mb = path.stat().st_size / 2**20
-        cmd = [sys.executable, "-m", "fdp_core", "release", "mean", "--data", str(path), "--sparse", "--domain", "0,1",
+        cmd = [sys.executable, "-m", "fdp_core", "release", "mean", "--preview", "--data", str(path), "--sparse", "--domain", "0,1",
                "--value-range=-1,2", "--kernel", "matern52", "--rho", "0.2", "--epsilon", "4", "--engine", "stream",
                "--out", str(Path(tmp) / "out")]
         start = time.perf_counter()

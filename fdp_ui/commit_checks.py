@@ -93,22 +93,33 @@ def unit_checks(ds: state.Dataset | None = None) -> tuple[list[str], list[str], 
     return blockers, person_warnings(n, ds.fd.n, column), declaration
 
 
-def budget_blocker(led: Ledger, entry: LedgerEntry) -> str | None:
-    """Why ``entry`` does not fit what is left of ``led`` (None when it fits); nothing is charged."""
+def _parts(entry) -> list[LedgerEntry]:
+    """Every part of a release's quote (one entry, or the quote's entries: a band's mean and second moment)."""
+    return [entry] if isinstance(entry, LedgerEntry) else list(entry)
+
+
+def budget_blocker(led: Ledger, entry) -> str | None:
+    """Why ``entry`` (one LedgerEntry or every part of a quote) does not fit what is left of ``led``
+    (None when it fits); the parts are checked together, nothing is charged."""
+    trial = Ledger(led.epsilon_total, led.delta_total, led.split, led.filter, entries=list(led.entries))
     try:
-        led.check(entry)
+        for part in _parts(entry):
+            trial.commit(part)
     except FdpError as exc:
         reason = str(exc).removeprefix("release refused, nothing recorded: ")
         return f"over budget: {reason}"
     return None
 
 
-def cost_text(led: Ledger, entry: LedgerEntry) -> str:
-    """The commit button's words: the cost and what remains after it."""
+def cost_text(led: Ledger, entry) -> str:
+    """The commit button's words: the one quote (every part as the ledger will charge it, METHODS.md 23)
+    and what remains after it."""
+    parts = _parts(entry)
+    eps, delta = sum(p.epsilon for p in parts), sum(p.delta for p in parts)
     left = led.remaining()
-    after_eps = max(left.epsilon - entry.epsilon, 0.0)
-    after_delta = max(left.delta - entry.delta, 0.0)
-    return (f"costs epsilon {entry.epsilon:.3g}, delta {entry.delta:.2g}; leaves epsilon {after_eps:.3g}, "
+    after_eps, after_delta = max(left.epsilon - eps, 0.0), max(left.delta - delta, 0.0)
+    each = "" if len(parts) == 1 else f" ({len(parts)} parts: " + " + ".join(f"{p.epsilon:.3g}" for p in parts) + ")"
+    return (f"costs epsilon {eps:.3g}, delta {delta:.2g}{each}; leaves epsilon {after_eps:.3g}, "
             f"delta {after_delta:.2g}")
 
 

@@ -112,8 +112,7 @@ def commit(mapping: dict) -> None:
             check_fits(plan, data.fd, ledger_ui.draft())  # refused whole before the draft is stored
         budget, note = ledger_ui.charge_account(plan.parts[0].entries[0], data)
         committed = commit_plan(plan, data.fd, budget, data_label=data.label, looked_at=seen, mapping=mapping)
-        for entry_id in committed.entry_ids:
-            budget.complete(entry_id)
+        budget.complete_all(committed.entry_ids)  # every part in one transaction (METHODS.md 23)
     except FdpError as exc:
         ss[MESSAGE_KEY] = ("error", f"Nothing committed: {exc}")
         return

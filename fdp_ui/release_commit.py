@@ -74,7 +74,9 @@ def _commit(kind: str, choice: controls.Choice, label: str) -> None:
         return
     commit_checks.declare_unit(release, declaration)
     verdict = release_drafts.stamp(kind, release, choice, state.current())  # never the sealed file's data
-    _success(release, note, budget, f"epsilon {release.entry.epsilon:.4g}, delta {release.entry.delta:.3g}", verdict)
+    parts = release.part_entries  # every part charged (a band: its mean and second moment)
+    _success(release, note, budget, f"epsilon {sum(e.epsilon for e in parts):.4g}, delta "
+             f"{sum(e.delta for e in parts):.3g}" + (f" ({len(parts)} parts)" if len(parts) > 1 else ""), verdict)
 
 
 def _commit_sparse(spec, choice: controls.Choice, label: str) -> None:
@@ -119,6 +121,13 @@ def _cost(entry, g) -> str:
                  f"{entry.delta:g} that is epsilon {entry.epsilon:.4g} (CKS conversion), a little more than the "
                  f"continuous calibration's epsilon {g.epsilon:g}.")
     return cost
+
+
+def _parts_cost(entries) -> str:
+    """The one quote of a release in several parts (a band's mean and second moment): each as charged, the total."""
+    each = "; ".join(f"{e.label or e.mechanism}: epsilon {e.epsilon:.4g}, delta {e.delta:.3g}" for e in entries)
+    return (f"This commit will be charged **epsilon {sum(e.epsilon for e in entries):.4g}, delta "
+            f"{sum(e.delta for e in entries):.3g}** in {len(entries)} parts ({each}).")
 
 
 def _render_sparse(choice, quote, label: str) -> None:
@@ -193,10 +202,10 @@ def _render_curves(kind, choice, quote, label, g, ds, led) -> None:
         st.caption("The report of this commit will list what the session looked at before it: " + "; ".join(seen)
                    + ".")
     _show_flags(kind, quote.flags, g)
-    st.markdown(_cost(entry, g))
+    st.markdown(_cost(entry, g) if len(quote.entries) == 1 else _parts_cost(quote.entries))
     st.caption(quote.sampler_note)
     ack = release_drafts.verdict_section(kind, choice, ds)  # the verdict beside the cost; amber/red acknowledged
-    ready = commit_checks.readiness(kind, g.value_range, led, entry, ds, ledger_ui.error())
+    ready = commit_checks.readiness(kind, g.value_range, led, quote.entries, ds, ledger_ui.error())
     if ack:
         ready = replace(ready, blockers=ready.blockers + (ack,))
     for text in ready.warnings:
@@ -207,7 +216,7 @@ def _render_curves(kind, choice, quote, label, g, ds, led) -> None:
         st.warning("**Commit not possible yet**: " + "; ".join(ready.blockers) + ".")
         if any("Data page" in b for b in ready.blockers):
             st.page_link("pages/data.py", label="choose on the Data page", icon=":material/table:")
-    st.button(f"Commit: draw fresh noise and record ({commit_checks.cost_text(led, entry)})", key="rel_commit",
+    st.button(f"Commit: draw fresh noise and record ({commit_checks.cost_text(led, quote.entries)})", key="rel_commit",
               type="primary", on_click=_commit, args=(kind, choice, label), disabled=not ready.ready,
               help="Disabled: " + "; ".join(ready.blockers) if not ready.ready else
               "Charged to the budget at once; there is no undo.")

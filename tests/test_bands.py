@@ -27,7 +27,7 @@ from fdp_core.releases.synthetic import compare, curves_table, model_covariance,
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"
-BAND = ["release", "mean", "--data", str(EXAMPLE), "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1",
+BAND = ["release", "mean", "--preview", "--data", str(EXAMPLE), "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1",
         "--value-range", "-1.5,1.5", "--confidence-band", "0.95", "--band-share", "0.2", "--seed", "3"]
 
 

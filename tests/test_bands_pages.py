@@ -5,6 +5,9 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+import pytest
+
+from fdp_core.publish.verify import verify_release
 from fdp_core.releases.bands import CONFIDENCE_BAND_WORDS, MEAN_BAND_WORDS, PRIVACY_BAND_WORDS
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -63,9 +66,18 @@ def test_release_page_commits_a_mean_with_its_bands():
     at.toggle(key="rel_band_on").set_value(True).run()
     assert not at.exception, at.exception
     assert any("second moment adds epsilon" in c.value for c in at.caption)
+    label = at.button(key="rel_commit").label
     commit(at)
     # The mean gets 0.8 of epsilon: its verdict (red here) is drawn in red below the success message.
     problems = [e.value for e in at.error if not e.value.startswith("Not useful at this epsilon")]
     assert not at.exception and not problems, problems
     ledger = at.session_state["fdp_ledger"]
     assert [e.kind for e in ledger.entries] == ["mean", "covariance"]
+    # One quote (issue 36): the button stated what the ledger charged for BOTH parts, not the mean's alone.
+    total = sum(e.epsilon for e in ledger.entries)
+    assert f"costs epsilon {total:.3g}" in label and "2 parts" in label, label
+    release = at.session_state["fdp_releases"][-1]
+    assert release.record["charged_total"]["epsilon"] == pytest.approx(total, rel=1e-12)
+    assert any(f"epsilon {total:.4g}" in s.value for s in at.success)
+    # The bundle committed from the app verifies (its release.py runs verify_release on the same data).
+    assert verify_release(release.config, at.session_state["dataset"].fd, release.record).verified

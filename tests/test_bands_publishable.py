@@ -46,7 +46,7 @@ def _compare(out_a, out_b, noised_columns):
 @pytest.mark.parametrize("neighbour", ["clipped", "dropped"])
 def test_mean_with_bands_does_not_depend_on_one_person(mechanism, neighbour, pair, tmp_path):  # noqa: F811
     def args_for(which):
-        return ["release", "mean", "--data", str(pair[which]), "--mechanism", mechanism, "--psi", "0.02", "--M", "5",
+        return ["release", "mean", "--preview", "--data", str(pair[which]), "--mechanism", mechanism, "--psi", "0.02", "--M", "5",
                 "--K", "6", *(["--eta", "1"] if mechanism == "iclp-ar" else []), "--kernel", "matern52", "--rho",
                 "0.2", "--epsilon", "1", "--value-range", "0,1", "--person-column", "subject", "--n-public",
                 str(pair["n_persons"]), "--seed", "7", "--confidence-band", "0.9", "--band-share", "0.3",

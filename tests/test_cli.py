@@ -19,7 +19,7 @@ def _args(data, out, **overrides):
             "--epsilon": "1", "--delta": "1e-5", "--tau": "1", "--bound": "tight", "--calibration": "analytic",
             "--seed": "3"}
     opts.update(overrides)
-    args = ["release", "mean", "--data", str(data), "--out", str(out)]
+    args = ["release", "mean", "--preview", "--data", str(data), "--out", str(out)]
     for key, value in opts.items():
         if value is not None:
             args += [key, value]
@@ -115,7 +115,7 @@ def test_tau_from_data_is_flagged_in_the_record(tmp_path):
 def test_negative_comma_lists_are_values_not_options(tmp_path):
     """--box -1,2 must reach the command as the box, not be taken for an option name."""
     out = tmp_path / "kde"
-    code = _exit_code(["release", "kde", "--data", str(EXAMPLE), "--feature", "value:0.5", "--mechanism", "gaussian",
+    code = _exit_code(["release", "kde", "--preview", "--data", str(EXAMPLE), "--feature", "value:0.5", "--mechanism", "gaussian",
                        "--epsilon", "1", "--delta", "0.1", "--box", "-1,3", "--grid-size", "64", "--seed", "1",
                        "--out", str(out)])
     assert code == 0
@@ -161,7 +161,8 @@ def test_help_imports_no_command_module_and_no_scipy(tmp_path):
                           text=True, check=True)
     commands = [m for m in eval(mean.stdout) if m.startswith("fdp_core.commands.")]
     # release mean and its sparse route (a helper module of the same command)
-    assert commands == ["fdp_core.commands._common", "fdp_core.commands.release_mean", "fdp_core.commands.sparse_mean"]
+    assert commands == ["fdp_core.commands._common", "fdp_core.commands.publishing", "fdp_core.commands.release_mean",
+                        "fdp_core.commands.sparse_mean"]
     assert "scipy.stats" not in mean.stdout
 
 

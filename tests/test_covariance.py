@@ -269,7 +269,7 @@ def test_settings_refusals():
 
 def test_cli_writes_publishable_and_analyst_files_separately(tmp_path):
     out = tmp_path / "cov"
-    code = main(["release", "covariance", "--data", str(EXAMPLE), "--kernel", "matern52", "--rho", "0.2",
+    code = main(["release", "covariance", "--preview", "--data", str(EXAMPLE), "--kernel", "matern52", "--rho", "0.2",
                  "--epsilon", "1", "--centre", "0", "--tau", "2", "--out", str(out), "--seed", "1",
                  "--centring", "released-mean"])
     assert code == 0
@@ -290,10 +290,10 @@ def test_cli_writes_publishable_and_analyst_files_separately(tmp_path):
 
 def test_cli_refuses_without_public_centre(tmp_path, capsys):
     with pytest.raises(SystemExit) as err:
-        main(["release", "covariance", "--data", str(EXAMPLE), "--kernel", "matern52", "--rho", "0.2",
+        main(["release", "covariance", "--preview", "--data", str(EXAMPLE), "--kernel", "matern52", "--rho", "0.2",
               "--epsilon", "1", "--out", str(tmp_path)])
     assert err.value.code == 2
-    assert main(["release", "covariance", "--data", str(EXAMPLE), "--kernel", "matern52", "--rho", "0.2",
+    assert main(["release", "covariance", "--preview", "--data", str(EXAMPLE), "--kernel", "matern52", "--rho", "0.2",
                  "--epsilon", "1", "--value-range", "1,0", "--out", str(tmp_path)]) == 2
     assert "lo < hi" in capsys.readouterr().err
 
@@ -351,7 +351,7 @@ def test_cli_publishable_files_do_not_depend_on_one_person(tmp_path):
         path = tmp_path / f"{len(outs)}.csv"
         frame.to_csv(path, index=False)
         out = tmp_path / f"out{len(outs)}"
-        assert main(["release", "covariance", "--data", str(path), "--kernel", "matern52", "--rho", "0.3",
+        assert main(["release", "covariance", "--preview", "--data", str(path), "--kernel", "matern52", "--rho", "0.3",
                      "--epsilon", "1", "--value-range", "0,1", "--person-column", "subject", "--n-public", "10",
                      "--centring", "released-mean", "--seed", "3", "--out", str(out)]) == 0
         outs.append(out)

@@ -112,12 +112,12 @@ def fifo(tmp_path) -> Path:
 
 
 def test_dev_zero_is_refused_before_reading(tmp_path):
-    refused(["release", "mean", "--data", "/dev/zero", "--out", tmp_path / "out", *MEAN], "is a device",
+    refused(["release", "mean", "--preview", "--data", "/dev/zero", "--out", tmp_path / "out", *MEAN], "is a device",
             out_dir=tmp_path / "out")
 
 
 def test_named_pipe_is_refused_before_reading(tmp_path, fifo):
-    refused(["release", "mean", "--data", fifo, "--out", tmp_path / "out", *MEAN], "is a named pipe",
+    refused(["release", "mean", "--preview", "--data", fifo, "--out", tmp_path / "out", *MEAN], "is a named pipe",
             out_dir=tmp_path / "out")
     refused(["ledger", "init", "--data", fifo, "--epsilon", "1", "--delta", "1e-6"], "is a named pipe")
 
@@ -165,7 +165,7 @@ def test_a_repeated_header_line_is_refused(tmp_path, text):
     path.write_text(text)
     with pytest.raises(DataError, match=r"row \d+ repeats the header line"):
         load_curves(path)
-    refused(["release", "mean", "--data", path, "--out", tmp_path / "out", *MEAN], "repeats the header line",
+    refused(["release", "mean", "--preview", "--data", path, "--out", tmp_path / "out", *MEAN], "repeats the header line",
             out_dir=tmp_path / "out")
 
 
@@ -186,7 +186,7 @@ def test_a_curve_equal_to_its_grid_but_spelt_otherwise_still_loads():
 def test_a_repeated_header_line_is_refused_by_the_streaming_engine(tmp_path):
     path = tmp_path / "joined.csv"
     path.write_text(_numeric_wide() + _numeric_wide())
-    refused(["release", "mean", "--data", path, "--out", tmp_path / "out", "--engine", "stream", *MEAN],
+    refused(["release", "mean", "--preview", "--data", path, "--out", tmp_path / "out", "--engine", "stream", *MEAN],
             "repeats the header line", out_dir=tmp_path / "out")
 
 
@@ -270,7 +270,7 @@ def test_a_huge_budget_name_is_not_echoed(tmp_path):
 
 
 def test_a_huge_unknown_argument_is_not_echoed():
-    message = refused(["release", "mean", "--data", WIDE, "--out", "o", *MEAN, "--label", "y" * 100_000],
+    message = refused(["release", "mean", "--preview", "--data", WIDE, "--out", "o", *MEAN, "--label", "y" * 100_000],
                       "unrecognized arguments", "(100,000 characters)")
     assert len(message) < 300
 
@@ -285,7 +285,7 @@ def test_no_runtime_warning_lines_before_the_message(tmp_path, argv, fragment):
     args = dict(zip(MEAN[::2], MEAN[1::2]))
     args.update(dict(zip(argv[::2], argv[1::2])))
     flat = [x for kv in args.items() for x in kv]
-    code, _, stderr = run_cli(["release", "mean", "--data", WIDE, "--out", tmp_path / "out", *flat])
+    code, _, stderr = run_cli(["release", "mean", "--preview", "--data", WIDE, "--out", tmp_path / "out", *flat])
     assert code in (0, 2) and "Warning" not in stderr, stderr
     if fragment:
         assert code == 2 and fragment in stderr
@@ -294,7 +294,7 @@ def test_no_runtime_warning_lines_before_the_message(tmp_path, argv, fragment):
 def test_an_overflowing_grid_span_is_one_line_without_warnings(tmp_path):
     path = tmp_path / "g.csv"
     path.write_text("-1e308,1e308\n1,2\n3,5\n")
-    refused(["release", "mean", "--data", path, "--out", tmp_path / "out", *MEAN], "the grid spans -1e308 to 1e308")
+    refused(["release", "mean", "--preview", "--data", path, "--out", tmp_path / "out", *MEAN], "the grid spans -1e308 to 1e308")
 
 
 # --------------------------------------------------------------------------- accepted without a word
@@ -303,14 +303,14 @@ NO_CENTRE = MEAN + ["--centre", "0"]
 
 
 @pytest.mark.parametrize("argv, fragments", [
-    (["release", "mean", *MEAN, "--epsilon", "1e300"], ["epsilon = 1e+300 is above the limit of 1e+06"]),
-    (["release", "mean", *MEAN, "--n-public", str(10**18)], ["more than 100 times the 12 persons"]),
+    (["release", "mean", "--preview", *MEAN, "--epsilon", "1e300"], ["epsilon = 1e+300 is above the limit of 1e+06"]),
+    (["release", "mean", "--preview", *MEAN, "--n-public", str(10**18)], ["more than 100 times the 12 persons"]),
     (["tradeoff", *MEAN, "--param", "epsilon", "--values", "0.5,1", "--quantiles", "0.9", "0.1"],
      ["LOW HIGH with 0 < LOW < HIGH < 1, got 0.9 0.1"]),
     (["tradeoff", *MEAN, "--param", "epsilon", "--values", "0.5,1", "--quantiles", "0.5", "0.5"], ["LOW HIGH"]),
-    (["release", "regression", *NO_CENTRE, "--B", "2", "--covariates", "site=alien"],
+    (["release", "regression", "--preview", *NO_CENTRE, "--B", "2", "--covariates", "site=alien"],
      ["'site=alien' matches no row", "levels: south, north"]),
-    (["release", "covariance", *NO_CENTRE, "--components", "1000000"], ["--components", "limit of 2000"]),
+    (["release", "covariance", "--preview", *NO_CENTRE, "--components", "1000000"], ["--components", "limit of 2000"]),
 ])
 def test_values_that_void_the_release_are_refused(tmp_path, argv, fragments):
     out = tmp_path / "out"
@@ -335,13 +335,13 @@ def test_epsilon_at_the_documented_maximum_is_accepted():
 
 
 def test_n_public_within_the_factor_is_accepted(tmp_path):
-    code, stdout, stderr = run_cli(["release", "mean", *MEAN, "--n-public", "1200", "--data", WIDE,
+    code, stdout, stderr = run_cli(["release", "mean", "--preview", *MEAN, "--n-public", "1200", "--data", WIDE,
                                     "--out", tmp_path / "out"])
     assert code == 0 and "n=1200" in stdout, stderr
 
 
 def test_more_components_than_the_release_has_get_a_note(tmp_path):
-    code, stdout, stderr = run_cli(["release", "covariance", *NO_CENTRE, "--components", "500", "--data", WIDE,
+    code, stdout, stderr = run_cli(["release", "covariance", "--preview", *NO_CENTRE, "--components", "500", "--data", WIDE,
                                     "--out", tmp_path / "out"])
     assert code == 0, stderr
     assert "note: analyst_view.json shows the L =" in stdout and "not the 500 asked" in stdout
@@ -362,7 +362,7 @@ def test_every_max_constant_lives_in_limits():
 
 @pytest.mark.parametrize("path", ["\x00", "a\x00b.csv"])
 def test_a_nul_byte_in_a_path_is_one_line(tmp_path, path):
-    refused(["release", "mean", "--data", path, "--out", tmp_path / "out", *MEAN], out_dir=tmp_path / "out")
+    refused(["release", "mean", "--preview", "--data", path, "--out", tmp_path / "out", *MEAN], out_dir=tmp_path / "out")
     refused(["replay", path, "--data", WIDE, "--no-ledger"])
-    refused(["release", "mean", "--data", WIDE, "--out", tmp_path / "out", *MEAN, "--reference", path],
+    refused(["release", "mean", "--preview", "--data", WIDE, "--out", tmp_path / "out", *MEAN, "--reference", path],
             out_dir=tmp_path / "out")

@@ -463,7 +463,7 @@ def test_subnormal_sensitivity_does_not_hang():
 
 @pytest.mark.parametrize("rho", ["1e-200", "1e-320"])
 def test_tiny_rho_is_a_parameter_error(rho):
-    argv = ["release", "mean", "--data", str(FIXTURES / "wide.csv"), "--out", "/nonexistent/never-written"]
+    argv = ["release", "mean", "--preview", "--data", str(FIXTURES / "wide.csv"), "--out", "/nonexistent/never-written"]
     for option, value in {**VALID_MEAN, "--rho": rho}.items():
         argv += [option, value]
     err = io.StringIO()
@@ -474,7 +474,7 @@ def test_tiny_rho_is_a_parameter_error(rho):
 
 @pytest.mark.parametrize("eta", ["1e200", "1e308"])
 def test_huge_eta_is_a_parameter_error(eta):
-    argv = ["release", "mean", "--data", str(FIXTURES / "wide.csv"), "--out", "/nonexistent/never-written"]
+    argv = ["release", "mean", "--preview", "--data", str(FIXTURES / "wide.csv"), "--out", "/nonexistent/never-written"]
     for option, value in {**VALID_MEAN, "--eta": eta}.items():
         argv += [option, value]
     out, err = io.StringIO(), io.StringIO()
@@ -651,7 +651,7 @@ def test_cli_release_mean_exits_0_or_2_with_one_line(case):
 
 
 @settings(HOSTILE, max_examples=max(20, HOSTILE.max_examples // 5))
-@given(argv=st.lists(st.one_of(st.sampled_from(["release", "mean", "pca", "--help", "--data", "--out", "-x",
+@given(argv=st.lists(st.one_of(st.sampled_from(["release", "mean", "--preview", "pca", "--help", "--data", "--out", "-x",
                                                 "--epsilon", "1", "--"]),
                                st.text(alphabet=st.characters(blacklist_characters="\x00"), max_size=8)),
                      max_size=6))
@@ -663,7 +663,7 @@ def test_cli_random_words_exit_0_or_2(argv):
 def test_cli_unwritable_out_is_a_message(tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("x")
-    argv = ["release", "mean", "--data", str(FIXTURES / "wide.csv"), "--out", str(blocker / "sub")]
+    argv = ["release", "mean", "--preview", "--data", str(FIXTURES / "wide.csv"), "--out", str(blocker / "sub")]
     for option, value in VALID_MEAN.items():
         argv += [option, value]
     code, stdout, stderr = run_cli(argv)
@@ -679,7 +679,7 @@ def _subprocess_cli(args, cwd):
 
 
 def _mean_args(data, out):
-    args = ["release", "mean", "--data", str(data), "--out", str(out)]
+    args = ["release", "mean", "--preview", "--data", str(data), "--out", str(out)]
     for option, value in VALID_MEAN.items():
         args += [option, value]
     return args
@@ -702,7 +702,7 @@ def test_cli_subprocess_errors_are_one_line(tmp_path, case):
     elif case == "non_utf8_path":
         args = _mean_args(os.fsdecode(bytes(tmp_path) + b"/\xff\xfe.csv"), out)
     else:
-        args = ["release", "mean", "--epsilon"]
+        args = ["release", "mean", "--preview", "--epsilon"]
     done = _subprocess_cli(args, tmp_path)
     stderr = done.stderr.decode("utf-8", "replace")
     assert done.returncode == 2, stderr
@@ -827,7 +827,7 @@ def test_cli_release_records_never_publish_the_noise_seed(tmp_path):
     Seeded (classroom) releases therefore withhold the seed and are marked not publishable;
     unseeded releases draw fresh OS entropy, so two runs differ."""
     def release(run, seeded):
-        argv = ["release", "mean", "--data", str(FIXTURES / "wide.csv"), "--out", str(tmp_path / run)]
+        argv = ["release", "mean", "--preview", "--data", str(FIXTURES / "wide.csv"), "--out", str(tmp_path / run)]
         for option, value in VALID_MEAN.items():
             if option != "--seed" or seeded:
                 argv += [option, value]
@@ -842,5 +842,5 @@ def test_cli_release_records_never_publish_the_noise_seed(tmp_path):
     assert VALID_MEAN["--seed"] not in json.dumps(seeded["randomness"])
     first, values_1 = release("fresh1", False)
     _, values_2 = release("fresh2", False)
-    assert first["publishable"] is True and first["seed"] is None
+    assert first["publishable"] is False and first["preview"] is True and first["seed"] is None  # a preview
     assert not np.array_equal(values_1, values_2)

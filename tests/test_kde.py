@@ -569,7 +569,7 @@ def test_cli_round_trip(tmp_path):
     data = tmp_path / "curves.csv"
     values = _write_curves(data)
     out = tmp_path / "hall"
-    code = cli.main(["release", "kde", "--data", str(data), "--feature", "value:0.25", "--mechanism", "gaussian",
+    code = cli.main(["release", "kde", "--preview", "--data", str(data), "--feature", "value:0.25", "--mechanism", "gaussian",
                      "--epsilon", "1", "--delta", "0.1", "--bandwidth", "0.1", "--box=-1,2", "--grid-size", "64",
                      "--seed", "3", "--out", str(out)])
     assert code == 0
@@ -581,7 +581,7 @@ def test_cli_round_trip(tmp_path):
     assert record["feature"] == "value:0.25" and record["box"] == [[-1, 2]]
     # Same seed -> same release: the CSV is reproducible from the JSON's parameters.
     out2 = tmp_path / "hall2"
-    cli.main(["release", "kde", "--data", str(data), "--feature", "value:0.25", "--mechanism", "gaussian",
+    cli.main(["release", "kde", "--preview", "--data", str(data), "--feature", "value:0.25", "--mechanism", "gaussian",
               "--epsilon", "1", "--delta", "0.1", "--bandwidth", "0.1", "--box=-1,2", "--grid-size", "64",
               "--seed", "3", "--out", str(out2)])
     pd.testing.assert_frame_equal(table, pd.read_csv(out2 / "release.csv"))
@@ -589,7 +589,7 @@ def test_cli_round_trip(tmp_path):
     assert repr(float(values[0, 5])) not in raw
 
     out3 = tmp_path / "iclp2d"
-    code = cli.main(["release", "kde", "--data", str(data), "--feature", "column:age,mean:0.2:0.8", "--mechanism",
+    code = cli.main(["release", "kde", "--preview", "--data", str(data), "--feature", "column:age,mean:0.2:0.8", "--mechanism",
                      "iclp", "--epsilon", "2", "--box", "0,100,-1,2", "--grid-size", "16", "--kernel", "matern32",
                      "--rho", "0.2", "--eta", "1.5", "--out", str(out3)])
     assert code == 0
@@ -611,7 +611,7 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys, args, message):
     cli = pytest.importorskip("fdp_core.cli")
     data = tmp_path / "curves.csv"
     _write_curves(data)
-    base = ["release", "kde", "--data", str(data), "--epsilon", "1", "--delta", "0.1", "--box=-2,3",
+    base = ["release", "kde", "--preview", "--data", str(data), "--epsilon", "1", "--delta", "0.1", "--box=-2,3",
             "--out", str(tmp_path / "o")]
     code = cli.main(base + args)
     err = capsys.readouterr().err

@@ -4,10 +4,12 @@ and a process killed between the charge and the written release."""
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -209,3 +211,125 @@ def test_show_and_init_errors_are_one_line(tmp_path, capsys):
                        and capsys.readouterr().out)
     assert shown["budget"]["filter"] == "zcdp" and {k: w for k, w in shown["budget"]["split"].items() if w} == {"mean": 0.75, "kde": 0.25}
     assert shown["entries"] == [] and shown["spent"]["epsilon"] == 0
+
+
+# --------------------------------------------------------------------------- composites: one act (METHODS.md 23)
+
+PLAN = {"schema": "fdp.plan/1", "public": {"n": 60, "grid": 101, "value_range": [-0.5, 2.0]},
+        "budget": {"epsilon": 1.0, "delta": 1e-5},
+        "statistics": [{"kind": "mean", "name": "mean one", "settings": {"mechanism": "frl", "tau": 1.0, "M": 8},
+                        "epsilon": 0.5},
+                       {"kind": "mean", "name": "mean two", "settings": {"mechanism": "frl", "tau": 1.0, "M": 8},
+                        "epsilon": 0.5}]}
+
+
+def write_plan(tmp_path) -> Path:
+    import yaml
+
+    path = tmp_path / "plan.yaml"
+    path.write_text(yaml.safe_dump(PLAN))
+    return path
+
+
+def test_concurrent_plans_land_whole_or_not_at_all(ledger_url, tmp_path):
+    """10 plans of 2 parts against a budget for exactly 2 plans: 2 land (4 complete entries), 8 are refused
+    with nothing recorded, whichever order the processes reach the ledger in."""
+    plan = write_plan(tmp_path)
+    assert main(["ledger", "init", "--ledger", ledger_url, "--data", str(EXAMPLE), "--epsilon", "2.5", "--delta",
+                 "1e-5"]) == 0
+    procs = [cli("plan", plan, "--data", EXAMPLE, "--commit", "--ledger", ledger_url, "--out", tmp_path / f"plan{i}")
+             for i in range(10)]
+    results = [(p.wait(timeout=600), p.stdout.read(), p.stderr.read()) for p in procs]
+    assert sorted(code for code, _, _ in results) == [0] * 2 + [2] * 8, results
+    for code, _, err in results:
+        if code == 2:
+            assert "nothing was" in err and err.count("\n") == 1, err
+    landed = [p for p in tmp_path.glob("plan*") if p.is_dir()]
+    assert len(landed) == 2 and all((p / "plan_release.json").is_file() for p in landed)
+    assert not list(tmp_path.glob(".plan*"))  # no staging folder left behind
+    shown = show(ledger_url)
+    assert [e["status"] for e in shown["entries"]] == ["complete"] * 4
+    # One release id per plan, shared by its two parts.
+    assert sorted(Counter(e["release_id"] for e in shown["entries"]).values()) == [2, 2]
+
+
+PLAN_CRASH_DRIVER = """
+import sys, time
+from pathlib import Path
+import fdp_core.publish.protocol as protocol
+marker = Path(sys.argv[1])
+
+def stop_here(*args, **kwargs):
+    marker.write_text("drawing")
+    time.sleep(600)
+
+protocol.draw = stop_here
+from fdp_core.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_a_plan_killed_after_its_reservation_holds_every_part_and_completes_as_one(ledger_url, tmp_path):
+    plan = write_plan(tmp_path)
+    assert main(["ledger", "init", "--ledger", ledger_url, "--data", str(EXAMPLE), "--epsilon", "1.5", "--delta",
+                 "1e-5"]) == 0
+    marker, out = tmp_path / "reached", tmp_path / "crashed"
+    proc = subprocess.Popen([sys.executable, "-c", PLAN_CRASH_DRIVER, str(marker), "plan", str(plan), "--data",
+                             str(EXAMPLE), "--commit", "--ledger", ledger_url, "--out", str(out)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    while not marker.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the plan never reached its first draw"
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert not out.exists()
+    shown = show(ledger_url)
+    # Killed at the first part's draw: BOTH parts are reserved (one transaction), counted as spent.
+    assert [e["status"] for e in shown["entries"]] == ["reserved", "reserved"]
+    assert shown["spent"]["n_reserved"] == 2
+    release_id = shown["entries"][0]["release_id"]
+    assert shown["entries"][1]["release_id"] == release_id
+    code, stdout, err = run_cli("ledger", "complete", "--release", release_id, "--ledger", ledger_url)
+    assert code == 0 and stdout.startswith("completed 2 entries"), err
+    assert [e["status"] for e in show(ledger_url)["entries"]] == ["complete", "complete"]
+    code, _, err = run_cli("ledger", "complete", "--release", release_id, "--ledger", ledger_url)
+    assert code == 2 and "every part is complete already" in err and err.count("\n") == 1
+
+
+def test_plans_killed_at_random_moments_leave_none_or_all_of_their_parts(ledger_url, tmp_path):
+    plan = write_plan(tmp_path)
+    assert main(["ledger", "init", "--ledger", ledger_url, "--data", str(EXAMPLE), "--epsilon", "20", "--delta",
+                 "1e-5"]) == 0
+    rng = random.Random()
+    for i in range(3):
+        proc = cli("plan", plan, "--data", EXAMPLE, "--commit", "--ledger", ledger_url, "--out", tmp_path / f"k{i}")
+        time.sleep(rng.uniform(1.0, 6.0))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    entries = show(ledger_url)["entries"]
+    by_release = Counter(e["release_id"] for e in entries)
+    assert all(count == 2 for count in by_release.values()), entries
+
+
+def test_an_out_that_cannot_be_a_folder_is_refused_before_any_charge(tmp_path, capsys):
+    """--out is checked before anything is reserved (the refusal needs no database: SQLite stands for both)."""
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    config, plan = write_config(tmp_path), write_plan(tmp_path)
+    assert main(["ledger", "init", "--ledger", url, "--data", str(EXAMPLE), "--epsilon", "3", "--delta", "1e-5"]) == 0
+    (tmp_path / "a-file").write_text("keep me")
+    os.mkfifo(tmp_path / "a-fifo")
+    targets = [tmp_path / "a-file", tmp_path / "a-fifo", tmp_path / "a-file" / "below", Path(os.devnull),
+               Path("/proc/self/fdp-out")]
+    for target in targets:
+        for args in (["replay", str(config), "--data", str(EXAMPLE)],
+                     ["plan", str(plan), "--data", str(EXAMPLE), "--commit"]):
+            capsys.readouterr()
+            assert main([*args, "--ledger", url, "--out", str(target)]) == 2, (args[0], target)
+            captured = capsys.readouterr()
+            assert captured.err.count("\n") == 1 and captured.err.startswith("error: --out"), (args[0], captured.err)
+            assert "wrote" not in captured.out and "committed" not in captured.out
+    assert show(url)["entries"] == []
+    assert not list(tmp_path.glob(".*fdp-staging*"))
+    assert (tmp_path / "a-file").read_text() == "keep me"

@@ -111,7 +111,7 @@ def test_an_empty_person_id_is_refused_by_ledger_init_as_by_release_mean(tmp_pat
     frame.loc[3, "subject"] = " "
     data = tmp_path / "blank_id.csv"
     frame.to_csv(data, index=False)
-    assert main(["release", "mean", "--data", str(data), "--person-column", "subject", "--epsilon", "1",
+    assert main(["release", "mean", "--preview", "--data", str(data), "--person-column", "subject", "--epsilon", "1",
                  "--tau", "1", "--kernel", "gaussian", "--rho", "0.1", "--out", str(tmp_path / "m")]) == 2
     release_error = capsys.readouterr().err
     url = f"sqlite:///{tmp_path / 'l.sqlite3'}"

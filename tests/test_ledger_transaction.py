@@ -106,7 +106,7 @@ def test_postgres_stopped_between_draw_and_complete_publishes_nothing_and_says_s
     assert proc.returncode == 2 and proc.stdout == "", proc
     err = proc.stderr
     assert err.count("\n") == 1 and err.startswith("error: the ledger database failed after the noise was drawn")
-    assert "the charge stands" in err and "NOTHING was published" in err and "ledger complete --entry" in err
+    assert "the charge stands" in err and "NOTHING was published" in err and "ledger complete --release" in err
     assert not out.exists()  # no publishable file in --out
     staged = [p for p in tmp_path.iterdir() if p.name.startswith(".published.fdp-staging-")]
     assert len(staged) == 1 and (staged[0] / "release.json").is_file()

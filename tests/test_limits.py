@@ -25,7 +25,7 @@ from fdp_core.releases.pca import PcaSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = str(ROOT / "data" / "example_curves.csv")
-MEAN = ["release", "mean", "--data", EXAMPLE, "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1"]
+MEAN = ["release", "mean", "--preview", "--data", EXAMPLE, "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1"]
 
 
 def _wide_csv(path: Path, grid, values) -> Path:
@@ -58,7 +58,7 @@ CASES = {
                     "K (Bernstein lattice size) = 100000 is above the limit of 1000"),
     "bernstein hi": (MEAN + ["--tau", "1", "--mechanism", "bernstein", "--lo", "0", "--hi", "1e200"],
                      "hi = 1e+200 is beyond"),
-    "gibbs sweeps": (["release", "pca", "--data", EXAMPLE, "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1",
+    "gibbs sweeps": (["release", "pca", "--preview", "--data", EXAMPLE, "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1",
                       "--tau", "1", "--k", "2", "--sampler", "gibbs", "--gibbs-sweeps", "1000000000"],
                      "gibbs_sweeps = 1e+09 is above the limit of 200000"),
     "mc draws": (["tradeoff", "--data", EXAMPLE, "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1",
@@ -73,7 +73,7 @@ CASES = {
 def test_cli_refuses_past_each_limit_quickly_and_writes_nothing(case, big_files, tmp_path):
     args, expected = CASES[case]
     if isinstance(args, str):  # a data file past a limit
-        args = ["release", "mean", "--data", big_files[args], "--kernel", "matern52", "--rho", "0.1",
+        args = ["release", "mean", "--preview", "--data", big_files[args], "--kernel", "matern52", "--rho", "0.1",
                 "--epsilon", "1", "--tau", "1"]
     out = tmp_path / "out"
     proc, seconds = _run(args, out)

@@ -108,7 +108,7 @@ def test_cli_long_file_with_column_flags(tmp_path):
     path = tmp_path / "stations.csv"
     path.write_bytes(STATION)
     out = tmp_path / "out"
-    code = cli.main(["release", "mean", "--data", str(path), "--id-column", "station", "--t-column", "day",
+    code = cli.main(["release", "mean", "--preview", "--data", str(path), "--id-column", "station", "--t-column", "day",
                      "--value-column", "temp", "--kernel", "matern52", "--rho", "0.3", "--epsilon", "1",
                      "--tau", "5", "--seed", "1", "--out", str(out)])
     assert code == 0

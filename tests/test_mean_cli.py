@@ -19,7 +19,7 @@ from fdp_core.releases.postprocess import finish_mean
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"
-BASE = ["release", "mean", "--data", str(EXAMPLE), "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1",
+BASE = ["release", "mean", "--preview", "--data", str(EXAMPLE), "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1",
         "--tau", "1"]
 # Every mechanism gets every mechanism-specific option (each reads only its own), as the library settings below.
 MECHANISM_OPTIONS = ["--psi", "0.02", "--M", "6", "--K", "8", "--lo", "0", "--hi", "1.5"]

@@ -43,11 +43,11 @@ def test_console_script_help_lists_every_command(installed):
 def test_installed_package_releases_and_writes_its_report_template(installed, tmp_path):
     assert (installed / "fdp_core" / "templates" / "report.html.j2").exists()
     out = tmp_path / "out"
-    proc = _run(installed, "release", "mean", "--data", str(ROOT / "data" / "example_curves.csv"), "--kernel",
+    proc = _run(installed, "release", "mean", "--preview", "--data", str(ROOT / "data" / "example_curves.csv"), "--kernel",
                 "matern52", "--rho", "0.1", "--epsilon", "1", "--tau", "1", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert (out / "release.json").exists() and (out / "release.csv").exists()
-    bad = _run(installed, "release", "mean", "--data", str(ROOT / "data" / "example_curves.csv"), "--kernel",
+    bad = _run(installed, "release", "mean", "--preview", "--data", str(ROOT / "data" / "example_curves.csv"), "--kernel",
                "matern52", "--rho", "0.1", "--epsilon", "-1", "--tau", "1", "--out", str(tmp_path / "bad"))
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and bad.stderr.count("\n") == 1
 

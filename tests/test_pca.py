@@ -336,7 +336,7 @@ ANALYST_KEYS = ("variance_ratio", "subspace_distance", "acceptance_rate", "n_cli
 
 def test_cli_round_trip_matches_the_library(tmp_path):
     out = tmp_path / "pca"
-    result = subprocess.run([sys.executable, "-m", "fdp_core", "release", "pca", "--data", str(EXAMPLE), "--k", "2",
+    result = subprocess.run([sys.executable, "-m", "fdp_core", "release", "pca", "--preview", "--data", str(EXAMPLE), "--k", "2",
                              "--basis", "kernel", "--kernel", "matern52", "--rho", "0.1", "--sampler", "deflation",
                              "--epsilon", "2", "--gamma", "1", "--tau", "1", "--seed", "3", "--out", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -361,10 +361,10 @@ def test_cli_round_trip_matches_the_library(tmp_path):
 
 def test_cli_centres_by_a_released_mean_and_runs_gibbs(tmp_path, capsys):
     mean_dir, pca_dir = tmp_path / "mean", tmp_path / "pca"
-    assert main(["release", "mean", "--data", str(EXAMPLE), "--mechanism", "iclp-qr", "--kernel", "matern52",
+    assert main(["release", "mean", "--preview", "--data", str(EXAMPLE), "--mechanism", "iclp-qr", "--kernel", "matern52",
                  "--rho", "0.1", "--epsilon", "1", "--tau", "1.5", "--psi", "0.02", "--seed", "1",
                  "--out", str(mean_dir)]) == 0
-    assert main(["release", "pca", "--data", str(EXAMPLE), "--k", "2", "--basis", "fourier", "--p", "9",
+    assert main(["release", "pca", "--preview", "--data", str(EXAMPLE), "--k", "2", "--basis", "fourier", "--p", "9",
                  "--sampler", "gibbs", "--gibbs-sweeps", "300", "--epsilon", "2", "--tau", "0.5",
                  "--released-mean", str(mean_dir / "release.csv"), "--seed", "2", "--out", str(pca_dir)]) == 0
     record = json.loads((pca_dir / "release.json").read_text())
@@ -381,7 +381,7 @@ def test_cli_centres_by_a_released_mean_and_runs_gibbs(tmp_path, capsys):
     (["--epsilon-split", "0.5,0.5", "--k", "2"], "add up to epsilon"),
 ])
 def test_cli_refuses_bad_settings_with_exit_2(args, message, tmp_path, capsys):
-    code = main(["release", "pca", "--data", str(EXAMPLE), "--epsilon", "2", "--tau", "1", "--out", str(tmp_path),
+    code = main(["release", "pca", "--preview", "--data", str(EXAMPLE), "--epsilon", "2", "--tau", "1", "--out", str(tmp_path),
                  *args])
     assert code == 2
     assert message in capsys.readouterr().err
@@ -391,6 +391,6 @@ def test_cli_refuses_bad_settings_with_exit_2(args, message, tmp_path, capsys):
 def test_cli_refuses_a_released_mean_on_another_grid(tmp_path, capsys):
     bad = tmp_path / "mean.csv"
     pd.DataFrame({"t": [0.0, 1.0], "value": [0.0, 0.0]}).to_csv(bad, index=False)
-    code = main(["release", "pca", "--data", str(EXAMPLE), "--epsilon", "1", "--tau", "1",
+    code = main(["release", "pca", "--preview", "--data", str(EXAMPLE), "--epsilon", "1", "--tau", "1",
                  "--released-mean", str(bad), "--out", str(tmp_path / "o")])
     assert code == 2 and "not the data grid" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from fdp_core.cli import main
 from fdp_core.errors import ParameterError
 from fdp_core.releases.kde import KdeSettings, plan_kde_release
 from fdp_core.releases.mean import MeanSettings, plan_mean_release
-from fdp_core.explore.plan import PublicDesign, make_plan, parse_plan, split_by_weight, noise_profile
+from fdp_core.explore.plan import PublicDesign, describe, make_plan, parse_plan, split_by_weight, noise_profile
 from fdp_core.publish.replay import parse_config
 
 PUBLIC = {"n": 200, "grid": 50, "value_range": [0, 1]}
@@ -110,9 +110,31 @@ def test_weights_use_the_budget_left_after_targets():
                   {"kind": "kde", "feature": "mean:0:1", "settings": KDE, "weight": 1}],
                  budget={"epsilon": 8, "delta": 1e-4})
     by_name = {p.statistic.name: p for p in plan.parts}
-    assert sum(p.epsilon for p in plan.parts) == pytest.approx(8.0)
+    # The weights split what the ledger charges (METHODS.md 23), so the plan fits its budget exactly.
+    assert plan.basic[0] == pytest.approx(8.0, rel=1e-6) and plan.basic[0] <= 8.0 and plan.fits()
+    assert sum(p.epsilon for p in plan.parts) < plan.basic[0]  # calibrated < charged (the discrete export's map)
     assert by_name["1-mean"].radius == pytest.approx(0.1, rel=1e-6)
     assert any(a["rule"].startswith("equal split") for a in plan.alternatives)
+
+
+def test_a_weighted_plan_fits_its_total_and_says_its_headroom(capsys):
+    """Issue 36's check: a Gaussian mean with a target, a Gaussian and a truncated-Gaussian mean with
+    weights 1 and 2, n 200, 50 points, total epsilon 6: the charged total fits (it was 6.44)."""
+    settings = {"kernel": "matern52", "rho": 0.1, "delta": 1e-6}
+    mapping = {"schema": "fdp.plan/1", "public": {"n": 200, "grid": 50, "value_range": [-1, 1]},
+               "budget": {"epsilon": 6, "delta": 1e-5},
+               "statistics": [{"kind": "mean", "name": "target", "settings": {**settings, "mechanism": "gaussian"},
+                               "target": 0.3},
+                              {"kind": "mean", "name": "gaussian", "settings": {**settings, "mechanism": "gaussian"},
+                               "weight": 1},
+                              {"kind": "mean", "name": "truncated",
+                               "settings": {**settings, "mechanism": "truncated-gaussian"}, "weight": 2}]}
+    plan = make_plan(mapping)
+    charged = sum(e.epsilon for p in plan.parts for e in p.entries)  # what the ledger records, entry by entry
+    assert plan.fits() and charged <= 6.0 and charged == pytest.approx(6.0, rel=1e-6)
+    assert plan.parts[2].charged_epsilon > plan.parts[1].charged_epsilon  # weight 2 gets more
+    lines = describe(plan)
+    assert lines[-1].startswith("budget: epsilon 6, delta 1e-05: fits, headroom epsilon ")
 
 
 @pytest.mark.parametrize("mapping, message", [

@@ -20,7 +20,7 @@ from fdp_core.releases.postprocess import NONE_DECLARED, SWITCHED_OFF, finish_de
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "data" / "example_curves.csv"
 # A low epsilon: the noise reaches well outside [0, 1], so the projection has work to do.
-MEAN_ARGS = ["release", "mean", "--data", str(EXAMPLE), "--kernel", "matern52", "--rho", "0.1", "--epsilon", "0.2",
+MEAN_ARGS = ["release", "mean", "--preview", "--data", str(EXAMPLE), "--kernel", "matern52", "--rho", "0.1", "--epsilon", "0.2",
              "--value-range", "0,1.5", "--seed", "4"]
 
 

@@ -179,7 +179,7 @@ def test_dti_release_counts_subjects(shared_data, tmp_path):
     fd = load_curves(data)
     subjects = fd.metadata["subject"].nunique()
     out = tmp_path / "dti"
-    assert main(["release", "mean", "--data", str(data), "--person-column", "subject", "--value-range", "0,1",
+    assert main(["release", "mean", "--preview", "--data", str(data), "--person-column", "subject", "--value-range", "0,1",
                  "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1", "--seed", "1", "--out", str(out)]) == 0
     record = json.loads((out / "release.json").read_text())
     view = json.loads((out / "analyst_view.json").read_text())
@@ -192,7 +192,7 @@ def test_dti_release_counts_subjects(shared_data, tmp_path):
 
 def test_berkeley_mean_in_centimetres(shared_data, tmp_path):
     out = tmp_path / "growth"
-    assert main(["release", "mean", "--data", str(shared_data / "berkeley_growth.csv"), "--value-range", "60,200",
+    assert main(["release", "mean", "--preview", "--data", str(shared_data / "berkeley_growth.csv"), "--value-range", "60,200",
                  "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1", "--seed", "2", "--out", str(out)]) == 0
     table = pd.read_csv(out / "release.csv")
     record = json.loads((out / "release.json").read_text())
@@ -211,7 +211,7 @@ def test_cli_reference_curve_and_bad_ranges(tmp_path, capsys):
     ref = tmp_path / "reference.csv"
     pd.DataFrame({"t": [0.0, 1.0], "value": [100.0, 150.0]}).to_csv(ref, index=False)
     out = tmp_path / "out"
-    assert main(["release", "mean", "--data", str(data), "--kernel", "matern52", "--rho", "0.2", "--epsilon", "1",
+    assert main(["release", "mean", "--preview", "--data", str(data), "--kernel", "matern52", "--rho", "0.2", "--epsilon", "1",
                  "--value-range", "60,200", "--reference", str(ref), "--seed", "1", "--out", str(out)]) == 0
     record = json.loads((out / "release.json").read_text())
     r = 100 + 50 * GRID
@@ -222,7 +222,7 @@ def test_cli_reference_curve_and_bad_ranges(tmp_path, capsys):
     for bad, message in ((["--value-range", "1,0"], "lo < hi"), (["--value-range", "nan,1"], "finite"),
                          (["--reference", str(ref)], "needs a public value range"),
                          (["--value-range", "0,1", "--person-column", "nobody"], "no column 'nobody'")):
-        code = main(["release", "mean", "--data", str(data), "--kernel", "matern52", "--rho", "0.2", "--epsilon",
+        code = main(["release", "mean", "--preview", "--data", str(data), "--kernel", "matern52", "--rho", "0.2", "--epsilon",
                      "1", "--tau", "1", *bad, "--out", str(tmp_path / "bad")])
         err = capsys.readouterr().err
         assert code == 2 and message in err and err.count("\n") == 1, err

@@ -133,13 +133,13 @@ def _base_commands(tmp: Path) -> dict[str, list[str]]:
     counts.write_text("value,count\n1,3\n2,5\n3,1\n")
     mean = ["--epsilon", "1", "--delta", "1e-6", "--tau", "5", "--kernel", "gaussian", "--rho", "0.01"]
     return {
-        "release mean": ["release", "mean", "--data", str(WIDE), *mean],
-        "release pca": ["release", "pca", "--data", str(WIDE), "--epsilon", "1", "--tau", "5"],
-        "release kde": ["release", "kde", "--data", str(WIDE), "--epsilon", "1", "--delta", "1e-6",
+        "release mean": ["release", "mean", "--preview", "--data", str(WIDE), *mean],
+        "release pca": ["release", "pca", "--preview", "--data", str(WIDE), "--epsilon", "1", "--tau", "5"],
+        "release kde": ["release", "kde", "--preview", "--data", str(WIDE), "--epsilon", "1", "--delta", "1e-6",
                         "--feature", "l2norm", "--box", "0,10"],
         "release kde-counts": ["release", "kde-counts", "--counts", str(counts), "--epsilon", "1", "--box", "0,5"],
-        "release covariance": ["release", "covariance", "--data", str(WIDE), *mean, "--centre", "0"],
-        "release regression": ["release", "regression", "--data", str(WIDE), *mean, "--centre", "0", "--B", "2",
+        "release covariance": ["release", "covariance", "--preview", "--data", str(WIDE), *mean, "--centre", "0"],
+        "release regression": ["release", "regression", "--preview", "--data", str(WIDE), *mean, "--centre", "0", "--B", "2",
                                "--covariates", "site=south"],
         "select": ["select", "--data", str(WIDE), "--epsilon", "1", "--delta", "1e-6", "--tau", "5",
                    "--penalties", "0.001,0.01", "--rhos", "0.01,0.1", "--select-epsilon", "0.5", "--no-ledger"],

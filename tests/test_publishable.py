@@ -166,7 +166,7 @@ def _check_pair(tmp_path, args_for, neighbour, analyst_key="n_clipped"):
 @pytest.mark.parametrize("neighbour", ["clipped", "dropped"])
 def test_cli_mean_publishable_files_do_not_depend_on_one_person(mechanism, neighbour, pair, tmp_path):
     def args_for(which):
-        return ["release", "mean", "--data", str(pair[which]), "--mechanism", mechanism, *MEAN_OPTIONS, *(["--eta", "1"] if mechanism == "iclp-ar" else []),
+        return ["release", "mean", "--preview", "--data", str(pair[which]), "--mechanism", mechanism, *MEAN_OPTIONS, *(["--eta", "1"] if mechanism == "iclp-ar" else []),
                 "--kernel", "matern52", "--rho", "0.2", "--epsilon", "1", "--value-range", "0,1",
                 "--person-column", "subject", "--n-public", str(pair["n_persons"]), "--seed", "7",
                 *([] if mechanism == "bernstein" else ["--tau", "0.3"])]
@@ -178,7 +178,7 @@ def test_cli_mean_publishable_files_do_not_depend_on_one_person(mechanism, neigh
 @pytest.mark.parametrize("feature,box", [("value:0.5", "0,1"), ("value:0.25,value:0.75", "0,1,0,1")])
 def test_cli_kde_publishable_files_do_not_depend_on_one_person(mechanism, feature, box, pair, tmp_path):
     def args_for(which):
-        return ["release", "kde", "--data", str(pair[which]), "--feature", feature, "--box", box,
+        return ["release", "kde", "--preview", "--data", str(pair[which]), "--feature", feature, "--box", box,
                 "--mechanism", mechanism, "--epsilon", "1", "--grid-size", "16", "--person-column", "subject",
                 "--seed", "7"]
     _check_pair(tmp_path, args_for, "clipped")
@@ -188,7 +188,7 @@ def test_cli_kde_publishable_files_do_not_depend_on_one_person(mechanism, featur
 @pytest.mark.parametrize("neighbour", ["clipped", "dropped"])
 def test_cli_pca_publishable_files_do_not_depend_on_one_person(sampler, k, neighbour, pair, tmp_path):
     def args_for(which):
-        return ["release", "pca", "--data", str(pair[which]), "--k", str(k), "--sampler", sampler,
+        return ["release", "pca", "--preview", "--data", str(pair[which]), "--k", str(k), "--sampler", sampler,
                 "--basis", "fourier", "--p", "5", "--gibbs-sweeps", "40", "--epsilon", "2", "--value-range", "0,1",
                 "--tau", "0.2", "--person-column", "subject", "--n-public", str(pair["n_persons"]), "--seed", "7"]
     view_a, _ = _check_pair(tmp_path, args_for, neighbour, "n_dropped" if neighbour == "dropped" else "n_clipped")
@@ -203,7 +203,7 @@ def test_cli_pca_publishable_files_do_not_depend_on_one_person(sampler, k, neigh
 def test_cli_summaries_publishable_files_do_not_depend_on_one_curve(kind, extra, key, pair, tmp_path):
     """The covariance and regression releases (issue 17) follow the same split."""
     def args_for(which):
-        return ["release", kind, "--data", str(pair[which]), *extra, "--kernel", "matern52", "--rho", "0.2",
+        return ["release", kind, "--preview", "--data", str(pair[which]), *extra, "--kernel", "matern52", "--rho", "0.2",
                 "--epsilon", "1", "--value-range", "0,1", "--tau", "0.3", "--seed", "7"]
     _check_pair(tmp_path, args_for, "clipped", key)
 
@@ -309,7 +309,7 @@ def test_the_neighbour_test_catches_a_data_dependent_field(pair, tmp_path, monke
     monkeypatch.setattr("fdp_core.commands.release_mean.release_record", leaky)
 
     def args_for(which):
-        return ["release", "mean", "--data", str(pair[which]), "--kernel", "matern52", "--rho", "0.2",
+        return ["release", "mean", "--preview", "--data", str(pair[which]), "--kernel", "matern52", "--rho", "0.2",
                 "--epsilon", "1", "--value-range", "0,1", "--tau", "0.3", "--seed", "7"]
     with pytest.raises(AssertionError, match="n_clipped"):
         _check_pair(tmp_path, args_for, "clipped")
@@ -322,31 +322,31 @@ def test_the_neighbour_test_catches_a_data_dependent_field(pair, tmp_path, monke
 # so it needs the person column; "dropped" and "clipped" run with and without it.
 
 def _mean_args(mechanism):
-    return ["release", "mean", "--mechanism", mechanism, *MEAN_OPTIONS, "--kernel", "matern52", "--rho", "0.2",
+    return ["release", "mean", "--preview", "--mechanism", mechanism, *MEAN_OPTIONS, "--kernel", "matern52", "--rho", "0.2",
             *(["--eta", "1"] if mechanism == "iclp-ar" else [])]
 
 
 CLI_KINDS = {
     **{f"mean-{m}": _mean_args(m) for m in MEAN_MECHANISMS},
-    "kde-gaussian-1d": ["release", "kde", "--feature", "value:0.5", "--box", "0,1", "--grid-size", "16"],
-    "kde-iclp-1d": ["release", "kde", "--mechanism", "iclp", "--feature", "value:0.5", "--box", "0,1",
+    "kde-gaussian-1d": ["release", "kde", "--preview", "--feature", "value:0.5", "--box", "0,1", "--grid-size", "16"],
+    "kde-iclp-1d": ["release", "kde", "--preview", "--mechanism", "iclp", "--feature", "value:0.5", "--box", "0,1",
                     "--grid-size", "16"],
-    "kde-gaussian-2d": ["release", "kde", "--feature", "value:0.25,value:0.75", "--box", "0,1,0,1",
+    "kde-gaussian-2d": ["release", "kde", "--preview", "--feature", "value:0.25,value:0.75", "--box", "0,1,0,1",
                         "--grid-size", "16"],
-    "kde-iclp-2d": ["release", "kde", "--mechanism", "iclp", "--feature", "value:0.25,value:0.75", "--box",
+    "kde-iclp-2d": ["release", "kde", "--preview", "--mechanism", "iclp", "--feature", "value:0.25,value:0.75", "--box",
                     "0,1,0,1", "--grid-size", "16"],
-    **{f"pca-{sampler}": ["release", "pca", "--k", str(k), "--sampler", sampler, "--basis", "fourier", "--p", "5",
+    **{f"pca-{sampler}": ["release", "pca", "--preview", "--k", str(k), "--sampler", sampler, "--basis", "fourier", "--p", "5",
                           "--gibbs-sweeps", "40"] for sampler, k in (("exact", 1), ("deflation", 2), ("gibbs", 2))},
-    "covariance-gaussian": ["release", "covariance", "--mechanism", "gaussian", "--kernel", "matern52",
+    "covariance-gaussian": ["release", "covariance", "--preview", "--mechanism", "gaussian", "--kernel", "matern52",
                             "--rho", "0.2"],
-    "covariance-iclp": ["release", "covariance", "--mechanism", "iclp", "--kernel", "matern52", "--rho", "0.2"],
-    "regression": ["release", "regression", "--covariates", "age", "--B", "2", "--kernel", "matern52",
+    "covariance-iclp": ["release", "covariance", "--preview", "--mechanism", "iclp", "--kernel", "matern52", "--rho", "0.2"],
+    "regression": ["release", "regression", "--preview", "--covariates", "age", "--B", "2", "--kernel", "matern52",
                    "--rho", "0.2"],
     # The streamed engine counts the same persons (dropped ones included) as the in-memory one.
     "mean-gaussian-stream": [*_mean_args("gaussian"), "--engine", "stream"],
-    "kde-iclp-1d-stream": ["release", "kde", "--mechanism", "iclp", "--feature", "value:0.5", "--box", "0,1",
+    "kde-iclp-1d-stream": ["release", "kde", "--preview", "--mechanism", "iclp", "--feature", "value:0.5", "--box", "0,1",
                            "--grid-size", "16", "--engine", "stream"],
-    "pca-exact-stream": ["release", "pca", "--k", "1", "--basis", "fourier", "--p", "5", "--engine", "stream"],
+    "pca-exact-stream": ["release", "pca", "--preview", "--k", "1", "--basis", "fourier", "--p", "5", "--engine", "stream"],
     "select": ["select", "--kernel", "matern52", "--penalties", "1e-4,1e-2,1", "--rhos", "0.1,0.3",
                "--select-epsilon", "1", "--no-ledger"],
 }

@@ -111,7 +111,7 @@ def test_cli_files(tmp_path):
     path = tmp_path / "curves.csv"
     frame.to_csv(path, index=False)
     out = tmp_path / "reg"
-    code = main(["release", "regression", "--data", str(path), "--covariates", "group,sex=m", "--B", "1.8",
+    code = main(["release", "regression", "--preview", "--data", str(path), "--covariates", "group,sex=m", "--B", "1.8",
                  "--kernel", "matern52", "--rho", "0.2", "--epsilon", "2", "--value-range", "0,1", "--out", str(out)])
     assert code == 0
     table = pd.read_csv(out / "release.csv")
@@ -121,7 +121,8 @@ def test_cli_files(tmp_path):
     assert "n_clipped" not in json.dumps(record) and "ols" not in record
     assert set(view["ols"]) == {"intercept", "group", "sex=m"}
     assert "NOT FOR PUBLICATION" in view["warning"] and view["publishable"] is False
-    assert record["publishable"] is True and record["guarantee"]["t1"]["epsilon"] == pytest.approx(0.6)
+    assert record["publishable"] is False and record["preview"] is True  # --preview: nothing charged
+    assert record["guarantee"]["t1"]["epsilon"] == pytest.approx(0.6)
 
 
 def test_dti_case_and_sex(shared_data):

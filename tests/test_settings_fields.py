@@ -49,14 +49,17 @@ MEAN = ["--K", "--M", "--bound", "--calibration", "--delta", "--epsilon", "--eta
         "--mechanism", "--n-public", "--nu", "--person-column", "--phi", "--psi", "--reference", "--rho", "--tau",
         "--tau-from-data", "--value-range"]
 
-# The command-line contract as it was before the options were generated from the metadata.
+# What every charged release command adds (issue 36): a preview instead of a charge, the ledger and budget to charge.
+PUBLISH = ["--budget-name", "--ledger", "--preview"]
+
+# The command-line contract as it was before the options were generated from the metadata (plus PUBLISH).
 FLAGS = {
     "release mean": DATA + ENGINE + OUTPUT + MEAN + ["--band-share", "--confidence-band", "--no-post-processing",
-                                                     "--smoothness-bound"] + [
+                                                     "--smoothness-bound", "--preview"] + [
         # the sparse route (METHODS 20) and its persistent budget
         "--basis-size", "--budget-name", "--domain", "--ledger", "--output-points", "--sparse", "--sparse-gamma",
         "--sparse-kappa", "--sparse-noise"],
-    "release kde": DATA + ENGINE + OUTPUT + [
+    "release kde": DATA + ENGINE + OUTPUT + PUBLISH + [
         "--bandwidth", "--bandwidth-from-data", "--bound", "--box", "--calibration", "--delta", "--epsilon", "--eta",
         "--feature", "--grid-size", "--kernel", "--mechanism", "--n-public", "--no-post-processing", "--nu", "--person-column",
         "--rho",
@@ -64,15 +67,15 @@ FLAGS = {
     "release kde-counts": OUTPUT + [
         "--bandwidth", "--bound", "--box", "--calibration", "--counts", "--delta", "--epsilon", "--eta",
         "--grid-size", "--kernel", "--mechanism", "--no-post-processing", "--nu", "--rho"],
-    "release pca": DATA + ENGINE + OUTPUT + [
+    "release pca": DATA + ENGINE + OUTPUT + PUBLISH + [
         "--basis", "--centring", "--epsilon", "--epsilon-split", "--gamma", "--gibbs-burn-in", "--gibbs-sweeps",
         "--gibbs-thin", "--k", "--kernel", "--n-public", "--nu", "--p", "--person-column", "--reference",
         "--released-mean", "--rho", "--sampler", "--tau", "--tau-from-data", "--value-range"],
-    "release covariance": DATA + OUTPUT + [
+    "release covariance": DATA + OUTPUT + PUBLISH + [
         "--bound", "--calibration", "--centre", "--centring", "--components", "--delta", "--epsilon", "--eta",
         "--gamma", "--kernel", "--mechanism", "--n-public", "--nu", "--person-column", "--phi", "--rho", "--tau",
         "--value-range"],
-    "release regression": DATA + OUTPUT + [
+    "release regression": DATA + OUTPUT + PUBLISH + [
         "--B", "--calibration", "--centre", "--covariates", "--delta", "--epsilon", "--eta", "--gamma", "--kappa",
         "--kernel", "--n-public", "--nu", "--person-column", "--phi", "--rho", "--tau", "--value-range"],
     "tradeoff": DATA + OUTPUT + MEAN + ["--mc-draws", "--param", "--quantiles", "--values"],
@@ -85,7 +88,7 @@ FLAGS = {
         "--n-public", "--n-synthetic", "--nu", "--person-column", "--phi", "--rho", "--tau", "--value-range"],
     "ledger init": DATA + ["--dataset", "--delta", "--epsilon", "--filter", "--ledger", "--n-policy", "--name",
                            "--new-dataset", "--person-column", "--reason", "--sparse", "--split", "--value-range"],
-    "ledger complete": ["--entry", "--ledger", "--out", "--staged"],
+    "ledger complete": ["--entry", "--ledger", "--out", "--release", "--staged"],
     "plan": ["--budget-name", "--commit", "--data", "--ledger", "--out", "--stand-in"],
     "ledger show": DATA + ["--ledger", "--name", "--person-column"],
     "replay": ["--budget-name", "--data", "--ledger", "--missing", "--no-ledger", "--out"],
@@ -102,7 +105,7 @@ REQUIRED = {
     "select": {"--data", "--epsilon", "--out", "--penalties", "--rhos", "--select-epsilon"},
     "ledger init": {"--data", "--delta", "--epsilon"},
     "ledger show": {"--data"},
-    "ledger complete": {"--entry"},
+    "ledger complete": set(),
     "replay": {"--data"},
     "plan": set(),
 }
@@ -115,6 +118,7 @@ EXCLUSIVE = {
     "release synthetic": [({"--centre", "--value-range"}, True)],
     "release regression": [({"--centre", "--value-range"}, True)],
     "tradeoff": [({"--tau", "--tau-from-data"}, False)],
+    "ledger complete": [({"--entry", "--release"}, True)],
 }
 CHOICES = {
     "release mean": {"--mechanism": MEAN_MECHANISMS, "--bound": BOUNDS},

@@ -337,7 +337,7 @@ from fdp_core.data.sparse_data import read_long  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SPARSE_EXAMPLE = ROOT / "data" / "example_sparse.csv"
-BASE = ["release", "mean", "--kernel", "matern52", "--rho", "0.2", "--epsilon", "2", "--value-range=-1,2"]
+BASE = ["release", "mean", "--preview", "--kernel", "matern52", "--rho", "0.2", "--epsilon", "2", "--value-range=-1,2"]
 
 
 def test_shipped_example_is_the_documented_design():
@@ -387,7 +387,7 @@ def test_cli_laplace_variant_and_renamed_columns(tmp_path):
 ])
 def test_bad_sparse_input_exits_2_with_one_line(extra, message, tmp_path, capsys):
     out = tmp_path / "bad"
-    args = ["release", "mean", "--kernel", "matern52", "--rho", "0.2", "--epsilon", "1", "--value-range=-1,2",
+    args = ["release", "mean", "--preview", "--kernel", "matern52", "--rho", "0.2", "--epsilon", "1", "--value-range=-1,2",
             "--data", str(SPARSE_EXAMPLE), "--sparse", *extra, "--out", str(out)]
     assert main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -396,7 +396,7 @@ def test_bad_sparse_input_exits_2_with_one_line(extra, message, tmp_path, capsys
 
 
 def test_missing_value_range_is_refused(tmp_path, capsys):
-    args = ["release", "mean", "--kernel", "matern52", "--rho", "0.2", "--epsilon", "1", "--tau", "1",
+    args = ["release", "mean", "--preview", "--kernel", "matern52", "--rho", "0.2", "--epsilon", "1", "--tau", "1",
             "--data", str(SPARSE_EXAMPLE), "--sparse", "--domain", "0,1", "--out", str(tmp_path / "x")]
     assert main(args) == 2
     assert "--value-range" in capsys.readouterr().err
@@ -660,7 +660,7 @@ def test_sparse_options_keep_their_flags_and_defaults_come_from_the_dataclass():
     from fdp_core.cli import build_parser
     from fdp_core.settings_fields import options_of
 
-    parser = build_parser().parse_args(["release", "mean", "--data", "x.csv", "--kernel", "matern52", "--rho", "0.2",
+    parser = build_parser().parse_args(["release", "mean", "--preview", "--data", "x.csv", "--kernel", "matern52", "--rho", "0.2",
                                         "--epsilon", "1", "--out", "o"])
     flags = {name: opt.flag_of(name) for name, opt in options_of(SparseSettings)}
     assert {flags[n] for n in ("domain", "noise", "n_basis", "gamma", "kappa", "output_points")} == {

@@ -281,9 +281,9 @@ def test_cli_engines_agree_with_local(files, tmp_path, engine):
     root, _ = files
     common = ["--data", root / "c.csv", "--epsilon", "1", "--seed", "5"]
     runs = {
-        "mean": ["release", "mean", "--kernel", "matern52", "--rho", "0.2", "--tau", "0.6"],
-        "kde": ["release", "kde", "--feature", "max", "--box", "0,1.5"],
-        "pca": ["release", "pca", "--tau", "1", "--k", "2"],
+        "mean": ["release", "mean", "--preview", "--kernel", "matern52", "--rho", "0.2", "--tau", "0.6"],
+        "kde": ["release", "kde", "--preview", "--feature", "max", "--box", "0,1.5"],
+        "pca": ["release", "pca", "--preview", "--tau", "1", "--k", "2"],
     }
     for kind, argv in runs.items():
         outs = {}
@@ -298,7 +298,7 @@ def test_cli_engines_agree_with_local(files, tmp_path, engine):
 
 def test_cli_scheduler_needs_dask(files, tmp_path):
     root, _ = files
-    code = _cli(["release", "mean", "--data", root / "c.csv", "--kernel", "matern52", "--rho", "0.2", "--tau", "1",
+    code = _cli(["release", "mean", "--preview", "--data", root / "c.csv", "--kernel", "matern52", "--rho", "0.2", "--tau", "1",
                  "--epsilon", "1", "--engine", "stream", "--scheduler", "tcp://127.0.0.1:1", "--out", tmp_path / "o"])
     assert code == 2
 
@@ -332,7 +332,7 @@ def test_auto_engine_above_the_threshold_streams_the_same_release(files, tmp_pat
     """With the threshold lowered below this file, --engine auto takes the streaming engine
     (bounded memory) and writes the release the local engine writes."""
     root, _ = files
-    argv = ["release", "mean", "--data", root / "c.parquet", "--kernel", "matern52", "--rho", "0.2", "--tau", "0.6",
+    argv = ["release", "mean", "--preview", "--data", root / "c.parquet", "--kernel", "matern52", "--rho", "0.2", "--tau", "0.6",
             "--epsilon", "1", "--seed", "5", "--chunk-rows", "300"]
     assert _cli(argv + ["--engine", "local", "--out", tmp_path / "local"]) == 0
     monkeypatch.setattr(stream, "AUTO_STREAM_BYTES", 1024)

@@ -183,6 +183,9 @@ _DDL = {
 }
 _BUDGET_COLUMNS = ("id", "fingerprint", "name", "content", "unit", "epsilon_total", "delta_total", "filter", "split",
                    "data_label", "created_by", "created_utc")
+# The key, in an entry's stored JSON, of the release its parts share (one release id, several rows:
+# METHODS.md 23); it is not a field of the entry itself.
+RELEASE_KEY = "release_id"
 _ENTRY_COLUMNS = ("entry_id", "status", "entry", "source", "data_label", "reserved_utc", "completed_utc")
 
 
@@ -287,6 +290,13 @@ class Registration:
 _DATASET_COLUMNS = ("id", "name", "budget_key", "person_column", "domain", "value_range", "n_policy", "reason",
                     "created_by", "created_utc")
 _VERSION_COLUMNS = ("fingerprint", "unit", "n", "m", "score", "why", "data_label", "created_by", "created_utc")
+
+
+def _stored_entry(text: str) -> LedgerEntry:
+    """An entry from its stored JSON (without the release id its parts share)."""
+    data = json.loads(text)
+    data.pop(RELEASE_KEY, None)
+    return LedgerEntry.from_dict(data)
 
 
 def _dataset(row) -> Dataset:
@@ -514,7 +524,7 @@ class LedgerStore:
                         (budget["fingerprint"],))
             dataset = None if row is None else _dataset(row)
         return PersistentLedger(float(budget["epsilon_total"]), float(budget["delta_total"]), split, budget["filter"],
-                                [LedgerEntry.from_dict(json.loads(e["entry"])) for e in entries],
+                                [_stored_entry(e["entry"]) for e in entries],
                                 budget_name=budget["name"], location=self.location,
                                 created_utc=budget["created_utc"], dataset=None if dataset is None else dataset.name,
                                 dataset_reason=None if dataset is None else dataset.reason)
@@ -687,16 +697,27 @@ class LedgerStore:
                                   "another --name for a new one")
         return snapshot, was_created
 
-    def reserve(self, fingerprint: str, entry: LedgerEntry, *, name: str = DEFAULT_BUDGET, source: str = "library",
-                data_label: str = "", registration: Registration | None = None, spec: BudgetSpec | None = None,
-                content: str = "", unit: str = "{}") -> PersistentLedger:
-        """Check-and-charge in one locked transaction; returns the ledger including ``entry``.
+    def reserve(self, fingerprint: str, entry: LedgerEntry, **options) -> PersistentLedger:
+        """Check-and-charge one entry in one locked transaction (:meth:`reserve_all` of one part)."""
+        return self.reserve_all(fingerprint, [entry], **options)
 
+    def reserve_all(self, fingerprint: str, entries, *, name: str = DEFAULT_BUDGET, source: str = "library",
+                    data_label: str = "", registration: Registration | None = None, spec: BudgetSpec | None = None,
+                    content: str = "", unit: str = "{}", release_id: str | None = None) -> PersistentLedger:
+        """Check-and-charge every part of one release in ONE locked transaction (METHODS.md 23);
+        returns the ledger including every entry.
+
+        Every part is checked as if the earlier ones were charged, then all are inserted as
+        ``reserved`` sharing ``release_id`` (the first entry's id by default), or none is:
         ``registration`` (the data set and the file's version) and, when the budget does not
-        exist yet, a budget created from ``spec`` are recorded in the same transaction: a
+        exist yet, a budget created from ``spec`` are recorded in the same transaction, so a
         refused release leaves nothing behind. Raises BudgetError (nothing recorded) when the
-        entry does not fit, LedgerError when the budget does not exist and no ``spec`` is given.
+        parts do not fit together, LedgerError when the budget does not exist and no ``spec`` is given.
         """
+        entries = list(entries)
+        if not entries:
+            raise ParameterError("a release reserves at least one ledger entry")
+        release_id = str(release_id or entries[0].id)
         name = check_name(name)
         if source not in SOURCES:
             raise ParameterError(f"source must be one of {SOURCES}, got {source!r}")
@@ -718,23 +739,44 @@ class LedgerStore:
             if budget is None:
                 raise LedgerError(f"no budget '{name}' for this data set in the ledger {self.location}")
             ledger = self._snapshot(budget, self._entry_rows(s, budget["id"]), s)
-            ledger.commit(entry)  # Ledger.check's arithmetic; raises BudgetError when it does not fit
-            s.execute("INSERT INTO fdp_entries (budget_id, entry_id, status, kind, mechanism, curve, epsilon, delta, "
-                      "rho, mu, label, entry, source, data_label, reserved_utc) "
-                      "VALUES (?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                      (budget["id"], entry.id, entry.kind, entry.mechanism, entry.curve, entry.epsilon, entry.delta,
-                       entry.rho, entry.mu, entry.label, json.dumps(entry.to_dict(), sort_keys=True), source,
-                       str(data_label), _now()))
+            for entry in entries:  # Ledger.check's arithmetic; raises BudgetError (all rolled back) when one does not fit
+                ledger.commit(entry)
+            for entry in entries:
+                s.execute("INSERT INTO fdp_entries (budget_id, entry_id, status, kind, mechanism, curve, epsilon, "
+                          "delta, rho, mu, label, entry, source, data_label, reserved_utc) "
+                          "VALUES (?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                          (budget["id"], entry.id, entry.kind, entry.mechanism, entry.curve, entry.epsilon,
+                           entry.delta, entry.rho, entry.mu, entry.label,
+                           json.dumps({**entry.to_dict(), RELEASE_KEY: release_id}, sort_keys=True), source,
+                           str(data_label), _now()))
         return ledger
 
     def complete(self, entry_id: str) -> None:
         """Mark a reserved entry complete (its release has been written)."""
+        self.complete_all([entry_id])
+
+    def complete_all(self, entry_ids) -> None:
+        """Mark every reserved entry of one release complete in ONE transaction (all or none)."""
+        ids = list(dict.fromkeys(str(i) for i in entry_ids))
         self._ensure_schema(create=True)
         with self._transaction(write=True) as s:
-            cur = s.execute("UPDATE fdp_entries SET status = 'complete', completed_utc = ? "
-                            "WHERE entry_id = ? AND status = 'reserved'", (_now(), str(entry_id)))
-            if cur.rowcount != 1:
-                raise LedgerError(f"no reserved ledger entry {entry_id!r} to complete")
+            now = _now()
+            for entry_id in ids:
+                cur = s.execute("UPDATE fdp_entries SET status = 'complete', completed_utc = ? "
+                                "WHERE entry_id = ? AND status = 'reserved'", (now, entry_id))
+                if cur.rowcount != 1:  # raised inside: the other parts stay reserved too
+                    raise LedgerError(f"no reserved ledger entry {entry_id!r} to complete")
+
+    def release_entries(self, release_id: str) -> list[tuple[str, str]]:
+        """[(entry id, status), ...] of every part charged with ``release_id`` (the id the parts share, or
+        the id of any one of them), in the order reserved."""
+        if not self._has_schema():
+            return []
+        with self._transaction(write=False) as s:
+            rows = [(r[0], r[1], json.loads(r[2]).get(RELEASE_KEY)) for r in
+                    s.all("SELECT entry_id, status, entry FROM fdp_entries ORDER BY seq")]
+        key = next((shared or entry_id for entry_id, _, shared in rows if entry_id == str(release_id)), str(release_id))
+        return [(entry_id, status) for entry_id, status, shared in rows if (shared or entry_id) == key]
 
 
 # Each migration takes a database from version v to v + 1.
@@ -831,9 +873,20 @@ class StoredBudget:
                                                 spec=self.spec, content=self.content, unit=self.unit)
         return self.last_snapshot
 
+    def reserve_all(self, entries, *, release_id: str | None = None) -> PersistentLedger:
+        """Every part of one release charged in one transaction (all or none)."""
+        self.last_snapshot = self.store.reserve_all(self.fingerprint, entries, name=self.name, source=self.source,
+                                                    data_label=self.data_label, registration=self.registration,
+                                                    spec=self.spec, content=self.content, unit=self.unit,
+                                                    release_id=release_id)
+        return self.last_snapshot
+
     def complete(self, entry_id: str) -> None:
         self.store.complete(entry_id)
 
+    def complete_all(self, entry_ids) -> None:
+        self.store.complete_all(entry_ids)
+
 
 __all__ = ["BudgetError", "BudgetSpec", "DEFAULT_BUDGET", "Dataset", "ENV_VAR", "LedgerStore", "NewDataset",
-           "NewVersion", "PersistentLedger", "Registration", "StoredBudget", "default_path", "resolve_url"]
+           "NewVersion", "PersistentLedger", "RELEASE_KEY", "Registration", "StoredBudget", "default_path", "resolve_url"]

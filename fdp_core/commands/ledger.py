@@ -78,6 +78,34 @@ def match_line(budget: StoredBudget) -> str | None:
 
 # --------------------------------------------------------------------------- one transaction from the user's view
 
+# Pseudo file systems: nothing published belongs there (a staging folder inside /dev as root, a /proc entry).
+_SYSTEM_ROOTS = (Path("/proc"), Path("/dev"), Path("/sys"))
+
+
+def check_out(out) -> Path:
+    """Refuse an ``--out`` that cannot become a folder of files, BEFORE anything is charged (METHODS.md 23).
+
+    ``out`` must be an existing writable directory or a path whose nearest existing ancestor is
+    a writable directory; a regular file, a FIFO, a device, /dev/null or anything under /proc,
+    /dev or /sys is refused (ParameterError: exit 2, one line, nothing charged).
+    """
+    out = Path(out)
+    resolved = Path(os.path.realpath(out))
+    if any(resolved == root or root in resolved.parents for root in _SYSTEM_ROOTS):
+        raise ParameterError(f"--out {out} is a system path ({resolved}): give a folder to write the release into")
+    if resolved.exists() and not resolved.is_dir():
+        raise ParameterError(f"--out {out} exists and is not a folder (a file, a FIFO or a device): give a folder "
+                             "to write the release into")
+    ancestor = resolved
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ParameterError(f"--out {out} cannot be created: {ancestor} is not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise ParameterError(f"--out {out} cannot be written: {ancestor} is not writable")
+    return out
+
+
 def staging_dir(out: Path) -> Path:
     """A fresh folder next to ``out`` (same file system, so publishing it is a rename)."""
     out = Path(out)
@@ -96,22 +124,23 @@ def publish(staged: Path, out: Path) -> None:
     shutil.rmtree(staged, ignore_errors=True)
 
 
-def complete_then_publish(budget, entry_ids, staged: Path, out: Path, *, ledger_url: str | None) -> None:
-    """Mark the entries complete, then publish the staged files; a database failure in between
-    is said in one line: the charge stands, nothing is published, and how to finish or void it."""
+def complete_then_publish(budget, entry_ids, staged: Path, out: Path, *, ledger_url: str | None,
+                          release_id: str | None = None) -> None:
+    """Mark every entry complete (one transaction), then publish the staged files; a database failure
+    in between is said in one line: the charge stands, nothing is published, and how to finish or void it."""
     ids = list(dict.fromkeys(entry_ids))
+    release_id = release_id or ids[0]
     try:
-        for entry_id in ids:
-            budget.complete(entry_id)
+        budget.complete_all(ids)
     except LedgerError as exc:
         where = f" --ledger {ledger_url}" if ledger_url else ""
         raise LedgerError(
             f"the ledger database failed after the noise was drawn ({' '.join(str(exc).split())[:160]}): the charge "
-            f"stands (entry {', '.join(ids)} is recorded as reserved and counts as spent) and NOTHING was published to "
-            f"{out}; the drawn release waits unpublished in {staged}: to finish, once the database is back run "
-            f"'python -m fdp_core ledger complete{''.join(f' --entry {i}' for i in ids)}{where} --staged {staged} "
-            f"--out {out}'; to void "
-            f"it, delete {staged} (the charge stays spent)") from None
+            f"stands (release {release_id}: entr{'y' if len(ids) == 1 else 'ies'} {', '.join(ids)} recorded as "
+            f"reserved, counted as spent) and NOTHING was published to {out}; the drawn release waits unpublished in "
+            f"{staged}: to finish, once the database is back run 'python -m fdp_core ledger complete --release "
+            f"{release_id}{where} --staged {staged} --out {out}'; to void it, delete {staged} (the charge stays "
+            "spent)") from None
     publish(staged, out)
 
 

@@ -137,8 +137,9 @@ def _commit(args, plan, configs, out: Path, mapping: dict, *, sealed: bool) -> i
     from ..data.loading import load_curves  # lazy: keeps `--help` light
     from ..data.stand_in import stand_in_view  # lazy: keeps `--help` light
     from ..publish.plan_commit import check_data, commit_plan, export_plan_folder  # lazy: keeps `--help` light
-    from .ledger import budget_of, complete_then_publish, staging_dir  # lazy: keeps `--help` light
+    from .ledger import budget_of, check_out, complete_then_publish, staging_dir  # lazy: keeps `--help` light
 
+    check_out(out)  # before anything is read or charged
     fd = load_curves(args.data, grid=args.grid)
     label = Path(args.data).name
     check_data(plan, fd, label)
@@ -152,10 +153,11 @@ def _commit(args, plan, configs, out: Path, mapping: dict, *, sealed: bool) -> i
                             sealed=sealed, mapping=mapping)
     staged = staging_dir(out)
     export_plan_folder(committed, staged, include_analyst_view=True)
-    complete_then_publish(budget, committed.entry_ids, staged, out, ledger_url=args.ledger)
-    for folder, release in committed.parts:
-        print(f"committed {folder}: {release.kind} {release.entry.mechanism}, epsilon "
-              f"{release.entry.epsilon:.4g} -> {out / folder}/")
+    complete_then_publish(budget, committed.entry_ids, staged, out, ledger_url=args.ledger,
+                          release_id=committed.release_id)
+    for (folder, release), part in zip(committed.parts, committed.index()["parts"]):
+        print(f"committed {folder}: {release.kind} {release.entry.mechanism}, charged epsilon "
+              f"{part['charged_epsilon']:.4g}, delta {part['charged_delta']:.3g} -> {out / folder}/")
     eps, delta = committed.charged
     print(f"one bundle: {out}/ (report.html covers every part; plan charged epsilon {eps:.4g}, delta {delta:.3g})")
     spent = budget.ledger().spent()

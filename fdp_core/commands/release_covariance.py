@@ -11,6 +11,7 @@ from ..limits import MAX_GRID_POINTS, check_at_most
 from ..publish.release import to_json, write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import add_data_options, add_output_options, load_data, rng_from
+from .publishing import add_publish_options, charge_and_publish, preview_note, previewing
 
 PATH = ("release", "covariance")
 HELP = "release a differentially private covariance function (second-moment operator in the kernel eigenbasis)"
@@ -22,6 +23,7 @@ def configure(parser) -> None:
     parser.add_argument("--components", type=int, default=3,
                         help="number of eigenfunctions of the release shown in analyst_view.json")
     add_output_options(parser)
+    add_publish_options(parser)
 
 
 def run(args) -> int:
@@ -31,6 +33,8 @@ def run(args) -> int:
     check_at_most("--components", args.components, MAX_GRID_POINTS, "the release has at most one eigenfunction per "
                   "grid point")
     fd = load_data(args)
+    if not previewing(args):  # charged first, exact discrete noise
+        return charge_and_publish(args, "covariance", fd, settings)
     plan = plan_covariance_release(fd, settings)
     draw = plan.sample(rng_from(args), 1)
     surface = plan.surface(draw["covariance"][0])
@@ -45,6 +49,7 @@ def run(args) -> int:
     print(f"wrote {args.out}/release.json, release.csv (publishable) and analyst_view.json (NOT for publication) "
           f"({settings.mechanism}, n={plan.n}, L={plan.n_components}, expected squared HS error "
           f"{plan.expected_sq_hs_error:.4g})")
+    preview_note(args.out)
     if args.components > plan.n_components:
         print(f"note: analyst_view.json shows the L = {plan.n_components} components the release has, not the "
               f"{args.components} asked (--components)")

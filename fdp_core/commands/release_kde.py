@@ -9,6 +9,7 @@ from ..publish.release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
                       stream_options)
+from .publishing import add_publish_options, charge_and_publish, in_memory, preview_note, previewing
 
 PATH = ("release", "kde")
 HELP = "release a differentially private density (KDE) of a per-curve feature or a numeric column"
@@ -22,11 +23,16 @@ def configure(parser) -> None:
     add_options(parser, KdeSettings)
     add_engine_options(parser)
     add_output_options(parser)
+    add_publish_options(parser)
 
 
 def run(args) -> int:
     settings = settings_from_args(KdeSettings, args)
+    preview = previewing(args)
     engine = engine_of(args)
+    if not preview:  # charged first, exact discrete noise
+        in_memory(args, engine)
+        return charge_and_publish(args, "density", load_data(args), settings, inputs={"feature": args.feature})
     if engine == "local":
         fd = load_data(args)
         obs = person_features(fd, args.feature, settings.box, person_column=settings.person_column,
@@ -54,4 +60,5 @@ def run(args) -> int:
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({settings.mechanism} KDE, n={plan.n}, "
           f"expected squared L2 error {plan.expected_sq_l2_error:.4g}); {args.out}/analyst_view.json (with the "
           "clipping counts) is NOT for publication")
+    preview_note(args.out)
     return 0

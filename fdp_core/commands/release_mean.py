@@ -11,6 +11,7 @@ from ..publish.release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
                       stream_options)
+from .publishing import add_preview_option, charge_and_publish, in_memory, preview_note, previewing
 from .sparse_mean import add_sparse_options, run_sparse, sparse_data_for
 
 PATH = ("release", "mean")
@@ -22,15 +23,20 @@ def configure(parser) -> None:
     add_options(parser, MeanSettings)
     add_engine_options(parser)
     add_output_options(parser)
+    add_preview_option(parser)
     add_sparse_options(parser)
 
 
 def run(args) -> int:
     settings = settings_from_args(MeanSettings, args)
+    preview = previewing(args)
     sparse = sparse_data_for(args)  # a long file with a few visits per person at their own times
     if sparse is not None:
         return run_sparse(args, settings, sparse)
     engine = engine_of(args)
+    if not preview:  # charged first, exact discrete noise (the band's two parts in one transaction)
+        in_memory(args, engine)
+        return charge_and_publish(args, "mean", load_data(args), settings)
     if settings.confidence_band is not None:
         return _run_with_band(args, settings, engine)
     if engine == "local":
@@ -53,6 +59,7 @@ def run(args) -> int:
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({settings.mechanism}, n={plan.n} {unit}, "
           f"expected squared L2 error {plan.expected_sq_l2_error:.4g}); {args.out}/analyst_view.json is NOT for "
           "publication")
+    preview_note(args.out)
     return 0
 
 
@@ -71,4 +78,5 @@ def _run_with_band(args, settings: MeanSettings, engine: str) -> int:
           f"{band['level']:g} confidence band ({settings.mechanism}, epsilon {band['epsilon_mean']:.4g} mean + "
           f"{band['epsilon_second_moment']:.4g} second moment; composed total: {composed_total_words(band['composed_total'])}); "
           f"{args.out}/analyst_view.json is NOT for publication")
+    preview_note(args.out)
     return 0

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -12,6 +15,7 @@ from ..publish.release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
                       stream_options)
+from .publishing import add_publish_options, charge_and_publish, in_memory, preview_note, previewing
 
 PATH = ("release", "pca")
 HELP = "release private functional principal components (exponential mechanism, epsilon-DP)"
@@ -25,6 +29,7 @@ def configure(parser) -> None:
                              "(its budget counts separately); default: no centring")
     add_engine_options(parser)
     add_output_options(parser)
+    add_publish_options(parser)
 
 
 def _released_mean(path: str, grid: np.ndarray) -> np.ndarray:
@@ -36,6 +41,17 @@ def _released_mean(path: str, grid: np.ndarray) -> np.ndarray:
         raise DataError(f"{path}: the released mean's grid ({table.shape[0]} points) is not the data grid "
                         f"({grid.size} points)")
     return table["value"].to_numpy(float)
+
+
+def _released_id(path: str | None) -> str | None:
+    """The id of the committed mean whose release.csv centres the curves (its release.json beside it)."""
+    if path is None:
+        return None
+    beside = Path(path).with_name("release.json")
+    try:
+        return json.loads(beside.read_text()).get("id") if beside.is_file() else None
+    except (OSError, ValueError):
+        return None
 
 
 def centring_of(args) -> str:
@@ -51,7 +67,14 @@ def centring_of(args) -> str:
 
 def run(args) -> int:
     settings = settings_from_args(PcaSettings, args, centring=centring_of(args)).validated()
+    preview = previewing(args)
     engine = engine_of(args)
+    if not preview:  # charged first (the exponential mechanism's own sampler, inside the protocol)
+        in_memory(args, engine)
+        fd = load_data(args)
+        mean = None if args.released_mean is None else _released_mean(args.released_mean, fd.grid_points)
+        return charge_and_publish(args, "components", fd, settings,
+                                  inputs={"released_mean": mean, "released_mean_id": _released_id(args.released_mean)})
     if engine == "local":
         fd = load_data(args)
         mean = None if args.released_mean is None else _released_mean(args.released_mean, fd.grid_points)
@@ -84,5 +107,6 @@ def run(args) -> int:
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({record['sampler']}, k={result.k}, "
           f"p={result.p}, n={result.n}); {args.out}/analyst_view.json (variance ratio {result.variance_ratio:.3f}, "
           "not private) is NOT for publication")
+    preview_note(args.out)
     return 0
 

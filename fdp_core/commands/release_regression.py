@@ -9,6 +9,7 @@ from ..releases.regression import RegressionSettings, analyst_view, plan_regress
 from ..publish.release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import add_data_options, add_output_options, load_data, rng_from
+from .publishing import add_publish_options, charge_and_publish, preview_note, previewing
 
 PATH = ("release", "regression")
 HELP = "release differentially private function-on-scalar regression coefficients beta_k(t)"
@@ -18,11 +19,14 @@ def configure(parser) -> None:
     add_data_options(parser)
     add_options(parser, RegressionSettings)
     add_output_options(parser)
+    add_publish_options(parser)
 
 
 def run(args) -> int:
     settings = settings_from_args(RegressionSettings, args)
     fd = load_data(args)
+    if not previewing(args):  # charged first, exact discrete noise
+        return charge_and_publish(args, "regression", fd, settings)
     plan = plan_regression_release(fd, settings)
     rng = rng_from(args)
     functions = plan.sample(rng, 1)[0]
@@ -33,4 +37,5 @@ def run(args) -> int:
     write_release(args.out, record, table, analyst_view(plan, functions, np.random.default_rng()))
     print(f"wrote {args.out}/release.json, release.csv (publishable) and analyst_view.json (NOT for publication) "
           f"(covariates {', '.join(plan.labels)}, n={plan.n})")
+    preview_note(args.out)
     return 0

@@ -18,12 +18,13 @@ from pathlib import Path
 from ..data.loading import MISSING_POLICIES, load_curves
 from ..publish.bundle import export_folder
 from ..publish.kinds import release_kind
+from ..publish.protocol import entry_ids
 from ..publish.replay import budget_ledger, data_mismatch, parse_config, replay
 from ..budget.datasets import open_budget
 from ..budget.ledger_store import DEFAULT_BUDGET, BudgetSpec
 from ..data.sparse_data import SPARSE_UNIT, ledger_sketch, ledger_view, read_long
-from .ledger import (add_ledger_option, add_new_dataset_options, budget_of, complete_then_publish, match_line,
-                     new_dataset_of, staging_dir)
+from .ledger import (add_ledger_option, add_new_dataset_options, budget_of, check_out, complete_then_publish,
+                     match_line, new_dataset_of, staging_dir)
 
 PATH = ("replay",)
 HELP = "replay an exported release's config.yaml on a data file: same settings, fresh exact discrete noise"
@@ -46,6 +47,7 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     config = parse_config(Path(args.config))
+    out = check_out(Path(args.out) if args.out else Path(args.config).with_name(f"{Path(args.config).stem}_replay"))
     if args.missing is not None:
         config["data"]["missing"] = args.missing
     label = Path(args.data).name
@@ -82,7 +84,6 @@ def run(args) -> int:
         elif budget.registration is not None and budget.registration.new is not None:
             notes.append(f"registered these data as the new data set '{budget.dataset_name}'")
     release, ledger = replay(config, fd, data_label=label, ledger=budget)
-    out = Path(args.out) if args.out else Path(args.config).with_name(f"{Path(args.config).stem}_replay")
     if budget is None:
         export_folder(release, out, ledger, include_analyst_view=True)
     else:
@@ -90,8 +91,7 @@ def run(args) -> int:
         staged = staging_dir(out)
         export_folder(release, staged, ledger, include_analyst_view=True)
         # Two-part releases (covariance with its mean, regression's T1 and T2) charged every part.
-        complete_then_publish(budget, [*release.record.get("part_entry_ids", ()), release.id], staged, out,
-                              ledger_url=args.ledger)
+        complete_then_publish(budget, entry_ids(release), staged, out, ledger_url=args.ledger)
     e = release.entry
     total = release.record.get("charged_total")  # a release of several parts (sparse: A and b) charges them all
     charged = (f"charged epsilon {total['epsilon']:.4g}, delta {total['delta']:.3g} ({len(total['entry_ids'])} "

@@ -34,12 +34,12 @@ def add_sparse_options(parser) -> None:
     # --value-range, ...) are release mean's own options, read into SparseSettings by the same dests.
     add_options(group, SparseSettings, fields=SPARSE_ONLY, required=())
     group.add_argument("--ledger", default=None, metavar="URL",
-                       help="--sparse: commit with exact discrete noise, charged to the stored budget of these "
-                            "observations in this ledger (created by ledger init --sparse) before any noise is drawn; "
-                            "both parts (A and b) are checked together, so a refusal records nothing. Writes the "
-                            "bundle (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, "
-                            "report.html) as replay does")
-    group.add_argument("--budget-name", default=None, metavar="NAME", help="--sparse --ledger: the budget's name")
+                       help="the ledger a release is charged to before any noise is drawn (every route; default: "
+                            "$FDP_LEDGER_URL, else the default file); the sparse route charges the stored budget of "
+                            "these observations (created by ledger init --sparse), both parts (A and b) in one "
+                            "transaction. Writes the bundle (release.csv, coefficients.csv, release.json, "
+                            "config.yaml, ledger.json, report.html) as replay does")
+    group.add_argument("--budget-name", default=None, metavar="NAME", help="the budget to charge (default: 'default')")
 
 
 def _open_budget(args, data: SparseData):
@@ -66,12 +66,11 @@ def _run_committed(args, settings: SparseSettings, data: SparseData) -> int:
     """
     from ..publish.bundle import export_folder  # lazy: keeps `--help` light
     from ..publish.sparse_commit import commit_sparse_mean  # lazy: keeps `--help` light
-    from .ledger import complete_then_publish, staging_dir  # lazy: keeps `--help` light
+    from .ledger import check_out, complete_then_publish, staging_dir  # lazy: keeps `--help` light
+    from .publishing import quote_line  # lazy: as above
 
+    check_out(args.out)  # before anything is charged
     name = Path(args.data).name
-    if args.seed is not None:
-        print("note: --seed does not apply with --ledger: a committed release draws exact discrete noise from OS "
-              "entropy", file=sys.stderr)
     budget = _open_budget(args, data)
     try:
         release = commit_sparse_mean(budget, data, settings, label=f"release mean --sparse ({name})",
@@ -84,12 +83,14 @@ def _run_committed(args, settings: SparseSettings, data: SparseData) -> int:
     out = Path(args.out)
     staged = staging_dir(out)
     export_folder(release, staged, ledger, include_analyst_view=True)
-    complete_then_publish(budget, release.record["part_entry_ids"], staged, out, ledger_url=args.ledger)
+    complete_then_publish(budget, release.record["part_entry_ids"], staged, out, ledger_url=args.ledger,
+                          release_id=release.record["part_entry_ids"][0])
     total = release.record.get("charged_total") or release.record["charged"]
     print(f"wrote {out}/ (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, report.html; "
           f"analyst_view.json is NOT for publication): sparse route, exact discrete {settings.noise} noise, "
           f"n={release.record['n']} persons, charged epsilon {total['epsilon']:.4g}, delta {total['delta']:.3g} "
           "(A and b)")
+    print(quote_line([e for e in ledger.entries if e.id in release.record["part_entry_ids"]]))
     spent = ledger.spent()
     print(f"ledger: {budget.store.location}, budget '{budget.name}': spent epsilon {spent.epsilon:.4g} of "
           f"{ledger.epsilon_total:g}, delta {spent.delta:.3g} of {ledger.delta_total:g} "
@@ -131,9 +132,9 @@ def run_sparse(args, mean_settings, data: SparseData) -> int:
     if mean_settings.value_range is None:
         raise ParameterError("the sparse route needs the public value range: --value-range LO,HI")
     settings = settings_from_args(SparseSettings, args)
-    if args.ledger is not None:
+    if not args.preview:  # charged first (METHODS.md 23)
         if isinstance(data, Streamed):
-            raise ParameterError("--ledger with the sparse route reads the file in memory: use --engine local")
+            raise ParameterError("a charged sparse release reads the file in memory: use --engine local (or --preview)")
         return _run_committed(args, settings, data)
     if isinstance(data, Streamed):
         statistics = stream_sparse_statistics(args.data, settings, id_column=args.id_column, t_column=args.t_column,
@@ -148,4 +149,5 @@ def run_sparse(args, mean_settings, data: SparseData) -> int:
                   sparse_analyst_view(plan, values, data))
     print(f"wrote {args.out}/release.json and {args.out}/release.csv (sparse route, {settings.noise} noise, "
           f"n={plan.n} persons, J={plan.basis.n_basis}); {args.out}/analyst_view.json is NOT for publication")
+    print(f"note: PREVIEW (--preview): nothing was charged; {args.out}/release.json says \"publishable\": false")
     return 0

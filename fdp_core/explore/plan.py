@@ -542,11 +542,17 @@ def make_plan(mapping: Mapping, stand_in=None, *, stand_in_label: str = "the pub
     weighted = [s for s in stats if s.weight is not None]
     alternatives: list[dict] = []
     if weighted:
-        left = budget[0] - sum(epsilons.values())
+        # The weights split what the ledger will CHARGE (METHODS.md 23): the budget left after the
+        # other parts' charged epsilons, solved on each weighted part's map calibrated -> charged.
+        def charge(s, eps):
+            return _charged_epsilon(s, eps, design, stand_in)
+
+        spent = sum(charge(s, epsilons[s.name]) for s in stats if s.name in epsilons)
+        left = budget[0] - spent
         if left <= 0:
-            raise ParameterError(f"plan: the targets and fixed epsilons already cost {sum(epsilons.values()):.4g}, "
+            raise ParameterError(f"plan: the targets and fixed epsilons already cost {spent:.4g}, "
                                  f"the budget is {budget[0]:g}: nothing is left for the weighted statistics")
-        split = split_by_weight([profiles[s.name] for s in weighted], [s.weight for s in weighted], left)
+        split = split_charged(weighted, [profiles[s.name] for s in weighted], left, charge)
         epsilons.update({s.name: e for s, e in zip(weighted, split)})
         equal = [left / len(weighted)] * len(weighted)
         alternatives.append({"rule": "equal split of the weighted statistics' budget",
@@ -609,6 +615,52 @@ def split_by_weight(profiles: list[NoiseProfile], weights: list[float], total: f
     return [float(e) for e in total * share / share.sum()]
 
 
+def _charged_epsilon(s: Statistic, eps: float, design: PublicDesign, stand_in=None) -> float:
+    """g_s(eps): the epsilon the ledger charges for statistic ``s`` calibrated at ``eps`` (its exact
+    discrete export's privacy map, planned without data; a little above ``eps``)."""
+    return float(sum(e.epsilon for e in charged_entries(s.kind, replace(s.settings, epsilon=eps), design, s.feature,
+                                                          fd=stand_in)))
+
+
+@dataclass(frozen=True)
+class _ChargedScale:
+    """A profile seen in charged epsilons: radius(x) = the profile's radius at x / ratio (ratio = g(eps) / eps)."""
+
+    profile: NoiseProfile
+    ratio: float
+
+    @property
+    def gaussian(self) -> bool:
+        return self.profile.gaussian
+
+    def radius(self, charged: float) -> float:
+        return self.profile.radius(charged / self.ratio)
+
+
+def split_charged(stats, profiles: list[NoiseProfile], total: float, charge, rounds: int = 3) -> list[float]:
+    """Calibration epsilons minimising sum_s w_s r_s(eps_s)^2 subject to sum_s g_s(eps_s) <= ``total``.
+
+    ``charge(s, eps)`` is g_s, the monotone map from a part's calibrated epsilon to its charged
+    one (METHODS.md 23). Each g_s is nearly linear, so the weighted problem is solved in charged
+    coordinates with g_s(eps) ~ c_s eps, c_s re-read at the solution (a few rounds); the result is
+    then shrunk until the exact charges provably fit ``total``.
+    """
+    weights = [s.weight for s in stats]
+    ratios = [1.0] * len(stats)
+    for _ in range(rounds):
+        split = split_by_weight([_ChargedScale(p, c) for p, c in zip(profiles, ratios)], weights, total)
+        eps = [x / c for x, c in zip(split, ratios)]
+        charged = [charge(s, e) for s, e in zip(stats, eps)]
+        ratios = [g / e for g, e in zip(charged, eps)]
+    for _ in range(60):  # g is monotone: shrinking every part lowers the sum
+        if sum(charged) <= total:
+            return eps
+        shrink = min(total / sum(charged), 1.0 - 1e-9)
+        eps = [e * shrink for e in eps]
+        charged = [charge(s, e) for s, e in zip(stats, eps)]
+    raise ParameterError(f"plan: the weighted parts' charges could not be fitted to epsilon {total:.6g}")
+
+
 def gdp_split(profiles: list[NoiseProfile], weights: list[float], mu_total: float) -> list[float]:
     """Gaussian parts under GDP: mu_s^2 proportional to sqrt(w_s k_s), k_s = (r_s mu_s)^2 (Lagrange)."""
     k = np.array([(p.radius_ref * p.mu_ref) ** 2 for p in profiles])
@@ -657,6 +709,13 @@ def part_configs(plan: ReleasePlan, *, budget_name: str | None = None) -> list[t
     return out
 
 
+def headroom(plan: ReleasePlan) -> tuple[float, float] | None:
+    """(epsilon, delta) the plan leaves of its budget after the ledger's charges (None without a budget)."""
+    if plan.budget is None:
+        return None
+    return max(plan.budget[0] - plan.basic[0], 0.0), max(plan.budget[1] - plan.basic[1], 0.0)
+
+
 def describe(plan: ReleasePlan) -> list[str]:
     """The plan in plain lines (CLI output, report)."""
     lines = [f"plan for n = {plan.design.n} persons (declared public), {plan.design.grid.size} grid points"
@@ -677,6 +736,8 @@ def describe(plan: ReleasePlan) -> list[str]:
         lines.append(f"cheaper valid total of the plan as a whole (GDP/zCDP, parameters fixed in advance): epsilon "
                      f"{plan.gdp[0]:.4g} at delta {plan.gdp[1]:.3g} (the ledger's zCDP filter charges by rho)")
     if plan.budget is not None:
+        room = headroom(plan)
         lines.append(f"budget: epsilon {plan.budget[0]:g}, delta {plan.budget[1]:g}: "
-                     + ("fits" if plan.fits() else "does NOT fit"))
+                     + (f"fits, headroom epsilon {room[0]:.4g}, delta {room[1]:.3g} (budget minus the charged total)"
+                        if plan.fits() else "does NOT fit"))
     return lines

@@ -86,6 +86,7 @@ def build_band(request: CommitRequest, quote: Quote, draws, ledger: Ledger) -> C
                   band=band_record(committed, bands, second.record["guarantee"]),
                   second_moment_entry=second.entry.to_dict(),
                   part_entry_ids=[mean.entry.id, *second.record["part_entry_ids"]])
+
     record["band"]["unit_noise_scale"] = c
     record["settings"] = asdict(plan.settings)  # the whole budget: a replay splits it again
     config = {**mean.config, "settings": config_of(plan.settings)}

@@ -52,7 +52,8 @@ def bundle_files(release: CommittedRelease, ledger: Ledger | None = None) -> dic
         rerun.NOTEBOOK_NAME: rerun.notebook_text(release.id, release.label, record.get("data", {}).get("label")),
         # What each file is, which are publishable, how to verify (public facts only).
         bundle_readme.README_NAME: bundle_readme.readme_text(release.id, release.label, release.kind,
-                                                             release.entry.mechanism, record.get("verdict")),
+                                                              release.entry.mechanism, release.part_entries,
+                                                              record.get("verdict")),
     }
     return {name: text.encode("utf-8") for name, text in files.items()}
 

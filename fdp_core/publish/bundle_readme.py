@@ -35,12 +35,25 @@ def verdict_line(verdict: dict | None) -> str:
             f"{verdict['basis']}\n")
 
 
-def readme_text(release_id: str, label: str, kind: str, mechanism: str, verdict: dict | None = None) -> str:
+def charge_text(entries) -> str:
+    """The one quote (METHODS.md 23): every part as the ledger charged it and the total."""
+    entries = list(entries)
+    total = (f"charged epsilon {sum(e.epsilon for e in entries):.6g}, delta {sum(e.delta for e in entries):.3g} "
+             "to the ledger")
+    if len(entries) == 1:
+        return total
+    return total + f" in {len(entries)} parts: " + "; ".join(
+        f"{e.mechanism} epsilon {e.epsilon:.6g}, delta {e.delta:.3g}" for e in entries)
+
+
+def readme_text(release_id: str, label: str, kind: str, mechanism: str, entries=(),
+                verdict: dict | None = None) -> str:
     width = max(len(name) for name in FILES)
     rows = "\n".join(f"  {name:<{width}}  {'publishable' if ok else 'NOT publishable'}: {what}"
                      for name, (ok, what) in FILES.items())
+    charge = f"\n{charge_text(entries)}" if entries else ""
     return f"""fdp release {release_id}: {label}
-{kind} release, mechanism {mechanism}
+{kind} release, mechanism {mechanism}{charge}
 {verdict_line(verdict)}
 FILES
 {rows}

@@ -1,12 +1,11 @@
 """One commit for a release plan (issue 29, METHODS.md section 21): one check, one bundle, one report.
 
-A plan is committed as one act. Every part's ledger entries are computed on the very file
-that is released (nothing drawn) and checked together against what is left of the budget,
-as if the earlier parts were already charged; if the whole plan does not fit, nothing is
-charged and nothing is written. Then each part is charged and drawn through the commit protocol
-by its kind's registry entry (:mod:`fdp_core.publish.kinds`; one ledger entry per part, exact
-discrete noise) and the plan is written as ONE
-bundle:
+A plan is committed as one act (METHODS.md 23). Every part is quoted on the very file that is
+released (nothing drawn); on a stored budget every part's entries are then reserved in ONE
+locked transaction (one row per entry, sharing the plan's release id) or none is: a plan
+that does not fit charges nothing and writes nothing. Then each part is drawn through the
+commit protocol by its kind's registry entry (:mod:`fdp_core.publish.kinds`; exact discrete
+noise) and the plan is written as ONE bundle:
 
     plan.json            the plan (budgets, radii, totals; public)
     plan.yaml            the plan as given (replay it: ``fdp plan plan.yaml --data F --commit``)
@@ -16,9 +15,8 @@ bundle:
     README.txt           what each file is
     part-<i>-<kind>/     each part's own bundle (release.csv, release.json, config.yaml, report.html, ...)
 
-A concurrent commit landing between the parts can still refuse a later part after an earlier
-one was charged (each part is charged in its own transaction): the budget is then
-over-counted, never under-counted (as for the parts of a covariance release).
+A crash after the reservation leaves every part reserved (counted as spent); the caller
+completes every entry in one transaction once the bundle is written.
 """
 
 from __future__ import annotations
@@ -41,7 +39,7 @@ from .bundle import analyst_view_json, bundle_files
 from .commit import CommittedRelease, ledger_state, looked_at_field
 from .kinds import release_kind
 from .plan_report import plan_readme, plan_report_html
-from .protocol import CommitRequest, commit_release
+from .protocol import CommitRequest, Reservation, commit_release
 from .release import ANALYST_VIEW_FILE, to_json
 
 PLAN_RELEASE_SCHEMA = "fdp.plan_release/1"
@@ -60,6 +58,7 @@ class CommittedPlan:
     data_label: str
     looked_at: tuple[str, ...]  # the record's 'looked_at_before_commit', the same for every part
     mapping: Mapping | None = None  # the plan as given (plan.yaml)
+    release_id: str | None = None  # the id every part's stored entries share (``ledger complete --release``)
 
     @property
     def entry_ids(self) -> list[str]:
@@ -197,19 +196,30 @@ def commit_plan(plan: ReleasePlan, fd: FunctionalData, account, *, data_label: s
     check_data(plan, fd, data_label)
     check_fits(plan, fd, account)
     seen = looked_at_field(looked_at, pre_registered=pre_registered, sealed=sealed)
-    parts = []
+    requests = []
     for i, p in enumerate(plan.parts, start=1):
-        s, settings = p.statistic, part_settings(p)
-        label = f"plan part {i}: {s.name}"
-        # The part's kind from the registry (a plan's statistic kinds are config kinds: mean, kde, ...);
-        # the caller completes every entry once the bundle is written.
-        request = CommitRequest(fd, settings, label=label, data_label=data_label, looked_at=seen,
-                                inputs={"feature": s.feature})
-        release = commit_release(release_kind(s.kind), account, request, finish=False)
-        release.record["plan_part"] = {"index": i, "name": s.name, "of": len(plan.parts)}
+        s = p.statistic
+        # The part's kind from the registry (a plan's statistic kinds are config kinds: mean, kde, ...).
+        kind = release_kind(s.kind)
+        request = CommitRequest(fd, part_settings(p), label=f"plan part {i}: {s.name}", data_label=data_label,
+                                looked_at=seen, inputs={"feature": s.feature})
+        requests.append((kind, request, kind.quote(request)))
+    charged, release_id = account, None
+    if not isinstance(account, Ledger):
+        # One transaction reserves every part's entries or none (METHODS.md 23).
+        try:
+            charged = Reservation(account, [e for _, _, q in requests for e in q.entries])
+        except BudgetError as exc:
+            raise BudgetError(f"{exc} (the plan's {len(plan.parts)} parts together; nothing was charged)") from None
+        release_id = charged.release_id
+    parts = []
+    for i, ((kind, request, quote), p) in enumerate(zip(requests, plan.parts), start=1):
+        # The caller completes every entry once the bundle is written.
+        release = commit_release(kind, charged, request, quote=quote, finish=False)
+        release.record["plan_part"] = {"index": i, "name": p.statistic.name, "of": len(plan.parts)}
         parts.append((part_name(i, p), release))
     ledger = account if isinstance(account, Ledger) else (account.last_snapshot or account.ledger())
-    return CommittedPlan(plan, tuple(parts), ledger, data_label, tuple(seen), mapping)
+    return CommittedPlan(plan, tuple(parts), ledger, data_label, tuple(seen), mapping, release_id)
 
 
 # --------------------------------------------------------------------------- the one bundle

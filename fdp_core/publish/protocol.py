@@ -4,18 +4,18 @@ Every commit (mean, mean with bands, density, components, covariance, regression
 parameter selection) spends budget the same way (METHODS.md 8-9):
 
 1. **reserve**: the release's ledger entries, priced before any noise is drawn, are checked
-   together against the budget (:func:`check_parts`); each is then charged (:func:`reserve`:
-   an in-memory :class:`Ledger` is checked, a persistent
-   :class:`fdp_core.budget.ledger_store.StoredBudget` is charged for good in one locked
-   transaction). A release that does not fit raises BudgetError here: nothing drawn, nothing
-   recorded;
+   together against the budget: an in-memory :class:`Ledger` by :func:`check_parts`, a persistent
+   :class:`fdp_core.budget.ledger_store.StoredBudget` by charging EVERY part for good in one locked
+   transaction (:func:`reserve_parts`: one row per part sharing one release id, or none; METHODS.md 23).
+   A release that does not fit raises BudgetError here: nothing drawn, nothing recorded;
 2. **draw**: fresh noise from OS entropy (:func:`draw`: the exact discrete sampler on the 2^k
    grid; the exponential mechanism's samplers draw inside their kind's hook), then
    :func:`settle` records the entry in an in-memory ledger;
 3. **write**: the publishable record, tables and config (the kind's hook), then the caller's
    ``write`` (a bundle folder, the app's session);
-4. **complete**: each stored entry is marked complete once the release exists
-   (:func:`complete`); a crash before leaves it ``reserved``, which counts as spent.
+4. **complete**: every stored entry is marked complete in one transaction once the release exists
+   (:func:`complete`); a crash before leaves every part ``reserved``, which counts as spent, and
+   ``ledger complete --release ID`` finishes it.
 
 A kind takes part through its :class:`Steps` (``quote``: plan and price; ``build``: the record from
 what was drawn; ``draw`` only for a kind without an exact discrete sampler; ``check``: refusals
@@ -29,12 +29,13 @@ every kind's module can use it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 import numpy as np
 
-from ..budget.accounting import Ledger, LedgerEntry
+from ..budget.accounting import Ledger, LedgerEntry, basic_composition, compose
 from ..budget.charging import charge, settle  # settle: the in-memory ledger records the entry after the draw
 from ..mechanisms.discrete import DiscretePlan
 from ..mechanisms.families import NoiseFamily
@@ -148,15 +149,47 @@ def quote_of(pendings) -> Quote:
 
 # --------------------------------------------------------------------------- 1. reserve
 
+class Reservation:
+    """A stored budget on which every part of one release was reserved in one transaction.
+
+    The protocol's per-part :func:`reserve` then only confirms that the part is one of those
+    reserved (the charge happened already); anything else is the stored budget's (delegated).
+    """
+
+    def __init__(self, account, entries, *, release_id: str | None = None):
+        entries = list(entries)
+        self.account = account
+        self.ids = frozenset(e.id for e in entries)
+        self.release_id = str(release_id or entries[0].id)
+        self.snapshot = account.reserve_all(entries, release_id=self.release_id)
+
+    def reserve(self, entry: LedgerEntry):
+        if entry.id not in self.ids:
+            raise RuntimeError(f"ledger entry {entry.id} is not part of release {self.release_id}'s reservation")
+        return self.snapshot
+
+    def __getattr__(self, name):
+        return getattr(self.account, name)
+
+
+def reserve_parts(account, entries):
+    """Charge every part of a release at once on a stored budget (a :class:`Reservation`; BudgetError,
+    nothing recorded, when they do not fit together); an in-memory Ledger or an existing
+    reservation is returned as it is (checked part by part, see :func:`check_parts`)."""
+    if isinstance(account, (Ledger, Reservation)):
+        return account
+    return Reservation(account, [getattr(e, "entry", e) for e in entries])
+
+
 def check_parts(account, pendings) -> None:
     """Check every part against the budget as if the earlier parts were already committed.
 
     ``account``: an in-memory Ledger or a persistent StoredBudget (its current snapshot);
-    ``pendings``: PendingCommit or LedgerEntry objects. Each part is then charged by
-    :func:`reserve` in its own transaction; a concurrent commit landing between the parts can
-    still refuse the second one after the first was charged: the budget is then over-counted,
-    never under-counted.
+    ``pendings``: PendingCommit or LedgerEntry objects. A :class:`Reservation` holds them all
+    already (checked in its one transaction): nothing to check.
     """
+    if isinstance(account, Reservation):
+        return
     snapshot = account if isinstance(account, Ledger) else account.ledger()
     if snapshot is None:
         return  # no stored budget yet: each part's own charge creates nothing and refuses
@@ -215,11 +248,42 @@ def entry_ids(release) -> list[str]:
 
 
 def complete(account, release) -> None:
-    """Mark every stored entry of ``release`` complete (an in-memory ledger committed them at the draw)."""
+    """Mark every stored entry of ``release`` complete in one transaction (an in-memory ledger committed
+    them at the draw)."""
     if isinstance(account, Ledger):
         return
-    for entry_id in entry_ids(release):
-        account.complete(entry_id)
+    account.complete_all(entry_ids(release))
+
+
+# --------------------------------------------------------------------------- the one quote, recorded
+
+def combined_charge(entries) -> dict:
+    """The charge of a release made of several ledger entries (a band's mean and second moment, A and b of a sparse mean, ...), JSON-ready.
+
+    ``epsilon``/``delta`` (and ``rho``) are the sums over the parts: what the ledger's basic
+    (zCDP) filter spends for them. ``composed`` is the tightest total the ledger's composition
+    gives for the parts together at that summed delta (e.g. zCDP for two discrete Gaussian parts),
+    the guarantee of the release as a whole; it is never larger than the sum.
+    """
+    entries = list(entries)
+    epsilon, delta = basic_composition(entries)
+    rhos = [e.rho for e in entries]
+    best = compose(entries, delta).best
+    return {"parts": [e.mechanism for e in entries], "entry_ids": [e.id for e in entries], "n_entries": len(entries),
+            "epsilon": epsilon, "delta": delta,
+            "rho": math.fsum(rhos) if all(r is not None for r in rhos) else None,
+            "meaning": "sum over the parts' ledger entries (what the ledger's filter spends)",
+            "composed": None if best is None else {"method": best.method, "epsilon": best.epsilon,
+                                                   "delta": best.delta, "detail": best.detail}}
+
+
+def record_quote(release, entries) -> None:
+    """Write the one quote of a release in several parts into its record (release.json, the report,
+    the bundle's README and its verification read it): every part's entry and their total."""
+    entries = list(entries)
+    if len(entries) > 1:
+        release.record.setdefault("part_entries", [e.to_dict() for e in entries])
+        release.record.setdefault("charged_total", combined_charge(entries))
 
 
 # --------------------------------------------------------------------------- the four steps
@@ -251,6 +315,7 @@ def run_steps(steps: Steps, account, request: CommitRequest, quote: Quote | None
     if steps.check is not None:
         steps.check(request)
     quote = quote if quote is not None else steps.quote(request)
+    account = reserve_parts(account, quote.entries)  # a stored budget: every part in one transaction
     if steps.draw is None:
         draws = execute_parts(account, quote.pendings)
         ledger = draws[-1][2]
@@ -260,7 +325,9 @@ def run_steps(steps: Steps, account, request: CommitRequest, quote: Quote | None
         ledger = reserve(account, quote.entry)
         draws = steps.draw(request, quote)
         settle(account, ledger, quote.entry)
-    return steps.build(request, quote, draws, ledger)
+    release = steps.build(request, quote, draws, ledger)
+    record_quote(release, quote.entries)
+    return release
 
 
 def commit_release(kind, account, request: CommitRequest, *, quote: Quote | None = None,
@@ -314,5 +381,6 @@ def commit_release(kind, account, request: CommitRequest, *, quote: Quote | None
     return release
 
 
-__all__ = ["CommitRequest", "PendingCommit", "Quote", "Steps", "check_parts", "commit_release", "complete", "draw",
-           "entry_ids", "execute", "execute_parts", "quote_of", "reserve", "run_steps", "sampler_note", "settle"]
+__all__ = ["CommitRequest", "PendingCommit", "Quote", "Reservation", "Steps", "check_parts", "combined_charge",
+           "record_quote", "commit_release", "complete", "draw",
+           "entry_ids", "execute", "execute_parts", "quote_of", "reserve", "reserve_parts", "run_steps", "sampler_note", "settle"]

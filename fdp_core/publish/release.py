@@ -55,6 +55,11 @@ def randomness_fields(seed: int | None) -> dict:
             "randomness": "numpy Generator with a demo seed (reproducible for teaching; seed withheld)"}
 
 
+PREVIEW_WARNING = ("PREVIEW, NOT FOR PUBLICATION: drawn with numpy noise and charged to no privacy budget. "
+                   "Publish a committed release instead (the release commands without --preview charge a ledger "
+                   "first and draw exact discrete noise)")
+
+
 def to_json(record: dict) -> str:
     return json.dumps(_jsonable(record), indent=2, allow_nan=False)
 
@@ -77,15 +82,19 @@ def analyst_record(view: dict) -> dict:
 
 
 def write_release(out_dir, record: dict, table: pd.DataFrame, analyst: dict | None = None) -> Path:
-    """Write out_dir/release.json and out_dir/release.csv (created if needed), and, when given,
-    the analyst view to out_dir/analyst_view.json (marked not for publication).
+    """Write a PREVIEW: out_dir/release.json (marked "publishable": false, "preview": true) and
+    out_dir/release.csv (created if needed), and, when given, the analyst view to
+    out_dir/analyst_view.json (marked not for publication).
 
     Every file is written to a temporary name first and renamed at the end, so a failure
     never leaves a half-written release behind.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    record = {**record, **provenance_stamp()}
+    # Written only by previews (numpy noise, nothing charged): never publishable (METHODS.md 23). A
+    # publishable release is a committed bundle (fdp_core/publish/bundle.py), charged first.
+    record = {**record, "publishable": False, "preview": True,
+              "preview_note": PREVIEW_WARNING, **provenance_stamp()}
     texts = {"release.json": to_json(record), "release.csv": table.to_csv(index=False)}
     if analyst is not None:
         texts[ANALYST_VIEW_FILE] = to_json(analyst_record(analyst))

@@ -10,16 +10,14 @@ nothing; the ledger then holds two entries. The floored solve and the curve are 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
 from .commit import CONFIG_SCHEMA, CommittedRelease, PendingCommit, UNIT_ROUNDOFF, budget_config, \
     common_record, discrete_plan, granularity_for, looked_at_field
-from .protocol import CommitRequest, Quote, Steps, quote_of, run_steps
+from .protocol import CommitRequest, Quote, Steps, combined_charge, quote_of, run_steps
 from .. import limits
-from ..budget.accounting import basic_composition, compose, discrete_entry
+from ..budget.accounting import discrete_entry
 from ..settings_fields import config_of
 from ..releases.sparse import SparseRelease, SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
 from ..data.sparse_data import SparseData
@@ -28,26 +26,6 @@ MAX_VISITS_FOR_BOUND = limits.MAX_VISITS_FOR_BOUND  # public allowance for visit
 
 SPARSE_ACCURACY = ("Per-entry noise scale of A {scale_a:.4g} and of b {scale_b:.4g} (data-free); the curve "
                    "beta~ = (A~ floored at kappa + penalty)^-1 b~ is post-processing.")
-
-
-def combined_charge(entries) -> dict:
-    """The charge of a release made of several ledger entries (A and b), JSON-ready.
-
-    ``epsilon``/``delta`` (and ``rho``) are the sums over the parts: what the ledger's basic
-    (zCDP) filter spends for them. ``composed`` is the tightest total the ledger's composition
-    gives for the parts together at that summed delta (e.g. zCDP for two discrete Gaussian parts),
-    the guarantee of the release as a whole; it is never larger than the sum.
-    """
-    entries = list(entries)
-    epsilon, delta = basic_composition(entries)
-    rhos = [e.rho for e in entries]
-    best = compose(entries, delta).best
-    return {"parts": [e.mechanism for e in entries], "entry_ids": [e.id for e in entries], "n_entries": len(entries),
-            "epsilon": epsilon, "delta": delta,
-            "rho": math.fsum(rhos) if all(r is not None for r in rhos) else None,
-            "meaning": "sum over the parts' ledger entries (what the ledger's filter spends)",
-            "composed": None if best is None else {"method": best.method, "epsilon": best.epsilon,
-                                                   "delta": best.delta, "detail": best.detail}}
 
 
 def _part(plan: SparseRelease, part: str, values: np.ndarray, scale: float, sensitivity: float, bound: float,

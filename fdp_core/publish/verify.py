@@ -67,6 +67,12 @@ def _check(name: str, published, derived) -> Check:
 
 def _pendings(kind: str, fd: FunctionalData, config: Mapping, settings) -> list:
     k = config["export"].get("granularity_exp")
+    if kind == "mean" and getattr(settings, "confidence_band", None) is not None:
+        from .band_commit import quote_band  # lazy: only for band bundles
+        from .protocol import CommitRequest  # lazy: as above
+
+        # The mean's part first, then the second moment's: the quote the commit charged.
+        return list(quote_band(CommitRequest(fd, settings, granularity_exp=k)).pendings)
     if kind == "mean":
         return [commit.prepare_mean_commit(fd, settings, granularity_exp=k)]
     if kind == "kde":
@@ -107,7 +113,8 @@ def verify_release(config, data, record: Mapping) -> Verification:
                                                  "settings; the sampler draws with no discrete noise plan")
     # The record describes one part's sampler: the covariance's (its released mean is 'mean_entry'),
     # for a regression the T2 part (T1 is 't1_entry'), for a sparse mean the b part (A is 'a_entry').
-    parts = {"mean_entry": 1, "t1_entry": 0, "a_entry": 0}
+    # A band's record is its mean's; the second moment is 'second_moment_entry'.
+    parts = {"mean_entry": 1, "t1_entry": 0, "a_entry": 0, "second_moment_entry": 1}
     extra = {key: pendings[i] for key, i in parts.items() if key in record and i < len(pendings)}
     first = pendings[1] if ("t1_entry" in extra or "a_entry" in extra) and len(pendings) > 1 else pendings[0]
     entry, plan, noise = first.entry, first.plan, first.noise_plan
