@@ -103,9 +103,25 @@ def test_a_preview_charges_nothing_and_says_so(tmp_path, capsys):
 
 
 def test_a_release_without_a_budget_is_refused_and_names_the_way_out(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("FDP_LEDGER_URL", f"sqlite:///{tmp_path / 'env.sqlite3'}")
+    """A ledger named with --ledger is never ignored: no budget there, one line, nothing written."""
+    url = f"sqlite:///{tmp_path / 'named.sqlite3'}"
     out = tmp_path / "out"
-    assert main(["release", *_case("mean", 1.0, 0.2)[0], "--data", str(EXAMPLE), "--out", str(out)]) == 2
+    assert main(["release", *_case("mean", 1.0, 0.2)[0], "--data", str(EXAMPLE), "--ledger", url,
+                 "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "no budget for these data" in err and "--preview" in err and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_a_plain_release_without_a_budget_is_a_preview_and_says_so(tmp_path, capsys, monkeypatch):
+    """A plain run ($FDP_LEDGER_URL or the default file) with no budget for the data charges nothing and
+    writes a preview: "publishable": false, "preview": true, said on screen (METHODS.md 23)."""
+    import json
+
+    monkeypatch.setenv("FDP_LEDGER_URL", f"sqlite:///{tmp_path / 'env.sqlite3'}")
+    out = tmp_path / "out"
+    assert main(["release", *_case("mean", 1.0, 0.2)[0], "--data", str(EXAMPLE), "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "no budget for these data" in said and "PREVIEW" in said
+    record = json.loads((out / "release.json").read_text())
+    assert record["publishable"] is False and record["preview"] is True

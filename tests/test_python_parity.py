@@ -125,7 +125,7 @@ def _app_commit(kind: str, page: str, setup=None):
     at.button(key="rel_commit").click().run()
     assert not at.exception, at.exception
     release = at.session_state["fdp_releases"][-1]
-    return draft.settings, json.loads(json.dumps(release.record, default=str)), dict(draft.inputs or {})
+    return draft.settings, json.loads(json.dumps(release.record, default=str)), dict(getattr(draft, "inputs", None) or {})
 
 
 def _python_commit(kind: str, settings, inputs) -> dict:
@@ -149,18 +149,18 @@ def _example_path() -> Path:
     return Path(__file__).resolve().parents[1] / "data" / "example_curves.csv"
 
 
-KIND_FIELDS = {"mean": MEAN_FIELDS, "components": PCA_FIELDS,
+KIND_FIELDS = {"mean": MEAN_FIELDS, "pca": PCA_FIELDS,
                "kde": ("mechanism", "epsilon", "delta", "n", "box", "bandwidth", "sensitivity", "sigma",
                        "expected_sq_l2_error", "unit_of_privacy", "person_column", "feature")}
 
 
 @pytest.mark.parametrize("kind,page,command", [("mean", "pages/mean.py", "release mean"),
-                                               ("components", "pages/components.py", "release pca"),
+                                               ("pca", "pages/components.py", "release pca"),
                                                ("kde", "pages/density.py", "release kde")])
 def test_app_python_and_command_line_give_the_same_record(kind, page, command, tmp_path):
     setup = (lambda at: at.radio(key="density_source").set_value("curves").run()) if kind == "kde" else None
     settings, app, inputs = _app_commit(kind, page, setup)
-    python = _python_commit("density" if kind == "kde" else kind, settings, inputs)
+    python = _python_commit({"kde": "density", "pca": "components"}.get(kind, kind), settings, inputs)
     cli_inputs = (("--feature", inputs["feature"]),) if kind == "kde" else ()
     command_line = _cli_from_settings(command, settings, cli_inputs, tmp_path / "out")
     for name in KIND_FIELDS[kind]:

@@ -42,7 +42,7 @@ from fdp_core.settings_fields import (Control, command_line, config_of, option, 
                                       page_keys, page_settings, settings_from_args, settings_from_config)
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-DATA = ["--data", "--id-column", "--missing", "--t-column", "--transpose", "--value-column"]
+DATA = ["--data", "--grid", "--id-column", "--missing", "--t-column", "--transpose", "--value-column"]
 ENGINE = ["--chunk-rows", "--engine", "--scheduler"]
 OUTPUT = ["--out", "--seed"]
 MEAN = ["--K", "--M", "--bound", "--calibration", "--delta", "--epsilon", "--eta", "--hi", "--kernel", "--lo",
@@ -89,9 +89,11 @@ FLAGS = {
     "ledger init": DATA + ["--dataset", "--delta", "--epsilon", "--filter", "--ledger", "--n-policy", "--name",
                            "--new-dataset", "--person-column", "--reason", "--sparse", "--split", "--value-range"],
     "ledger complete": ["--entry", "--ledger", "--out", "--release", "--staged"],
-    "plan": ["--budget-name", "--commit", "--data", "--ledger", "--out", "--stand-in"],
+    "plan": ["--budget-name", "--commit", "--data", "--grid", "--ledger", "--new-dataset", "--out", "--reason",
+             "--stand-in"],
     "ledger show": DATA + ["--ledger", "--name", "--person-column"],
-    "replay": ["--budget-name", "--data", "--ledger", "--missing", "--no-ledger", "--out"],
+    "replay": ["--budget-name", "--data", "--ledger", "--missing", "--new-dataset", "--no-ledger", "--out", "--reason"],
+    "combine": ["--labels", "--out", "--sampling-variance"],
 }
 REQUIRED = {
     "release mean": {"--data", "--epsilon", "--kernel", "--out", "--rho"},
@@ -107,6 +109,7 @@ REQUIRED = {
     "ledger show": {"--data"},
     "ledger complete": set(),
     "replay": {"--data"},
+    "combine": {"--out"},
     "plan": set(),
 }
 # (flags, one of them required)

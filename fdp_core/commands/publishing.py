@@ -53,11 +53,14 @@ def in_memory(args, engine: str) -> None:
                              f"draw a {engine} preview that is not for publication)")
 
 
-def charge_and_publish(args, kind_name: str, data, settings, *, inputs=None, registered_settings=None) -> int:
+def charge_and_publish(args, kind_name: str, data, settings, *, inputs=None, registered_settings=None) -> int | None:
     """Commit ``data`` as ``kind_name`` through the commit protocol, charged before any draw, as replay does.
 
-    ``--out`` is checked first; then the stored budget of the data set (find-or-create, as replay);
-    no budget for these data: one line, nothing charged. Prints the one quote the ledger records.
+    ``--out`` is checked first; then the stored budget of the data set (a release never registers
+    data nor creates a budget: ``ledger init`` does). No budget for these data: with ``--ledger``
+    given, one line and nothing charged; a plain run (``$FDP_LEDGER_URL`` or the default file) is
+    a preview instead, said on screen and in its files ("publishable": false, "preview": true):
+    returns None and the command draws its preview. Prints the one quote the ledger records.
     """
     from ..publish.bundle import export_folder  # lazy: keeps `--help` light
     from ..publish.kinds import commit, release_kind  # lazy: as above
@@ -66,11 +69,19 @@ def charge_and_publish(args, kind_name: str, data, settings, *, inputs=None, reg
 
     out = check_out(args.out)
     label = Path(args.data).name
-    budget = budget_of(args, data, name=args.budget_name, settings=registered_settings or settings)
+    # lookup: a release finds the budget of registered data; it never registers data itself
+    budget = budget_of(args, data, name=args.budget_name, settings=registered_settings or settings, lookup=True)
     if budget.ledger() is None:
-        raise ParameterError(f"no budget for these data in the ledger {budget.store.location}: create one (python -m "
-                             f"fdp_core ledger init --data {args.data} --epsilon E --delta D), or add --preview "
-                             "(nothing charged, not for publication)")
+        if args.ledger is not None:  # a ledger named on purpose is never ignored
+            raise ParameterError(f"no budget for these data in the ledger {budget.store.location}: create one "
+                                 f"(python -m fdp_core ledger init --data {args.data} --epsilon E --delta D; with "
+                                 "--new-dataset --reason TEXT on a ledger holding other data sets), or add --preview "
+                                 "(nothing charged, not for publication)")
+        print(f"note: no budget for these data in the ledger {budget.store.location}: this run is a PREVIEW "
+              "(nothing charged, not for publication); create a budget with `python -m fdp_core ledger init` to "
+              "commit")
+        args.preview = True
+        return None
     kind = release_kind(kind_name)
     request = CommitRequest(data, settings, label=f"release {kind_name} ({label})", data_label=label,
                             pre_registered=True, inputs=dict(inputs or {}))

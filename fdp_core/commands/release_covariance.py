@@ -34,7 +34,9 @@ def run(args) -> int:
                   "grid point")
     fd = load_data(args)
     if not previewing(args):  # charged first, exact discrete noise
-        return charge_and_publish(args, "covariance", fd, settings)
+        charged = charge_and_publish(args, "covariance", fd, settings)
+        if charged is not None:
+            return charged  # else no budget: this plain run is a preview (said on screen and in its files)
     plan = plan_covariance_release(fd, settings)
     draw = plan.sample(rng_from(args), 1)
     surface = plan.surface(draw["covariance"][0])

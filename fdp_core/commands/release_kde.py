@@ -32,7 +32,9 @@ def run(args) -> int:
     engine = engine_of(args)
     if not preview:  # charged first, exact discrete noise
         in_memory(args, engine)
-        return charge_and_publish(args, "density", load_data(args), settings, inputs={"feature": args.feature})
+        charged = charge_and_publish(args, "density", load_data(args), settings, inputs={"feature": args.feature})
+        if charged is not None:
+            return charged  # else no budget: this plain run is a preview (said on screen and in its files)
     if engine == "local":
         fd = load_data(args)
         obs = person_features(fd, args.feature, settings.box, person_column=settings.person_column,

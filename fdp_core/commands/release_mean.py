@@ -36,7 +36,9 @@ def run(args) -> int:
     engine = engine_of(args)
     if not preview:  # charged first, exact discrete noise (the band's two parts in one transaction)
         in_memory(args, engine)
-        return charge_and_publish(args, "mean", load_data(args), settings)
+        charged = charge_and_publish(args, "mean", load_data(args), settings)
+        if charged is not None:
+            return charged  # else no budget: this plain run is a preview (said on screen and in its files)
     if settings.confidence_band is not None:
         return _run_with_band(args, settings, engine)
     if engine == "local":

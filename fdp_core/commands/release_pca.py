@@ -73,8 +73,10 @@ def run(args) -> int:
         in_memory(args, engine)
         fd = load_data(args)
         mean = None if args.released_mean is None else _released_mean(args.released_mean, fd.grid_points)
-        return charge_and_publish(args, "components", fd, settings,
-                                  inputs={"released_mean": mean, "released_mean_id": _released_id(args.released_mean)})
+        charged = charge_and_publish(args, "components", fd, settings,
+                                     inputs={"released_mean": mean, "released_mean_id": _released_id(args.released_mean)})
+        if charged is not None:
+            return charged  # else no budget: this plain run is a preview (said on screen and in its files)
     if engine == "local":
         fd = load_data(args)
         mean = None if args.released_mean is None else _released_mean(args.released_mean, fd.grid_points)

@@ -26,7 +26,9 @@ def run(args) -> int:
     settings = settings_from_args(RegressionSettings, args)
     fd = load_data(args)
     if not previewing(args):  # charged first, exact discrete noise
-        return charge_and_publish(args, "regression", fd, settings)
+        charged = charge_and_publish(args, "regression", fd, settings)
+        if charged is not None:
+            return charged  # else no budget: this plain run is a preview (said on screen and in its files)
     plan = plan_regression_release(fd, settings)
     rng = rng_from(args)
     functions = plan.sample(rng, 1)[0]

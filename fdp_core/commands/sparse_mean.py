@@ -7,7 +7,6 @@ the data (METHODS.md 24).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pandas as pd
