@@ -34,7 +34,7 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 | columns the diagnosis types | 1,000 | a long file has a few columns; typing each costs pandas overhead, so wider files get no suggestion |
 | visits per person assumed by the sparse commit's float-error bound | 1,000,000 | a public allowance (the observed counts are data): the bound, and so the exact sampler's grid, must not depend on them |
 | output points of the sparse mean (--output-points) | 10,000 | the public grid the released curve is evaluated, drawn and stored on; 1e9 points held the CLI for minutes |
-| YAML a user hands fdp (plan file, replay config) | 256 KB | parsing costs about 1.7 s of CPU per MB even with libyaml (a 50 MB plan took 21 s); fdp's plans and configs are a few KB (100 statistics about 15 KB) |
+| YAML a user hands fdp (plan file, replay config, a combined site's config.yaml) | 256 KB | parsing costs about 1.7 s of CPU per MB even with libyaml (a 50 MB plan took 21 s); fdp's plans and configs are a few KB (100 statistics about 15 KB) |
 | declared persons n of a plan (public.n) | 1,000,000 | the plan prices each statistic on n stand-in curves held in memory (n x grid floats) |
 | declared persons x grid points of a plan | 20,000,000 | those stand-in values, 160 MB |
 | nesting of that YAML | 50 levels | fdp's plans and configs nest four; the checks after parsing walk it recursively |
