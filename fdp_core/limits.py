@@ -39,6 +39,7 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 | declared persons x grid points of a plan | 20,000,000 | those stand-in values, 160 MB |
 | nesting of that YAML | 50 levels | fdp's plans and configs nest four; the checks after parsing walk it recursively |
 | statistics in one plan | 100 | each is priced (an accuracy search) and becomes a part of one bundle; 20,000 ran past a minute |
+| persons n of a site to combine (its release.json) | 10^9 | a count in the site check's formulas (no n x m matrix is formed); 10^400 overflowed float64 with a traceback |
 | sparse basis functions J | 60 | the private A is J x J: J^2 noise terms, and its l1 sensitivity grows with J |
 | curves kept in a data set's content sketch | 4,096 | a fixed sample above it: the sketch stays small (341 KiB) and a comparison a few seconds |
 | persons n (the app's commit) | at least 10; warned below 20 or below 10% of the curves | see below |
@@ -89,6 +90,7 @@ MAX_YAML_DEPTH = 50
 MAX_PLAN_STATISTICS = 100
 MAX_PLAN_PERSONS = 1_000_000
 MAX_PLAN_CELLS = 20_000_000
+MAX_SITE_PERSONS = 10**9
 MAX_SKETCH_CURVES = 4096
 MAX_VISITS_FOR_BOUND = 10**6
 

@@ -151,6 +151,20 @@ def test_a_site_that_does_not_verify_is_refused(sites, tmp_path, edit, words):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("n", [10**400, 1e300, 0, -5, 2.5, True, "40"])
+def test_an_absurd_n_is_refused_in_one_line(sites, tmp_path, n):
+    """n is a count every public quantity depends on: 10^400 overflowed float64 and 0 divided by
+    zero (tracebacks, exit 1) before it was checked."""
+    def edit(folder):
+        record = json.loads((folder / "release.json").read_text())
+        record["n"] = n
+        (folder / "release.json").write_text(json.dumps(record))
+    bad = _variant(sites[1], tmp_path / "bad", edit)
+    result = _combine([sites[0], bad], tmp_path / "out")
+    assert result.returncode == 2 and "release.json's n" in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
 def test_site_files_and_names_follow_the_hostile_input_rules(sites, tmp_path):
     """A site's config.yaml is YAML fdp is handed (the 256 KB cap, as replay reads it); labels are
     names: a given one with a control or bidirectional character is refused, a folder's name is

@@ -31,8 +31,8 @@ from ..budget.ledger_store import printable_name
 from ..data.layouts import clean_text
 from ..data.loading import FunctionalData
 from ..data.yaml_files import parse_yaml
-from ..errors import FdpError, ParameterError
-from ..limits import MAX_FILE_BYTES, MAX_GRID_POINTS
+from ..errors import FdpError, ParameterError, shown
+from ..limits import MAX_FILE_BYTES, MAX_GRID_POINTS, MAX_SITE_PERSONS
 from ..releases.bands import SIMULATION_SEED, mean_part, privacy_band
 from ..releases.mean import MeanRelease, mean_sums, plan_mean_release
 from ..releases.postprocess import finish_mean
@@ -215,7 +215,7 @@ def check_site(site: Site) -> Site:
         return _checked(site)
     except FdpError:
         raise
-    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:  # a field of the wrong shape
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError, ArithmeticError) as exc:  # a field of the wrong shape
         _refuse(site.label, f"malformed bundle ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
 
 
@@ -228,6 +228,10 @@ def _checked(site: Site) -> Site:
     for key in ("id", "ledger_entry", "charged", "noise_sampler", "n"):
         if key not in r:
             _refuse(label, f"not a committed release (release.json has no '{key}'): commit it to a ledger first")
+    n = r["n"]  # every public quantity is a function of n: a count, not a number of any other kind
+    if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= MAX_SITE_PERSONS:
+        _refuse(label, f"release.json's n (the site's persons) must be a whole number from 2 to {MAX_SITE_PERSONS:,}, "
+                       f"got {shown(n)}")
     ids = {e.get("id") for e in site.ledger.get("entries", []) if isinstance(e, dict)}
     for entry_id in [*r.get("part_entry_ids", ()), r["id"]]:
         if entry_id not in ids:
