@@ -215,7 +215,8 @@ def check_site(site: Site) -> Site:
         return _checked(site)
     except FdpError:
         raise
-    except (KeyError, TypeError, AttributeError, ValueError, IndexError, ArithmeticError) as exc:  # a field of the wrong shape
+    # A field of the wrong shape (or an absurd value: overflow, division by zero).
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError, ArithmeticError) as exc:
         _refuse(site.label, f"malformed bundle ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
 
 
