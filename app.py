@@ -2,7 +2,8 @@
 
 Run with ``streamlit run app.py``. Every page that uses the session's data draws the shared
 sidebar itself (global privacy and smoothing settings, fdp_ui.sidebar), so each page also runs on
-its own under AppTest; Combine sites reads only the sites' published files and draws none.
+its own under AppTest; Combine sites reads only the sites' published files and draws only the
+tutorial switch (fdp_ui.sidebar.render_without_settings).
 This script runs before every page: it draws what all pages share above them (the step bar
 of the guided flow and the page's tutorial), then the page.
 """

@@ -55,8 +55,8 @@ PAGES = registered_pages()
 # Pages allowed to have no chart: tables, buttons, ledgers; Combine sites draws its chart only
 # once two site bundles are uploaded (pages/combine.py).
 CHART_FREE_PAGES = {"release", "combine"}
-# Pages that draw no settings sidebar, so no data caption: Combine sites reads only the sites'
-# published files, never the session's data or settings (pages/combine.py).
+# Pages that draw no settings sidebar, so no data caption (only the tutorial switch): Combine sites
+# reads only the sites' published files, never the session's data or settings (pages/combine.py).
 SIDEBAR_FREE_PAGES = {"combine"}
 
 
