@@ -89,6 +89,8 @@ FLAGS = {
     "plan": ["--budget-name", "--commit", "--data", "--ledger", "--out", "--stand-in"],
     "ledger show": DATA + ["--ledger", "--name", "--person-column"],
     "replay": ["--budget-name", "--data", "--ledger", "--missing", "--no-ledger", "--out"],
+    # several sites' committed means, one curve (METHODS 26): post-processing, no ledger
+    "combine": ["--labels", "--out", "--sampling-variance"],
 }
 REQUIRED = {
     "release mean": {"--data", "--epsilon", "--kernel", "--out", "--rho"},
@@ -105,6 +107,7 @@ REQUIRED = {
     "ledger complete": {"--entry"},
     "replay": {"--data"},
     "plan": set(),
+    "combine": {"--out"},
 }
 # (flags, one of them required)
 EXCLUSIVE = {
