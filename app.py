@@ -1,7 +1,9 @@
 """fdp: differentially private release of functional data (Streamlit entry point).
 
-Run with ``streamlit run app.py``. Every page draws the shared sidebar itself (global privacy
-and smoothing settings, fdp_ui.sidebar), so each page also runs on its own under AppTest.
+Run with ``streamlit run app.py``. Every page that uses the session's data draws the shared
+sidebar itself (global privacy and smoothing settings, fdp_ui.sidebar), so each page also runs on
+its own under AppTest; Combine sites reads only the sites' published files and draws only the
+tutorial switch (fdp_ui.sidebar.render_without_settings).
 This script runs before every page: it draws what all pages share above them (the step bar
 of the guided flow and the page's tutorial), then the page.
 """

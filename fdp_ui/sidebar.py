@@ -79,6 +79,28 @@ class GlobalSettings:
         return np.random.default_rng(None if self.seed is None else [self.seed, salt])
 
 
+def _start_page() -> None:
+    """What every page does first: leave Streamlit's legacy pages mode (fdp_ui/navigation.py) and
+    re-assign each stored setting. Re-assigning marks a value as set by the user, which stops
+    Streamlit from discarding a widget's state at the end of a run that did not draw the widget."""
+    navigation.leave_legacy_mode()
+    for key, value in DEFAULTS.items():
+        st.session_state[key] = st.session_state.get(key, value)
+
+
+def tutorial_toggle(sb=None) -> bool:
+    """The "tutorial mode" switch (key g_tutorial, mirrored in the URL by fdp_ui/tutorial.py)."""
+    return bool((st.sidebar if sb is None else sb).toggle("tutorial mode", key="g_tutorial", help=HELP["tutorial"]))
+
+
+def render_without_settings() -> bool:
+    """:func:`render` for a page that uses neither the session's data nor its settings (Combine
+    sites): the same start, so the settings drawn on the other pages survive a visit here, and
+    only the tutorial switch in the sidebar. Returns whether tutorial mode is on."""
+    _start_page()
+    return tutorial_toggle()
+
+
 def render() -> GlobalSettings:
     """Draw the global settings; every page calls this first.
 
@@ -86,9 +108,7 @@ def render() -> GlobalSettings:
     discarding a widget's state when the user moves to a page (widget state is otherwise
     cleaned up between pages).
     """
-    navigation.leave_legacy_mode()
-    for key, value in DEFAULTS.items():
-        st.session_state[key] = st.session_state.get(key, value)
+    _start_page()
     ds = state.current()
     sb = st.sidebar
     person = state.person_column(ds)
@@ -160,7 +180,7 @@ def render() -> GlobalSettings:
     seed = int(sb.number_input("seed", min_value=0, step=1, key="g_seed")) if seed_mode == "demo seed" else None
     sb.caption("Previews use numpy's generator: idealised real-arithmetic DP, for exploration only.")
 
-    tutorial = sb.toggle("tutorial mode", key="g_tutorial", help=HELP["tutorial"])
+    tutorial = tutorial_toggle(sb)
     ledger.render_meter(sb)
 
     return GlobalSettings(kernel=kernel, rho=float(rho), nu=None if nu is None else float(nu), eta=float(eta),

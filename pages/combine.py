@@ -9,8 +9,11 @@ The same from the command line: `python -m fdp_core combine SITE_DIR... --out DI
 import streamlit as st
 
 from fdp_core.publish.combine import SOURCES
-from fdp_ui import combine_view
+from fdp_ui import combine_view, sidebar
 
+# No settings sidebar (nothing here uses the session's data or settings), but the same start as every
+# page: the other pages' settings survive a visit here, and tutorial mode can be switched off here too.
+sidebar.render_without_settings()
 st.title("Combine sites")
 st.caption("Sites that may not pool their data each release their own private mean (same kernel, smoothing, grid, "
            "range and centre). Upload their bundles: the combined curve weighs each by its accuracy. It reads only "

@@ -151,6 +151,41 @@ def test_a_site_that_does_not_verify_is_refused(sites, tmp_path, edit, words):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("n", [10**400, 1e300, 0, -5, 2.5, True, "40"])
+def test_an_absurd_n_is_refused_in_one_line(sites, tmp_path, n):
+    """n is a count every public quantity depends on: 10^400 overflowed float64 and 0 divided by
+    zero (tracebacks, exit 1) before it was checked."""
+    def edit(folder):
+        record = json.loads((folder / "release.json").read_text())
+        record["n"] = n
+        (folder / "release.json").write_text(json.dumps(record))
+    bad = _variant(sites[1], tmp_path / "bad", edit)
+    result = _combine([sites[0], bad], tmp_path / "out")
+    assert result.returncode == 2 and "release.json's n" in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_site_files_and_names_follow_the_hostile_input_rules(sites, tmp_path):
+    """A site's config.yaml is YAML fdp is handed (the 256 KB cap, as replay reads it); labels are
+    names: a given one with a control or bidirectional character is refused, a folder's name is
+    cleaned of them, so every message stays one line."""
+    def pad(folder):
+        config = folder / "config.yaml"
+        config.write_text(config.read_text() + "#" + "x" * (300 * 1024) + "\n")
+    big = _variant(sites[1], tmp_path / "big", pad)
+    result = _combine([sites[0], big], tmp_path / "out")
+    assert result.returncode == 2 and "config.yaml" in result.stderr and "256 KB" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+    result = _combine(sites[:2], tmp_path / "out", "--labels", "A", "B\u202eevil")
+    assert result.returncode == 2 and "site label" in result.stderr and not (tmp_path / "out").exists()
+    odd = _variant(sites[1], tmp_path / "odd\nname\u202e", lambda folder: None)
+    pad(odd)
+    result = _combine([sites[0], odd], tmp_path / "out")
+    assert result.returncode == 2 and "site oddname: config.yaml" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert read_dir(sites[0], "site\tzero\u200f").label == "sitezero"
+
+
 def test_preview_and_other_settings_are_refused_in_one_line(sites, tmp_path):
     data = tmp_path / "d.csv"
     fd = _curves(30, 9)

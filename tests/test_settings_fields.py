@@ -93,6 +93,7 @@ FLAGS = {
              "--stand-in"],
     "ledger show": DATA + ["--ledger", "--name", "--person-column"],
     "replay": ["--budget-name", "--data", "--ledger", "--missing", "--new-dataset", "--no-ledger", "--out", "--reason"],
+    # several sites' committed means, one curve (METHODS 26): post-processing, no ledger
     "combine": ["--labels", "--out", "--sampling-variance"],
 }
 REQUIRED = {
@@ -109,8 +110,8 @@ REQUIRED = {
     "ledger show": {"--data"},
     "ledger complete": set(),
     "replay": {"--data"},
-    "combine": {"--out"},
     "plan": set(),
+    "combine": {"--out"},
 }
 # (flags, one of them required)
 EXCLUSIVE = {

@@ -30,10 +30,14 @@ def run(args) -> int:
     from ..publish.combine import combine_sites  # lazy: numpy/scipy only when the command runs
     from ..publish.combine_files import export_folder  # lazy: as above
     from ..publish.site_bundle import read_dir  # lazy: as above
+    from ..budget.ledger_store import check_name  # lazy: as above
 
     if args.labels is not None and len(args.labels) != len(args.sites):
         raise ParameterError(f"--labels gives {len(args.labels)} labels for {len(args.sites)} sites")
-    labels = args.labels or [Path(p).resolve().name for p in args.sites]
+    # Labels given are names (refused when they hold control or bidirectional characters); the
+    # folders' names are cleaned of those instead (site_bundle.site_label).
+    labels = ([check_name(label, "site label") for label in args.labels] if args.labels is not None
+              else [Path(p).resolve().name for p in args.sites])
     combined = combine_sites([read_dir(p, label) for p, label in zip(args.sites, labels)],
                              sampling_variance=args.sampling_variance)
     export_folder(combined, args.out)

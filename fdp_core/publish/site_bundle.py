@@ -26,11 +26,13 @@ from typing import Mapping
 
 import numpy as np
 import pandas as pd
-import yaml
 
+from ..budget.ledger_store import printable_name
+from ..data.layouts import clean_text
 from ..data.loading import FunctionalData
-from ..errors import FdpError, ParameterError
-from ..limits import MAX_FILE_BYTES, MAX_GRID_POINTS
+from ..data.yaml_files import parse_yaml
+from ..errors import FdpError, ParameterError, shown
+from ..limits import MAX_FILE_BYTES, MAX_GRID_POINTS, MAX_SITE_PERSONS
 from ..releases.bands import SIMULATION_SEED, mean_part, privacy_band
 from ..releases.mean import MeanRelease, mean_sums, plan_mean_release
 from ..releases.postprocess import finish_mean
@@ -115,20 +117,32 @@ def _refuse(label: str, why: str):
     raise ParameterError(f"site {label}: {why}")
 
 
+# A label names the site in messages (one line), in the report and in release.json.
+_LABEL_MAX = 100
+
+
+def site_label(text) -> str:
+    """A site's label from a folder's or an upload's name: without the control, bidirectional and
+    invalid characters a name may not hold (the rule of data set and budget names), at most _LABEL_MAX."""
+    return printable_name(text, "site")[:_LABEL_MAX].strip()
+
+
 def read_files(files: Mapping[str, bytes], label: str) -> Site:
-    """A site from its files by name (bytes); only SITE_FILES are read."""
+    """A site from its files by name (bytes); only SITE_FILES are read. config.yaml is read as every
+    YAML fdp is handed (data/yaml_files.py: at most MAX_YAML_BYTES, 1e-5 a number), as replay reads it."""
+    label = site_label(label)
     missing = [name for name in SITE_FILES if name not in files]
     if missing:
         _refuse(label, f"not a committed bundle: {', '.join(missing)} missing")
     try:
         record = json.loads(files["release.json"])
         ledger = json.loads(files["ledger.json"])
-        config = parse_config(yaml.safe_load(files["config.yaml"]))
+        config = parse_config(parse_yaml(files["config.yaml"].decode("utf-8"), "config"))
         table = pd.read_csv(io.BytesIO(files["release.csv"]))
         coefficients = pd.read_csv(io.BytesIO(files["coefficients.csv"]))
     except ParameterError as exc:
         _refuse(label, f"config.yaml: {exc}")
-    except (ValueError, yaml.YAMLError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         _refuse(label, f"unreadable bundle file ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
     if not isinstance(record, dict) or not isinstance(ledger, dict):
         _refuse(label, "release.json and ledger.json must hold JSON objects")
@@ -137,14 +151,22 @@ def read_files(files: Mapping[str, bytes], label: str) -> Site:
 
 def read_dir(path, label: str | None = None) -> Site:
     folder = Path(path)
-    label = label or folder.name
+    label = site_label(label or folder.name)
     if not folder.is_dir():
-        _refuse(label, f"{folder} is not a folder")
-    return read_files({name: (folder / name).read_bytes() for name in SITE_FILES if (folder / name).is_file()}, label)
+        _refuse(label, f"{clean_text(folder, 200)} is not a folder")
+    files = {}
+    for name in SITE_FILES:
+        file = folder / name
+        if file.is_file():  # regular files only (symlinks followed): a pipe or a device is never read
+            if file.stat().st_size > MAX_FILE_BYTES:
+                _refuse(label, f"{name} is larger than a bundle file may be")
+            files[name] = file.read_bytes()
+    return read_files(files, label)
 
 
 def read_zip(data: bytes, label: str) -> Site:
     """A site from an exported zip (one folder fdp_release_<id>/ inside, or the files at its top)."""
+    label = site_label(label)
     if len(data) > MAX_FILE_BYTES:
         _refuse(label, "the zip is larger than an upload may be")
     try:
@@ -193,7 +215,8 @@ def check_site(site: Site) -> Site:
         return _checked(site)
     except FdpError:
         raise
-    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:  # a field of the wrong shape
+    # A field of the wrong shape (or an absurd value: overflow, division by zero).
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError, ArithmeticError) as exc:
         _refuse(site.label, f"malformed bundle ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
 
 
@@ -206,6 +229,10 @@ def _checked(site: Site) -> Site:
     for key in ("id", "ledger_entry", "charged", "noise_sampler", "n"):
         if key not in r:
             _refuse(label, f"not a committed release (release.json has no '{key}'): commit it to a ledger first")
+    n = r["n"]  # every public quantity is a function of n: a count, not a number of any other kind
+    if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= MAX_SITE_PERSONS:
+        _refuse(label, f"release.json's n (the site's persons) must be a whole number from 2 to {MAX_SITE_PERSONS:,}, "
+                       f"got {shown(n)}")
     ids = {e.get("id") for e in site.ledger.get("entries", []) if isinstance(e, dict)}
     for entry_id in [*r.get("part_entry_ids", ()), r["id"]]:
         if entry_id not in ids:
