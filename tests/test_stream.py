@@ -107,7 +107,7 @@ def test_streamed_kde_equals_in_memory(files, settings):
     feature = "max" if len(settings.box) == 2 else "max,mean:0.5:1.5"
     obs = person_features(fd, feature, settings.box, person_column=settings.person_column,
                           value_range=settings.value_range)
-    expected = plan_kde_release(obs.points, settings)
+    expected = plan_kde_release(obs, settings)  # one observation per person
     for label in ("csv", "parquet"):
         streamed = stream.stream_kde_sums(_sources(root, fd)[label], settings, feature, chunk_rows=211)
         assert streamed.n_dropped == fd.report.n_dropped

@@ -367,8 +367,9 @@ def open_source(source, *, grid=None, missing: str = "drop", chunk_rows: int | N
         if grid is None:
             raise ParameterError("an array source needs its grid (grid=...)")
         return _IterReader([source], grid, missing, name or "array")
-    if isinstance(source, (str, Path)) and grid is not None:
-        # A declared public grid (METHODS.md 24): the curves are interpolated onto it in memory.
+    if isinstance(source, (str, Path)) and isinstance(grid, str):
+        # A declared public grid "A,B,M" (METHODS.md 24): the curves are interpolated onto it in memory.
+        # (An array ``grid`` is the grid points of an array or chunk source, below; a file has its own.)
         return _FdReader(load_curves(source, name=name, missing=missing, id_column=id_column, t_column=t_column,
                                      value_column=value_column, transpose=transpose, grid=grid), chunk_rows)
     if isinstance(source, (str, Path)):
@@ -509,7 +510,9 @@ class MeanAccumulator:
     def update(self, values: np.ndarray, row_weights: np.ndarray | None = None) -> None:
         s = self.settings
         self.n_rows += values.shape[0]
-        self.raw_sum += np.add.reduce(values, axis=0)
+        # NON-PRIVATE (analyst view): with a person column the rows carry 1 / (their person's curves), so
+        # the raw sum averages persons, as in memory (releases.mean._raw_sum)
+        self.raw_sum += np.add.reduce(values, axis=0) if row_weights is None else row_weights @ values
         if not mean_mechanism(s.mechanism).basis.kernel:
             lo, hi = (float(v) for v in s.bernstein_range)
             clipped = np.clip(values, lo, hi)
@@ -556,7 +559,8 @@ class MeanAccumulator:
         if self.tau is None and mean_mechanism(s.mechanism).basis.kernel and not self.max_norm > 0:
             raise DataError("every centred curve is zero: tau from the data would be 0")
         common = dict(grid_points=self.grid, unit_grid=self.unit_grid, weights=self.weights, n=n,
-                      n_dropped=n_dropped, n_unusable=n_persons - usable, n_curves=self.n_rows, raw_sum=self.raw_sum, offset=self.centre,
+                      n_dropped=n_dropped, n_unusable=n_persons - usable, n_curves=self.n_rows, raw_sum=self.raw_sum,
+                      raw_count=usable if s.bounds.person_column else None, offset=self.centre,
                       n_range_clipped=self.n_range_clipped, n_clipped=self.n_clipped, total=total)
         if not mean_mechanism(s.mechanism).basis.kernel:
             return MeanSums(**common)
