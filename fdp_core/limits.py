@@ -130,3 +130,7 @@ MAX_FILE_BYTES = env_megabytes("FDP_MAX_UPLOAD_MB", 200)
 # Files named by path are read by pyarrow straight from disk (memory about 2x the numeric
 # block, see SECURITY.md); bigger ones belong to the streaming engine (fdp_core/engines/stream.py).
 MAX_PATH_BYTES = env_megabytes("FDP_MAX_PATH_MB", 64 * 1024)
+# Imhof's inversion of a weighted chi-square (fdp_core/mechanisms/weighted_chi2.py): at most this many
+# quadrature panels; beyond, the integral stops and its (larger, still bounded) tail error is charged
+# to the radius, so a radius stays an upper bound whatever the variances.
+MAX_IMHOF_PANELS = 10_000

@@ -175,7 +175,7 @@ def test_data_derived_tau_is_flagged_downstream():
 @pytest.mark.parametrize("change,fragment", [
     (dict(epsilon=0), "epsilon must be > 0"), (dict(epsilon=-2), "epsilon must be > 0"),
     (dict(delta=0), "delta must be in (0, 1)"), (dict(delta=1.5), "delta must be in (0, 1)"),
-    (dict(tau=0), "tau must be > 0"), (dict(tau=-3), "tau must be > 0"), (dict(tau=None), "tau (the public"),
+    (dict(tau=0), "tau must be > 0"), (dict(tau=-3), "tau must be > 0"),
     (dict(rho=0), "rho must be > 0"), (dict(rho=-1), "rho must be > 0"), (dict(phi=0), "phi must be > 0"),
     (dict(eta=0.5), "eta must be >= 1"), (dict(kernel="rbf"), "kernel must be one of"),
     (dict(bound="loose"), "bound must be one of"), (dict(calibration="magic"), "calibration must be one of"),

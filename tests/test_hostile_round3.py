@@ -15,7 +15,7 @@ from fdp_core.limits import MAX_PLAN_STATISTICS, MAX_YAML_BYTES
 from test_hostile_cases import WIDE, refused, run_cli  # noqa: E402
 
 EXAMPLE_SPARSE = Path(__file__).resolve().parents[1] / "data" / "example_sparse.csv"
-SPARSE = ["release", "mean", "--sparse", "--domain", "0,1", "--value-range", "-5,5", "--epsilon", "1",
+SPARSE = ["release", "mean", "--preview", "--sparse", "--domain", "0,1", "--value-range", "-5,5", "--epsilon", "1",
           "--delta", "1e-6", "--kernel", "matern52", "--rho", "0.1"]
 PUBLIC = "schema: fdp.plan/1\npublic: {n: 142, grid: 93, value_range: [0, 1]}\n"
 MEAN_STAT = "  - {name: m%d, kind: mean, settings: {kernel: matern52, rho: 0.1}, epsilon: 0.01}\n"

@@ -134,7 +134,7 @@ def test_a_release_on_a_10000_point_grid_exits_0_with_its_tail(tmp_path):
     np.savetxt(data, values, delimiter=",", fmt="%.5f", header=",".join(map(str, grid)), comments="")
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "fdp_core", "release", "mean", "--data", str(data), "--epsilon", "1",
-                           "--kernel", "matern52", "--rho", "0.1", "--value-range", "-2,2", "--seed", "1",
+                           "--kernel", "matern52", "--rho", "0.1", "--value-range", "-2,2", "--preview", "--seed", "1",
                            "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     record = json.loads((out / "release.json").read_text())

@@ -20,8 +20,9 @@ import math
 
 import numpy as np
 
-TAIL_TOLERANCE = 1e-7  # the cut-off's bound on P, when it can be reached within MAX_PANELS
-MAX_PANELS = 10_000  # beyond: the integral stops and its (larger, still bounded) tail error is charged
+from ..limits import MAX_IMHOF_PANELS  # beyond: the integral stops, its (larger, bounded) tail error charged
+
+TAIL_TOLERANCE = 1e-7  # the cut-off's bound on P, when it can be reached within MAX_IMHOF_PANELS
 NODES, NODE_WEIGHTS = np.polynomial.legendre.leggauss(8)
 ROUNDING = 1e-9  # the panels' own error, charged on top (smooth integrand, 8 nodes per eighth of a period)
 
@@ -54,8 +55,8 @@ def imhof_cdf(x: float, variances: np.ndarray) -> tuple[float, float]:
     width = (2.0 * math.pi / fastest) / 8.0
     U = _cutoff(v)
     panels = int(math.ceil(U / width))
-    if panels > MAX_PANELS:
-        panels, U = MAX_PANELS, MAX_PANELS * width
+    if panels > MAX_IMHOF_PANELS:
+        panels, U = MAX_IMHOF_PANELS, MAX_IMHOF_PANELS * width
     total = 0.0
     for start in range(0, panels, 2000):  # chunks: memory stays ~2000 * 8 * L doubles
         lefts = width * np.arange(start, min(start + 2000, panels))
