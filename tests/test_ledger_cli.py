@@ -215,7 +215,7 @@ def test_show_and_init_errors_are_one_line(tmp_path, capsys):
 
 # --------------------------------------------------------------------------- composites: one act (METHODS.md 23)
 
-PLAN = {"schema": "fdp.plan/1", "public": {"n": 60, "grid": 101, "value_range": [-0.5, 2.0]},
+PLAN = {"schema": "fdp.plan/1", "public": {"n": 60, "grid": 27, "value_range": [-0.5, 2.0]},
         "budget": {"epsilon": 1.0, "delta": 1e-5},
         "statistics": [{"kind": "mean", "name": "mean one", "settings": {"mechanism": "frl", "tau": 1.0, "M": 8},
                         "epsilon": 0.5},
