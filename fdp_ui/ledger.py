@@ -129,14 +129,15 @@ def account(data=None, *, lookup: bool = False) -> ledger_store.StoredBudget:
                    **_choice())
 
 
-def _choice(data=None) -> dict:
+def _choice(data=None, key: str | None = None) -> dict:
     """The Data page's registration choice for the data now loaded (another data set resets it).
-    ``data``: the object the choice was made for when it is not the current curves (sparse data)."""
+    ``data``, ``key``: the object the choice was made for and its fingerprint key when it is not the
+    current curves (sparse data)."""
     saved = st.session_state.get(DATASET_CHOICE_KEY)
     data = state.current().fd if data is None else data
     if not (saved and saved[0] is data):
         return {}
-    if saved[1].get("new_dataset") and _registered(saved[1].get("dataset")):
+    if saved[1].get("new_dataset") and _registered(saved[1].get("dataset"), key or _fingerprints()[0]):
         # Done: the first commit (or "create the budget now") recorded the registration, so these data now
         # match it exactly; asking for it again would be refused as registering the same data twice.
         st.session_state.pop(DATASET_CHOICE_KEY, None)
@@ -144,17 +145,19 @@ def _choice(data=None) -> dict:
     return dict(saved[1])
 
 
-def _registered(name) -> bool:
-    """Whether the ledger holds a data set of this name (False when unknown or the ledger is unusable)."""
+def _registered(name, key: str) -> bool:
+    """Whether the ledger holds the data set ``name`` registered for these very data (fingerprint ``key``);
+    False for a name taken by other data (resolve then refuses the choice, said on the Data page)."""
     try:
-        return bool(name) and store().dataset_named(ledger_store.check_dataset_name(name)) is not None
+        found = bool(name) and store().dataset_named(ledger_store.check_dataset_name(name))
+        return bool(found) and found.budget_key == key
     except FdpError:
         return False
 
 
-def choice_for(data) -> dict:
-    """The registration choice made on the Data page for ``data`` (resolve's keyword arguments)."""
-    return _choice(data)
+def choice_for(data, key: str) -> dict:
+    """The registration choice made on the Data page for ``data`` of fingerprint ``key`` (resolve's arguments)."""
+    return _choice(data, key)
 
 
 def _choose(data=None, **choice) -> None:

@@ -16,6 +16,7 @@ from fdp_core.budget import ledger_store
 from fdp_core.budget.accounting import Ledger
 from fdp_core.budget.datasets import resolve
 from fdp_core.data.sparse_data import SPARSE_UNIT, ledger_sketch, ledger_view
+from fdp_core.data.fingerprint import fingerprint
 from fdp_core.errors import FdpError
 from fdp_core.limits import MIN_PERSONS_COMMIT
 from fdp_core.publish.protocol import Quote, check_parts
@@ -43,7 +44,7 @@ def account(*, lookup: bool = False) -> ledger_store.StoredBudget:
     info = sparse_view.active()
     return resolve(ledger_ui.store(), _view(info["data"]), unit=SPARSE_UNIT, name=ledger_ui.budget_name(),
                    source="app", data_label=info["label"], lookup=lookup, vectors=ledger_sketch(info["data"]),
-                   **ledger_ui.choice_for(info["data"]))
+                   **ledger_ui.choice_for(info["data"], fingerprint(_view(info["data"]), SPARSE_UNIT)))
 
 
 def render_dataset_choice(container) -> None:
@@ -57,7 +58,7 @@ def render_dataset_choice(container) -> None:
     except FdpError as exc:
         container.error(f"Data set not usable: {exc}")
         return
-    choice = ledger_ui.choice_for(data)
+    choice = ledger_ui.choice_for(data, fingerprint(_view(data), SPARSE_UNIT))
     if budget.match:
         container.info(f"{budget.match['message'][0].upper()}{budget.match['message'][1:]}: releases are charged "
                        "to its budget.")
