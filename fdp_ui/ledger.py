@@ -129,14 +129,39 @@ def account(data=None, *, lookup: bool = False) -> ledger_store.StoredBudget:
                    **_choice())
 
 
-def _choice() -> dict:
-    """The Data page's registration choice for the data now loaded (another data set resets it)."""
+def _choice(data=None, key: str | None = None) -> dict:
+    """The Data page's registration choice for the data now loaded (another data set resets it).
+    ``data``, ``key``: the object the choice was made for and its fingerprint key when it is not the
+    current curves (sparse data)."""
     saved = st.session_state.get(DATASET_CHOICE_KEY)
-    return dict(saved[1]) if saved and saved[0] is state.current().fd else {}
+    data = state.current().fd if data is None else data
+    if not (saved and saved[0] is data):
+        return {}
+    if saved[1].get("new_dataset") and _registered(saved[1].get("dataset"), key or _fingerprints()[0]):
+        # Done: the first commit (or "create the budget now") recorded the registration, so these data now
+        # match it exactly; asking for it again would be refused as registering the same data twice.
+        st.session_state.pop(DATASET_CHOICE_KEY, None)
+        return {}
+    return dict(saved[1])
 
 
-def _choose(**choice) -> None:
-    st.session_state[DATASET_CHOICE_KEY] = (state.current().fd, choice)
+def _registered(name, key: str) -> bool:
+    """Whether the ledger holds the data set ``name`` registered for these very data (fingerprint ``key``);
+    False for a name taken by other data (resolve then refuses the choice, said on the Data page)."""
+    try:
+        found = bool(name) and store().dataset_named(ledger_store.check_dataset_name(name))
+        return bool(found) and found.budget_key == key
+    except FdpError:
+        return False
+
+
+def choice_for(data, key: str) -> dict:
+    """The registration choice made on the Data page for ``data`` of fingerprint ``key`` (resolve's arguments)."""
+    return _choice(data, key)
+
+
+def _choose(data=None, **choice) -> None:
+    st.session_state[DATASET_CHOICE_KEY] = (state.current().fd if data is None else data, choice)
 
 
 def render_dataset_choice(container) -> None:
@@ -171,7 +196,7 @@ def render_dataset_choice(container) -> None:
         container.warning(f"Registering as the new data set '{budget.dataset_name}' (reason: {choice['reason']}); "
                           "recorded with the budget at the first commit.")
     elif budget.store.datasets():
-        _ask_new_dataset(container, budget)
+        ask_new_dataset(container, budget)
     else:
         registered = [d.name for d in budget.store.datasets()]
         new_label = f"new data set '{budget.dataset_name}'"
@@ -184,9 +209,10 @@ def render_dataset_choice(container) -> None:
             st.rerun()
 
 
-def _ask_new_dataset(container, budget) -> None:
+def ask_new_dataset(container, budget, data=None) -> None:
     """Data matching none of the ledger's registrations: no budget is created for them until the
-    custodian registers them as a new data set with a typed reason (recorded, shown in later reports)."""
+    custodian registers them as a new data set with a typed reason (recorded, shown in later reports).
+    ``data``: what the choice is kept for when not the current curves (sparse data)."""
     registered = [d.name for d in budget.store.datasets()]
     container.warning(f"These data match none of the {len(registered)} registered data set(s) "
                       f"({', '.join(registered[:3])}{', ...' if len(registered) > 3 else ''}): a commit is refused "
@@ -196,7 +222,7 @@ def _ask_new_dataset(container, budget) -> None:
                                   key="data_unmatched_reason")
     if container.button("Register as a new data set", key="data_unmatched_confirm",
                         disabled=not (name.strip() and reason.strip())):
-        _choose(dataset=name, new_dataset=True, reason=reason)
+        _choose(data, dataset=name, new_dataset=True, reason=reason)
         st.rerun()
 
 

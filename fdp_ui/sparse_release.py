@@ -16,6 +16,7 @@ from fdp_core.budget import ledger_store
 from fdp_core.budget.accounting import Ledger
 from fdp_core.budget.datasets import resolve
 from fdp_core.data.sparse_data import SPARSE_UNIT, ledger_sketch, ledger_view
+from fdp_core.data.fingerprint import fingerprint
 from fdp_core.errors import FdpError
 from fdp_core.limits import MIN_PERSONS_COMMIT
 from fdp_core.publish.protocol import Quote, check_parts
@@ -37,11 +38,37 @@ def _view(data):
 
 def account(*, lookup: bool = False) -> ledger_store.StoredBudget:
     """The stored budget of the sparse data in use (it may not exist yet). A commit (``lookup`` False) is
-    refused for observations matching none of a ledger's registrations (METHODS.md 24); the sparse
-    route's own registration is made on the command line (ledger init --sparse --new-dataset --reason)."""
+    refused for observations matching none of a ledger's registrations (METHODS.md 24) unless the Data
+    page registered them as a new data set with a typed reason (render_dataset_choice), as the command
+    line's ledger init --sparse --new-dataset --reason does."""
     info = sparse_view.active()
     return resolve(ledger_ui.store(), _view(info["data"]), unit=SPARSE_UNIT, name=ledger_ui.budget_name(),
-                   source="app", data_label=info["label"], lookup=lookup, vectors=ledger_sketch(info["data"]))
+                   source="app", data_label=info["label"], lookup=lookup, vectors=ledger_sketch(info["data"]),
+                   **ledger_ui.choice_for(info["data"], fingerprint(_view(info["data"]), SPARSE_UNIT)))
+
+
+def render_dataset_choice(container) -> None:
+    """The Data page's registration box for sparse data: the registered data set their budget belongs
+    to, or, on a ledger holding registrations they match none of, their registration as a new data
+    set with a name and a typed reason (recorded at the first commit)."""
+    container.markdown("**Registered data set** (the budget belongs to it, not to this file)")
+    data = sparse_view.active()["data"]
+    try:
+        budget = account(lookup=True)
+    except FdpError as exc:
+        container.error(f"Data set not usable: {exc}")
+        return
+    choice = ledger_ui.choice_for(data, fingerprint(_view(data), SPARSE_UNIT))
+    if budget.match:
+        container.info(f"{budget.match['message'][0].upper()}{budget.match['message'][1:]}: releases are charged "
+                       "to its budget.")
+    elif choice.get("new_dataset"):
+        container.warning(f"Registering as the new data set '{budget.dataset_name}' (reason: {choice['reason']}); "
+                          "recorded with the budget at the first commit.")
+    elif budget.store.datasets():
+        ledger_ui.ask_new_dataset(container, budget, data)
+    else:
+        container.info(f"A new data set '{budget.dataset_name}' is registered with its budget at the first commit.")
 
 
 def ledger() -> Ledger:

@@ -126,3 +126,51 @@ def test_release_page_commits_the_sparse_mean_in_two_ledger_entries_and_one_bund
                for c in at.caption)
     # The declarations survive the commit's rerun (their widgets live on the Data page).
     assert not any("Declare the public domain" in w.value for w in at.warning)
+
+
+def test_sparse_data_matching_no_registration_are_registered_on_the_data_page_with_a_reason():
+    """Issue 37 for the sparse route in the app: on a ledger holding another data set's registration,
+    the sparse example's commit is refused until the Data page registers it as new with a typed reason;
+    then it is committed and the registration carries the reason."""
+    import os
+
+    from fdp_core.budget.datasets import open_budget
+    from fdp_core.budget.ledger_store import BudgetSpec, LedgerStore
+    from fdp_core.data.loading import load_curves
+
+    url = os.environ["FDP_LEDGER_URL"]  # the test's own ledger (conftest)
+    open_budget(url, load_curves(ROOT / "data" / "example_curves.csv"), dataset="example").ensure(BudgetSpec(4.0, 1e-4))
+    at = _sparse_app()
+    at.checkbox(key="sparse_domain_declared").check().run()
+    at.number_input(key="data_range_lo_input").set_value(-1.0).run()
+    at.number_input(key="data_range_hi_input").set_value(2.0).run()
+    at.checkbox(key="data_range_declared_input").check().run()
+    assert any("match none of the 1 registered" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert at.button(key="data_unmatched_confirm").disabled
+    # Without the registration the commit is refused and nothing is stored.
+    at.switch_page("pages/release.py").run()
+    at.button(key="rel_commit").click().run()
+    assert not at.exception and not any(s.value.startswith("Committed") for s in at.success)
+    assert [d.name for d in LedgerStore(url).datasets()] == ["example"]
+    at.switch_page("pages/data.py").run()
+    at.text_input(key="data_unmatched_name").set_value("sparse heights 2026").run()
+    at.text_input(key="data_unmatched_reason").input("children of another cohort").run()
+    at.button(key="data_unmatched_confirm").click().run()
+    assert any("Registering as the new data set 'sparse heights 2026'" in w.value for w in at.warning)
+    at.switch_page("pages/release.py").run()
+    at.button(key="rel_commit").click().run()
+    assert not at.exception, at.exception
+    assert any(s.value.startswith("Committed") for s in at.success), [s.value for s in at.success]
+    names = {d.name: d for d in LedgerStore(url).datasets()}
+    assert set(names) == {"example", "sparse heights 2026"}
+    assert names["sparse heights 2026"].reason == "children of another cohort"
+    # Once recorded, the registration is the data's own: the next visit matches it, and a second commit
+    # charges the same budget (the session's choice is not asked for again, nor refused as a duplicate).
+    assert not at.error, [e.value for e in at.error]
+    at.switch_page("pages/data.py").run()
+    assert any(i.value.startswith("Matches sparse heights 2026") for i in at.info), [i.value for i in at.info]
+    at.switch_page("pages/release.py").run()
+    at.button(key="rel_commit").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len([s for s in at.success if s.value.startswith("Committed")]) == 1
+    assert len(at.session_state["fdp_releases"]) == 2

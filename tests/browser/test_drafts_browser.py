@@ -22,7 +22,7 @@ pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 from .conftest import harness  # noqa: E402
 from .test_e2e import (FIXTURES, acknowledge_verdict, assert_healthy, choose_radio, declare_value_range,  # noqa: E402
-                       goto_via_sidebar, open_app, save_screenshot, upload)
+                       goto_via_sidebar, open_app, register_if_unmatched, save_screenshot, upload)
 
 wait_idle, interact = harness.wait_idle, harness.interact
 COMMIT = re.compile(r"^Commit: draw fresh noise")
@@ -117,6 +117,7 @@ def test_the_sparse_mean_explored_is_the_sparse_mean_committed(page, app_url, tm
     interact(page, lambda: page.get_by_text(re.compile("I declare this domain public")).first.click())
     wait_idle(page)
     declare_value_range(page, "-1", "2")
+    register_if_unmatched(page)  # a ledger holding other registrations: a new data set, with a reason
     goto_via_sidebar(page, "Mean")
     wait_idle(page)
     record, settings, done = _commit_draft(page, "the sparse mean you explored", tmp_path)
@@ -131,6 +132,7 @@ def test_the_red_canadian_mean_stays_red_through_the_commit(page, app_url, tmp_p
     interact(page, lambda: page.get_by_role("button", name="Load with this mapping").click())
     wait_idle(page)
     declare_value_range(page, "-50", "40")
+    register_if_unmatched(page)  # a ledger holding other registrations: a new data set, with a reason
     goto_via_sidebar(page, "Mean")
     wait_idle(page)
     red = page.locator("[data-testid='stAlertContentError']").filter(has_text="Not useful at this epsilon")

@@ -18,8 +18,7 @@ from fdp_core.data.fingerprint import fingerprint  # noqa: E402
 
 from .conftest import ROOT, harness  # noqa: E402
 from .test_e2e import (acknowledge_verdict, assert_healthy, choose_radio, declare_value_range,  # noqa: E402
-                       fill_number,
-                       open_app, save_screenshot, upload)
+                       fill_number, open_app, register_if_unmatched, save_screenshot, upload)
 
 wait_idle, interact = harness.wait_idle, harness.interact
 
@@ -28,14 +27,18 @@ def sidebar_text(page) -> str:
     return page.locator("[data-testid='stSidebar']").inner_text()
 
 
-def upload_and_open_release(page, app_url, path) -> None:
+def upload_and_open_release(page, app_url, path) -> bool:
+    """Upload ``path`` and open the Release page; True when the Data page asked to register the data as
+    a new data set (they match none of the ledger's registrations) and they were, with a reason."""
     open_app(page, app_url)
     choose_radio(page, "Source", "upload a file")
     upload(page, path)
     assert path.name in harness.sidebar_data_caption(page)
     declare_value_range(page, "-1.5", "1.5")  # a mean is committed only with a declared public range
+    registered = register_if_unmatched(page)
     harness.goto_page(page, "Release & audit")
     wait_idle(page)
+    return registered
 
 
 def commit(page) -> None:
@@ -70,7 +73,8 @@ def test_commit_reload_upload_again_and_the_repeat_commit_is_refused(page, app_u
 
     page.reload()  # a new Streamlit session: its state (and the uploaded data) is gone
     wait_idle(page)
-    upload_and_open_release(page, app_url, second)
+    # The same data under another name match their registration: nothing to register this time.
+    assert not upload_and_open_release(page, app_url, second)
     reloaded = sidebar_text(page)
     assert f"spent epsilon {spent} of 1.5" in reloaded and "(1 release(s))" in reloaded
     assert "budget 'default' of this data set, fixed since" in reloaded
