@@ -28,6 +28,28 @@ wait_idle, interact = harness.wait_idle, harness.interact
 COMMIT = re.compile(r"^Commit: draw fresh noise")
 
 
+@pytest.fixture(scope="module")
+def app_url(browser_context, tmp_path_factory):
+    """This file's own server and ledger: its commits of the built-in example spend that example's
+    budget, which the other browser files' commits (on the session's server) must still find whole."""
+    from pathlib import Path
+
+    from .conftest import start_server
+
+    server = start_server(Path(__file__).resolve().parents[2] / "data",
+                          tmp_path_factory.mktemp("drafts_ledger") / "ledger.sqlite3", "streamlit_drafts.log")
+    try:
+        first = browser_context.new_page()
+        try:
+            first.goto(server.url + "/")
+            harness.wait_idle(first, 120_000)  # the first visit leaves the pages/-folder mode (as app_url)
+        finally:
+            first.close()
+        yield server.url
+    finally:
+        server.stop()
+
+
 def _bundle(page, tmp_path) -> dict:
     """The committed release's bundle, downloaded as a user would: {file name: bytes}."""
     button = page.locator("[data-testid='stDownloadButton'] button").filter(has_text="release bundle")
