@@ -18,8 +18,8 @@ from fdp_core.data.loading import load_curves  # noqa: E402
 from .conftest import ARTIFACTS, harness  # noqa: E402
 from .test_e2e import (FIXTURES, PAGES, PICTURE, acknowledge_verdict, assert_healthy,  # noqa: E402
                        assert_plots_rendered, choose_radio,
-                       declare_value_range, error_alerts, metric, open_app, picture_texts, save_screenshot,
-                       upload)
+                       declare_value_range, error_alerts, metric, open_app, picture_texts, register_if_unmatched,
+                       save_screenshot, upload)
 
 interact, wait_idle = harness.interact, harness.wait_idle
 
@@ -213,6 +213,7 @@ def _declare_range(page) -> None:
 def _commit_and_download_report(page, app_url, tmp_path):
     open_app(page, app_url)
     _declare_range(page)
+    register_if_unmatched(page)  # another file's commit may have registered other data in this ledger
     harness.goto_page(page, "Release & audit")
     acknowledge_verdict(page)
     commit = page.get_by_role("button", name=re.compile(r"^Commit", re.I))
