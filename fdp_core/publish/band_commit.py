@@ -118,14 +118,8 @@ def commit_mean_with_band(ledger, fd: FunctionalData, settings: MeanSettings, *,
         The curves (NON-PRIVATE).
     settings : MeanSettings
         With ``confidence_band`` and ``band_share``.
-    label, data_label : str
-        The ledger entry's label and the data set's name in the report.
-    granularity_exp : int, optional
-        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
-    looked_at : sequence, optional
-        What the session looked at before committing (stated in the report).
-    pre_registered : bool
-        The settings were fixed before looking at the data.
+    label, data_label, granularity_exp, looked_at, pre_registered
+        As for :func:`fdp_core.publish.commit.commit_mean`.
 
     Returns
     -------

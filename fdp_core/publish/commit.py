@@ -634,14 +634,8 @@ def commit_kde(ledger, fd: FunctionalData, feature: str, settings, *, label: str
     feature : str
         The per-curve feature, e.g. ``"mean:0:1"``.
     settings : KdeSettings
-    label, data_label : str
-        The ledger entry's label and the data set's name in the report.
-    granularity_exp : int, optional
-        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
-    looked_at : sequence, optional
-        What the session looked at before committing (stated in the report).
-    pre_registered : bool
-        The settings were fixed before looking at the data.
+    label, data_label, granularity_exp, looked_at, pre_registered
+        As for :func:`fdp_core.publish.commit.commit_mean`.
 
     Returns
     -------
@@ -772,14 +766,8 @@ def commit_pca(ledger, fd: FunctionalData, settings, *, label: str = "", data_la
     settings : PcaSettings
     released_mean, released_mean_id : optional
         A mean committed earlier, to centre at (centring "released-mean").
-    label, data_label : str
-        The ledger entry's label and the data set's name in the report.
-    granularity_exp : int, optional
-        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
-    looked_at : sequence, optional
-        What the session looked at before committing (stated in the report).
-    pre_registered : bool
-        The settings were fixed before looking at the data.
+    label, data_label, granularity_exp, looked_at, pre_registered
+        As for :func:`fdp_core.publish.commit.commit_mean`.
 
     Returns
     -------

@@ -141,14 +141,8 @@ def commit_covariance(ledger, fd: FunctionalData, settings: CovarianceSettings, 
     fd : FunctionalData
         The curves (NON-PRIVATE).
     settings : CovarianceSettings
-    label, data_label : str
-        The ledger entry's label and the data set's name in the report.
-    granularity_exp : int, optional
-        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
-    looked_at : sequence, optional
-        What the session looked at before committing (stated in the report).
-    pre_registered : bool
-        The settings were fixed before looking at the data.
+    label, data_label, granularity_exp, looked_at, pre_registered
+        As for :func:`fdp_core.publish.commit.commit_mean`.
 
     Returns
     -------
@@ -255,14 +249,8 @@ def commit_regression(ledger, fd: FunctionalData, settings: RegressionSettings, 
     fd : FunctionalData
         The curves (NON-PRIVATE).
     settings : RegressionSettings
-    label, data_label : str
-        The ledger entry's label and the data set's name in the report.
-    granularity_exp : int, optional
-        The exact discrete sampler's grid 2^k (default: the finest that covers the float error).
-    looked_at : sequence, optional
-        What the session looked at before committing (stated in the report).
-    pre_registered : bool
-        The settings were fixed before looking at the data.
+    label, data_label, granularity_exp, looked_at, pre_registered
+        As for :func:`fdp_core.publish.commit.commit_mean`.
 
     Returns
     -------
