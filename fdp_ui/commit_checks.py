@@ -12,6 +12,10 @@ the Data page (fdp_ui.state) and the ledger in force; they never draw noise.
   blocks the commit; fewer than ``MIN_PERSONS_WARN`` persons, or fewer than
   ``MIN_PERSON_SHARE`` of the curves, is warned (fdp_core.limits).
 - A public value range for curve releases (mean, components).
+- The budget can be charged at all (``charge_blocker``): the data belong to a registered data set
+  or the Data page registered them as new with a typed reason (METHODS.md 24), the Data page's
+  choice of data set stands, and no budget of the same curves under another unit of privacy
+  blocks a new one. The same resolution the commit makes, asked before the click; nothing written.
 - The cost fits what is left of the budget (the ledger's own check, nothing charged).
 """
 
@@ -22,11 +26,14 @@ from dataclasses import dataclass
 import streamlit as st
 
 from fdp_core.budget.accounting import Ledger, LedgerEntry
-from fdp_core.errors import FdpError
+from fdp_core.budget.datasets import UnregisteredData
+from fdp_core.budget.ledger_store import PersistentLedger
+from fdp_core.errors import FdpError, LedgerError
 from fdp_core.limits import MIN_PERSON_SHARE, MIN_PERSONS_COMMIT, MIN_PERSONS_WARN
 from fdp_core.data.preprocess import repeated_id_columns
 
-from . import state
+from . import ledger as ledger_ui
+from . import sealed, state
 
 # The deliberate "every curve is a different person" declaration, stored outside any widget
 # (fdp_ui.state) with the data set label it was made for: a new data set asks again.
@@ -111,6 +118,34 @@ def budget_blocker(led: Ledger, entry) -> str | None:
     return None
 
 
+def charge_blocker(account) -> str | None:
+    """Why a commit could not charge the budget ``account()`` resolves (None when it can), in one sentence
+    with what to do: the commit's own resolution (fdp_core.budget.datasets.resolve), asked before the
+    click so that the button is disabled up front instead of refusing after it. Nothing is written.
+
+    ``account``: the callable the commit charges through (fdp_ui.ledger.account, or the sparse data's).
+    A database that cannot be used is left to the ledger-error blocker (None here)."""
+    try:
+        budget = account()
+        if budget.ledger() is not None:
+            return None  # a stored budget: charged as it is
+        others = budget.store.other_units(budget.fingerprint, budget.content)
+    except UnregisteredData as exc:
+        names = ", ".join(f"'{n}'" for n in exc.registered[:3]) + (", ..." if len(exc.registered) > 3 else "")
+        return (f"these data match none of the {len(exc.registered)} data set(s) registered in this ledger ({names}), "
+                "and no budget is created for them silently: register them as a new data set with a name and a "
+                "reason on the Data page if they are other people, or load the registered data")
+    except LedgerError:
+        return None
+    except FdpError as exc:
+        return f"the data set cannot be charged ({exc}): change the registered data set chosen on the Data page"
+    if others:
+        return (f"these curves already have a budget under another unit of privacy ({'; '.join(others)}): choose "
+                "that person column on the Data page, or create a budget for this unit on the command line ("
+                f"{ledger_ui.NEW_BUDGET_COMMAND})")
+    return None
+
+
 def cost_text(led: Ledger, entry) -> str:
     """The commit button's words: the one quote (every part as the ledger will charge it, METHODS.md 23)
     and what remains after it."""
@@ -127,7 +162,10 @@ def readiness(kind: str, value_range, led: Ledger | None = None, entry: LedgerEn
               ds: state.Dataset | None = None, ledger_error: str | None = None) -> Readiness:
     """Everything that must hold before a release of ``kind`` is committed."""
     blockers, warnings, declaration = unit_checks(ds)
-    if ledger_error:
+    charge = _current_charge_blocker(led, ds)
+    if charge:  # also what made the ledger unreadable (a refused Data page choice): said once, in the app's words
+        blockers.append(charge)
+    elif ledger_error:
         blockers.append(f"the ledger database cannot be used ({ledger_error})")
     if kind in RANGE_KINDS and value_range is None:
         blockers.append("no public value range declared (Data page: the lowest and highest possible values, then "
@@ -137,6 +175,18 @@ def readiness(kind: str, value_range, led: Ledger | None = None, entry: LedgerEn
         if over:
             blockers.append(over)
     return Readiness(tuple(blockers), tuple(warnings), declaration)
+
+
+def _current_charge_blocker(led: Ledger | None, ds: state.Dataset | None) -> str | None:
+    """``charge_blocker`` for the session's current data. Skipped (None) when the ledger in force is the
+    data's stored budget (the commit charges it as it is: no second look-up per rerun) and in sealed
+    mode (the private file, read only at the click, is charged; the stand-in never is)."""
+    if (ds is not None and ds is not state.current()) or sealed.active():
+        return None
+    led = led if led is not None else st.session_state.get(ledger_ui.LEDGER_KEY)
+    if isinstance(led, PersistentLedger):
+        return None
+    return charge_blocker(ledger_ui.account)
 
 
 def declare_unit(release, declaration: str | None) -> None:

@@ -21,8 +21,8 @@ from fdp_core.errors import FdpError
 from fdp_core.limits import MIN_PERSONS_COMMIT
 from fdp_core.publish.protocol import Quote, check_parts
 
+from . import commit_checks, sparse_view
 from . import ledger as ledger_ui
-from . import sparse_view
 
 VIEW_KEY = "sparse_ledger_view"  # (data, its ledger view): fingerprinted once per data set
 BUDGETS_KEY = "sparse_release_budgets"  # release id -> the stored budget it charged
@@ -83,7 +83,11 @@ def ledger() -> Ledger:
 def blockers(settings, quote: Quote | None, led: Ledger) -> list[str]:
     """Why the sparse mean cannot be committed yet (empty when it can); nothing is charged."""
     out = []
-    if ledger_ui.error():
+    # The budget the commit charges can be had: the same checks as for gridded curves (commit_checks).
+    charge = None if isinstance(led, ledger_store.PersistentLedger) else commit_checks.charge_blocker(account)
+    if charge:
+        out.append(charge)
+    elif ledger_ui.error():
         out.append(f"the ledger database cannot be used ({ledger_ui.error()})")
     if settings is None:
         out.append("no public domain of t or no public value range declared (Data page)")

@@ -147,9 +147,11 @@ def test_sparse_data_matching_no_registration_are_registered_on_the_data_page_wi
     at.checkbox(key="data_range_declared_input").check().run()
     assert any("match none of the 1 registered" in w.value for w in at.warning), [w.value for w in at.warning]
     assert at.button(key="data_unmatched_confirm").disabled
-    # Without the registration the commit is refused and nothing is stored.
+    # Without the registration the commit button is disabled up front, saying why and what to do.
     at.switch_page("pages/release.py").run()
-    at.button(key="rel_commit").click().run()
+    button = at.button(key="rel_commit")
+    assert button.disabled and "match none of the 1 data set(s) registered in this ledger ('example')" in button.help
+    assert "register them as a new data set with a name and a reason on the Data page" in button.help
     assert not at.exception and not any(s.value.startswith("Committed") for s in at.success)
     assert [d.name for d in LedgerStore(url).datasets()] == ["example"]
     at.switch_page("pages/data.py").run()

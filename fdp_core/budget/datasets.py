@@ -173,14 +173,25 @@ def resolve(store: LedgerStore, fd: FunctionalData, *, unit: Mapping | None = No
                         match=match)
 
 
+class UnregisteredData(ParameterError):
+    """Data matching none of a ledger's registrations where a run would create a budget for them
+    (METHODS.md 24). ``registered``: the names of the ledger's data sets, so that each front (the
+    command line, the app's commit button) can say what to do in its own words."""
+
+    def __init__(self, message: str, registered: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.registered = registered
+
+
 def refuse_fresh_budget(store: LedgerStore) -> None:
     """One line when a run would create a budget for data matching no registration of a ledger that has some."""
     registered = store.datasets()
     if registered:
         names = ", ".join(f"'{d.name}'" for d in registered[:3]) + (", ..." if len(registered) > 3 else "")
-        raise ParameterError(f"these data match none of the {len(registered)} data set(s) registered in this ledger "
+        raise UnregisteredData(f"these data match none of the {len(registered)} data set(s) registered in this ledger "
                              f"({names}) and a new budget is never created silently: if they are other people, "
-                             "pass --new-dataset --reason TEXT (recorded and shown in every later report)")
+                             "pass --new-dataset --reason TEXT (recorded and shown in every later report)",
+                               tuple(d.name for d in registered))
 
 
 def open_budget(url: str | None, fd, *, unit: Mapping | None = None, name: str = DEFAULT_BUDGET,
