@@ -623,7 +623,7 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys, args, message):
 def test_error_radii_drawn_in_chunks_equal_all_draws_at_once_and_stay_small():
     """Issue 40: the 4000 Monte Carlo draws of the radii come in ~4 MB chunks (same stream, same
     quantiles), not as (4000, 64 x 64) arrays held several times (~375 MB per session)."""
-    import tracemalloc
+    from chunked_monte_carlo import chunked_equals_unchunked
 
     from fdp_core.mechanisms.weighted_chi2 import monte_carlo_upper_quantile
 
@@ -633,12 +633,5 @@ def test_error_radii_drawn_in_chunks_equal_all_draws_at_once_and_stay_small():
     # the radius is the 99.9% upper confidence bound on the quantile (issue 41), of the same draws
     expected = monte_carlo_upper_quantile(np.sqrt((draws**2) @ release.weights.ravel()), 0.95)
     del draws
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        radius = release.l2_error_radius(0.95)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert radius == pytest.approx(expected, rel=1e-12)
-    assert release.m == 64 * 64 and peak < 40 * 2**20
+    assert release.m == 64 * 64
+    chunked_equals_unchunked(lambda: release.l2_error_radius(0.95), expected, peak_limit=40 * 2**20)
