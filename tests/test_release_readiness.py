@@ -126,3 +126,32 @@ def test_a_stored_budget_too_small_for_the_release_disables_the_commit(draws):
     assert _blocked(at, "over budget: it asks for epsilon"), at.button(key="rel_commit").help
     assert "leaves epsilon 0" in at.button(key="rel_commit").label
     assert draws == [] and budget.ledger().entries == []
+
+
+def test_curves_with_a_budget_under_another_unit_of_privacy_disable_the_commit(draws):
+    """Twelve curves (matched by exact fingerprint only) whose budget was created per person column 'pid'
+    on the command line; in the app without that person column they are another unit of privacy: even once
+    registered as new on the Data page, no second budget for the same curves is created. Said before the click."""
+    import pandas as pd
+
+    from fdp_ui.state import Dataset
+
+    url = os.environ["FDP_LEDGER_URL"]
+    t = np.linspace(0, 1, 20)
+    fd = from_arrays(t, 0.5 + 0.2 * np.random.default_rng(1).normal(size=(12, 20)), name="small.csv",
+                     metadata=pd.DataFrame({"pid": [f"p{i}" for i in range(12)]}))
+    open_budget(url, fd, unit={"person_column": "pid"}, dataset="small by pid").ensure(BudgetSpec(2.0, 1e-5))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset"] = Dataset(fd, "upload: small.csv", "upload")
+    at.run()
+    at.session_state["data_range_lo"], at.session_state["data_range_hi"] = -1.5, 1.5
+    at.session_state["data_range_declared"] = True
+    at.switch_page("pages/data.py").run()
+    at.text_input(key="data_unmatched_reason").input("a second look").run()
+    at.button(key="data_unmatched_confirm").click().run()
+    at.switch_page("pages/release.py").run()
+    _acknowledge(at)
+    reason = 'these curves already have a budget under another unit of privacy ({"person_column":"pid"})'
+    assert _blocked(at, reason), (at.button(key="rel_commit").help, [w.value for w in at.warning])
+    assert "choose that person column on the Data page" in at.button(key="rel_commit").help
+    assert draws == [] and [d.name for d in LedgerStore(url).datasets()] == ["small by pid"]
