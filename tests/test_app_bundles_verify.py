@@ -48,9 +48,15 @@ def _verified(folders, data: Path) -> None:
     runs = [(folder, subprocess.Popen([sys.executable, str(folder / "release.py"), str(data)], cwd=folder, env=env,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
             for folder in folders]
-    for folder, run in runs:
-        out, err = run.communicate(timeout=300)
-        assert run.returncode == 0 and out.strip().splitlines()[-1] == "verified", (folder, out, err)
+    try:
+        for folder, run in runs:
+            out, err = run.communicate(timeout=300)
+            assert run.returncode == 0 and out.strip().splitlines()[-1] == "verified", (folder, out, err)
+    finally:  # never leave a verifier behind (a failed assertion or a timeout above)
+        for _, run in runs:
+            if run.poll() is None:
+                run.kill()
+                run.communicate()
 
 
 def _stored(budget, ids) -> list[dict]:
