@@ -188,9 +188,9 @@ def refuse_fresh_budget(store: LedgerStore) -> None:
     registered = store.datasets()
     if registered:
         names = ", ".join(f"'{d.name}'" for d in registered[:3]) + (", ..." if len(registered) > 3 else "")
-        raise UnregisteredData(f"these data match none of the {len(registered)} data set(s) registered in this ledger "
-                             f"({names}) and a new budget is never created silently: if they are other people, "
-                             "pass --new-dataset --reason TEXT (recorded and shown in every later report)",
+        raise UnregisteredData(f"these data match none of the {len(registered)} data set(s) registered in this "
+                               f"ledger ({names}) and a new budget is never created silently: if they are other "
+                               "people, pass --new-dataset --reason TEXT (recorded and shown in every later report)",
                                tuple(d.name for d in registered))
 
 
