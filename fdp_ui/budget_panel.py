@@ -13,8 +13,8 @@ from fdp_core.budget import ledger_store
 from fdp_core.explore.presets import DISCLAIMER, PRESETS
 from fdp_core.registry import pure_mechanism_names
 
+from . import commit_checks, sidebar
 from . import ledger as ledger_ui
-from . import sidebar
 
 
 def sync_widgets() -> None:
@@ -51,7 +51,7 @@ def _preset() -> None:
     st.caption(f"**{DISCLAIMER}**")
 
 
-def _budget_widgets() -> None:
+def _budget_widgets(led) -> None:
     disabled = ledger_ui.locked()
     st.number_input("total epsilon", min_value=0.01, max_value=100.0, step=0.1, format="%.4g",
                     key="rel_budget_epsilon", on_change=ledger_ui.update_budget, disabled=disabled)
@@ -72,9 +72,15 @@ def _budget_widgets() -> None:
     if disabled:
         st.caption("The budget is stored and fixed.")
     else:
+        # The same look-up as the commit's, before the click: data that cannot be charged (unregistered,
+        # another unit's budget) cannot have a budget stored either, so say why instead of refusing after it.
+        blocker = commit_checks.current_charge_blocker(led, None)
         st.button("create the budget now (then it is fixed)", key="rel_create_budget",
-                  on_click=ledger_ui.create_budget,
-                  help="Otherwise the first commit stores it. Either way it can never be raised or reset from the app.")
+                  on_click=ledger_ui.create_budget, disabled=blocker is not None,
+                  help=blocker or "Otherwise the first commit stores it. Either way it can never be raised or reset "
+                                  "from the app.")
+        if blocker:
+            st.caption(f"No budget can be stored yet: {blocker}.")
 
 
 def render():
@@ -92,7 +98,7 @@ def render():
     with left:
         _preset()
     with right:
-        _budget_widgets()
+        _budget_widgets(led)
     message = st.session_state.pop(ledger_ui.MESSAGE_KEY, None)
     if message:
         getattr(st, message[0])(message[1])

@@ -162,7 +162,7 @@ def readiness(kind: str, value_range, led: Ledger | None = None, entry: LedgerEn
               ds: state.Dataset | None = None, ledger_error: str | None = None) -> Readiness:
     """Everything that must hold before a release of ``kind`` is committed."""
     blockers, warnings, declaration = unit_checks(ds)
-    charge = _current_charge_blocker(led, ds)
+    charge = current_charge_blocker(led, ds)
     if charge:  # also what made the ledger unreadable (a refused Data page choice): said once, in the app's words
         blockers.append(charge)
     elif ledger_error:
@@ -177,7 +177,7 @@ def readiness(kind: str, value_range, led: Ledger | None = None, entry: LedgerEn
     return Readiness(tuple(blockers), tuple(warnings), declaration)
 
 
-def _current_charge_blocker(led: Ledger | None, ds: state.Dataset | None) -> str | None:
+def current_charge_blocker(led: Ledger | None, ds: state.Dataset | None) -> str | None:
     """``charge_blocker`` for the session's current data. Skipped (None) when the ledger in force is the
     data's stored budget (the commit charges it as it is: no second look-up per rerun) and in sealed
     mode (the private file, read only at the click, is charged; the stand-in never is)."""

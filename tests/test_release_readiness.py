@@ -76,6 +76,8 @@ def test_data_matching_no_registration_disable_the_commit_until_registered_with_
     assert _blocked(at, UNREGISTERED), (at.button(key="rel_commit").help, [w.value for w in at.warning])
     assert "register them as a new data set with a name and a reason on the Data page" in at.button(key="rel_commit").help
     assert not at.error and draws == []  # nothing refused after a click: nothing was clicked, nothing drawn
+    create = at.button(key="rel_create_budget")  # storing the budget alone is refused up front for the same reason
+    assert create.disabled and UNREGISTERED in create.help, create.help
     assert [d.name for d in LedgerStore(url).datasets()] == ["other study"]
     # The Data page's registration with a typed reason lifts the blocker; the commit then goes through.
     at.switch_page("pages/data.py").run()
