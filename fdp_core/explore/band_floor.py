@@ -1,0 +1,116 @@
+"""Where the width of the band for E[Y] comes from, and the least any affine interval can have (METHODS.md 25).
+
+Given the population (the centred curves' coefficient covariance Sigma_x, known here: a validation tool, not a
+release) and the declared bound B, the band's half-width centre +- (q_e w_e(t) + b_e(t)) splits into
+
+* the privacy noise alone (the band of g Z), the sampling alone (the band of g G), both together (the band of
+  g (G + Z): one simultaneous quantile of the sum, as the release computes it) and the bias bound b_e(t);
+* the floor: at each t, the shortest interval of the form (affine estimate) +- half-width that holds E[Y](t) with
+  the level's probability for every mean in the ball, however it is centred. An affine estimate with sd sd(t) and
+  worst-case bias b(t) needs half-width cv(b / sd) sd, cv(beta) the level quantile of |N(beta, 1)| (the bias-aware
+  critical value: the worst mean puts the whole bias on one side); the floor is its minimum over the filters
+  e_l = B^2 x_l / (B^2 x_l + kappa v_l / s_l^2), a fine grid of kappa (the bias-variance frontier when the
+  coefficients' errors are uncorrelated). It is pointwise, so a simultaneous band cannot be narrower than it,
+  and it uses the true covariance, so no released statistic enters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import ndtr
+
+from ..registry import mean_mechanism
+from ..releases.bands import MeanBand, filter_candidates, psd_root, sup_quantile, undersmoothing_candidates
+from ..releases.mean import MeanRelease
+
+FLOOR_KAPPAS = 10.0 ** np.arange(-3.0, 4.01, 0.05)  # fine: the floor is a minimum, a coarse grid would overstate it
+
+
+@dataclass(frozen=True)
+class WidthParts:
+    """Mean half-widths over the grid (data units) of the parts of the band for E[Y], and the pointwise floor."""
+
+    noise: float  # mean of q_Z w_Z(t) for g Z alone
+    sampling: float  # mean of q_G w_G(t) for g G alone
+    joint: float  # mean of q w(t) for g (G + Z): what the band uses
+    bias: float  # mean of b_e(t)
+    floor: float  # mean over t of the least half-width of an affine interval valid over the ball (pointwise)
+
+    @property
+    def total(self) -> float:
+        return self.joint + self.bias
+
+
+def _filters(plan: MeanRelease, eigenvalues: np.ndarray, variances: np.ndarray, B: float, kappas):
+    """(effective shrinkage e on the kept coefficients, gain e / s) of the filters of ``bands.filter_candidates``."""
+    kept = plan.noise_scales.size
+    s = mean_mechanism(plan.settings.mechanism).band_shrinkage(plan.settings, eigenvalues, plan.noise_scales)[:kept]
+    signal = B * B * eigenvalues[:kept] ** float(plan.settings.eta)
+    for kappa in kappas:
+        noise = np.divide(kappa * variances, s**2, out=np.full(kept, np.inf), where=s > 0)
+        effective = np.where(np.isfinite(noise), signal / (signal + noise), 0.0)
+        yield effective, np.divide(effective, s, out=np.zeros(kept), where=s > 0)
+
+
+def bias_aware_critical_value(ratio: np.ndarray, level: float) -> np.ndarray:
+    """cv(beta): the ``level`` quantile of |N(beta, 1)|, beta = worst-case bias / sd (bisection on
+    Phi(c - beta) - Phi(-c - beta) = level, increasing in c; the root lies in [0, |beta| + 10])."""
+    beta = np.abs(np.asarray(ratio, dtype=float))
+    lo, hi = np.zeros_like(beta), beta + 10.0
+    for _ in range(64):
+        mid = (lo + hi) / 2.0
+        above = ndtr(mid - beta) - ndtr(-mid - beta) >= level
+        lo, hi = np.where(above, lo, mid), np.where(above, mid, hi)
+    return hi
+
+
+def pointwise_floor(plan: MeanRelease, eigenfunctions: np.ndarray, eigenvalues: np.ndarray, coefficient_cov: np.ndarray,
+                    B: float, level: float, kappas=FLOOR_KAPPAS) -> np.ndarray:
+    """min over the filters of cv(b_e(t) / sd_e(t)) sd_e(t) at every grid point (see the module doc).
+
+    ``coefficient_cov``: the covariance of the released coefficients' error (noise plus S Sigma S^T / n)."""
+    kept = plan.noise_scales.size
+    x = eigenvalues ** float(plan.settings.eta)
+    phi2 = eigenfunctions[:, :kept] ** 2
+    tail = eigenfunctions[:, kept:] ** 2 @ x[kept:]  # coefficients the release drops: their whole mean is bias
+    x = x[:kept]
+    best = np.full(plan.synthesis.shape[0], np.inf)
+    for effective, gain in _filters(plan, eigenvalues, np.diag(coefficient_cov), B, kappas):
+        weighted = plan.synthesis * gain
+        sd = np.sqrt(np.clip(np.sum((weighted @ coefficient_cov) * weighted, axis=1), 0.0, None))
+        bias = B * np.sqrt(phi2 @ (x * (1.0 - effective) ** 2) + tail)
+        ratio = np.divide(bias, sd, out=np.full(sd.size, np.inf), where=sd > 0)
+        half = np.where(sd > 0, bias_aware_critical_value(np.minimum(ratio, 1e6), level) * sd, bias)
+        best = np.minimum(best, half)
+    return best
+
+
+def width_parts(plan: MeanRelease, eigenfunctions: np.ndarray, eigenvalues: np.ndarray, sampling: np.ndarray,
+                band: MeanBand, B: float, level: float, *, true_sampling: np.ndarray | None = None,
+                n_draws: int = 4000, seed: int = 0) -> WidthParts:
+    """Split the chosen band's half-width into noise, sampling and bias (``band``: its family and parameter;
+    ``sampling``: the covariance the band used, T Sigma~ T^T / n in the release's coefficients, i.e.
+    ``ConfidenceBand.sampling_cov``), with the floor beside it (from ``true_sampling``, T Sigma T^T / n with the
+    population's Sigma, when given; else from ``sampling``)."""
+    noise_cov = np.diag(plan.family.variance_factor * plan.noise_scales**2)
+    cov = noise_cov + sampling
+    candidates = (undersmoothing_candidates(plan, eigenvalues) if band.family == "penalty"
+                  else filter_candidates(plan, eigenvalues, np.diag(cov), B))
+    effective, gain = next((e, g) for p, e, g in candidates if p == band.parameter)
+    rng = np.random.default_rng(seed)
+    noise_draws = plan.noise_coefficients(rng, n_draws) * gain
+    sampling_draws = (rng.standard_normal((n_draws, gain.size)) @ psd_root(sampling).T) * gain
+    weighted = plan.synthesis * gain
+
+    def part(draws, covariance):
+        sd = np.sqrt(np.clip(np.einsum("ik,kl,il->i", weighted, covariance, weighted), 0.0, None))
+        return float(np.mean(sup_quantile(draws @ plan.synthesis.T, sd, level) * sd))
+
+    x = eigenvalues ** float(plan.settings.eta)
+    bias = B * np.sqrt(eigenfunctions**2 @ (x * (1.0 - effective) ** 2))
+    floor_cov = cov if true_sampling is None else noise_cov + true_sampling
+    floor = pointwise_floor(plan, eigenfunctions, eigenvalues, floor_cov, B, level)
+    return WidthParts(part(noise_draws, noise_cov), part(sampling_draws, sampling),
+                      part(noise_draws + sampling_draws, cov), float(np.mean(bias)), float(np.mean(floor)))
