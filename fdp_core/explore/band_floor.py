@@ -96,9 +96,9 @@ def width_parts(plan: MeanRelease, eigenfunctions: np.ndarray, eigenvalues: np.n
     population's Sigma, when given; else from ``sampling``)."""
     noise_cov = np.diag(plan.family.variance_factor * plan.noise_scales**2)
     cov = noise_cov + sampling
-    candidates = (undersmoothing_candidates(plan, eigenvalues) if band.family == "penalty"
-                  else filter_candidates(plan, eigenvalues, np.diag(cov), B))
-    effective, gain = next((e, g) for p, e, g in candidates if p == band.parameter)
+    candidates = {**{("penalty", p): (e, g) for p, e, g in undersmoothing_candidates(plan, eigenvalues)},
+                  **{("filter", p): (e, g) for p, e, g in filter_candidates(plan, eigenvalues, np.diag(cov), B)}}
+    effective, gain = candidates[band.family, band.parameter]  # the band's own choice, as bands.mean_band made it
     rng = np.random.default_rng(seed)
     noise_draws = plan.noise_coefficients(rng, n_draws) * gain
     sampling_draws = (rng.standard_normal((n_draws, gain.size)) @ psd_root(sampling).T) * gain
