@@ -8,10 +8,11 @@ release) and the declared bound B, the band's half-width centre +- (q_e w_e(t) +
 * the floor: at each t, the shortest interval of the form (affine estimate) +- half-width that holds E[Y](t) with
   the level's probability for every mean in the ball, however it is centred. An affine estimate with sd sd(t) and
   worst-case bias b(t) needs half-width cv(b / sd) sd, cv(beta) the level quantile of |N(beta, 1)| (the bias-aware
-  critical value: the worst mean puts the whole bias on one side); the floor is its minimum over the filters
-  e_l = B^2 x_l / (B^2 x_l + kappa v_l / s_l^2), a fine grid of kappa (the bias-variance frontier when the
-  coefficients' errors are uncorrelated). It is pointwise, so a simultaneous band cannot be narrower than it,
-  and it uses the true covariance, so no released statistic enters.
+  critical value: the worst mean puts the whole bias on one side); the floor is its minimum over every weight
+  vector, found on the bias-sd frontier (for uncorrelated errors the frontier is the filters
+  e_l = B^2 x_l / (B^2 x_l + kappa v_l / s_l^2) of bands.filter_candidates, kappa = 1 / lambda). It is
+  pointwise, so a simultaneous band cannot be narrower than it, and with the population's covariance no
+  released statistic enters.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from ..registry import mean_mechanism
 from ..releases.bands import MeanBand, filter_candidates, psd_root, sup_quantile, undersmoothing_candidates
 from ..releases.mean import MeanRelease
 
-FLOOR_KAPPAS = 10.0 ** np.arange(-3.0, 4.01, 0.05)  # fine: the floor is a minimum, a coarse grid would overstate it
+# The frontier's multiplier lambda (1 / kappa of the filters): fine, a coarse grid would overstate the floor.
+FLOOR_LAMBDAS = 10.0 ** np.arange(-4.0, 3.01, 0.05)
 
 
 @dataclass(frozen=True)
@@ -43,17 +45,6 @@ class WidthParts:
         return self.joint + self.bias
 
 
-def _filters(plan: MeanRelease, eigenvalues: np.ndarray, variances: np.ndarray, B: float, kappas):
-    """(effective shrinkage e on the kept coefficients, gain e / s) of the filters of ``bands.filter_candidates``."""
-    kept = plan.noise_scales.size
-    s = mean_mechanism(plan.settings.mechanism).band_shrinkage(plan.settings, eigenvalues, plan.noise_scales)[:kept]
-    signal = B * B * eigenvalues[:kept] ** float(plan.settings.eta)
-    for kappa in kappas:
-        noise = np.divide(kappa * variances, s**2, out=np.full(kept, np.inf), where=s > 0)
-        effective = np.where(np.isfinite(noise), signal / (signal + noise), 0.0)
-        yield effective, np.divide(effective, s, out=np.zeros(kept), where=s > 0)
-
-
 def bias_aware_critical_value(ratio: np.ndarray, level: float) -> np.ndarray:
     """cv(beta): the ``level`` quantile of |N(beta, 1)|, beta = worst-case bias / sd (bisection on
     Phi(c - beta) - Phi(-c - beta) = level, increasing in c; the root lies in [0, |beta| + 10])."""
@@ -67,20 +58,25 @@ def bias_aware_critical_value(ratio: np.ndarray, level: float) -> np.ndarray:
 
 
 def pointwise_floor(plan: MeanRelease, eigenfunctions: np.ndarray, eigenvalues: np.ndarray, coefficient_cov: np.ndarray,
-                    B: float, level: float, kappas=FLOOR_KAPPAS) -> np.ndarray:
-    """min over the filters of cv(b_e(t) / sd_e(t)) sd_e(t) at every grid point (see the module doc).
+                    B: float, level: float, lambdas=FLOOR_LAMBDAS) -> np.ndarray:
+    """The shortest bias-aware affine interval at every grid point (see the module doc).
 
-    ``coefficient_cov``: the covariance of the released coefficients' error (noise plus S Sigma S^T / n)."""
+    ``coefficient_cov``: the covariance C of the released coefficients' error (noise plus S Sigma S^T / n). An
+    estimate sum_k w_k r_k of E[Y](t) (r_k = s_k mu_k + error) has sd^2 = w^T C w and worst-case bias
+    b^2 = B^2 (sum_k x_k (phi_k(t) - s_k w_k)^2 + the dropped coefficients' sum_l x_l phi_l(t)^2). The least sd at a
+    given bias solves min w^T C w + lambda b^2: (C + lambda B^2 S X S) w = lambda B^2 S X phi(t), one lambda per
+    point of the frontier; cv(b / sd) sd grows with both, so its minimum lies on the frontier."""
     kept = plan.noise_scales.size
+    s = mean_mechanism(plan.settings.mechanism).band_shrinkage(plan.settings, eigenvalues, plan.noise_scales)[:kept]
     x = eigenvalues ** float(plan.settings.eta)
-    phi2 = eigenfunctions[:, :kept] ** 2
     tail = eigenfunctions[:, kept:] ** 2 @ x[kept:]  # coefficients the release drops: their whole mean is bias
     x = x[:kept]
-    best = np.full(plan.synthesis.shape[0], np.inf)
-    for effective, gain in _filters(plan, eigenvalues, np.diag(coefficient_cov), B, kappas):
-        weighted = plan.synthesis * gain
-        sd = np.sqrt(np.clip(np.sum((weighted @ coefficient_cov) * weighted, axis=1), 0.0, None))
-        bias = B * np.sqrt(phi2 @ (x * (1.0 - effective) ** 2) + tail)
+    phi = eigenfunctions[:, :kept].T  # (kept, grid)
+    best = np.full(eigenfunctions.shape[0], np.inf)
+    for lam in lambdas:
+        weights = np.linalg.solve(coefficient_cov + np.diag(lam * B * B * s * s * x), (lam * B * B * s * x)[:, None] * phi)
+        sd = np.sqrt(np.clip(np.sum(weights * (coefficient_cov @ weights), axis=0), 0.0, None))
+        bias = B * np.sqrt(x @ (phi - s[:, None] * weights) ** 2 + tail)
         ratio = np.divide(bias, sd, out=np.full(sd.size, np.inf), where=sd > 0)
         half = np.where(sd > 0, bias_aware_critical_value(np.minimum(ratio, 1e6), level) * sd, bias)
         best = np.minimum(best, half)
