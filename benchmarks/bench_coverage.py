@@ -32,6 +32,7 @@ from fdp_core.explore.band_coverage import coverage_cell  # noqa: E402
 from fdp_core.explore.rough_design import rough_cell  # noqa: E402
 
 NS = (200, 1000, 10_000)
+EPSILONS = (0.5, 1.0, 4.0)
 # The mean band's half-width split (fdp_core/explore/band_floor.py), over the oracle band's: privacy noise alone,
 # sampling alone, both (one joint quantile: what the band uses), the bias bound; and the pointwise floor of any
 # affine interval valid over the B-ball (no band, simultaneous or not, of that form is narrower on average).
@@ -43,7 +44,6 @@ def parts(cell) -> str:
         return ""
     return (f"{cell.noise_ratio:>6.2f} {cell.sampling_ratio:>5.2f} {cell.joint_ratio:>6.2f} {cell.bias_ratio:>6.2f} "
             f"{cell.floor_ratio:>6.2f}")
-EPSILONS = (0.5, 1.0, 4.0)
 
 
 def main() -> None:
