@@ -80,3 +80,15 @@ def test_the_parts_add_up_to_the_band_and_stay_above_the_floor():
     assert parts.joint == pytest.approx(np.mean(bands.mean.band.quantile * bands.mean.band.sd), rel=0.05)
     assert max(parts.noise, parts.sampling) <= parts.joint <= parts.noise + parts.sampling
     assert parts.floor <= parts.total
+
+
+def test_on_real_curves_of_a_rough_design_the_mean_band_covers_and_stays_above_its_floor():
+    """Brute force on curves (Poisson jumps, a t3 level shift: not a Gaussian process), every replication through
+    the release path: the band for E[Y] covers it, no narrower than the floor of any affine interval, and its
+    parts add up."""
+    from fdp_core.explore.rough_design import rough_cell
+
+    cell = rough_cell(500, 4.0, 20, grid_points=41, n_draws=1000, seed=5)
+    assert cell.mean_coverage >= 0.9 and cell.coverage >= 0.8
+    assert cell.floor_ratio < cell.mean_width_ratio
+    assert cell.joint_ratio <= cell.noise_ratio + cell.sampling_ratio
