@@ -13,7 +13,9 @@ Contract: 0.93-0.985 for n >= 1000.
 
 With a smoothness bound B = factor * ||E[Y] - c||_H (METHODS 25) each cell also reports the mean band's
 coverage of E[Y] itself and the median half-widths of both bands over the non-private oracle band's (the
-raw mean +- its simultaneous 95% quantile, known covariance). Then the same for a rough design that is not
+raw mean +- its simultaneous 95% quantile, known covariance), the last replication's mean band split into privacy
+noise, sampling and bias, and the pointwise floor of any affine interval over the B-ball (fdp_core/explore/
+band_floor.py: the least width the band's construction could reach). Then the same for a rough design that is not
 a Gaussian process (fdp_core/explore/rough_design.py: Poisson jumps and a Student-t level shift), where
 every replication draws n curves and runs the release path itself.
 """
@@ -31,6 +33,17 @@ from fdp_core.explore.rough_design import rough_cell  # noqa: E402
 
 NS = (200, 1000, 10_000)
 EPSILONS = (0.5, 1.0, 4.0)
+# The mean band's half-width split (fdp_core/explore/band_floor.py), over the oracle band's: privacy noise alone,
+# sampling alone, both (one joint quantile: what the band uses), the bias bound; and the pointwise floor of any
+# affine interval valid over the B-ball (no band, simultaneous or not, of that form is narrower on average).
+PARTS_HEADER = f"{'noise':>6} {'samp':>5} {'joint':>6} {'bias':>6} {'floor':>6}"
+
+
+def parts(cell) -> str:
+    if cell.floor_ratio is None:
+        return ""
+    return (f"{cell.noise_ratio:>6.2f} {cell.sampling_ratio:>5.2f} {cell.joint_ratio:>6.2f} {cell.bias_ratio:>6.2f} "
+            f"{cell.floor_ratio:>6.2f}")
 
 
 def main() -> None:
@@ -48,7 +61,7 @@ def main() -> None:
     factor = args.smoothness_factor or None
     rows = []
     print(f"{'design':6} {'n':>6} {'eps':>4} {'coverage':>8} {'privacy':>8} {'oracle':>7} {'width/oracle':>12} "
-          f"{'E[Y] cov':>8} {'ci E[Y]':>7} {'ci/raw':>7} {'mean/raw':>8} {'s':>5}")
+          f"{'E[Y] cov':>8} {'ci E[Y]':>7} {'ci/raw':>7} {'mean/raw':>8} {'s':>5} {PARTS_HEADER}")
     for design in args.designs:
         for n in NS:
             for eps in EPSILONS:
@@ -61,7 +74,7 @@ def main() -> None:
                         f"{cell.mean_coverage:>8.3f} {cell.ci_mean_coverage:>7.3f} {cell.ci_raw_width_ratio:>7.2f} "
                         f"{cell.mean_width_ratio:>8.2f}")
                 print(f"{design:6} {n:>6} {eps:>4g} {cell.coverage:>8.3f} {cell.privacy_coverage:>8.3f} "
-                      f"{cell.oracle_coverage:>7.3f} {cell.width_ratio:>12.3f} {mean:>33} {seconds:>5.0f}", flush=True)
+                      f"{cell.oracle_coverage:>7.3f} {cell.width_ratio:>12.3f} {mean:>33} {seconds:>5.0f} {parts(cell)}", flush=True)
                 rows.append({**cell.__dict__, "seconds": seconds})
     for n in args.rough_n if args.rough_replications and factor else ():
         for eps in EPSILONS:
@@ -72,7 +85,7 @@ def main() -> None:
             print(f"{'rough':6} {n:>6} {eps:>4g} {cell.coverage:>8.3f} {'':>8} {'':>7} {'':>12} "
                   f"{cell.mean_coverage:>8.3f} {cell.ci_mean_coverage:>7.3f} {cell.ci_raw_width_ratio:>7.2f} "
                   f"{cell.mean_width_ratio:>8.2f} "
-                  f"{seconds:>5.0f}", flush=True)
+                  f"{seconds:>5.0f} {parts(cell)}", flush=True)
             rows.append({"design": "rough", **cell.__dict__, "seconds": seconds})
     print(json.dumps({"benchmark": "bench_coverage", "mechanism": args.mechanism, "replications": args.replications,
                       "smoothness_factor": factor, "rough_replications": args.rough_replications, "cells": rows}))

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from fdp_core.explore.band_coverage import GRID_POINTS, coverage_cell, design_settings
-from fdp_core.releases.bands import plan_band_release, privacy_band, smoothing_bias_bound
+from fdp_core.releases.bands import band_summary, plan_band_release, privacy_band, smoothing_bias_bound
 from fdp_core.budget.privacy_events import gdp_mu
 from fdp_core.cli import main
 from fdp_core.releases.bands import psd_part
@@ -153,6 +153,9 @@ def test_release_mean_writes_both_bands(tmp_path):
     assert total["gdp"]["mu"] == pytest.approx(np.hypot(gdp_mu(0.8, band["delta_mean"]),
                                                         gdp_mu(0.2, band["delta_second_moment"])))
     assert "composed total" in result.stdout and f"{total['gdp']['epsilon']:.4g}" in result.stdout
+    # The summary line names what each band covers, the band for E[Y] with its B.
+    assert "confidence band for the smoothed mean (ci_lower/ci_upper)" in result.stdout
+    assert "population mean E[Y] itself (mean_lower/mean_upper), if ||E[Y] - c||_H <= B = 1 holds" in result.stdout
     assert record["settings"]["confidence_band"] == 0.95 and record["settings"]["epsilon"] == 1.0
     assert json.loads((out / "analyst_view.json").read_text())["publishable"] is False
 
@@ -322,11 +325,21 @@ def test_commit_charges_both_parts_and_replays():
     assert list(release.table.columns) == ["t", "value", "privacy_lower", "privacy_upper", "ci_lower", "ci_upper"]
     assert release.config["settings"]["epsilon"] == 1.0 and release.config["settings"]["confidence_band"] == 0.9
     assert release.record["band"]["epsilon_mean"] == pytest.approx(0.75)
-    total = release.record["band"]["composed_total"]
-    assert total["method"] == "gdp" and total["epsilon"] < 1.0 and total["basic"]["epsilon"] == pytest.approx(1.0)
+    # The band's total states what the ledger charged (charged_total's numbers); the calibrated split beside it.
+    total, charged = release.record["band"]["composed_total"], release.record["charged_total"]
+    assert total["source"] == "ledger" and total["basic"] == {"epsilon": pytest.approx(charged["epsilon"], rel=1e-12),
+                                                               "delta": pytest.approx(charged["delta"], rel=1e-12)}
+    assert charged["epsilon"] == pytest.approx(sum(e.epsilon for e in ledger.entries), rel=1e-12)
+    assert total["method"] == charged["composed"]["method"] and total["epsilon"] == charged["composed"]["epsilon"]
+    assert total["epsilon"] <= total["basic"]["epsilon"]
+    calibrated = release.record["band"]["calibrated_total"]
+    assert calibrated["method"] == "gdp" and calibrated["epsilon"] < 1.0 == pytest.approx(calibrated["basic"]["epsilon"])
     from fdp_core.publish.report import report_html
 
-    assert f"mu = {total['gdp']['mu']:.4g}" in report_html(release, ledger)
+    assert "population mean" not in band_summary(release.record["band"])  # no smoothness bound: no band for E[Y]
+    html = report_html(release, ledger)
+    assert f"charged: basic composition epsilon {charged['epsilon']:.4g}" in html
+    assert f"mu = {calibrated['gdp']['mu']:.4g}" in html
     with pytest.raises(BudgetError):  # the replay's two parts no longer fit: refused before any draw
         replay(release.config, fd, ledger=Ledger(3.0, 1e-4, entries=list(ledger.entries) * 2))
     again, after = replay(release.config, fd, ledger=ledger)

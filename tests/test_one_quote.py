@@ -78,6 +78,13 @@ def test_the_quote_printed_is_the_charge_recorded(kind, eps, share, tmp_path_fac
     assert record["publishable"] is not False
     charged = record.get("charged_total") or record["charged"]
     assert charged["epsilon"] == pytest.approx(total_eps, rel=1e-12)
+    if kind == "band":  # the band's block states the same charge (its calibrated split beside it)
+        band_total = record["band"]["composed_total"]
+        assert band_total["basic"]["epsilon"] == pytest.approx(total_eps, rel=1e-12)
+        assert band_total["basic"]["delta"] == pytest.approx(total_delta, rel=1e-12)
+        assert band_total["epsilon"] == charged["composed"]["epsilon"] <= band_total["basic"]["epsilon"]
+        assert record["band"]["calibrated_total"]["basic"]["epsilon"] == pytest.approx(eps, rel=1e-12)
+        assert "confidence band for the smoothed mean (ci_lower/ci_upper)" in printed
     assert f"charged epsilon {total_eps:.6g}, delta {total_delta:.3g}" in (out / "README.txt").read_text()
     if len(recorded) > 1:
         assert f"epsilon = {total_eps:.4g}" in (out / "report.html").read_text()  # the report's headline

@@ -184,6 +184,13 @@ def composed_total_words(total: dict | None) -> str:
     basic = total["basic"]
     words = f"basic composition epsilon {basic['epsilon']:.4g}" + (f", delta {basic['delta']:.3g}"
                                                                    if basic["delta"] else "")
+    if total.get("source") == "ledger":  # a committed band: what the ledger charged and how it composes it
+        words = "charged: " + words
+        if "ledger" in total:
+            ledger = total["ledger"]
+            words += (f"; composed by the ledger ({ledger['method']}): epsilon {ledger['epsilon']:.4g} at delta "
+                      f"{ledger['delta']:.3g}")
+        return words
     if "gdp" in total:
         gdp, zcdp = total["gdp"], total["zcdp"]
         words += (f"; Gaussian parts composed exactly (mu-GDP, mu = {gdp['mu']:.4g}): epsilon {gdp['epsilon']:.4g} "

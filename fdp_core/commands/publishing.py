@@ -91,9 +91,14 @@ def charge_and_publish(args, kind_name: str, data, settings, *, inputs=None, reg
     export_folder(release, staged, ledger, include_analyst_view=True)
     ids = entry_ids(release)
     complete_then_publish(budget, ids, staged, out, ledger_url=args.ledger, release_id=ids[0])
+    bands = ""
+    if isinstance(release.record.get("band"), dict):  # a mean with its bands: which columns cover what
+        from ..releases.bands import band_summary  # lazy: keeps `--help` light
+
+        bands = f"; with the {band_summary(release.record['band'])}"
     print(f"wrote {out}/ (release.csv, coefficients.csv, release.json, config.yaml, ledger.json, report.html; "
           f"analyst_view.json is NOT for publication): {release.kind} {release.entry.mechanism}, "
-          f"n={release.record.get('n')}, exact discrete noise")
+          f"n={release.record.get('n')}, exact discrete noise{bands}")
     print(quote_line([e for e in ledger.entries if e.id in ids]))
     spent = ledger.spent()
     print(f"ledger: {budget.store.location}, budget '{budget.name}': spent epsilon {spent.epsilon:.4g} of "

@@ -68,7 +68,7 @@ def run(args) -> int:
 def _run_with_band(args, settings: MeanSettings, engine: str) -> int:
     """--confidence-band: the mean at (1 - share) of the budget, a second moment at the share, both bands."""
     from ..budget.privacy_events import composed_total_words  # lazy: keeps `--help` light
-    from ..releases.bands import preview_band_release  # lazy: keeps `--help` light
+    from ..releases.bands import band_summary, preview_band_release  # lazy: keeps `--help` light
 
     if engine != "local":
         raise ParameterError("--confidence-band needs the curves in memory (the second moment is not streamed): "
@@ -76,8 +76,8 @@ def _run_with_band(args, settings: MeanSettings, engine: str) -> int:
     record, table, view = preview_band_release(load_data(args), settings, rng_from(args), seed=args.seed)
     write_release(args.out, record, pd.DataFrame(table), view)
     band = record["band"]
-    print(f"wrote {args.out}/release.json and {args.out}/release.csv with the privacy band and the "
-          f"{band['level']:g} confidence band ({settings.mechanism}, epsilon {band['epsilon_mean']:.4g} mean + "
+    print(f"wrote {args.out}/release.json and {args.out}/release.csv with the {band_summary(band)} "
+          f"({settings.mechanism}, epsilon {band['epsilon_mean']:.4g} mean + "
           f"{band['epsilon_second_moment']:.4g} second moment; composed total: {composed_total_words(band['composed_total'])}); "
           f"{args.out}/analyst_view.json is NOT for publication")
     preview_note(args.out)

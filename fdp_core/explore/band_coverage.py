@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .band_floor import WidthParts, width_parts
 from ..releases.bands import (BandPlan, confidence_band, plan_band_release, psd_root, simultaneous_band, smoother,
                               sup_quantile)
 from ..releases.covariance import product_shrinkage, symmetrise
@@ -52,6 +53,13 @@ class CoverageCell:
     mean_width_ratio: float | None = None
     ci_raw_width_ratio: float | None = None
     smoothness_bound: float | None = None
+    # The last replication's mean band split (explore/band_floor.py), each over the same oracle: its noise, sampling
+    # and joint quantile parts, its bias bound, and the pointwise floor of any affine interval (true covariance).
+    noise_ratio: float | None = None
+    sampling_ratio: float | None = None
+    joint_ratio: float | None = None
+    bias_ratio: float | None = None
+    floor_ratio: float | None = None
 
 
 def _population(plan: BandPlan, design: str) -> tuple[np.ndarray, np.ndarray]:
@@ -145,7 +153,18 @@ def coverage_cell(design: str, n: int, epsilon: float, replications: int, *, see
         return cell
     K = cov.eigenfunctions @ sigma_x @ cov.eigenfunctions.T
     raw = float(np.mean(raw_oracle_half_width(K, n, level, n_draws, seed + 2)))
-    return replace(cell, mean_coverage=mean_hits / replications if mean_widths else None,
+    cell = replace(cell, mean_coverage=mean_hits / replications if mean_widths else None,
                    ci_mean_coverage=ci_mean_hits / replications,
                    mean_width_ratio=float(np.median(mean_widths)) / raw if mean_widths else None,
                    ci_raw_width_ratio=float(np.median(widths)) / raw, smoothness_bound=B)
+    if bands.mean is None:
+        return cell
+    return replace(cell, **parts_ratios(width_parts(mean, cov.eigenfunctions, cov.eigenvalues, bands.sampling_cov,
+                                                    bands.mean, B, level, true_sampling=T @ sigma_x @ T.T / n,
+                                                    n_draws=n_draws), raw))
+
+
+def parts_ratios(parts: WidthParts, raw: float) -> dict:
+    """A band's width parts over the oracle's mean half-width ``raw`` (the cells' fields)."""
+    return {"noise_ratio": parts.noise / raw, "sampling_ratio": parts.sampling / raw, "joint_ratio": parts.joint / raw,
+            "bias_ratio": parts.bias / raw, "floor_ratio": parts.floor / raw}

@@ -17,7 +17,8 @@ import numpy as np
 from ..data.loading import FunctionalData
 from ..releases.bands import confidence_band, plan_band_release, smoother
 from ..releases.mean import MeanSettings
-from .band_coverage import h_norm, raw_oracle_half_width
+from .band_coverage import h_norm, parts_ratios, raw_oracle_half_width
+from .band_floor import width_parts
 
 RATE, JUMP, SHIFT = 8.0, 0.3, 0.1
 VALUE_RANGE = (-3.0, 3.0)
@@ -50,6 +51,12 @@ class RoughCell:
     ci_mean_coverage: float  # of E[Y] by the m_S band (what it does not claim)
     ci_raw_width_ratio: float  # median mean half-width over the non-private oracle band's
     mean_width_ratio: float
+    # The last replication's mean band split and the floor (band_coverage.CoverageCell's fields of the same names).
+    noise_ratio: float | None = None
+    sampling_ratio: float | None = None
+    joint_ratio: float | None = None
+    bias_ratio: float | None = None
+    floor_ratio: float | None = None
 
 
 def rough_cell(n: int, epsilon: float, replications: int, *, grid_points: int = 101, smoothness_factor: float = 2.0,
@@ -79,5 +86,10 @@ def rough_cell(n: int, epsilon: float, replications: int, *, grid_points: int = 
         mean_hits += bool(np.all((truth >= bands.mean.band.lower) & (truth <= bands.mean.band.upper)))
         widths.append(float(np.mean(bands.band.half_width)))
         mean_widths.append(float(np.mean(bands.mean.band.half_width)))
+    projector = cov.eigenfunctions.T * cov.weights  # the population's covariance in the eigenbasis: the floor's
+    sampling = T @ (projector @ rough_covariance(grid) @ projector.T) @ T.T / n
+    parts = width_parts(plan.mean, cov.eigenfunctions, cov.eigenvalues, bands.sampling_cov, bands.mean, B, 0.95,
+                        true_sampling=sampling, n_draws=n_draws)
     return RoughCell(n, epsilon, replications, B, hits / replications, mean_hits / replications,
-                     ci_mean_hits / replications, float(np.median(widths)) / raw, float(np.median(mean_widths)) / raw)
+                     ci_mean_hits / replications, float(np.median(widths)) / raw, float(np.median(mean_widths)) / raw,
+                     **parts_ratios(parts, raw))

@@ -22,7 +22,7 @@ from ..budget.accounting import Ledger, LedgerEntry
 from ..releases.bands import BandPlan, band_record, band_table, confidence_band, plan_band_release
 from .commit import MEAN_STEPS, CommittedRelease, prepare_mean_commit, refuse_data_dependent
 from .commit_summaries import COVARIANCE_STEPS, prepare_covariance_commit
-from .protocol import CommitRequest, Quote, Steps, quote_of, run_steps
+from .protocol import CommitRequest, Quote, Steps, combined_charge, quote_of, run_steps
 from ..releases.covariance import symmetrise
 from ..data.loading import FunctionalData
 from ..releases.mean import MeanSettings
@@ -88,6 +88,10 @@ def build_band(request: CommitRequest, quote: Quote, draws, ledger: Ledger) -> C
                   part_entry_ids=[mean.entry.id, *second.record["part_entry_ids"]])
 
     record["band"]["unit_noise_scale"] = c
+    # The band's total states what the ledger charged (the same numbers as charged_total); the split the noise
+    # was calibrated to, and its exact GDP total for continuous Gaussian noise, stay beside it as calibrated_total.
+    record["band"]["calibrated_total"] = record["band"]["composed_total"]
+    record["band"]["composed_total"] = charged_band_total(combined_charge(quote.entries))
     record["settings"] = asdict(plan.settings)  # the whole budget: a replay splits it again
     config = {**mean.config, "settings": config_of(plan.settings)}
     table = pd.DataFrame(band_table(plan.mean.grid_points, values, bands))
@@ -95,6 +99,23 @@ def build_band(request: CommitRequest, quote: Quote, draws, ledger: Ledger) -> C
                "nonprivate_estimate_inside_privacy_band": bool(np.all(
                    (plan.mean.estimate >= bands.privacy.lower) & (plan.mean.estimate <= bands.privacy.upper)))}
     return replace(mean, record=record, table=table, config=config, analyst=analyst)
+
+
+def charged_band_total(charge: dict) -> dict:
+    """The band's ``composed_total`` of a committed release, in the schema of ``privacy_events.composed_total``,
+    from the ledger's charge of its parts (``protocol.combined_charge``): ``basic`` is the sum the ledger's filter
+    spends, ``epsilon`` / ``delta`` / ``method`` the tightest total the ledger composes for them (never above the
+    sum), ``ledger`` that composition as the ledger states it."""
+    basic = {"epsilon": float(charge["epsilon"]), "delta": float(charge["delta"])}
+    out = {"basic": basic, **basic, "method": "basic", "source": "ledger",
+           "meaning": "what the ledger charged for the mean and the second moment (charged_total); calibrated_total: "
+                      "the split their noise was calibrated to"}
+    composed = charge.get("composed")
+    if composed is not None:
+        out["ledger"] = dict(composed)
+        if composed["epsilon"] < basic["epsilon"]:
+            out.update(epsilon=float(composed["epsilon"]), delta=float(composed["delta"]), method=composed["method"])
+    return out
 
 
 # The mean with bands in the commit protocol (fdp_core/publish/protocol.py; its kind: the mean's entry
@@ -144,4 +165,4 @@ def commit_mean_with_band(ledger, fd: FunctionalData, settings: MeanSettings, *,
     return run_steps(BAND_STEPS, ledger, request)
 
 
-__all__ = ["BAND_STEPS", "build_band", "commit_mean_with_band", "quote_band"]
+__all__ = ["BAND_STEPS", "build_band", "charged_band_total", "commit_mean_with_band", "quote_band"]

@@ -373,6 +373,8 @@ def report_html(release: CommittedRelease, ledger: Ledger | None = None) -> str:
         params.append(("settings", r.get("settings")))
     if isinstance(r.get("band"), dict) and r["band"].get("composed_total"):  # mean with its confidence band
         params.append(("confidence band: both parts together", composed_total_words(r["band"]["composed_total"])))
+        if r["band"].get("calibrated_total"):  # a commit: the split the noise was calibrated to, beside the charge
+            params.append(("confidence band: the calibrated split", composed_total_words(r["band"]["calibrated_total"])))
     else:
         params += [("feature", r.get("feature")), ("box", r.get("box")), ("bandwidth", r.get("bandwidth"))]
     sampler_rows = [("sampler", sampler.get("sampler")), ("OpenDP version", sampler.get("opendp_version")),

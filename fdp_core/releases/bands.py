@@ -496,6 +496,18 @@ def mean_band_record(band: MeanBand | None) -> dict:
             "mean_band_quantile": band.band.quantile, "mean_band_candidates": band.candidates}
 
 
+def band_summary(band: dict) -> str:
+    """The bands of a release.json ``band`` object in a few words (the CLI's summary line): which columns cover what."""
+    words = (f"privacy band (privacy_lower/privacy_upper) and {band['level']:g} confidence band for the smoothed mean "
+             "(ci_lower/ci_upper)")
+    if band.get("mean_band"):
+        words += (f"; band for the population mean E[Y] itself (mean_lower/mean_upper), if ||E[Y] - c||_H <= B = "
+                  f"{band['smoothness_bound']:.4g} holds")
+    elif band.get("smoothness_bound") is not None:
+        words += "; no band for E[Y] itself with this mechanism (its smoother is not linear and diagonal)"
+    return words
+
+
 # --------------------------------------------------------------------------- one preview release (CLI)
 
 def preview_band_release(fd: FunctionalData, settings: MeanSettings, rng: np.random.Generator, *,
