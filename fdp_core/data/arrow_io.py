@@ -88,8 +88,8 @@ def wide_block(table, layout, *, strict_inf: bool = True) -> tuple[np.ndarray, p
     """(values (n, m), metadata) of a wide batch or table whose columns are c0..c{w-1}."""
     n, m = table.num_rows, layout.grid.size
     values = np.empty((n, m), order="F")  # column by column: contiguous writes
-    for j in range(m):
-        values[:, j] = float_column(table.column(f"c{layout.first_numeric + j}"))
+    for j, column in enumerate(layout.grid_columns):  # ascending grid order, whatever the file's
+        values[:, j] = float_column(table.column(f"c{column}"))
     if strict_inf and np.count_nonzero(np.isinf(values)):
         raise Refused("infinite value")  # the cell-by-cell parser words it (or a field-limit error first)
     if n and np.any(np.all(values == layout.grid, axis=1)):
@@ -208,8 +208,8 @@ def read_parquet_block(src, name: str, mapping):
                 del table
                 meta_cols = [f"c{i}" for i in range(layout.first_numeric)]
                 values = np.empty((renamed.num_rows, layout.grid.size), order="F")
-                for j in range(layout.grid.size):
-                    values[:, j] = float_column(renamed.column(f"c{layout.first_numeric + j}"), True)
+                for j, column in enumerate(layout.grid_columns):
+                    values[:, j] = float_column(renamed.column(f"c{column}"), True)
                 meta = string_metadata(renamed.select(meta_cols), layout.meta_names)
                 return layout.grid, values, meta, ()
         else:
