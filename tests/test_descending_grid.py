@@ -130,6 +130,15 @@ def test_a_repeated_descending_header_is_still_caught():
         load_curves(raw, name="upload.csv")
 
 
+def test_a_transposed_file_with_a_descending_grid_is_recognised_and_sorted():
+    raw = b"day,Halifax,Montreal\n3,1.0,2.5\n2,1.5,2.0\n1,2.0,1.0\n"
+    assert loading.looks_transposed(raw)
+    fd = load_curves(raw, transpose=True)
+    np.testing.assert_array_equal(fd.grid_points, [1, 2, 3])
+    np.testing.assert_array_equal(fd.data_matrix, [[2.0, 1.5, 1.0], [1.0, 2.0, 2.5]])
+    assert not loading.looks_transposed(b"day,Halifax,Montreal\n3,1.0,2.5\n1,1.5,2.0\n2,2.0,1.0\n")  # no order
+
+
 # --------------------------------------------------------------------------- releases, every engine
 
 def _release(data: Path, out: Path, engine: str) -> tuple[dict, str]:

@@ -213,12 +213,16 @@ def read_layout(header: list[str], name: str, mapping: LongColumns | None, rows=
 # --------------------------------------------------------------------------- transposed files
 
 def transposed_rows(rows: list[list[str]]) -> bool:
-    """Grid as rows, curves as columns: the first column holds increasing numbers (the grid),
-    the header names the curves and the other cells are numbers."""
+    """Grid as rows, curves as columns: the first column holds increasing or decreasing numbers
+    (the grid; a descending one is sorted on reading, as a descending header is), the header names
+    the curves and the other cells are numbers."""
     if len(rows) < 3 or len(rows[0]) < 3 or any(len(r) != len(rows[0]) for r in rows):
         return False
     first = [parse_number(r[0]) for r in rows[1:]]
-    if any(v is None or not math.isfinite(v) for v in first) or np.any(np.diff(first) <= 0):
+    if any(v is None or not math.isfinite(v) for v in first):
+        return False
+    steps = np.diff(first)
+    if not (np.all(steps > 0) or np.all(steps < 0)):
         return False
     cells = [parse_number(c) for r in rows[1:] for c in r[1:]]
     return all(v is not None for v in cells) and any(not math.isnan(v) for v in cells)
