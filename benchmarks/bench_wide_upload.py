@@ -22,11 +22,12 @@ from _util import ROOT  # first: sets the BLAS thread variables before numpy loa
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 
-def spectrum(n_columns: int) -> bytes:
+def spectrum(n_columns: int, run: int = 0) -> bytes:
     """The issue's shape: numeric headers 0..n-1 and two rows (a flat and a rising curve, so the
-    10-column file is accepted and its page drawn)."""
+    10-column file is accepted and its page drawn). ``run`` changes the values, so that no run
+    reads the app's cache of a previous one's load."""
     numbers, ones = ",".join(map(str, range(n_columns))), ",".join("1" * n_columns)
-    rising = ",".join(str(k / 2) for k in range(n_columns))
+    rising = ",".join(str(k / 2 + run / 1000) for k in range(n_columns))
     return f"{numbers}\n{ones}\n{rising}\n".encode()
 
 
@@ -45,12 +46,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    files = {"10 columns": spectrum(10), "80,001 columns": spectrum(80_001)}
-    runs = {name: [] for name in files}
+    widths = {"10 columns": 10, "80,001 columns": 80_001}
+    runs = {name: [] for name in widths}
     load_before = Path("/proc/loadavg").read_text().split()[:3]
-    for _ in range(args.repeats):
-        for name, raw in files.items():
-            runs[name].append(one_upload(raw, f"{name.split()[0]}.csv"))
+    for run in range(args.repeats):
+        for name, width in widths.items():
+            runs[name].append(one_upload(spectrum(width, run), f"{name.split()[0]}.csv"))
     best = {name: {"wall_s": round(min(r["wall_s"] for r in rs), 3), "cpu_s": round(min(r["cpu_s"] for r in rs), 3),
                    "outcome": rs[0]["outcome"], "exception": any(r["exception"] for r in rs)}
             for name, rs in runs.items()}
