@@ -23,7 +23,7 @@ BAD_FILES = [
     ("ragged rows", b"0,0.5,1\n1,2,3\n4,5\n", "row 3 has 2 fields but the header has 3"),
     ("infinite value", b"0,0.5,1\n1,inf,3\n4,5,6\n", "infinite value at t = 0.5"),
     ("duplicate grid", b"0,0.5,0.5\n1,2,3\n4,5,6\n", "duplicate grid points"),
-    ("unsorted grid", b"0,1,0.5\n1,2,3\n4,5,6\n", "strictly increasing; column '0.5' comes after '1'"),
+    ("unsorted grid with a duplicate", b"1,0,0.5,0\n1,2,3,4\n4,5,6,7\n", "duplicate grid points in the header (0)"),
     ("constant curves", b"0,0.5,1\n1,1,1\n2,2,2\n", "every curve is constant"),
     ("identical curves", b"0,0.5,1\n1,2,3\n1,2,3\n", "all 2 curves are identical"),
     ("all curves missing", b"0,0.5,1\n1,,3\n,5,6\n", "all 2 curves have missing values"),
@@ -44,6 +44,13 @@ def test_bad_files_give_specific_messages(name, raw, fragment):
     with pytest.raises(DataError) as info:
         load_curves(raw, name="upload.csv")
     assert fragment in str(info.value)
+
+
+def test_unsorted_grid_columns_are_sorted_with_their_values():
+    # The header is public: a grid in any distinct order is read ascending (tests/test_descending_grid.py).
+    fd = load_curves(b"0,1,0.5\n1,2,3\n4,5,7\n")
+    np.testing.assert_array_equal(fd.grid_points, [0, 0.5, 1])
+    np.testing.assert_array_equal(fd.data_matrix, [[1, 3, 2], [4, 7, 5]])
 
 
 def test_wide_csv_with_metadata():

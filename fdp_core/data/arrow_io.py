@@ -20,7 +20,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from ..errors import DataError
 from .layouts import check_grid, metadata_frame, read_layout
@@ -88,8 +87,8 @@ def wide_block(table, layout, *, strict_inf: bool = True) -> tuple[np.ndarray, p
     """(values (n, m), metadata) of a wide batch or table whose columns are c0..c{w-1}."""
     n, m = table.num_rows, layout.grid.size
     values = np.empty((n, m), order="F")  # column by column: contiguous writes
-    for j in range(m):
-        values[:, j] = float_column(table.column(f"c{layout.first_numeric + j}"))
+    for j, column in enumerate(layout.grid_columns):  # ascending grid order, whatever the file's
+        values[:, j] = float_column(table.column(f"c{column}"))
     if strict_inf and np.count_nonzero(np.isinf(values)):
         raise Refused("infinite value")  # the cell-by-cell parser words it (or a field-limit error first)
     if n and np.any(np.all(values == layout.grid, axis=1)):
@@ -164,13 +163,15 @@ def read_csv_block(src, layout, delimiter: str):
 
 # --------------------------------------------------------------------------- Parquet
 
-def parquet_file(src) -> pq.ParquetFile:
+def parquet_file(src) -> "pyarrow.parquet.ParquetFile":
+    import pyarrow.parquet as pq  # lazy: ~0.05 s of CPU that a CSV release (the command line's usual case) never needs
+
     # No pre-buffering, small read buffer: otherwise pyarrow holds far more than the row
     # group being decoded (measured: 880 MB against 550 MB peak RSS streaming 500k x 93).
     return pq.ParquetFile(src.arrow_input(), pre_buffer=False, buffer_size=1 << 20)
 
 
-def parquet_columns(pf: pq.ParquetFile) -> list[str]:
+def parquet_columns(pf) -> list[str]:
     """Data columns of a Parquet file (pandas' stored index columns left out, as pandas does)."""
     names = list(pf.schema_arrow.names)
     meta = pf.schema_arrow.pandas_metadata or {}
@@ -208,8 +209,8 @@ def read_parquet_block(src, name: str, mapping):
                 del table
                 meta_cols = [f"c{i}" for i in range(layout.first_numeric)]
                 values = np.empty((renamed.num_rows, layout.grid.size), order="F")
-                for j in range(layout.grid.size):
-                    values[:, j] = float_column(renamed.column(f"c{layout.first_numeric + j}"), True)
+                for j, column in enumerate(layout.grid_columns):
+                    values[:, j] = float_column(renamed.column(f"c{column}"), True)
                 meta = string_metadata(renamed.select(meta_cols), layout.meta_names)
                 return layout.grid, values, meta, ()
         else:

@@ -78,6 +78,24 @@ def check_grid(grid: np.ndarray, labels: list[str], name: str) -> None:
         _check_increasing(grid, labels, name)
 
 
+def ascending_grid(grid: np.ndarray, labels: list[str], name: str) -> tuple[np.ndarray, tuple]:
+    """A wide header's grid in ascending order, and the permutation that sorts it.
+
+    The grid is the file's public column headers, so reading its columns in another order
+    reveals nothing: a grid written in descending (or any distinct) order is sorted, and every
+    reader takes the value columns in the returned order (Layout.grid_columns), so each row's
+    values follow their grid points. Returns ``(grid, ())`` when the header is already
+    ascending (the common case costs one comparison pass). Duplicates and every other problem
+    are refused by check_grid, as for an ascending header."""
+    order: tuple = ()
+    if grid.size > 1 and np.all(np.isfinite(grid)) and np.any(grid[1:] <= grid[:-1]):  # (no diff: it can overflow)
+        index = np.argsort(grid, kind="stable")
+        grid, labels = grid[index], [labels[k] for k in index]
+        order = tuple(int(k) for k in index)
+    check_grid(grid, labels, name)
+    return grid, order
+
+
 def _check_increasing(grid: np.ndarray, labels: list[str], name: str) -> None:
     if np.any(np.diff(grid) <= 0):
         # Name the culprits only now (a set keeps this linear in m even for huge headers).
@@ -127,12 +145,26 @@ class Layout:
     kind: str  # "wide" | "long"
     header: tuple  # stripped column names
     first_numeric: int = 0  # wide: index of the first grid column (metadata before it)
-    grid: np.ndarray | None = None  # wide
+    grid: np.ndarray | None = None  # wide, ascending
     long_index: tuple = ()  # long: positions of the id, t and value columns
+    # wide: the grid columns' offsets (after first_numeric) in ascending grid order when the
+    # header is not ascending (ascending_grid); () when it is, the file order.
+    grid_order: tuple = ()
 
     @property
     def width(self) -> int:
         return len(self.header)
+
+    @property
+    def grid_columns(self) -> list[int]:
+        """File positions of the grid columns, in ascending grid order: value j of every reader
+        comes from column grid_columns[j] (so a descending header's rows are permuted alike)."""
+        offsets = self.grid_order or range(self.width - self.first_numeric)
+        return [self.first_numeric + k for k in offsets]
+
+    def ascending(self, values: np.ndarray) -> np.ndarray:
+        """Rows parsed in the file's column order (n, m), with columns in ascending grid order."""
+        return values[:, list(self.grid_order)] if self.grid_order else values
 
     @property
     def meta_names(self) -> list[str]:
@@ -169,9 +201,8 @@ def read_layout(header: list[str], name: str, mapping: LongColumns | None, rows=
     if bad_headers:
         raise DataError(f"{name}: metadata columns must come before the grid columns; non-numeric "
                         f"header(s) {format_columns(bad_headers)} appear among the grid points")
-    grid = np.array([float(h) for h in grid_labels])
-    check_grid(grid, grid_labels, name)
-    layout = Layout("wide", tuple(header), first_numeric, grid)
+    grid, order = ascending_grid(np.array([float(h) for h in grid_labels]), grid_labels, name)
+    layout = Layout("wide", tuple(header), first_numeric, grid, grid_order=order)
     names = layout.meta_names
     repeated = sorted({h for h in names if names.count(h) > 1})
     if repeated:
@@ -182,12 +213,16 @@ def read_layout(header: list[str], name: str, mapping: LongColumns | None, rows=
 # --------------------------------------------------------------------------- transposed files
 
 def transposed_rows(rows: list[list[str]]) -> bool:
-    """Grid as rows, curves as columns: the first column holds increasing numbers (the grid),
-    the header names the curves and the other cells are numbers."""
+    """Grid as rows, curves as columns: the first column holds increasing or decreasing numbers
+    (the grid; a descending one is sorted on reading, as a descending header is), the header names
+    the curves and the other cells are numbers."""
     if len(rows) < 3 or len(rows[0]) < 3 or any(len(r) != len(rows[0]) for r in rows):
         return False
     first = [parse_number(r[0]) for r in rows[1:]]
-    if any(v is None or not math.isfinite(v) for v in first) or np.any(np.diff(first) <= 0):
+    if any(v is None or not math.isfinite(v) for v in first):
+        return False
+    steps = np.diff(first)
+    if not (np.all(steps > 0) or np.all(steps < 0)):
         return False
     cells = [parse_number(c) for r in rows[1:] for c in r[1:]]
     return all(v is not None for v in cells) and any(not math.isnan(v) for v in cells)

@@ -488,7 +488,7 @@ def _parse_wide(rows, name: str, layout: Layout, store: bool = True):
     if not store:
         return None
     meta = metadata_frame(pd.DataFrame(meta_rows, columns=layout.meta_names))
-    return grid, np.array(values, dtype=float).reshape(len(values), grid.size), meta
+    return grid, layout.ascending(np.array(values, dtype=float).reshape(len(values), grid.size)), meta
 
 
 def _parse_long(rows, name: str, layout: Layout, public=None):

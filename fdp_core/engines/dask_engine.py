@@ -80,8 +80,8 @@ class _PartitionReader(stream.BlockReader):
                                          columns=self.columns):
                 batch = batch.rename_columns(names)
                 values = np.empty((batch.num_rows, self.m))
-                for j in range(self.m):
-                    values[:, j] = arrow_io.float_column(batch.column(names[self.layout.first_numeric + j]), True)
+                for j, column in enumerate(self.layout.grid_columns):  # ascending grid order
+                    values[:, j] = arrow_io.float_column(batch.column(names[column]), True)
                 yield values, arrow_io.string_metadata(batch.select(names[:self.layout.first_numeric]),
                                                         self.layout.meta_names)
         except (pa.ArrowException, arrow_io.Refused, ValueError):

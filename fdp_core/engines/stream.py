@@ -324,8 +324,8 @@ class ParquetReader(BlockReader):
         for batch in self._batches(columns):
             batch = batch.rename_columns(names)
             values = np.empty((batch.num_rows, self.m), order="F")
-            for j in range(self.m):
-                values[:, j] = arrow_io.float_column(batch.column(len(wanted) + j), True)
+            for j, column in enumerate(self.layout.grid_columns):  # ascending grid order
+                values[:, j] = arrow_io.float_column(batch.column(len(wanted) + column - first), True)
             yield values, arrow_io.string_metadata(batch.select(list(range(len(wanted)))),
                                                     [self.layout.meta_names[i] for i in wanted])
 

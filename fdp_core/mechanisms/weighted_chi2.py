@@ -70,16 +70,61 @@ def imhof_cdf(x: float, variances: np.ndarray) -> tuple[float, float]:
     return min(max(cdf, 0.0), 1.0), _tail_bound(v, U) + ROUNDING
 
 
+def brent_root(f, a: float, b: float, xtol: float, rtol: float, maxiter: int = 100) -> float:
+    """A root of f in [a, b] (f(a), f(b) of opposite signs) by Brent's method, step for step the
+    arithmetic of scipy.optimize.brentq (Brent 1973 as in scipy's Zeros/brentq.c), so the same
+    root to the last bit (tests/test_weighted_chi2_root.py checks it against scipy). Here rather
+    than scipy.optimize: importing that costs ~0.3-0.5 s of CPU, more than a whole mean release
+    on DTI, and it was the release's only use of scipy.optimize."""
+    x_prev, x_cur = float(a), float(b)
+    f_prev, f_cur = float(f(x_prev)), float(f(x_cur))
+    if f_prev * f_cur > 0:
+        raise ValueError("f(a) and f(b) must have different signs")
+    if f_prev == 0:
+        return x_prev
+    if f_cur == 0:
+        return x_cur
+    x_blk = f_blk = s_prev = s_cur = 0.0
+    for _ in range(maxiter):
+        if f_prev * f_cur < 0:  # the bracket is [x_prev, x_cur]: x_blk is its other end
+            x_blk, f_blk = x_prev, f_prev
+            s_prev = s_cur = x_cur - x_prev
+        if abs(f_blk) < abs(f_cur):  # keep the best estimate in x_cur
+            x_prev, x_cur, x_blk = x_cur, x_blk, x_cur
+            f_prev, f_cur, f_blk = f_cur, f_blk, f_cur
+        delta = (xtol + rtol * abs(x_cur)) / 2
+        s_bis = (x_blk - x_cur) / 2
+        if f_cur == 0 or abs(s_bis) < delta:
+            return x_cur
+        if abs(s_prev) > delta and abs(f_cur) < abs(f_prev):  # interpolate, if it promises a short step
+            if x_prev == x_blk:  # secant
+                s_try = -f_cur * (x_cur - x_prev) / (f_cur - f_prev)
+            else:  # inverse quadratic
+                d_prev = (f_prev - f_cur) / (x_prev - x_cur)
+                d_blk = (f_blk - f_cur) / (x_blk - x_cur)
+                s_try = -f_cur * (f_blk * d_blk - f_prev * d_prev) / (d_blk * d_prev * (f_blk - f_prev))
+            if 2 * abs(s_try) < min(abs(s_prev), 3 * abs(s_bis) - delta):
+                s_prev, s_cur = s_cur, s_try
+            else:
+                s_prev = s_cur = s_bis
+        else:  # bisect
+            s_prev = s_cur = s_bis
+        x_prev, f_prev = x_cur, f_cur
+        x_cur += s_cur if abs(s_cur) > delta else (delta if s_bis > 0 else -delta)
+        f_cur = float(f(x_cur))
+    raise RuntimeError(f"Brent's method did not converge in {maxiter} iterations")
+
+
 def quantile_upper_bound(variances: np.ndarray, prob: float) -> float:
     """x with P(Q <= x) >= prob guaranteed (the computed cdf minus its error bound), within 1e-7 relative of the
     smallest such x on the computed law. One variance: the chi-square quantile itself."""
-    from scipy import optimize, stats  # lazy: scipy's import is slow (as calibration.analytic_delta)
-
     v = np.asarray(variances, dtype=float)
     v = v[v > 0]
     if v.size == 0:
         return 0.0
     if v.size == 1:
+        from scipy import stats  # lazy: scipy's import is slow; one variance only (a one-term basis)
+
         return float(v[0] * stats.chi2.ppf(prob, 1))
 
     def slack(x: float) -> float:
@@ -89,7 +134,7 @@ def quantile_upper_bound(variances: np.ndarray, prob: float) -> float:
     lo = hi = float(v.sum())  # the mean: P(Q <= mean) < 0.95 for every weighted chi-square with >= 2 terms
     while slack(hi) < 0:
         lo, hi = hi, 2.0 * hi
-    x = optimize.brentq(slack, lo, hi, xtol=1e-12, rtol=1e-7) if lo < hi else hi
+    x = brent_root(slack, lo, hi, xtol=1e-12, rtol=1e-7) if lo < hi else hi
     while slack(x) < 0:  # brentq's answer may sit a rounding below the root: step up until it holds
         x *= 1.0 + 1e-7
     return float(x)

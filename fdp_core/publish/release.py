@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import datetime as _dt
+import importlib.util
 import json
 import math
 import platform
+import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -28,11 +31,25 @@ def _jsonable(value):
     return value
 
 
-def library_versions() -> dict:
-    import scipy
+def _scipy_version() -> str:
+    """scipy's version without importing scipy when the release did not (a mean release on the command
+    line does not: importing scipy only for its version would cost more CPU than the release's own work).
+    Read from scipy/version.py, the file scipy.__version__ comes from; imported as a fallback."""
+    if "scipy" in sys.modules:
+        return sys.modules["scipy"].__version__
+    try:
+        spec = importlib.util.find_spec("scipy")
+        text = Path(next(iter(spec.submodule_search_locations)), "version.py").read_text()
+        return re.search(r'^version = "([^"\n]+)"$', text, re.M).group(1)
+    except Exception:  # an unusual install: ask scipy itself
+        import scipy  # lazy: only when its version file cannot be read
 
+        return scipy.__version__
+
+
+def library_versions() -> dict:
     return {"fdp_core": __version__, "python": platform.python_version(), "numpy": np.__version__,
-            "scipy": scipy.__version__, "pandas": pd.__version__}
+            "scipy": _scipy_version(), "pandas": pd.__version__}
 
 
 def provenance_stamp() -> dict:
