@@ -734,7 +734,9 @@ def _build_pca(request: CommitRequest, quote: Quote, result, ledger: Ledger) -> 
                                randomness=RANDOMNESS_PCA))
     caveat = pca_sampler(settings.sampler_name).caveat
     record.update(hardening_note=PCA_HARDENING + (f"; {caveat}" if caveat else ""),
-                  accuracy=PCA_ACCURACY, released_mean_id=request.inputs.get("released_mean_id"))
+                  accuracy=PCA_ACCURACY + (f" {record['basis_truncation']['statement']}" if "basis_truncation"
+                                           in record else ""),
+                  released_mean_id=request.inputs.get("released_mean_id"))
     record["data"].update(n=result.n, m=result.m)
     record["looked_at_before_commit"] = looked_at_field(request.looked_at, pre_registered=request.pre_registered)
     columns = {f"component_{j + 1}": result.components[:, j] for j in range(result.k)}
@@ -746,7 +748,7 @@ def _build_pca(request: CommitRequest, quote: Quote, result, ledger: Ledger) -> 
               "export": {}, "budget": budget_config(ledger), "replays": entry.id}
     analyst = pca.analyst_view(result, n_dropped=fd.report.n_dropped,
                                n_unusable=file_persons(fd, settings.bounds.person_column).n_unusable)
-    return CommittedRelease("pca", entry, record, table, coefficients, config, {}, PCA_ACCURACY, analyst)
+    return CommittedRelease("pca", entry, record, table, coefficients, config, {}, record["accuracy"], analyst)
 
 
 PCA_STEPS = Steps(quote=quote_pca, build=_build_pca, draw=_draw_pca, check=_check_pca)
