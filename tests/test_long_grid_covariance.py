@@ -267,3 +267,20 @@ def test_a_10000_point_release_exits_0(tmp_path, kind):
     assert record["m"] == m and record["basis_truncation"]["grid_points"] == m
     rows = len((out / "release.csv").read_text().splitlines()) - 1
     assert rows == (LONG_GRID_SURFACE_POINTS**2 if kind == "covariance" else m)
+
+
+def test_synthetic_comparison_on_a_long_grid_equals_the_dense_one(monkeypatch):
+    """The synthetic release's comparison forms no m x m covariance above 2,000 points; its factor
+    form gives the dense numbers (checked on a grid small enough for both)."""
+    from fdp_core.releases import synthetic
+
+    rng = np.random.default_rng(7)
+    grid = np.linspace(0, 1, 300)
+    w = trapezoid_weights(grid)
+    real = rng.normal(size=(40, 1)) * np.sin(np.pi * grid) + 0.1 * rng.normal(size=(40, 300))
+    synth = rng.normal(size=(55, 1)) * np.sin(np.pi * grid) + 0.2 * rng.normal(size=(55, 1)) * np.cos(np.pi * grid)
+    dense_numbers = synthetic.compare(real, synth, grid, w)
+    monkeypatch.setattr(synthetic, "MAX_DENSE_EIGH_POINTS", 10)
+    factor_numbers = synthetic.compare(real, synth, grid, w)
+    for key in ("covariance_hs_distance", "real_covariance_hs_norm", "subspace_distance_top3"):
+        assert factor_numbers[key] == pytest.approx(dense_numbers[key], rel=1e-9, abs=1e-12)
