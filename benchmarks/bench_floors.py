@@ -131,8 +131,10 @@ def long_grid(folder: Path, repeats: int) -> dict:
     common = ["--kernel", "matern52", "--rho", "0.1", "--epsilon", "1", "--seed", "1", "--preview",
               "--value-range", "-2,2", "--data", str(path), "--out", str(folder / "out_long")]
     figures = paired({"eigh(2000)": [PY, "-c", EIGH],
-                      "release mean 300 x 10,000": [PY, "-m", "fdp_core", *MEAN, "--value-range", "-2,2", "--data",
-                                                    str(path), "--out", str(folder / "out_long")],
+                      "release mean 300 x 10,000": [PY, "-m", "fdp_core", *MEAN,
+                                                    *([] if "--preview" in MEAN else ["--preview"]),  # --seed needs it
+                                                    "--value-range", "-2,2", "--data", str(path), "--out",
+                                                    str(folder / "out_long")],
                       "release covariance 300 x 10,000": [PY, "-m", "fdp_core", "release", "covariance", *common,
                                                           "--centring", "released-mean"],
                       "release pca 300 x 10,000": [PY, "-m", "fdp_core", "release", "pca", *common, "--k", "2"]},

@@ -278,7 +278,8 @@ def test_synthetic_comparison_on_a_long_grid_equals_the_dense_one(monkeypatch):
     grid = np.linspace(0, 1, 300)
     w = trapezoid_weights(grid)
     real = rng.normal(size=(40, 1)) * np.sin(np.pi * grid) + 0.1 * rng.normal(size=(40, 300))
-    synth = rng.normal(size=(55, 1)) * np.sin(np.pi * grid) + 0.2 * rng.normal(size=(55, 1)) * np.cos(np.pi * grid)
+    synth = (rng.normal(size=(55, 1)) * np.sin(np.pi * grid) + 0.2 * rng.normal(size=(55, 1)) * np.cos(np.pi * grid)
+             + 0.1 * rng.normal(size=(55, 300)))  # full rank: the top-3 subspace is well defined
     dense_numbers = synthetic.compare(real, synth, grid, w)
     monkeypatch.setattr(synthetic, "MAX_DENSE_EIGH_POINTS", 10)
     factor_numbers = synthetic.compare(real, synth, grid, w)
