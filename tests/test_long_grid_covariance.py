@@ -285,3 +285,36 @@ def test_synthetic_comparison_on_a_long_grid_equals_the_dense_one(monkeypatch):
     factor_numbers = synthetic.compare(real, synth, grid, w)
     for key in ("covariance_hs_distance", "real_covariance_hs_norm", "subspace_distance_top3"):
         assert factor_numbers[key] == pytest.approx(dense_numbers[key], rel=1e-9, abs=1e-12)
+
+
+def test_regression_on_a_long_grid_states_its_tail_and_keeps_its_sensitivity(dense):
+    """T2 in the top-L basis: a replaced curve (and covariate) moves it by at most the stated CM
+    sensitivity, 2 B tau max_l s_l / sqrt(lambda_l) / n on the Rayleigh quotients; the tail is s(T) B tau."""
+    from fdp_core.data.loading import from_arrays
+    from fdp_core.releases.regression import RegressionSettings, plan_regression_release
+    from fdp_core.releases.regression import basis_truncation as regression_truncation
+
+    basis, lam = dense
+    rng = np.random.default_rng(8)
+    n, B = 12, 2.0
+    values = 0.5 + 0.5 * _curves(rng, n)
+    age = rng.uniform(-1, 1, n)
+    settings = RegressionSettings(covariates=("age",), bound_b=B, kernel=KERNEL, rho=RHO, eta=ETA, phi=PHI,
+                                  lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5)
+    plan = plan_regression_release(from_arrays(GRID, values, metadata={"age": age}), settings)
+    s = lam**ETA / (lam**ETA + PHI)
+    tau = 0.5
+    assert plan.t2_sensitivity == pytest.approx(2 * B * tau * np.max(s / np.sqrt(lam)) / n, rel=1e-8)
+    worst = 0.0
+    for trial in range(4):
+        other, other_age = values.copy(), age.copy()
+        other[-1] = 5.0 if trial % 2 else 0.5 + rng.normal(size=M)
+        other_age[-1] = (-1) ** trial * 50.0  # clipped to the covariate ball
+        q = plan_regression_release(from_arrays(GRID, other, metadata={"age": other_age}), settings)
+        shift = math.sqrt(float(np.sum((plan.t2 - q.t2) ** 2 / lam[None, :])))
+        assert shift <= plan.t2_sensitivity * (1 + 1e-9)
+        worst = max(worst, shift)
+    assert worst > 0.05 * plan.t2_sensitivity
+    tail = regression_truncation(plan)
+    T = 1.0 - lam.sum()
+    assert tail["truncation_bias_t2_max"] == pytest.approx(T**ETA / (T**ETA + PHI) * B * tau, rel=1e-6)
