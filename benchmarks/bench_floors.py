@@ -11,7 +11,9 @@ by run so that both sides share the machine's load, and the best of ``--repeats`
   floor, peak <= 1 GB. ``--big`` adds 10^7 x 93 (about 7 GB of disk, deleted afterwards):
   flat memory and linear time.
 - long grid: ``release mean`` of 300 curves x 10,000 grid points (CSV) against one numpy
-  ``eigh`` of a 2,000 x 2,000 matrix. Target: CPU <= 2x.
+  ``eigh`` of a 2,000 x 2,000 matrix; ``release covariance`` (with a released mean) and
+  ``release pca`` (k = 2) of the same file (``--preview``: the uncharged path, no ledger touched).
+  Target: CPU <= 2x each.
 - command line: ``release mean`` on DTI (``--preview`` when the CLI has it, the uncharged path)
   against ``import numpy``. Target: CPU <= 3x.
 
@@ -126,10 +128,21 @@ def long_grid(folder: Path, repeats: int) -> dict:
                   * np.cos(6 * np.pi * t) + 0.05 * rng.normal(size=(300, t.size)).cumsum(axis=1) / 100)
         np.savetxt(path, np.clip(values, -2, 2), delimiter=",", fmt="%.5f",
                    header=",".join(str(k) for k in range(1, 10_001)), comments="")
+    common = ["--kernel", "matern52", "--rho", "0.1", "--epsilon", "1", "--seed", "1", "--preview",
+              "--value-range", "-2,2", "--data", str(path), "--out", str(folder / "out_long")]
     figures = paired({"eigh(2000)": [PY, "-c", EIGH],
-                      "release mean 300 x 10,000": [PY, "-m", "fdp_core", *MEAN, "--value-range", "-2,2", "--data",
-                                                    str(path), "--out", str(folder / "out_long")]}, repeats)
-    figures["ratio_cpu"] = round(figures["release mean 300 x 10,000"]["cpu_s"] / figures["eigh(2000)"]["cpu_s"], 2)
+                      "release mean 300 x 10,000": [PY, "-m", "fdp_core", *MEAN,
+                                                    *([] if "--preview" in MEAN else ["--preview"]),  # --seed needs it
+                                                    "--value-range", "-2,2", "--data", str(path), "--out",
+                                                    str(folder / "out_long")],
+                      "release covariance 300 x 10,000": [PY, "-m", "fdp_core", "release", "covariance", *common,
+                                                          "--centring", "released-mean"],
+                      "release pca 300 x 10,000": [PY, "-m", "fdp_core", "release", "pca", *common, "--k", "2"]},
+                     repeats)
+    for kind in ("mean", "covariance", "pca"):
+        name = f"release {kind} 300 x 10,000"
+        figures[f"ratio_cpu_{kind}" if kind != "mean" else "ratio_cpu"] = round(
+            figures[name]["cpu_s"] / figures["eigh(2000)"]["cpu_s"], 2)
     return figures
 
 

@@ -6,7 +6,7 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 
 | quantity | limit | why |
 |---|---|---|
-| grid points m (curves, PCA bases) | 20,000 | a dense eigendecomposition is O(m^3) (1.1 s at 2,000, 81 s at 6,000): above 2,000 points only the kernel's top 200 eigenpairs are computed (METHODS.md 27; 0.5 s at 10,000), the rest a stated bias |
+| grid points m (curves, PCA bases, covariance) | 20,000 | a dense eigendecomposition is O(m^3) (1.1 s at 2,000, 81 s at 6,000): above 2,000 points only the kernel's top 200 eigenpairs are computed (METHODS.md 27; 0.5 s at 10,000), the rest a stated bias |
 | absolute data value, range bound | 1e100 | squares (norms, errors) stay below the float64 maximum 1.8e308 |
 | tau (L2 norm bound) | 1e100 | sensitivities scale with tau^2 in the paper bounds |
 | Gibbs sweeps | 200,000 | about 20 s compiled; the chain keeps (sweeps x k) traces |
@@ -18,7 +18,7 @@ a MemoryError or minutes of silence. Measured on a 2-core machine with one BLAS 
 | declared persons n_public | 100 x the persons loaded | persons without a curve count as zero curves: at 1e18 for 30 persons the release is the data's mean divided by 3e16, a wrong answer, not a private one |
 | covariance components shown (--components) | the grid size m | the release has at most m eigenfunctions |
 | eta (shrinkage exponent) | 50 | lambda^eta underflows long before this; larger values only overflow the bounds |
-| covariance grid | 1,000 points | the release draws an m x m surface: m^2 noise terms and an m^3 eigendecomposition |
+| covariance surface written | 1,000 points (all of a grid up to that; 500 evenly spread points of a longer one) | the release is the L x L coefficient matrix (L <= 200 on a long grid); its surface on q points is q^2 rows of release.csv, and an m x m surface at m = 20,000 would be 3.2 GB |
 | reference curve points | 100,000 | a public curve interpolated onto the grid; more points are a file, not a curve |
 | PCA components k | 5 | the samplers' cost and the budget split grow with k |
 | private selection grid | 500 (penalties x rhos) | one score per grid point and fold |
@@ -69,7 +69,7 @@ MIN_PERSONS_COMMIT = 10  # the app refuses to commit a release over fewer person
 MIN_PERSONS_WARN = 20  # fewer persons than this: a warning on the Data and Release pages
 MIN_PERSON_SHARE = 0.1  # a person column making fewer persons than this share of the curves: a warning
 MAX_ETA = 50.0
-MAX_COVARIANCE_GRID = 1_000
+MAX_COVARIANCE_GRID = 1_000  # covariance surface points written (fdp_core/releases/covariance.py surface_index)
 MAX_KDE_GRID_SIZE = {1: 2000, 2: 128}
 MAX_REFERENCE_POINTS = 100_000
 MAX_PCA_COMPONENTS = 5

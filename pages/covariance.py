@@ -94,8 +94,9 @@ heat = make_subplots(rows=1, cols=2, subplot_titles=("non-private (analyst view:
 scale = float(np.max(np.abs(plan.surface(nonprivate)))) or 1.0
 for col, matrix in ((1, nonprivate), (2, private)):
     # float32 surfaces as binary arrays: a colour needs no more digits; 1/3 of the bytes, 1/5 the CPU (issue 40)
-    heat.add_trace(go.Heatmap(x=grid, y=grid, z=plan.surface(matrix).astype(np.float32), zmin=-scale,
-                              zmax=scale, colorscale="RdBu_r", showscale=col == 2), row=1, col=col)
+    # On a long grid the surface is drawn on plan.surface_points (never m x m).
+    heat.add_trace(go.Heatmap(x=plan.surface_points, y=plan.surface_points, z=plan.surface(matrix).astype(np.float32),
+                              zmin=-scale, zmax=scale, colorscale="RdBu_r", showscale=col == 2), row=1, col=col)
 # The figure's title is a line of text above it: a Plotly title collides with the subplot titles.
 heat.update_layout(height=420, margin=dict(l=10, r=10, t=40, b=10))
 title_surface_axes(heat, 2, colorbar="C(s, t)")

@@ -44,7 +44,7 @@ def run(args) -> int:
     if draw["mean"] is not None:
         record["released_mean"] = {"t": plan.grid_points,
                                    "value": settings.centre_value + plan.eigenfunctions @ draw["mean"][0]}
-    t = plan.grid_points
+    t = plan.surface_points  # the whole grid, or evenly spread points of a long one (never m x m)
     table = pd.DataFrame({"s": np.repeat(t, t.size), "t": np.tile(t, t.size), "value": surface.ravel()})
     view = analyst_view(plan, draw, min(args.components, plan.n_components), fd)
     write_release(args.out, record, table, view)  # analyst_view.json marked not for publication

@@ -87,15 +87,16 @@ def _build_covariance(request: CommitRequest, quote: Quote, draws, ledger: Ledge
     mean = draws[1][0] if len(draws) > 1 else None
     covariance = second if mean is None else second - np.outer(mean, mean)
     surface = plan.surface(covariance)
-    t = plan.grid_points
-    table = pd.DataFrame({"s": np.repeat(t, t.size), "t": np.tile(t, t.size), "value": surface.ravel()})
+    t, ts = plan.grid_points, plan.surface_points  # a long grid's surface on evenly spread points only
+    table = pd.DataFrame({"s": np.repeat(ts, ts.size), "t": np.tile(ts, ts.size), "value": surface.ravel()})
     record = covariance_record(plan)
     record.update(common_record(pendings[0], draws[0][1], ledger, label=pendings[0].entry.label,
                                  data_label=data_label))
     c = draws[0][1].unit_noise_scale
     record["expected_sq_hs_error_second_moment"] = plan.expected_sq_hs_error * c * c
     record["noise_sampler"]["post_processing"] = ("symmetrised (S~ + S~^T)/2" + (" minus mu~ mu~^T" if mean is not None
-                                                  else "") + "; surface = Phi C~ Phi^T on the data grid")
+                                                  else "") + "; surface = Phi C~ Phi^T on the data grid" + ("" if ts.size == t.size else
+                                                        f" ({ts.size} evenly spread points of it)"))
     if mean is not None:
         record["mean_entry"] = pendings[1].entry.to_dict()
         record["released_mean"] = {"t": t, "value": plan.settings.centre_value + plan.eigenfunctions @ mean}
@@ -116,6 +117,11 @@ def _build_covariance(request: CommitRequest, quote: Quote, draws, ledger: Ledge
     record["part_entry_ids"] = [p.entry.id for p in pendings]
     record["looked_at_before_commit"] = looked_at_field(looked_at, pre_registered=pre_registered)
     accuracy = COVARIANCE_ACCURACY.format(error=record["expected_sq_hs_error_second_moment"])
+    if "basis_truncation" in record:  # a long grid's top-L basis: the tail is a bias (METHODS 27)
+        tail = record["basis_truncation"]
+        accuracy += (f" The release uses the kernel's top {tail['components']} eigenfunctions of this "
+                     f"{tail['grid_points']:,}-point grid; the rest biases the covariance by at most "
+                     f"{tail['truncation_bias_hs_max']:.3g} in HS norm (not part of the noise figure).")
     analyst = {"warning": NOT_PUBLISHABLE, "n_clipped": plan.n_clipped,
                "hs_distance_to_nonprivate": float(np.linalg.norm(covariance - plan.nonprivate_covariance()))}
     return CommittedRelease("covariance", pendings[0].entry, record, table, coef, config, {}, accuracy, analyst)

@@ -98,6 +98,44 @@ def analyst_record(view: dict) -> dict:
     return {"publishable": False, "differentially_private": False, "warning": ANALYST_WARNING, **view}
 
 
+_CSV_SPECIAL = (",", '"', "\n", "\r")
+
+
+def _float_texts(values: np.ndarray, nan: str) -> list:
+    """repr of each float64 (``nan`` for NaN); a column of few distinct values (a surface's s and t)
+    formats each distinct bit pattern once (by bits: -0.0 keeps its sign)."""
+    bits = np.ascontiguousarray(values).view(np.int64)
+    distinct, where = np.unique(bits, return_inverse=True)
+    if 4 * distinct.size > values.size:
+        return [nan if v != v else repr(v) for v in values.tolist()]
+    texts = np.array([nan if v != v else repr(v) for v in distinct.view(np.float64).tolist()], dtype=object)
+    return texts[where.ravel()].tolist()
+
+
+def numeric_csv(frame: pd.DataFrame, *, nan: str = "") -> str | None:
+    """What ``frame.to_csv(index=False)`` writes for plain numeric columns, built without pandas' writer.
+
+    float64 values as their shortest round-trip repr (pandas' own default text for them), NaN as
+    ``nan``, integers and booleans as str. About 5x faster: a long grid's covariance surface is 10^6
+    rows (pandas took ~2 s of CPU for it). None for any other frame (text, float32, odd column
+    names, no rows): the caller falls back to pandas.
+    """
+    names = list(frame.columns)
+    if not len(frame) or not all(isinstance(c, str) and c and not any(x in c for x in _CSV_SPECIAL) for c in names):
+        return None
+    columns = []
+    for name in names:
+        values = frame[name].to_numpy()
+        if values.dtype == np.float64:
+            text = _float_texts(values, nan)
+        elif values.dtype.kind in "iub":
+            text = [str(v) for v in values.tolist()]
+        else:
+            return None
+        columns.append(text)
+    return ",".join(names) + "\n" + "\n".join(map(",".join, zip(*columns))) + "\n"
+
+
 def write_release(out_dir, record: dict, table: pd.DataFrame, analyst: dict | None = None) -> Path:
     """Write a PREVIEW: out_dir/release.json (marked "publishable": false, "preview": true) and
     out_dir/release.csv (created if needed), and, when given, the analyst view to
@@ -112,7 +150,7 @@ def write_release(out_dir, record: dict, table: pd.DataFrame, analyst: dict | No
     # publishable release is a committed bundle (fdp_core/publish/bundle.py), charged first.
     record = {**record, "publishable": False, "preview": True,
               "preview_note": PREVIEW_WARNING, **provenance_stamp()}
-    texts = {"release.json": to_json(record), "release.csv": table.to_csv(index=False)}
+    texts = {"release.json": to_json(record), "release.csv": numeric_csv(table) or table.to_csv(index=False)}
     if analyst is not None:
         texts[ANALYST_VIEW_FILE] = to_json(analyst_record(analyst))
     for name, text in texts.items():

@@ -16,6 +16,7 @@ the data (those go into :func:`analyst_view`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -38,8 +39,11 @@ from ..settings_fields import documented_settings
 from ..settings_fields import (CALIBRATION, CENTRE, CENTRE_RANGE, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU,
                               PERSON_COLUMN, RHO, Control, option)
 
-# The release is an m x m surface (release.csv has m^2 rows) and the noise L x L entries.
+# The release is the L x L coefficient matrix; its surface is written on every point of a grid of at
+# most MAX_COVARIANCE_GRID points (release.csv has m^2 rows), on LONG_GRID_SURFACE_POINTS evenly spread
+# points of a longer one (250,000 rows: writing 10^6 cost as much CPU as the release itself).
 MAX_COVARIANCE_GRID = limits.MAX_COVARIANCE_GRID
+LONG_GRID_SURFACE_POINTS = 500
 COVARIANCE_MECHANISMS = tuple(MECHANISM_REGISTRY)  # the CLI's --mechanism choices (fdp_core/registry/covariance.py)
 CENTRINGS = ("public", "released-mean")
 NOT_PUBLISHABLE = "analyst view: computed from the raw data without noise; do not publish"
@@ -193,6 +197,15 @@ def symmetrise(matrix: np.ndarray) -> np.ndarray:
     return (matrix + np.swapaxes(matrix, -1, -2)) / 2.0
 
 
+def surface_index(m: int) -> np.ndarray:
+    """The grid points (indices) the covariance surface is written and drawn on: every point of a grid
+    of at most MAX_COVARIANCE_GRID, else LONG_GRID_SURFACE_POINTS evenly spread by index, the ends
+    included. Public (it depends on m alone); the surface there is post-processing of the L x L release."""
+    if m <= MAX_COVARIANCE_GRID:
+        return np.arange(m)
+    return np.unique(np.round(np.linspace(0, m - 1, LONG_GRID_SURFACE_POINTS)).astype(int))
+
+
 HS_CHUNK_ENTRIES = 2**19  # matrix entries per Monte Carlo chunk in hs_error_radius (4 MB of float64)
 
 
@@ -232,6 +245,9 @@ class CovarianceRelease:
     mean_sigma: float | None
     guarantee: Guarantee
     coefficients: np.ndarray = field(repr=False)  # (n, L) centred clipped coefficients: NON-PRIVATE
+    # A long grid's top-L basis (METHODS 27): grid points, L, the omitted eigenvalues' public bound
+    # and the kernel's trace; None on a grid decomposed in full.
+    basis_tail: dict | None = None
 
     @property
     def n_components(self) -> int:
@@ -261,9 +277,16 @@ class CovarianceRelease:
         mean = self.mean_estimate + self._draw(self.mean_scales, rng, size)
         return {"second_moment": second, "mean": mean, "covariance": second - mean[:, :, None] * mean[:, None, :]}
 
+    @property
+    def surface_points(self) -> np.ndarray:
+        """The grid points the surface is evaluated on (:func:`surface_index`): the whole grid up to
+        MAX_COVARIANCE_GRID points; never an m x m array on a long grid (3.2 GB at m = 20,000)."""
+        return self.grid_points[surface_index(self.grid_points.size)]
+
     def surface(self, coefficient_matrix: np.ndarray) -> np.ndarray:
-        """sum_jl C_jl phi_j(s) phi_l(t) on the grid, shape (m, m)."""
-        return self.eigenfunctions @ coefficient_matrix @ self.eigenfunctions.T
+        """sum_jl C_jl phi_j(s) phi_l(t) at s, t in :attr:`surface_points`, shape (q, q)."""
+        phi = self.eigenfunctions[surface_index(self.grid_points.size)]
+        return phi @ coefficient_matrix @ phi.T
 
     @property
     def expected_sq_hs_error(self) -> float:
@@ -323,9 +346,6 @@ def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) ->
     0.5
     """
     s = settings.validated()
-    if fd.m > MAX_COVARIANCE_GRID:
-        raise ParameterError(f"a covariance release on {fd.m} grid points writes an {fd.m} x {fd.m} surface; the "
-                             f"limit is {MAX_COVARIANCE_GRID} points: thin the grid")
     tau = s.tau_value
     curves, n_clipped = centred_clipped_curves(fd, s)
     w, n, n_persons = person_weights(fd, s)
@@ -361,7 +381,61 @@ def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) ->
                              noise=mechanism.noise, mean_estimate=mean_estimate, mean_scales=mean_scales, n=n,
                              n_clipped=n_clipped, tau=tau, sensitivity=noise.sensitivity, sigma=noise.sigma,
                              mean_sensitivity=mean_sens, mean_sigma=mean_sigma,
-                             guarantee=guarantee, coefficients=x)
+                             guarantee=guarantee, coefficients=x, basis_tail=_basis_tail(basis))
+
+
+def _basis_tail(basis) -> dict | None:
+    if not basis.truncated:
+        return None
+    return dict(grid_points=int(basis.grid.size), components=basis.n_components,
+                omitted_eigenvalue_sum=basis.tail_trace, kernel_trace=basis.trace)
+
+
+def basis_truncation(plan: CovarianceRelease) -> dict | None:
+    """The accuracy statement's tail of a long grid's top-L basis (METHODS 27), public numbers only.
+
+    The Ritz values lambda_l never exceed the true eigenvalues (Cauchy interlacing) and the trace is
+    public, so every omitted eigenvalue is at most T = trace - sum_l lambda_l and the largest one at
+    most lambda_1 + T. An entry (j, l) of the second moment with j omitted would have been shrunk by
+    s_jl <= s(T (lambda_1 + T)) (s increases with the product), and the entries that involve an omitted
+    index have HS norm at most ||S||_HS <= tau^2 (an average of x x^T with ||x|| <= tau): leaving them
+    out moves S by at most s(T (lambda_1 + T)) tau^2. With a released mean, its omitted part r has
+    norm at most rho = s(T) tau (the mean's shrinkage), and mu mu^T moves by
+    ||b r^T + r b^T + r r^T||_HS = sqrt(2 |b|^2 |r|^2 + |r|^4) <= sqrt(2 tau^2 rho^2 + rho^4).
+    A bias, not noise: it is in no error figure of the noise.
+    """
+    tail = plan.basis_tail
+    if tail is None:
+        return None
+    s, tau = plan.settings, float(plan.tau)
+    T = float(tail["omitted_eigenvalue_sum"])
+    top = float(plan.eigenvalues[0]) + T
+    entry = float(shrinkage(np.array([T * top]), s.eta, s.phi)[0])
+    bias = {"omitted_share_of_trace": T / tail["kernel_trace"], "omitted_entry_shrinkage_max": entry,
+            "truncation_bias_hs_second_moment_max": entry * tau**2}
+    total = entry * tau**2
+    if plan.released_mean:
+        r = float(shrinkage(np.array([T]), s.eta, s.phi)[0]) * tau
+        outer = math.sqrt(2.0 * tau**2 * r**2 + r**4)
+        bias["truncation_bias_l2_mean_max"] = r
+        total += outer
+    return {**tail, **bias, "truncation_bias_hs_max": total,
+            "surface_points": int(surface_index(int(tail["grid_points"])).size)}
+
+
+def accuracy_sentence(plan: CovarianceRelease) -> str:
+    """Plain words: the noise's expected squared HS error, and a long grid's tail as a bias."""
+    text = (f"The noise moves the second moment by {math.sqrt(plan.expected_sq_hs_error):.3g} in Hilbert-Schmidt "
+            "norm (root mean square) around the private method's own target.")
+    truncation = basis_truncation(plan)
+    if truncation is not None:
+        text += (f" On this {truncation['grid_points']:,}-point grid the release is the {truncation['components']} x "
+                 f"{truncation['components']} coefficient matrix in the kernel's top {truncation['components']} "
+                 f"eigenfunctions (the surface is written on {truncation['surface_points']:,} evenly spread grid "
+                 f"points); leaving out the rest (eigenvalues summing to at most "
+                 f"{truncation['omitted_share_of_trace']:.2g} of the total) biases the covariance by at most "
+                 f"{truncation['truncation_bias_hs_max']:.3g} in HS norm (not part of the noise figures).")
+    return text
 
 
 # --------------------------------------------------------------------------- private FPCA from C~
@@ -422,7 +496,7 @@ def release_record(plan: CovarianceRelease, *, seed: int | None = None) -> dict:
     """
     s = plan.settings
     g = plan.guarantee
-    return {
+    record = {
         "release": "covariance",
         "mechanism": s.mechanism,
         "privacy": g.privacy,
@@ -451,6 +525,15 @@ def release_record(plan: CovarianceRelease, *, seed: int | None = None) -> dict:
         **randomness_fields(seed),
         "settings": asdict(s),
     }
+    points = plan.surface_points.size
+    if points < plan.grid_points.size:
+        record["surface_grid"] = {"points": int(points), "rule": f"{points} grid points evenly spread by index, the "
+                                  "ends included (public: from m alone); the release is the L x L coefficient "
+                                  "matrix, its surface there is post-processing"}
+    truncation = basis_truncation(plan)
+    if truncation is not None:
+        record["basis_truncation"] = truncation
+    return record
 
 
 def analyst_view(plan: CovarianceRelease, release: dict, k: int, fd: FunctionalData) -> dict:
@@ -469,4 +552,5 @@ def analyst_view(plan: CovarianceRelease, release: dict, k: int, fd: FunctionalD
         "nonprivate_top_eigenvalues": np_values,
         "private_top_eigenvalues": private_values,
         "variance_ratio_covariance_route": variance_ratio(fd, plan.settings, private_functions),
+        "accuracy": accuracy_sentence(plan),
     }

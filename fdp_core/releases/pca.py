@@ -206,6 +206,9 @@ class PcaBasis:
     functions: np.ndarray  # (m, p)
     prior_variances: np.ndarray  # (p,) c_j: Cinv = diag(1 / c_j)
     p_rule: str  # how p was chosen
+    # A long grid's top-L kernel basis (METHODS 27): what lies outside the p functions, public numbers
+    # only (basis_truncation); None for a grid decomposed in full and for the Fourier basis.
+    truncation: dict | None = None
 
     @property
     def p(self) -> int:
@@ -257,12 +260,17 @@ def pca_basis(settings: PcaSettings, grid, weights) -> PcaBasis:
     if settings.basis == "kernel":
         eb = eigenbasis(settings.kernel, settings.rho, grid, weights, nu=settings.nu)
         lam = eb.eigenvalues
+        # The whole trace (a long grid's top L leave out at most tail_trace of it; METHODS 27).
+        total = float(np.sum(lam)) + eb.tail_trace
         if settings.p is None:
-            share = np.cumsum(lam) / np.sum(lam)
-            p_trace = int(np.searchsorted(share, TRACE_FRACTION) + 1)
+            share = np.cumsum(lam) / total
+            p_trace = min(int(np.searchsorted(share, TRACE_FRACTION) + 1), lam.size)
             p = max(p_trace, k + 1)
             rule = (f"smallest p explaining >= {TRACE_FRACTION:.0%} of the kernel trace (p = {p_trace})"
                     + (f", raised to k + 1 = {p}" if p > p_trace else ""))
+            if share[-1] < TRACE_FRACTION:
+                rule += (f"; the {lam.size} eigenfunctions computed on this long grid explain "
+                         f"{share[-1]:.2%} of it")
         else:
             p = int(settings.p)
             rule = "set by the user"
@@ -270,7 +278,14 @@ def pca_basis(settings: PcaSettings, grid, weights) -> PcaBasis:
             raise ParameterError(f"p = {p} exceeds the {lam.size} numerically non-zero eigenvalues of the "
                                  f"{settings.kernel} kernel with rho = {settings.rho:g} on this grid; choose p <= "
                                  f"{lam.size} or a smaller rho")
-        return PcaBasis("kernel", np.asarray(eb.eigenfunctions[:, :p]), np.asarray(lam[:p]), rule)
+        truncation = None
+        if eb.truncated:
+            outside = max(0.0, eb.trace - float(np.sum(lam[:p])))
+            truncation = dict(grid_points=int(grid.size), components=int(lam.size), p=p,
+                              omitted_eigenvalue_sum=eb.tail_trace, kernel_trace=eb.trace,
+                              omitted_share_of_trace=eb.tail_trace / eb.trace,
+                              outside_basis_share_of_trace=outside / eb.trace)
+        return PcaBasis("kernel", np.asarray(eb.eigenfunctions[:, :p]), np.asarray(lam[:p]), rule, truncation)
     m = grid.size
     if settings.p is None:
         p = max(min(FOURIER_DEFAULT_P, (m - 1) // 2), k + 1)
@@ -633,7 +648,31 @@ def release_record(result: PrivatePCAResult, *, seed: int | None = None) -> dict
         "settings": asdict(s),
     }
     record.update(pca_sampler(s.sampler_name).record_fields(result.diagnostics))
+    truncation = basis_truncation(result)
+    if truncation is not None:
+        record["basis_truncation"] = truncation
     return record
+
+
+def basis_truncation(result: PrivatePCAResult) -> dict | None:
+    """A long grid's tail (METHODS 27) as a stated restriction of the release, public numbers only.
+
+    The private components are confined to the span of the p basis functions, the kernel's top
+    Ritz vectors. The kernel's trace is public and the Ritz values never exceed the true eigenvalues,
+    so the kernel (the model the basis stands for) puts at most ``outside_basis_share_of_trace`` of
+    its variance outside that span, of which at most ``omitted_share_of_trace`` lies beyond the L
+    eigenfunctions computed on the long grid. A component's part there is missing from the release:
+    a bias of the search space, not noise, and not a bound on any data set's spectrum.
+    """
+    tail = result.basis.truncation
+    if tail is None:
+        return None
+    return {**tail, "statement": (
+        f"On this {tail['grid_points']:,}-point grid the components lie in the span of the kernel's top "
+        f"{tail['p']} eigenfunctions (of {tail['components']} computed); the kernel puts at most "
+        f"{tail['outside_basis_share_of_trace']:.2g} of its trace outside that span "
+        f"({tail['omitted_share_of_trace']:.2g} beyond the {tail['components']} computed), and a principal "
+        "component's part there is not in the release (a bias, not noise).")}
 
 
 ANALYST_DIAGNOSTICS = ("acceptance_rate", "acceptance_rates", "n_proposed", "acg_b", "trace", "n_spectral_solves")

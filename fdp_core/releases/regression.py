@@ -191,6 +191,7 @@ class RegressionRelease:
     guarantee: Guarantee  # the whole release; details["t1"], details["t2"]: each part's own Guarantee
     design: np.ndarray = field(repr=False)  # NON-PRIVATE
     curves: np.ndarray = field(repr=False)  # NON-PRIVATE raw curves (OLS reference)
+    basis_tail: dict | None = None  # a long grid's top-L basis (METHODS 27): public numbers, else None
 
     @property
     def q(self) -> int:
@@ -299,7 +300,29 @@ def plan_regression_release(fd: FunctionalData, settings: RegressionSettings) ->
                              eigenfunctions=basis.eigenfunctions, t1=t1, t2=t2, t1_sigma=sigma1, t2_sigma=sigma2,
                              t1_sensitivity=sens1, t2_sensitivity=sens2,
                              t2_scales=np.tile(sigma2 * np.sqrt(lam), (q, 1)), n=n, n_clipped_curves=n_clipped,
-                             n_clipped_covariates=n_clipped_cov, guarantee=guarantee, design=X, curves=fd.data_matrix)
+                             n_clipped_covariates=n_clipped_cov, guarantee=guarantee, design=X, curves=fd.data_matrix,
+                             basis_tail=None if not basis.truncated else dict(
+                                 grid_points=int(basis.grid.size), components=basis.n_components,
+                                 omitted_eigenvalue_sum=basis.tail_trace, kernel_trace=basis.trace))
+
+
+def basis_truncation(plan: RegressionRelease) -> dict | None:
+    """A long grid's tail (METHODS 27) as a stated bias of T2, public numbers only.
+
+    Every omitted eigenvalue is at most T (the trace minus the Ritz values), so an omitted column of
+    T2 would have been shrunk by at most s(T) = T^eta / (T^eta + phi); the unshrunk T2, an average over
+    persons of z y^T with ||z|| <= B and ||y|| <= tau, has HS norm at most B tau. Leaving the tail out
+    moves T2 by at most s(T) B tau (Frobenius over covariates, L2 over t). beta~ = T1~^-1 T2~ is
+    post-processing through a noisy inverse: no data-free bound is stated for it.
+    """
+    tail = plan.basis_tail
+    if tail is None:
+        return None
+    s = plan.settings
+    T = float(tail["omitted_eigenvalue_sum"])
+    shrink = float(shrinkage(np.array([T]), s.eta, s.phi)[0])
+    return {**tail, "omitted_share_of_trace": T / tail["kernel_trace"], "omitted_component_shrinkage_max": shrink,
+            "truncation_bias_t2_max": shrink * float(s.bound_b) * float(s.curve_settings().tau_value)}
 
 
 def bands(plan: RegressionRelease, rng: np.random.Generator, draws: int = 200, level: float = 0.95) -> dict:
@@ -315,7 +338,7 @@ def release_record(plan: RegressionRelease, *, seed: int | None = None) -> dict:
     """Publishable record: public inputs and the guarantee only (no clipping counts)."""
     s = plan.settings
     cs = s.curve_settings()
-    return {
+    record = {
         "release": "regression",
         "mechanism": "gaussian",
         "privacy": plan.guarantee.privacy,
@@ -340,6 +363,10 @@ def release_record(plan: RegressionRelease, *, seed: int | None = None) -> dict:
         **randomness_fields(seed),
         "settings": {**asdict(s), "covariates": list(parse_covariates(s.covariates))},
     }
+    truncation = basis_truncation(plan)
+    if truncation is not None:
+        record["basis_truncation"] = truncation
+    return record
 
 
 def analyst_view(plan: RegressionRelease, released: np.ndarray, rng: np.random.Generator) -> dict:

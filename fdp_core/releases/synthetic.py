@@ -24,6 +24,7 @@ from scipy import stats
 from .bands import DESHRINK_FROM, psd_root
 from .covariance import CovarianceRelease, product_shrinkage, symmetrise
 from .estimators import shrinkage
+from ..limits import MAX_DENSE_EIGH_POINTS
 
 KEEPS = ("the mean curve, the covariance function (in the kernel eigenbasis) and Gaussian margins at every t, "
          "all as released with noise")
@@ -100,15 +101,38 @@ def _top_subspace(cov: np.ndarray, sw: np.ndarray, k: int) -> np.ndarray:
     return vectors[:, np.argsort(values)[::-1][:k]]
 
 
+def _scaled_rows(curves: np.ndarray, sw: np.ndarray) -> np.ndarray:
+    """Y with Y^T Y = W^1/2 C W^1/2, C the curves' sample covariance: the covariance operator's
+    factor, n x m (a long grid's m x m covariance is never formed)."""
+    centred = curves - curves.mean(axis=0)
+    return centred * sw[None, :] / np.sqrt(max(curves.shape[0] - 1, 1))
+
+
+def _long_grid_covariance_metrics(real, synthetic, sw, k) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """(HS distance, real HS norm, U, V) from the n x m factors alone (exact, no m x m matrix):
+    ||A'A - B'B||_F^2 = ||AA'||_F^2 + ||BB'||_F^2 - 2 ||AB'||_F^2, and the top-k eigenvectors of
+    Y'Y are Y's top-k right singular vectors."""
+    a, b = _scaled_rows(real, sw), _scaled_rows(synthetic, sw)
+    aa, bb, ab = (float(np.sum((x @ y.T) ** 2)) for x, y in ((a, a), (b, b), (a, b)))
+    top = [np.linalg.svd(y, full_matrices=False)[2][:k].T for y in (a, b)]
+    return float(np.sqrt(max(aa + bb - 2.0 * ab, 0.0))), float(np.sqrt(aa)), top[0], top[1]
+
+
 def compare(real: np.ndarray, synthetic: np.ndarray, grid: np.ndarray, weights: np.ndarray) -> dict:
     """Section 19's metrics: L2 distance of the means, Hilbert-Schmidt distance of the covariances,
     subspace distance of the top 3 components, pointwise Kolmogorov-Smirnov at 5 public t (equally
-    spaced quantiles of the grid). NON-PRIVATE (reads the real curves): analyst view only."""
+    spaced quantiles of the grid). NON-PRIVATE (reads the real curves): analyst view only.
+    Above MAX_DENSE_EIGH_POINTS grid points the same numbers come from the n x m factors (METHODS 27)."""
     sw = np.sqrt(weights)
     mean_gap = real.mean(axis=0) - synthetic.mean(axis=0)
-    cov_real, cov_synth = _covariance(real), _covariance(synthetic)
     k = min(SUBSPACE_COMPONENTS, grid.size)
-    U, V = _top_subspace(cov_real, sw, k), _top_subspace(cov_synth, sw, k)
+    if grid.size > MAX_DENSE_EIGH_POINTS:
+        hs_distance, hs_real, U, V = _long_grid_covariance_metrics(real, synthetic, sw, k)
+    else:
+        cov_real, cov_synth = _covariance(real), _covariance(synthetic)
+        U, V = _top_subspace(cov_real, sw, k), _top_subspace(cov_synth, sw, k)
+        hs_distance = float(np.linalg.norm(sw[:, None] * (cov_real - cov_synth) * sw[None, :]))
+        hs_real = float(np.linalg.norm(sw[:, None] * cov_real * sw[None, :]))
     # ||P_U - P_V||_HS / sqrt(2) = sqrt(k - ||U^T V||_F^2): 0 for the same subspace, 1 when orthogonal (per axis).
     subspace = float(np.sqrt(max(k - float(np.sum((U.T @ V) ** 2)), 0.0)))
     index = np.unique(np.round(np.linspace(0, grid.size - 1, N_COMPARE_POINTS)).astype(int))
@@ -117,8 +141,8 @@ def compare(real: np.ndarray, synthetic: np.ndarray, grid: np.ndarray, weights: 
     return {
         "mean_l2_distance": float(np.sqrt(mean_gap**2 @ weights)),
         "real_mean_l2_norm": float(np.sqrt(real.mean(axis=0) ** 2 @ weights)),
-        "covariance_hs_distance": float(np.linalg.norm(sw[:, None] * (cov_real - cov_synth) * sw[None, :])),
-        "real_covariance_hs_norm": float(np.linalg.norm(sw[:, None] * cov_real * sw[None, :])),
+        "covariance_hs_distance": hs_distance,
+        "real_covariance_hs_norm": hs_real,
         "subspace_distance_top3": subspace,
         "subspace_distance_meaning": f"sqrt(k - ||U^T V||_F^2), k = {k}: 0 same subspace, sqrt(k) orthogonal",
         "pointwise_ks": ks,
