@@ -12,7 +12,8 @@ by run so that both sides share the machine's load, and the best of ``--repeats`
   also print their in-process phase (file opened to sums). Target: wall <= 1.25x the floor, peak
   <= 1 GB. The whole ``release mean --preview`` command (planning, the accuracy radius, the files
   added) is measured in the same run. ``--big`` adds 10^7 x 93 (about 7 GB of disk, deleted
-  afterwards): flat memory and linear time.
+  afterwards unless ``--keep``): flat memory and linear time, and Dask on a LocalCluster of 2
+  workers against the default engine (sums to relative 1e-12, counts equal).
 - long grid: ``release mean`` of 300 curves x 10,000 grid points (CSV) against one numpy
   ``eigh`` of a 2,000 x 2,000 matrix. Target: CPU <= 2x.
 - command line: ``release mean`` on DTI (``--preview`` when the CLI has it, the uncharged path)
@@ -90,6 +91,32 @@ STREAM_ENGINE = textwrap.dedent("""
     sums = stream_mean_sums(sys.argv[1], MeanSettings(kernel="matern52", rho=0.1, epsilon=1.0, tau=1.0))
     print(sums.n, sums.total[:2] / sums.n)
     print("phase_s", time.perf_counter() - start)
+""")
+
+# --big: Dask on a LocalCluster of 2 workers against the default engine, on the same file: the
+# streamed sums (before any noise) agree to relative 1e-12, counts exactly.
+DASK_CHECK = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    from fdp_core.engines.dask_engine import client_for, dask_mean_sums
+    from fdp_core.engines.stream import stream_mean_sums
+    from fdp_core.releases.mean import MeanSettings
+    settings = MeanSettings(kernel="matern52", rho=0.1, epsilon=1.0, tau=1.0)
+    start = time.perf_counter()
+    local = stream_mean_sums(sys.argv[1], settings)
+    local_s = time.perf_counter() - start
+    client, cluster = client_for(None, n_workers=2)
+    start = time.perf_counter()
+    remote = dask_mean_sums(sys.argv[1], settings, client=client)
+    dask_s = time.perf_counter() - start
+    client.close()
+    cluster.close()
+    def rel(a, b):
+        return float(np.max(np.abs(a - b)) / np.max(np.abs(a)))
+    print(json.dumps({"n": local.n, "counts_equal": (local.n, local.n_dropped, local.n_clipped, local.n_curves)
+                      == (remote.n, remote.n_dropped, remote.n_clipped, remote.n_curves),
+                      "total_rel_diff": rel(local.total, remote.total), "raw_rel_diff": rel(local.raw_sum, remote.raw_sum),
+                      "local_s": round(local_s, 2), "dask_s": round(dask_s, 2)}))
 """)
 
 EIGH = textwrap.dedent("""
@@ -215,8 +242,13 @@ def main() -> int:
         print(json.dumps(report["command line"]), flush=True)
     if args.big:
         report["stream 10^7 x 93"] = stream(args.dir, 10**7, 1)
-        (args.dir / f"curves_{10**7}_93.parquet").unlink(missing_ok=True)
         print(json.dumps(report["stream 10^7 x 93"]), flush=True)
+        check = measure([PY, "-c", DASK_CHECK, str(args.dir / f"curves_{10**7}_93.parquet")])
+        report["dask 10^7 x 93"] = {**json.loads(check["stdout"].strip().splitlines()[-1]),
+                                    "rss_mb": round(check["rss_mb"], 1)}
+        print(json.dumps(report["dask 10^7 x 93"]), flush=True)
+        if not args.keep:
+            (args.dir / f"curves_{10**7}_93.parquet").unlink(missing_ok=True)
     report["load_after"] = loadavg()
     print(json.dumps(report, indent=1))
     if args.json:

@@ -21,7 +21,11 @@ floating-point summation (tests: relative 1e-10 with the same seed).
 
 Sources: a FunctionalData, an (n, m) array with its grid, a chunk iterator (arrays, or
 (array, metadata DataFrame) pairs, with ``grid=``), or a file path (wide CSV read with
-pyarrow's streaming reader, Parquet batch by batch). Long files and transposed files are
+pyarrow's streaming reader, Parquet row group by row group). A Parquet chunk reaches the
+mean's accumulator as its m columns, views of the decoded row group: no (r, m) block is
+built, each column is read from memory twice (its sums and squares, then the clipped sum),
+and the whole-file checks stop costing anything once two curves differ; a chunk with a
+missing or infinite value is validated as a block instead (MeanAccumulator.update_columns). Long files and transposed files are
 loaded in memory (they are re-shaped as a whole). Every chunk is validated as the loader
 validates a file (infinite values, missing values dropped or interpolated, counted); the
 whole-file checks (at least 2 curves, not all identical, not all constant) run on running
@@ -893,6 +897,8 @@ def _run_columns(reader: "ParquetReader", person_column, counts, consume, consum
     tally = Tally(reader.m)
     n_kept = 0
     for columns, meta in reader.column_chunks():
+        if not columns[0].shape[0]:
+            continue
         frame = keys = weights = None
         if person_column:
             frame = reader.metadata_frame(meta)
@@ -942,7 +948,9 @@ def stream_mean_sums(source, settings, **options):
 
     def make(r):
         acc = MeanAccumulator(settings, r.grid, r.unit_grid, r.weights)
-        return acc, lambda chunk, keys, w: acc.update(chunk.values, w), acc.update_columns
+        # The kernel means' sums are taken column by column from a Parquet file; Bernstein's lattice from blocks.
+        columns = acc.update_columns if mean_mechanism(settings.mechanism).basis.kernel else None
+        return acc, lambda chunk, keys, w: acc.update(chunk.values, w), columns
 
     reader, acc, persons = _with_fallback(reader, make, person_column)
     return acc.sums(persons.n, reader.report.n_dropped, persons.usable)
