@@ -88,9 +88,10 @@ ENGINES = ("auto", "local", "stream", "dask")
 # --engine auto streams when a file's values could take more than this many bytes in memory.
 # The local engine's peak is about 0.3 GB + 4x the values (the data, a centred copy, a clipping
 # temporary, Arrow's buffers: 3.2 GB for 10^6 x 93 Parquet, 0.74 GB of values), the streaming
-# engine's about one chunk (0.69 GB on the same file, and faster: 0.62x the pyarrow floor's
-# time). 384 MiB keeps the default's peak within 2 GB for any file; below it the local engine
-# is as fast and lighter (0.48 GB against 0.61 GB streaming at 10^5 x 93).
+# engine's about one row group (0.36 GB on the same file, 0.38 GB at 10^7 x 93, at about the
+# pyarrow floor's time: benchmarks/bench_floors.py). 384 MiB keeps the default's peak within 2 GB
+# for any file. (Since Parquet chunks are read as columns, a streamed mean is also lighter and
+# faster at 10^5 x 93 Parquet: 0.25 GB and 0.6 s of CPU against 0.47 GB and 1.2 s in memory.)
 AUTO_STREAM_BYTES = 384 * 2**20
 # A CSV cell takes at least 2 bytes ("1,") and 8 in memory: its values are at most 4x the file.
 CSV_VALUE_BYTES_PER_BYTE = 4
