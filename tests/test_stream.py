@@ -283,6 +283,27 @@ def test_parquet_chunks_read_as_columns_give_the_block_sums(files, monkeypatch, 
     np.testing.assert_allclose(fast.raw_sum, block.raw_sum, rtol=1e-12)
 
 
+def test_parquet_columns_of_other_types_and_nulls(tmp_path):
+    """Integer and float32 grid columns are read as float64 and a null as a missing value, as in memory."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(4)
+    n = 700
+    columns = {"id": pa.array([f"p{i}" for i in range(n)]), "0": pa.array(rng.integers(-3, 4, n)),
+               "0.5": pa.array(rng.normal(size=n).astype(np.float32)),
+               "1": pa.array([None if i == 333 else float(v) for i, v in enumerate(rng.normal(size=n))])}
+    path = tmp_path / "types.parquet"
+    pq.write_table(pa.table(columns), path, row_group_size=250)
+    settings = MeanSettings(tau=1.5, rho=0.2)
+    expected = plan_mean_release(load_curves(path), settings)
+    got = plan_mean_release(stream.stream_mean_sums(path, settings, chunk_rows=100), settings)
+    assert (got.n, got.n_dropped, got.n_clipped) == (expected.n, expected.n_dropped, expected.n_clipped)
+    assert (got.n, got.n_dropped) == (n, 1)
+    np.testing.assert_allclose(got.raw_mean, expected.raw_mean, rtol=1e-12)
+    _close(expected.sample(np.random.default_rng(3), 2), got.sample(np.random.default_rng(3), 2))
+
+
 @pytest.mark.parametrize("kind, fragment", [("identical", "all 500 curves are identical"),
                                             ("constant", "every curve is constant")])
 def test_parquet_columns_keep_the_whole_file_checks(tmp_path, kind, fragment):
