@@ -115,7 +115,8 @@ DASK_CHECK = textwrap.dedent("""
         return float(np.max(np.abs(a - b)) / np.max(np.abs(a)))
     print(json.dumps({"n": local.n, "counts_equal": (local.n, local.n_dropped, local.n_clipped, local.n_curves)
                       == (remote.n, remote.n_dropped, remote.n_clipped, remote.n_curves),
-                      "total_rel_diff": rel(local.total, remote.total), "raw_rel_diff": rel(local.raw_sum, remote.raw_sum),
+                      "total_rel_diff": rel(local.total, remote.total),
+                      "raw_rel_diff": rel(local.raw_sum, remote.raw_sum),
                       "local_s": round(local_s, 2), "dask_s": round(dask_s, 2)}))
 """)
 

@@ -25,11 +25,11 @@ pyarrow's streaming reader, Parquet row group by row group). A Parquet chunk rea
 mean's accumulator as its m columns, views of the decoded row group: no (r, m) block is
 built, each column is read from memory twice (its sums and squares, then the clipped sum),
 and the whole-file checks stop costing anything once two curves differ; a chunk with a
-missing or infinite value is validated as a block instead (MeanAccumulator.update_columns). Long files and transposed files are
-loaded in memory (they are re-shaped as a whole). Every chunk is validated as the loader
-validates a file (infinite values, missing values dropped or interpolated, counted); the
-whole-file checks (at least 2 curves, not all identical, not all constant) run on running
-minima and maxima. A chunk the fast reader refuses (a non-numeric cell, a ragged row) sends
+missing or infinite value is validated as a block instead (MeanAccumulator.update_columns).
+Long files and transposed files are loaded in memory (they are re-shaped as a whole). Every
+chunk is validated as the loader validates a file (infinite values, missing values dropped or
+interpolated, counted); the whole-file checks (at least 2 curves, not all identical, not all
+constant) run on running minima and maxima. A chunk the fast reader refuses (a non-numeric cell, a ragged row) sends
 the file to the loader, which names the row and column (fdp_core/data/loading.py).
 
 Per-record transform: the one of fdp_core/data/preprocess.py (METHODS.md 11-12), applied chunk
@@ -200,6 +200,7 @@ class Tally:
     def finish(self, name: str, missing: str) -> LoadReport:
         """The loader's whole-file checks, and its report."""
         import pandas as pd  # lazy: metadata and persons only; a plain streamed mean never loads pandas
+
         if self.n_read == 0:
             raise DataError(f"{name} has a header but no data rows")
         if self.n_kept == 0:
@@ -295,7 +296,7 @@ class _IterReader(BlockReader):
                 raise DataError(f"{self.name}: a chunk of shape {values.shape} does not match the grid of "
                                 f"{self.m} points")
             if meta is None:
-                import pandas as pd  # lazy: metadata only; a plain streamed mean from a Parquet file never loads pandas
+                import pandas as pd  # lazy: metadata only; a plain streamed mean never loads pandas
 
                 meta = pd.DataFrame(index=pd.RangeIndex(values.shape[0]))
             yield values, meta.reset_index(drop=True)
@@ -469,6 +470,7 @@ def _open_path(path: Path, missing, chunk_rows, name, mapping, transpose) -> Blo
 def person_keys(meta: pd.DataFrame, person_column: str, name: str) -> np.ndarray:
     """uint64 hash of each row's person id (its text, stripped, as preprocess.person_codes reads it)."""
     import pandas as pd  # lazy: metadata and persons only; a plain streamed mean never loads pandas
+
     if person_column not in meta.columns:
         available = ", ".join(map(str, meta.columns)) or "none"
         raise DataError(f"the data have no column '{person_column}' to group curves by person "
@@ -486,6 +488,7 @@ def count_persons(reader: BlockReader, person_column: str) -> pd.Series:
     """First pass: usable rows per person, indexed by the id hash; a person whose rows were all
     dropped (missing values) is there with 0 rows, so the index counts the persons of the file."""
     import pandas as pd  # lazy: metadata and persons only; a plain streamed mean never loads pandas
+
     parts = [pd.Series(person_keys(c.metadata, person_column, reader.name)).value_counts() for c in reader.chunks()]
     parts.append(dropped_person_counts(reader.report.dropped_metadata, person_column, reader.name))
     return pd.concat(parts).groupby(level=0).sum()
@@ -494,6 +497,7 @@ def count_persons(reader: BlockReader, person_column: str) -> pd.Series:
 def dropped_person_counts(dropped: pd.DataFrame | None, person_column: str, name: str) -> pd.Series:
     """0 usable rows for each person id among the dropped rows (they count in n, METHODS.md 11)."""
     import pandas as pd  # lazy: metadata and persons only; a plain streamed mean never loads pandas
+
     if dropped is None or not len(dropped):
         return pd.Series(dtype="int64")
     keys = np.unique(person_keys(dropped, person_column, name))
@@ -771,6 +775,7 @@ class KdeAccumulator:
 
     def update(self, points: np.ndarray, keys: np.ndarray | None = None) -> None:
         import pandas as pd  # lazy: metadata and persons only; a plain streamed mean never loads pandas
+
         x, outside = self.clip(points)
         self.n_rows += x.shape[0]
         self.n_clipped += outside
@@ -1076,6 +1081,7 @@ def load_with_progress(source, progress=None, **options) -> FunctionalData:
     every chunk (the app's progress bar for big server-side files). Same validation and the
     same numbers as :func:`fdp_core.data.loading.load_curves`; memory is the numeric block plus one chunk."""
     import pandas as pd  # lazy: metadata and persons only; a plain streamed mean never loads pandas
+
     reader = open_source(source, **options)
     total = _row_estimate(reader)
     for _attempt in range(2):
