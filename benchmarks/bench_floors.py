@@ -5,11 +5,15 @@ own wall time, CPU time (user + system, RUSAGE_CHILDREN) and peak RSS; the pairs
 by run so that both sides share the machine's load, and the best of ``--repeats`` is kept
 (the machine is shared: the best run is the one least disturbed by the others).
 
-- stream: ``release mean`` with the default engine (``--engine auto``) on a 10^6 x 93 Parquet
-  file against a streaming pyarrow floor that decodes row group by row group, computes the
-  row norms and the clipped column sums, and copies no whole table. Target: wall <= 1.25x the
-  floor, peak <= 1 GB. ``--big`` adds 10^7 x 93 (about 7 GB of disk, deleted afterwards):
-  flat memory and linear time.
+- stream: the default engine (``--engine auto``'s choice, the streamed sums of ``release mean``)
+  on a 10^6 x 93 Parquet file against a streaming pyarrow floor that decodes row group by row
+  group, computes the row norms and the clipped column sums, and copies no whole table. Both
+  are ``python -c`` children (the same start-up; each side's imports count in its wall time) and
+  also print their in-process phase (file opened to sums). Target: wall <= 1.25x the floor, peak
+  <= 1 GB. The whole ``release mean --preview`` command (planning, the accuracy radius, the files
+  added) is measured in the same run. ``--big`` adds 10^7 x 93 (about 7 GB of disk, deleted
+  afterwards unless ``--keep``): flat memory and linear time, and Dask on a LocalCluster of 2
+  workers against the default engine (sums to relative 1e-12, counts equal).
 - long grid: ``release mean`` of 300 curves x 10,000 grid points (CSV) against one numpy
   ``eigh`` of a 2,000 x 2,000 matrix; ``release covariance`` (with a released mean) and
   ``release pca`` (k = 2) of the same file (``--preview``: the uncharged path, no ledger touched).
@@ -46,11 +50,12 @@ WRAPPER = textwrap.dedent("""
     wall = time.perf_counter() - start
     use = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(json.dumps({"code": proc.returncode, "wall_s": wall, "cpu_s": use.ru_utime + use.ru_stime,
-                      "rss_mb": use.ru_maxrss / 1024, "stderr": proc.stderr[-400:]}))
+                      "rss_mb": use.ru_maxrss / 1024, "stderr": proc.stderr[-400:], "stdout": proc.stdout[-400:]}))
 """)
 
 STREAM_FLOOR = textwrap.dedent("""
-    import sys, numpy as np, pyarrow.parquet as pq
+    import sys, time, numpy as np, pyarrow.parquet as pq
+    start = time.perf_counter()
     pf = pq.ParquetFile(sys.argv[1], pre_buffer=False, buffer_size=1 << 20)
     cols = [c for c in pf.schema_arrow.names if c != "id"]
     t = np.array([float(c) for c in cols])
@@ -70,6 +75,51 @@ STREAM_FLOOR = textwrap.dedent("""
             total[j] += factor @ x
         n += table.num_rows
     print(n, total[:2] / n)
+    print("phase_s", time.perf_counter() - start)
+""")
+
+# The default engine alone, started as the floor is (``python -c``): --engine auto's choice for the
+# file (it must stream), then the streamed sums of ``release mean --tau 1`` (validation, range and
+# L2 clipping, raw and clipped sums); not the planning, the accuracy radius or the files, which
+# ``release mean`` adds (measured next to it). "phase_s": from just before opening the file to the sums,
+# as "phase_s" of the floor (both without the interpreter's start and the imports).
+STREAM_ENGINE = textwrap.dedent("""
+    import sys, time
+    import numpy as np
+    from fdp_core.engines.stream import choose_engine, stream_mean_sums
+    from fdp_core.releases.mean import MeanSettings
+    start = time.perf_counter()
+    assert choose_engine("auto", sys.argv[1]) == "stream"
+    sums = stream_mean_sums(sys.argv[1], MeanSettings(kernel="matern52", rho=0.1, epsilon=1.0, tau=1.0))
+    print(sums.n, sums.total[:2] / sums.n)
+    print("phase_s", time.perf_counter() - start)
+""")
+
+# --big: Dask on a LocalCluster of 2 workers against the default engine, on the same file: the
+# streamed sums (before any noise) agree to relative 1e-12, counts exactly.
+DASK_CHECK = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    from fdp_core.engines.dask_engine import client_for, dask_mean_sums
+    from fdp_core.engines.stream import stream_mean_sums
+    from fdp_core.releases.mean import MeanSettings
+    settings = MeanSettings(kernel="matern52", rho=0.1, epsilon=1.0, tau=1.0)
+    start = time.perf_counter()
+    local = stream_mean_sums(sys.argv[1], settings)
+    local_s = time.perf_counter() - start
+    client, cluster = client_for(None, n_workers=2)
+    start = time.perf_counter()
+    remote = dask_mean_sums(sys.argv[1], settings, client=client)
+    dask_s = time.perf_counter() - start
+    client.close()
+    cluster.close()
+    def rel(a, b):
+        return float(np.max(np.abs(a - b)) / np.max(np.abs(a)))
+    print(json.dumps({"n": local.n, "counts_equal": (local.n, local.n_dropped, local.n_clipped, local.n_curves)
+                      == (remote.n, remote.n_dropped, remote.n_clipped, remote.n_curves),
+                      "total_rel_diff": rel(local.total, remote.total),
+                      "raw_rel_diff": rel(local.raw_sum, remote.raw_sum),
+                      "local_s": round(local_s, 2), "dask_s": round(dask_s, 2)}))
 """)
 
 EIGH = textwrap.dedent("""
@@ -93,14 +143,30 @@ def measure(argv: list[str]) -> dict:
     return result
 
 
+def phase(result: dict) -> float | None:
+    """The "phase_s" a child printed (its work without start-up and imports), if any."""
+    for line in result.get("stdout", "").splitlines():
+        if line.startswith("phase_s "):
+            return float(line.split()[1])
+    return None
+
+
 def paired(named: dict[str, list[str]], repeats: int) -> dict:
-    """Best (lowest) wall and CPU of each command over ``repeats`` alternating runs, max RSS."""
+    """Best (lowest) wall and CPU of each command over ``repeats`` alternating runs, max RSS
+    (and the best in-process phase, for the children that print one)."""
     runs = {name: [] for name in named}
     for _ in range(repeats):
         for name, argv in named.items():
             runs[name].append(measure(argv))
-    return {name: {"wall_s": round(min(r["wall_s"] for r in rs), 3), "cpu_s": round(min(r["cpu_s"] for r in rs), 3),
-                   "rss_mb": round(max(r["rss_mb"] for r in rs), 1), "runs": len(rs)} for name, rs in runs.items()}
+    figures = {}
+    for name, rs in runs.items():
+        figures[name] = {"wall_s": round(min(r["wall_s"] for r in rs), 3),
+                         "cpu_s": round(min(r["cpu_s"] for r in rs), 3),
+                         "rss_mb": round(max(r["rss_mb"] for r in rs), 1), "runs": len(rs)}
+        phases = [p for p in map(phase, rs) if p is not None]
+        if phases:
+            figures[name]["phase_s"] = round(min(phases), 3)
+    return figures
 
 
 def stream(folder: Path, n: int, repeats: int) -> dict:
@@ -111,10 +177,16 @@ def stream(folder: Path, n: int, repeats: int) -> dict:
     if not path.exists():
         write_parquet(path, n, 93)
     out = folder / "out_stream"
+    # --preview: the streamed path (a charged release reads the file in memory, and a plain run without a
+    # budget first loads it to look the budget up); --seed is accepted only with it.
     figures = paired({"floor": [PY, "-c", STREAM_FLOOR, str(path)],
-                      "default engine": [PY, "-m", "fdp_core", *MEAN, "--tau", "1", "--data", str(path),
-                                         "--out", str(out)]}, repeats)
-    figures["ratio_wall"] = round(figures["default engine"]["wall_s"] / figures["floor"]["wall_s"], 2)
+                      "default engine": [PY, "-c", STREAM_ENGINE, str(path)],
+                      "release mean --preview": [PY, "-m", "fdp_core", *MEAN, "--preview", "--tau", "1", "--data",
+                                                 str(path), "--out", str(out)]}, repeats)
+    floor = figures["floor"]
+    for name in ("default engine", "release mean --preview"):
+        figures[f"ratio_wall {name}"] = round(figures[name]["wall_s"] / floor["wall_s"], 2)
+    figures["ratio_phase default engine"] = round(figures["default engine"]["phase_s"] / floor["phase_s"], 2)
     figures["file_mb"] = round(path.stat().st_size / 2**20)
     return figures
 
@@ -184,8 +256,13 @@ def main() -> int:
         print(json.dumps(report["command line"]), flush=True)
     if args.big:
         report["stream 10^7 x 93"] = stream(args.dir, 10**7, 1)
-        (args.dir / f"curves_{10**7}_93.parquet").unlink(missing_ok=True)
         print(json.dumps(report["stream 10^7 x 93"]), flush=True)
+        check = measure([PY, "-c", DASK_CHECK, str(args.dir / f"curves_{10**7}_93.parquet")])
+        report["dask 10^7 x 93"] = {**json.loads(check["stdout"].strip().splitlines()[-1]),
+                                    "rss_mb": round(check["rss_mb"], 1)}
+        print(json.dumps(report["dask 10^7 x 93"]), flush=True)
+        if not args.keep:
+            (args.dir / f"curves_{10**7}_93.parquet").unlink(missing_ok=True)
     report["load_after"] = loadavg()
     print(json.dumps(report, indent=1))
     if args.json:

@@ -252,6 +252,74 @@ def test_parquet_row_groups_decoded_whole_or_in_batches_give_the_same_sums(files
     _close(whole.total, batched.total)
 
 
+COLUMN_SETTINGS = [MeanSettings(tau=0.3, rho=0.2), MeanSettings(tau=None, value_range=(0.2, 0.9), rho=0.2),
+                   MeanSettings(tau_from_data=True, tau=None, value_range=(0.2, 0.9)),
+                   MeanSettings(tau=0.3, person_column="subject", value_range=(0.2, 0.9), n_public=900)]
+
+
+@pytest.mark.parametrize("settings", COLUMN_SETTINGS, ids=["plain", "range-centred", "tau-from-data", "persons"])
+@pytest.mark.parametrize("missing", ["drop", "interpolate"])
+def test_parquet_chunks_read_as_columns_give_the_block_sums(files, monkeypatch, settings, missing):
+    """A Parquet chunk of finite values is consumed as its columns (no block is built); one with a
+    missing value as a validated block. Both give update()'s counts, and its sums to rounding."""
+    root, _ = files
+    used = []
+    columns_update = stream.MeanAccumulator.update_columns
+
+    def counted(self, columns, weights=None):
+        used.append(columns_update(self, columns, weights))
+        return used[-1]
+
+    monkeypatch.setattr(stream.MeanAccumulator, "update_columns", counted)
+    fast = stream.stream_mean_sums(root / "c.parquet", settings, chunk_rows=211, missing=missing)
+    assert used.count(True) == len(used) - 1  # rows 5 and 7 (missing values) share the first chunk
+    monkeypatch.setattr(stream.MeanAccumulator, "update_columns", lambda self, columns, weights=None: False)
+    block = stream.stream_mean_sums(root / "c.parquet", settings, chunk_rows=211, missing=missing)
+    for name in ("n", "n_dropped", "n_unusable", "n_curves", "n_clipped", "n_range_clipped", "raw_count"):
+        assert getattr(fast, name) == getattr(block, name), name
+    assert fast.n_range_clipped > 0 if settings.value_range else fast.n_range_clipped == 0
+    np.testing.assert_allclose(fast.tau, block.tau, rtol=1e-14)
+    _close(fast.total, block.total)
+    np.testing.assert_allclose(fast.raw_sum, block.raw_sum, rtol=1e-12)
+
+
+def test_parquet_columns_of_other_types_and_nulls(tmp_path):
+    """Integer and float32 grid columns are read as float64 and a null as a missing value, as in memory."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(4)
+    n = 700
+    columns = {"id": pa.array([f"p{i}" for i in range(n)]), "0": pa.array(rng.integers(-3, 4, n)),
+               "0.5": pa.array(rng.normal(size=n).astype(np.float32)),
+               "1": pa.array([None if i == 333 else float(v) for i, v in enumerate(rng.normal(size=n))])}
+    path = tmp_path / "types.parquet"
+    pq.write_table(pa.table(columns), path, row_group_size=250)
+    settings = MeanSettings(tau=1.5, rho=0.2)
+    expected = plan_mean_release(load_curves(path), settings)
+    got = plan_mean_release(stream.stream_mean_sums(path, settings, chunk_rows=100), settings)
+    assert (got.n, got.n_dropped, got.n_clipped) == (expected.n, expected.n_dropped, expected.n_clipped)
+    assert (got.n, got.n_dropped) == (n, 1)
+    np.testing.assert_allclose(got.raw_mean, expected.raw_mean, rtol=1e-12)
+    _close(expected.sample(np.random.default_rng(3), 2), got.sample(np.random.default_rng(3), 2))
+
+
+@pytest.mark.parametrize("kind, fragment", [("identical", "all 500 curves are identical"),
+                                            ("constant", "every curve is constant")])
+def test_parquet_columns_keep_the_whole_file_checks(tmp_path, kind, fragment):
+    rng = np.random.default_rng(2)
+    rows = np.tile(rng.normal(size=(1, 6)), (500, 1)) if kind == "identical" else np.repeat(
+        rng.normal(size=(500, 1)), 6, axis=1)
+    path = tmp_path / f"{kind}.parquet"
+    pd.DataFrame(rows, columns=[str(j) for j in range(6)]).to_parquet(path, row_group_size=120)
+    with pytest.raises(DataError, match=fragment):
+        stream.stream_mean_sums(path, MeanSettings(tau=1.0), chunk_rows=50)
+    varied = rows.copy()
+    varied[437] += np.arange(6)  # one curve in a late chunk differs and varies: both checks pass
+    pd.DataFrame(varied, columns=[str(j) for j in range(6)]).to_parquet(path, row_group_size=120)
+    assert stream.stream_mean_sums(path, MeanSettings(tau=1.0), chunk_rows=50).n == 500
+
+
 def test_stream_memory_is_bounded_by_the_chunk(tmp_path):
     """A small scale check: numpy memory of a streamed pass stays near one chunk, not the file."""
     n, m = 40_000, 40

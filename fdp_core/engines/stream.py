@@ -21,11 +21,15 @@ floating-point summation (tests: relative 1e-10 with the same seed).
 
 Sources: a FunctionalData, an (n, m) array with its grid, a chunk iterator (arrays, or
 (array, metadata DataFrame) pairs, with ``grid=``), or a file path (wide CSV read with
-pyarrow's streaming reader, Parquet batch by batch). Long files and transposed files are
-loaded in memory (they are re-shaped as a whole). Every chunk is validated as the loader
-validates a file (infinite values, missing values dropped or interpolated, counted); the
-whole-file checks (at least 2 curves, not all identical, not all constant) run on running
-minima and maxima. A chunk the fast reader refuses (a non-numeric cell, a ragged row) sends
+pyarrow's streaming reader, Parquet row group by row group). A Parquet chunk reaches the
+mean's accumulator as its m columns, views of the decoded row group: no (r, m) block is
+built, each column is read from memory twice (its sums and squares, then the clipped sum),
+and the whole-file checks stop costing anything once two curves differ; a chunk with a
+missing or infinite value is validated as a block instead (MeanAccumulator.update_columns).
+Long files and transposed files are loaded in memory (they are re-shaped as a whole). Every
+chunk is validated as the loader validates a file (infinite values, missing values dropped or
+interpolated, counted); the whole-file checks (at least 2 curves, not all identical, not all
+constant) run on running minima and maxima. A chunk the fast reader refuses (a non-numeric cell, a ragged row) sends
 the file to the loader, which names the row and column (fdp_core/data/loading.py).
 
 Per-record transform: the one of fdp_core/data/preprocess.py (METHODS.md 11-12), applied chunk
@@ -47,10 +51,9 @@ from __future__ import annotations
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import pandas as pd
 
 from ..data.layouts import check_grid, clean_text, read_layout
 from ..data.sketch import sketch_of_chunks
@@ -62,11 +65,14 @@ from ..kernels import trapezoid_weights
 from ..params import check_choice
 from ..registry import mean_mechanism
 from ..data.loading import file_positions
-from ..data.preprocess import centre_block, clip_values, mechanism_n as declared_n
+from ..data.preprocess import centre_block, check_value_range, clip_values, mechanism_n as declared_n
 from ..releases.estimators import lattice_interpolation_matrix
 from ..releases.mean import MeanSums
 from ..releases.box import (KdeSums, box_centre, check_box, check_grid_size, check_points, kde_grids, node_counts,
                             snap_to_grid)
+
+if TYPE_CHECKING:  # annotations only: pandas is imported where metadata or persons are read
+    import pandas as pd
 
 DEFAULT_CHUNK_ROWS = 65_536  # at most; fewer for wide grids (CHUNK_BYTES)
 CHUNK_BYTES = 32 * 2**20  # numeric block of one chunk; a chunk's transform makes ~3 temporaries of this size
@@ -82,9 +88,10 @@ ENGINES = ("auto", "local", "stream", "dask")
 # --engine auto streams when a file's values could take more than this many bytes in memory.
 # The local engine's peak is about 0.3 GB + 4x the values (the data, a centred copy, a clipping
 # temporary, Arrow's buffers: 3.2 GB for 10^6 x 93 Parquet, 0.74 GB of values), the streaming
-# engine's about one chunk (0.69 GB on the same file, and faster: 0.62x the pyarrow floor's
-# time). 384 MiB keeps the default's peak within 2 GB for any file; below it the local engine
-# is as fast and lighter (0.48 GB against 0.61 GB streaming at 10^5 x 93).
+# engine's about one row group (0.36 GB on the same file, 0.38 GB at 10^7 x 93, at about the
+# pyarrow floor's time: benchmarks/bench_floors.py). 384 MiB keeps the default's peak within 2 GB
+# for any file. (Since Parquet chunks are read as columns, a streamed mean is also lighter and
+# faster at 10^5 x 93 Parquet: 0.25 GB and 0.6 s of CPU against 0.47 GB and 1.2 s in memory.)
 AUTO_STREAM_BYTES = 384 * 2**20
 # A CSV cell takes at least 2 bytes ("1,") and 8 in memory: its values are at most 4x the file.
 CSV_VALUE_BYTES_PER_BYTE = 4
@@ -113,6 +120,7 @@ class Tally:
         self.col_min = np.full(m, np.inf)
         self.col_max = np.full(m, -np.inf)
         self.any_varying = False
+        self.distinct = False  # two curves of the file differ somewhere: the minima and maxima have served
         self.label = ""  # Dask: "partition 3, " (row numbers are then partition-local)
 
     def add(self, values: np.ndarray, meta: pd.DataFrame, reader: "BlockReader"):
@@ -132,10 +140,26 @@ class Tally:
             return None
         np.minimum(self.col_min, col_min, out=self.col_min)
         np.maximum(self.col_max, col_max, out=self.col_max)
+        self.distinct = self.distinct or bool(np.any(self.col_max != self.col_min))
         if not self.any_varying:  # once one curve varies, the whole file passes this check
             self.any_varying = bool(np.any(values.max(axis=1) != values.min(axis=1)))
         self.n_kept += values.shape[0]
         return Chunk(values, meta, first)
+
+    def add_finite(self, columns: list) -> None:
+        """add()'s bookkeeping for a chunk given as its columns and known to hold only finite values
+        (their sums are finite). The running minima and maxima serve only the whole-file check that
+        not every curve is the same: they stop once two curves differ (the first chunk, as a rule),
+        as the check that some curve varies over t stops at the first such curve."""
+        r = columns[0].shape[0]
+        self.n_read += r
+        self.n_kept += r
+        if not self.distinct:
+            np.minimum(self.col_min, [np.min(x) for x in columns], out=self.col_min)
+            np.maximum(self.col_max, [np.max(x) for x in columns], out=self.col_max)
+            self.distinct = bool(np.any(self.col_max != self.col_min))
+        if not self.any_varying:
+            self.any_varying = any(bool(np.any(x != columns[0])) for x in columns[1:])
 
     def _missing_and_infinite(self, values: np.ndarray, meta: pd.DataFrame, reader: "BlockReader"):
         """The loader's checks of a chunk holding NaN or infinities: refuse an infinite value,
@@ -170,10 +194,13 @@ class Tally:
         np.minimum(self.col_min, other.col_min, out=self.col_min)
         np.maximum(self.col_max, other.col_max, out=self.col_max)
         self.any_varying = self.any_varying or other.any_varying
+        self.distinct = self.distinct or other.distinct
         return self
 
     def finish(self, name: str, missing: str) -> LoadReport:
         """The loader's whole-file checks, and its report."""
+        import pandas as pd  # lazy: metadata and persons only; a plain streamed mean never loads pandas
+
         if self.n_read == 0:
             raise DataError(f"{name} has a header but no data rows")
         if self.n_kept == 0:
@@ -269,6 +296,8 @@ class _IterReader(BlockReader):
                 raise DataError(f"{self.name}: a chunk of shape {values.shape} does not match the grid of "
                                 f"{self.m} points")
             if meta is None:
+                import pandas as pd  # lazy: metadata only; a plain streamed mean never loads pandas
+
                 meta = pd.DataFrame(index=pd.RangeIndex(values.shape[0]))
             yield values, meta.reset_index(drop=True)
 
@@ -314,20 +343,34 @@ class ParquetReader(BlockReader):
         self.chunk_rows = auto_chunk_rows(layout.grid.size, chunk_rows)
 
     def raw_chunks(self):
+        for columns, meta in self.column_chunks():
+            values = np.empty((columns[0].shape[0], self.m), order="F")
+            for j, column in enumerate(columns):
+                values[:, j] = column
+            yield values, self.metadata_frame(meta)
+
+    def column_chunks(self):
+        """(columns, metadata) of each chunk: the m grid columns as float64 arrays that are views
+        of the decoded row group (nothing copied for float64 columns without nulls; nulls and
+        stored NaN read as NaN), and the wanted metadata columns as an Arrow table
+        (:meth:`metadata_frame` turns it into the loader's strings, only for a consumer that reads it)."""
         from ..data import arrow_io  # lazy: pyarrow, loaded with the first file read
 
         first = self.layout.first_numeric
         wanted = [i for i, meta in enumerate(self.layout.meta_names)
                   if self.meta_columns is None or meta in self.meta_columns]
+        self._meta_names = [self.layout.meta_names[i] for i in wanted]
         columns = [self.columns[i] for i in wanted] + list(self.columns[first:])
-        names = [f"c{i}" for i in range(len(columns))]
+        k = len(wanted)
         for batch in self._batches(columns):
-            batch = batch.rename_columns(names)
-            values = np.empty((batch.num_rows, self.m), order="F")
-            for j, column in enumerate(self.layout.grid_columns):  # ascending grid order
-                values[:, j] = arrow_io.float_column(batch.column(len(wanted) + column - first), True)
-            yield values, arrow_io.string_metadata(batch.select(list(range(len(wanted)))),
-                                                    [self.layout.meta_names[i] for i in wanted])
+            # grid_columns: the file's numeric columns in ascending grid order (a descending header is sorted)
+            yield ([arrow_io.float_column(batch.column(k + column - first), True) for column in self.layout.grid_columns],
+                   batch.select(list(range(k))).rename_columns([f"c{i}" for i in range(k)]))
+
+    def metadata_frame(self, meta):
+        from ..data import arrow_io  # lazy: pyarrow, loaded with the first file read
+
+        return arrow_io.string_metadata(meta, self._meta_names)
 
     def _batches(self, columns):
         """Tables of at most chunk_rows rows. A row group of at most ROW_GROUP_BYTES of values is
@@ -427,6 +470,8 @@ def _open_path(path: Path, missing, chunk_rows, name, mapping, transpose) -> Blo
 
 def person_keys(meta: pd.DataFrame, person_column: str, name: str) -> np.ndarray:
     """uint64 hash of each row's person id (its text, stripped, as preprocess.person_codes reads it)."""
+    import pandas as pd  # lazy: metadata and persons only; a plain streamed mean never loads pandas
+
     if person_column not in meta.columns:
         available = ", ".join(map(str, meta.columns)) or "none"
         raise DataError(f"the data have no column '{person_column}' to group curves by person "
@@ -443,6 +488,8 @@ def person_keys(meta: pd.DataFrame, person_column: str, name: str) -> np.ndarray
 def count_persons(reader: BlockReader, person_column: str) -> pd.Series:
     """First pass: usable rows per person, indexed by the id hash; a person whose rows were all
     dropped (missing values) is there with 0 rows, so the index counts the persons of the file."""
+    import pandas as pd  # lazy: metadata and persons only; a plain streamed mean never loads pandas
+
     parts = [pd.Series(person_keys(c.metadata, person_column, reader.name)).value_counts() for c in reader.chunks()]
     parts.append(dropped_person_counts(reader.report.dropped_metadata, person_column, reader.name))
     return pd.concat(parts).groupby(level=0).sum()
@@ -450,6 +497,8 @@ def count_persons(reader: BlockReader, person_column: str) -> pd.Series:
 
 def dropped_person_counts(dropped: pd.DataFrame | None, person_column: str, name: str) -> pd.Series:
     """0 usable rows for each person id among the dropped rows (they count in n, METHODS.md 11)."""
+    import pandas as pd  # lazy: metadata and persons only; a plain streamed mean never loads pandas
+
     if dropped is None or not len(dropped):
         return pd.Series(dtype="int64")
     keys = np.unique(person_keys(dropped, person_column, name))
@@ -491,6 +540,7 @@ class MeanAccumulator:
     n_range_clipped: int = 0
     max_norm: float = 0.0
     _lattice: np.ndarray | None = field(default=None, repr=False)
+    _buffers: tuple | None = field(default=None, repr=False)  # update_columns' scratch
 
     def __post_init__(self):
         s = self.settings
@@ -538,6 +588,73 @@ class MeanAccumulator:
         if row_weights is not None:
             factor = factor * row_weights
         self.total += factor @ Y
+
+    def update_columns(self, columns: list, row_weights: np.ndarray | None = None) -> bool:
+        """update() for a chunk given as its m columns (views of the decoded file: nothing is copied).
+
+        A first pass over the columns sums each one (the raw sum) and adds its weighted squares to
+        the norms; a second adds the clipped curves' columns. Each column is transformed (range
+        clip, centring) while it is in cache, into a reused buffer, exactly as update() transforms
+        the block; the sums differ from update()'s only by the order of summation. Returns False,
+        having added nothing, when a column holds a NaN or an infinity (its sum is then not finite;
+        an overflow too) or the mechanism has no kernel basis: the caller validates the chunk as a
+        block instead."""
+        s = self.settings
+        if not mean_mechanism(s.mechanism).basis.kernel:
+            return False
+        r = columns[0].shape[0]
+        norm2, y, sq, moved, diff = self._scratch(r)
+        raw = np.empty(len(columns))
+        for j, x in enumerate(columns):
+            raw[j] = np.add.reduce(x) if row_weights is None else row_weights @ x
+            yj = self._transformed(x, j, y, moved, diff)
+            np.multiply(yj, yj, out=sq)
+            sq *= self.weights[j]
+            norm2 += sq
+        if not np.isfinite(raw).all():
+            return False
+        self.n_rows += r
+        self.raw_sum += raw
+        if moved is not None:
+            self.n_range_clipped += int(np.count_nonzero(moved))
+        norms = np.sqrt(np.maximum(norm2, 0.0, out=norm2), out=norm2)  # as l2_norms
+        if self.tau is None:
+            self.max_norm = max(self.max_norm, float(norms.max(initial=0.0)))
+            factor = np.ones(r)
+        else:
+            factor = clip_factors(norms, self.tau)
+            self.n_clipped += int(np.count_nonzero(beyond_tau(norms, self.tau)))
+        if row_weights is not None:
+            factor = factor * row_weights
+        for j, x in enumerate(columns):
+            self.total[j] += factor @ self._transformed(x, j, y, None, diff)
+        return True
+
+    def _transformed(self, x, j, y, moved, diff):
+        """Column j after the range clip and the centring, in ``y`` unless neither applies; the
+        rows the clip moved are marked in ``moved`` (when given)."""
+        if self._range is None:
+            return np.subtract(x, self.centre[j], out=y) if self._centred else x
+        np.clip(x, *self._range, out=y)
+        if moved is not None:
+            np.logical_or(moved, np.not_equal(y, x, out=diff), out=moved)
+        if self._centred:
+            y -= self.centre[j]
+        return y
+
+    def _scratch(self, r: int):
+        """(norms^2 zeroed, y, squares, moved rows cleared or None, a boolean temporary) for a chunk of r
+        rows: buffers reused from chunk to chunk (fresh ones would cost a page fault per 4 KiB)."""
+        if self._buffers is None or self._buffers[0].shape[0] < r:
+            self._buffers = (np.empty(r), np.empty(r), np.empty(r), np.empty(r, dtype=bool), np.empty(r, dtype=bool))
+            self._range = check_value_range(self.settings.bounds.value_range)
+            self._centred = bool(np.any(self.centre))
+        norm2, y, sq, moved, diff = (b[:r] for b in self._buffers)
+        norm2[:] = 0.0
+        if self._range is None:
+            return norm2, y, sq, None, diff
+        moved[:] = False
+        return norm2, y, sq, moved, diff
 
     def merge(self, other: "MeanAccumulator") -> "MeanAccumulator":
         self.total = self.total + other.total
@@ -658,6 +775,8 @@ class KdeAccumulator:
         return np.clip(x, lo, hi), int(outside.sum())
 
     def update(self, points: np.ndarray, keys: np.ndarray | None = None) -> None:
+        import pandas as pd  # lazy: metadata and persons only; a plain streamed mean never loads pandas
+
         x, outside = self.clip(points)
         self.n_rows += x.shape[0]
         self.n_clipped += outside
@@ -694,6 +813,7 @@ class KdeAccumulator:
 
         ``n_persons``: the persons of the file (or the declared n_public); those without a usable
         curve are observed at the box centre, as in features.person_features."""
+        import pandas as pd  # lazy: metadata and persons only; a plain streamed mean never loads pandas
 
         if self.n_rows and self.n_clipped == self.n_rows:
             limits = " x ".join(f"[{a:g}, {b:g}]" for a, b in self.box)
@@ -759,9 +879,19 @@ def persons_of(counts: pd.Series | None, n_rows: int, n_kept: int) -> Persons:
     return Persons(int(counts.size), int(np.count_nonzero(counts.to_numpy() > 0)))
 
 
-def _run(reader: BlockReader, person_column: str | None, consume) -> Persons:
-    """Feed the chunks to ``consume(chunk, keys, weights)``; returns the persons of the file."""
+def _run(reader: BlockReader, person_column: str | None, consume, consume_columns=None) -> Persons:
+    """Feed the chunks to ``consume(chunk, keys, weights)``; returns the persons of the file.
+    ``consume_columns(columns, weights)``: a faster consumer of a chunk given as its columns, for
+    the readers that decode columns (Parquet); it returns False, having added nothing, to have the
+    chunk validated as a block and given to ``consume``."""
     counts = count_persons(reader, person_column) if person_column else None
+    if consume_columns is not None and isinstance(reader, ParquetReader):
+        from ..threads import single_blas_thread  # lazy: threadpoolctl, only when a Parquet file is streamed
+
+        # The column pass makes ~2m dot products of one column each per chunk: BLAS threads only add hand-offs
+        # (a library caller's two threads made a 10^6 x 93 person-column stream take ~1.7x the CPU under load).
+        with single_blas_thread():
+            return _run_columns(reader, person_column, counts, consume, consume_columns)
     n_kept = 0
     for chunk in reader.chunks():
         keys = weights = None
@@ -773,19 +903,51 @@ def _run(reader: BlockReader, person_column: str | None, consume) -> Persons:
     return persons_of(counts, file_rows(reader), n_kept)
 
 
+def _run_columns(reader: "ParquetReader", person_column, counts, consume, consume_columns) -> Persons:
+    """_run over a Parquet file's column chunks: a chunk of finite values is consumed as its
+    columns (no block is built), any other is validated as a block, as by ``reader.chunks()``."""
+    tally = Tally(reader.m)
+    n_kept = 0
+    for columns, meta in reader.column_chunks():
+        if not columns[0].shape[0]:
+            continue
+        frame = keys = weights = None
+        if person_column:
+            frame = reader.metadata_frame(meta)
+            keys = person_keys(frame, person_column, reader.name)
+            with np.errstate(divide="ignore"):
+                # A person without a usable row weighs inf here: their rows hold missing values, so the
+                # chunk's sums are not finite and it goes to the block path, which drops those rows.
+                weights = person_weights(keys, counts)
+        if consume_columns(columns, weights):
+            tally.add_finite(columns)
+            n_kept += columns[0].shape[0]
+            continue
+        chunk = tally.add(np.column_stack(columns), reader.metadata_frame(meta) if frame is None else frame, reader)
+        if chunk is None:
+            continue
+        if person_column:  # rows may have been dropped
+            keys = person_keys(chunk.metadata, person_column, reader.name)
+            weights = person_weights(keys, counts)
+        consume(chunk, keys, weights)
+        n_kept += chunk.values.shape[0]
+    reader.report = tally.finish(reader.name, reader.missing)
+    return persons_of(counts, file_rows(reader), n_kept)
+
+
 def _with_fallback(reader: BlockReader, make, person_column):
     """Run ``make(reader)`` -> (accumulator, consume); on a chunk the fast reader refuses, the
     loader reads the file (naming the bad row, or accepting an unusual spelling) and the
     accumulator is rebuilt over it."""
     try:
-        acc, consume = make(reader)
-        n = _run(reader, person_column, consume)
+        acc, *consumers = make(reader)
+        n = _run(reader, person_column, *consumers)
         return reader, acc, n
     except Fallback:
         fd = reader.fallback()
         reader = _FdReader(fd, None)
-        acc, consume = make(reader)
-        n = _run(reader, person_column, consume)
+        acc, *consumers = make(reader)
+        n = _run(reader, person_column, *consumers)
         return reader, acc, n
 
 
@@ -798,7 +960,9 @@ def stream_mean_sums(source, settings, **options):
 
     def make(r):
         acc = MeanAccumulator(settings, r.grid, r.unit_grid, r.weights)
-        return acc, lambda chunk, keys, w: acc.update(chunk.values, w)
+        # The kernel means' sums are taken column by column from a Parquet file; Bernstein's lattice from blocks.
+        columns = acc.update_columns if mean_mechanism(settings.mechanism).basis.kernel else None
+        return acc, lambda chunk, keys, w: acc.update(chunk.values, w), columns
 
     reader, acc, persons = _with_fallback(reader, make, person_column)
     return acc.sums(persons.n, reader.report.n_dropped, persons.usable)
@@ -917,6 +1081,8 @@ def load_with_progress(source, progress=None, **options) -> FunctionalData:
     """Read ``source`` chunk by chunk into memory, calling ``progress(fraction, rows)`` after
     every chunk (the app's progress bar for big server-side files). Same validation and the
     same numbers as :func:`fdp_core.data.loading.load_curves`; memory is the numeric block plus one chunk."""
+    import pandas as pd  # lazy: metadata and persons only; a plain streamed mean never loads pandas
+
     reader = open_source(source, **options)
     total = _row_estimate(reader)
     for _attempt in range(2):
