@@ -132,3 +132,29 @@ def test_a_plain_release_without_a_budget_is_a_preview_and_says_so(tmp_path, cap
     assert "no budget for these data" in said and "PREVIEW" in said
     record = json.loads((out / "release.json").read_text())
     assert record["publishable"] is False and record["preview"] is True
+
+
+def test_a_plain_release_on_a_ledger_without_budgets_streams_its_preview(tmp_path, capsys, monkeypatch):
+    """A ledger holding no budget at all cannot charge anything: a plain run says PREVIEW at once and never
+    reads the file into memory to look a budget up (a streamed preview of a big file keeps flat memory);
+    the missing ledger file is not created."""
+    import json
+
+    from fdp_core.commands import _common, release_mean
+
+    ledger_file = tmp_path / "never.sqlite3"
+    monkeypatch.setenv("FDP_LEDGER_URL", f"sqlite:///{ledger_file}")
+
+    def no_load(args):
+        raise AssertionError("the file was read into memory")
+
+    monkeypatch.setattr(_common, "load_data", no_load)
+    monkeypatch.setattr(release_mean, "load_data", no_load)
+    out = tmp_path / "out"
+    assert main(["release", *_case("mean", 1.0, 0.2)[0], "--data", str(EXAMPLE), "--engine", "stream",
+                 "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "no budget for these data" in said and "PREVIEW" in said
+    record = json.loads((out / "release.json").read_text())
+    assert record["publishable"] is False and record["preview"] is True
+    assert not ledger_file.exists()

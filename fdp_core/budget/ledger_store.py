@@ -546,6 +546,13 @@ class LedgerStore:
             return [r[0] for r in s.all("SELECT name FROM fdp_budgets WHERE fingerprint = ? ORDER BY id",
                                         (fingerprint,))]
 
+    def holds_budgets(self) -> bool:
+        """Whether any budget is stored at all (a missing SQLite file holds none; nothing is created)."""
+        if not self._has_schema():
+            return False
+        with self._transaction(write=False) as s:
+            return s.one("SELECT COUNT(*) FROM fdp_budgets")[0] > 0
+
     def other_units(self, fingerprint: str, content: str) -> list[str]:
         """Unit settings of budgets on the same curves under another unit of privacy."""
         if not self._has_schema():

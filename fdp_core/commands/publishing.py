@@ -53,6 +53,23 @@ def in_memory(args, engine: str) -> None:
                              f"draw a {engine} preview that is not for publication)")
 
 
+def no_budget_to_find(args) -> bool:
+    """A plain run (no ``--ledger``) on a ledger that holds no budget at all: it can only be a preview,
+    so it is said at once and the file is never read into memory to look a budget up (a streamed
+    or Dask preview of a big file keeps its flat memory). Read-only: a missing ledger stays missing."""
+    from ..budget.ledger_store import LedgerStore  # lazy: keeps `--help` light
+
+    if args.ledger is not None:
+        return False  # a ledger named on purpose: charge_and_publish refuses in one line without a budget
+    store = LedgerStore(None, read_only=True)
+    if store.holds_budgets():
+        return False
+    print(f"note: no budget for these data in the ledger {store.location} (it holds none): this run is a PREVIEW "
+          "(nothing charged, not for publication); create a budget with `python -m fdp_core ledger init` to commit")
+    args.preview = True
+    return True
+
+
 def charge_and_publish(args, kind_name: str, data, settings, *, inputs=None, registered_settings=None) -> int | None:
     """Commit ``data`` as ``kind_name`` through the commit protocol, charged before any draw, as replay does.
 

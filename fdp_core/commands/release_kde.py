@@ -9,7 +9,7 @@ from ..publish.release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
                       stream_options)
-from .publishing import add_publish_options, charge_and_publish, in_memory, preview_note, previewing
+from .publishing import add_publish_options, charge_and_publish, in_memory, no_budget_to_find, preview_note, previewing
 
 PATH = ("release", "kde")
 HELP = "release a differentially private density (KDE) of a per-curve feature or a numeric column"
@@ -30,7 +30,7 @@ def run(args) -> int:
     settings = settings_from_args(KdeSettings, args)
     preview = previewing(args)
     engine = engine_of(args)
-    if not preview:  # charged first, exact discrete noise
+    if not preview and not no_budget_to_find(args):  # charged first, exact discrete noise
         in_memory(args, engine)
         charged = charge_and_publish(args, "density", load_data(args), settings, inputs={"feature": args.feature})
         if charged is not None:

@@ -11,7 +11,7 @@ from ..publish.release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
                       stream_options)
-from .publishing import add_preview_option, charge_and_publish, in_memory, preview_note, previewing
+from .publishing import add_preview_option, charge_and_publish, in_memory, no_budget_to_find, preview_note, previewing
 from .sparse_mean import add_sparse_options, run_sparse, sparse_data_for
 
 PATH = ("release", "mean")
@@ -34,7 +34,7 @@ def run(args) -> int:
     if sparse is not None:
         return run_sparse(args, settings, sparse)
     engine = engine_of(args)
-    if not preview:  # charged first, exact discrete noise (the band's two parts in one transaction)
+    if not preview and not no_budget_to_find(args):  # charged first, exact noise (a band: one transaction)
         in_memory(args, engine)
         charged = charge_and_publish(args, "mean", load_data(args), settings)
         if charged is not None:

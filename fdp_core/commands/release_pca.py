@@ -15,7 +15,7 @@ from ..publish.release import write_release
 from ..settings_fields import add_options, settings_from_args
 from ._common import (add_data_options, add_engine_options, add_output_options, engine_of, load_data, rng_from,
                       stream_options)
-from .publishing import add_publish_options, charge_and_publish, in_memory, preview_note, previewing
+from .publishing import add_publish_options, charge_and_publish, in_memory, no_budget_to_find, preview_note, previewing
 
 PATH = ("release", "pca")
 HELP = "release private functional principal components (exponential mechanism, epsilon-DP)"
@@ -69,7 +69,7 @@ def run(args) -> int:
     settings = settings_from_args(PcaSettings, args, centring=centring_of(args)).validated()
     preview = previewing(args)
     engine = engine_of(args)
-    if not preview:  # charged first (the exponential mechanism's own sampler, inside the protocol)
+    if not preview and not no_budget_to_find(args):  # charged first (the exponential mechanism's own sampler)
         in_memory(args, engine)
         fd = load_data(args)
         mean = None if args.released_mean is None else _released_mean(args.released_mean, fd.grid_points)
