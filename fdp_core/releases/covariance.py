@@ -290,7 +290,17 @@ class CovarianceRelease:
         chunk = max(1, HS_CHUNK_ENTRIES // target.size)
         norms = []
         for start in range(0, int(draws), chunk):
-            errors = self.sample(rng, min(chunk, int(draws) - start))["covariance"] - target
+            size = min(chunk, int(draws) - start)
+            if self.released_mean:  # sample(...)["covariance"] - target, without the estimate added and removed:
+                # sym(E) - (u u' - m m'), u = m + e, the same draws from the same stream in the same order
+                noise = self._draw(self.scales, rng, size)
+                errors = noise + np.swapaxes(noise, -1, -2)
+                errors *= 0.5
+                u = self.mean_estimate + self._draw(self.mean_scales, rng, size)
+                errors -= u[:, :, None] * u[:, None, :]
+                errors += np.outer(self.mean_estimate, self.mean_estimate)
+            else:
+                errors = self.sample(rng, size)["covariance"] - target
             norms.append(np.sqrt(np.einsum("kij,kij->k", errors, errors)))
         return float(np.quantile(np.concatenate(norms), prob))
 
