@@ -20,11 +20,12 @@ a fresh Python process:
 
 AppTest recompiles the page on every run, which a server does not; both trees pay it alike.
 With ``--baseline REV`` the same runs use a copy of revision REV (``git archive``), alternating
-tree by tree.
+tree by tree. With ``--bare`` the first run and the new session are also measured on a bare page
+with the Data page's widgets (benchmarks/bare_page.py) and printed as ratios (issue 42's pairing).
 
 Usage (repository root)::
 
-    python benchmarks/bench_page_cpu.py [--baseline REV] [--data PATH] [--walk] [--json out.json]
+    python benchmarks/bench_page_cpu.py [--baseline REV] [--data PATH] [--walk] [--bare] [--json out.json]
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bare_page import data_page_inventory, widget_count, write_bare_app  # noqa: E402
 from bench_browser_latency import DATA, export_revision  # noqa: E402
 
 PAGES = {"Mean": "pages/mean.py", "Principal components": "pages/components.py", "Trade-offs": "pages/tradeoffs.py"}
@@ -146,6 +148,7 @@ def main(argv=None) -> int:
     parser.add_argument("--baseline", default=None, help="git revision measured in turns with the working tree")
     parser.add_argument("--walk", action="store_true", help="also every page's first visit, epsilon move and "
                                                              "revisit in a session with its own data")
+    parser.add_argument("--bare", action="store_true", help="also a bare page with the Data page's widgets")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
@@ -154,6 +157,10 @@ def main(argv=None) -> int:
         if args.baseline:
             trees[f"baseline {args.baseline}"] = export_revision(args.baseline, Path(tmp) / "baseline")
         result = measure(trees, args.data.resolve(), args.walk)
+        if args.bare:
+            inventory = data_page_inventory(ROOT)
+            print(f"bare page: {widget_count(inventory)} widgets, {sum(inventory.values())} elements")
+            bare = _child(write_bare_app(Path(tmp) / "bare", inventory, ROOT), "start", args.data.resolve())
     load_after = os.getloadavg()
     print(f"load average before {' '.join(f'{v:.2f}' for v in load_before)}, "
           f"after {' '.join(f'{v:.2f}' for v in load_after)}")
@@ -161,6 +168,11 @@ def main(argv=None) -> int:
     print(f"{'process CPU ms':40s}" + "".join(f"{name:>22s}" for name in result))
     for row in rows:
         print(f"{row:40s}" + "".join(f"{1000 * result[name][row]:22.0f}" for name in result))
+    if args.bare:
+        for row in ("first run", "new session"):
+            print(f"{row + ', bare page':40s}{1000 * bare[row]:22.0f}   "
+                  + ", ".join(f"{name} {result[name][row] / bare[row]:.2f}x" for name in result))
+        result["bare page"] = bare
     if args.json:
         args.json.write_text(json.dumps({"load_before": load_before, "load_after": load_after, "cpu_s": result},
                                         indent=2))
