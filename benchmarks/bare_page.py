@@ -13,6 +13,7 @@ between the two is the app's own work: its imports, its data and its figures.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -62,8 +63,7 @@ MAKERS = {
 def data_page_inventory(root: Path) -> dict[str, int]:
     """Element counts of the Data page of the app in ``root`` (a fresh interpreter, AppTest)."""
     done = subprocess.run([sys.executable, "-c", INVENTORY_CHILD], cwd=root, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(root), **{k: v for k, v in __import__("os").environ.items()
-                                                           if k != "PYTHONPATH"}})
+                          env=dict(os.environ, PYTHONPATH=str(root)))
     if done.returncode != 0:
         raise SystemExit(f"inventory failed in {root}: {done.stderr[-600:]}")
     return {k: v for k, v in json.loads(done.stdout.strip().splitlines()[-1]).items() if k in MAKERS}

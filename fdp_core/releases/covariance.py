@@ -312,7 +312,6 @@ class CovarianceRelease:
         return self.estimate - np.outer(self.mean_estimate, self.mean_estimate)
 
 
-
 def noise_root(eigenvalues: np.ndarray) -> np.ndarray:
     """sqrt(lambda_j lambda_l): the shape every covariance mechanism's noise scales share (registry/covariance.py)."""
     lam = np.asarray(eigenvalues, dtype=float)
@@ -343,6 +342,7 @@ def _unit_hs_radius(eigenvalue_bytes: bytes, noise: str, prob: float, draws: int
         errors = symmetrise(family.standard(rng, (min(chunk, draws - start),) + root.shape) * root)
         norms.append(np.sqrt(np.einsum("kij,kij->k", errors, errors)))
     return float(np.quantile(np.concatenate(norms), prob))
+
 
 def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) -> CovarianceRelease:
     """Validate, clip, project, shrink and calibrate: everything but the random draw.
