@@ -8,11 +8,13 @@ waits for. With ``--baseline REV`` the app of revision REV (``git archive`` into
 folder) is measured in turns with the working tree, so both share the machine's load (the load
 average is printed with the figures).
 
-Targets: first rendered Data page < 4 s after start; a new session on a warm server < 2 s.
+Targets: first rendered Data page < 4 s after start; a new session on a warm server < 2 s; with
+``--bare``, both within 1.25x of a bare Streamlit page with the Data page's widgets (issue 42;
+benchmarks/bare_page.py), measured in turns on the same machine and printed as ratios.
 
 Usage (repository root)::
 
-    python benchmarks/bench_app_start.py [--repeats 3] [--sessions 3] [--baseline REV] [--json out.json]
+    python benchmarks/bench_app_start.py [--repeats 3] [--sessions 3] [--baseline REV] [--bare] [--json out.json]
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_load as harness  # noqa: E402
+from bare_page import data_page_inventory, widget_count, write_bare_app  # noqa: E402
 from bench_browser_latency import export_revision  # noqa: E402
 
 TARGET_FIRST_S, TARGET_SESSION_S = 4.0, 2.0
+TARGET_BARE_RATIO = 1.25
 # Every chart of the Data page drawn (its curves preview and norms histogram: SVG pictures since
 # issue 25's last step; earlier revisions, measured with --baseline, drew them with Plotly, a trace
 # laid out, or Vega-Lite, its SVG or canvas in place) and the script run ended. Charts carry no key
@@ -78,6 +82,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="server starts per tree")
     parser.add_argument("--sessions", type=int, default=3, help="new sessions per warm server")
     parser.add_argument("--baseline", default=None, help="git revision measured in turns with the working tree")
+    parser.add_argument("--bare", action="store_true", help="also a bare page with the Data page's widgets, in turns")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     reason = harness.chromium_skip_reason()
@@ -91,6 +96,10 @@ def main(argv=None) -> int:
         trees = {"now": ROOT}
         if args.baseline:
             trees[f"baseline {args.baseline}"] = export_revision(args.baseline, Path(tmp) / "baseline")
+        if args.bare:
+            inventory = data_page_inventory(ROOT)
+            print(f"bare page: {widget_count(inventory)} widgets, {sum(inventory.values())} elements {inventory}")
+            trees["bare page"] = write_bare_app(Path(tmp) / "bare", inventory, ROOT)
         browser = harness.launch_chromium(playwright)
         runs = {name: [] for name in trees}
         try:
@@ -116,6 +125,16 @@ def main(argv=None) -> int:
         ok = r["first_page_median_s"] < TARGET_FIRST_S and r["new_session_median_s"] < TARGET_SESSION_S
         print(f"{name:<22} {r['server_healthy_median_s']:>10.2f} {r['first_page_median_s']:>13.2f} "
               f"{r['new_session_median_s']:>14.2f}  {'met' if ok else 'MISSED'}")
+    bare = result["trees"].get("bare page")
+    if bare:
+        for name, r in result["trees"].items():
+            if name == "bare page":
+                continue
+            first = r["first_page_median_s"] / bare["first_page_median_s"]
+            warm = r["new_session_median_s"] / bare["new_session_median_s"]
+            r["ratio_to_bare"] = {"first_page": first, "new_session": warm}
+            print(f"{name:<22} / bare page: first page {first:.2f}x, new session {warm:.2f}x  target "
+                  f"(<= {TARGET_BARE_RATIO:g}x) {'met' if max(first, warm) <= TARGET_BARE_RATIO else 'MISSED'}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     return 0

@@ -10,15 +10,22 @@ a fresh Python process:
   streamlit itself excluded);
 - ``new session``: a later session's first Data page run (median of 4);
 - ``epsilon change`` on Mean, Principal components and Trade-offs with DTI uploaded: the
-  sidebar's epsilon moved 1.0 <-> 1.1 as bench_browser_latency.py does (median of 10).
+  sidebar's epsilon moved 1.0 <-> 1.1 as bench_browser_latency.py does (median of 10);
+- with ``--walk``, every page as a classroom session meets it (bench_load_sessions.py, issue 40):
+  after a first session has warmed the server (imports, shared caches) on its own data, a second
+  session with its own simulated data (n = 41) visits each page for the first time
+  (``first visit``), moves the epsilon slider to a new value (``epsilon move``), and after the
+  walk visits each page again (``revisit``); ``walk total`` is the CPU of the whole walk, what one
+  session costs the server per tour of the app.
 
 AppTest recompiles the page on every run, which a server does not; both trees pay it alike.
 With ``--baseline REV`` the same runs use a copy of revision REV (``git archive``), alternating
-tree by tree.
+tree by tree. With ``--bare`` the first run and the new session are also measured on a bare page
+with the Data page's widgets (benchmarks/bare_page.py) and printed as ratios (issue 42's pairing).
 
 Usage (repository root)::
 
-    python benchmarks/bench_page_cpu.py [--baseline REV] [--data PATH] [--json out.json]
+    python benchmarks/bench_page_cpu.py [--baseline REV] [--data PATH] [--walk] [--bare] [--json out.json]
 """
 
 from __future__ import annotations
@@ -34,9 +41,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bare_page import data_page_inventory, widget_count, write_bare_app  # noqa: E402
 from bench_browser_latency import DATA, export_revision  # noqa: E402
 
 PAGES = {"Mean": "pages/mean.py", "Principal components": "pages/components.py", "Trade-offs": "pages/tradeoffs.py"}
+# Every page of a classroom session's tour (bench_load_sessions.py's visit, each page once).
+WALK = [("Data", "pages/data.py"), ("Mean", "pages/mean.py"), ("Density", "pages/density.py"),
+        ("Principal components", "pages/components.py"), ("Covariance & regression", "pages/covariance.py"),
+        ("Trade-offs", "pages/tradeoffs.py"), ("Plan", "pages/plan.py"), ("Release & audit", "pages/release.py")]
 
 # Runs inside a fresh interpreter with the tree's root as working directory and first on sys.path.
 CHILD = r"""
@@ -58,6 +70,41 @@ if mode == "start":
     cpus = [cpu_of(at.run) for at in runs]
     assert not any(at.exception for at in runs)
     print(json.dumps({"first run": cpus[0], "new session": statistics.median(cpus[1:])}))
+elif mode == "walk":
+    from fdp_core.data.simulate import SIMULATIONS
+    from fdp_ui.state import simulated_dataset
+    design = next(iter(SIMULATIONS))
+    pages = json.loads(sys.argv[3])
+
+    def session(n):
+        at = app()
+        at.run()
+        at.session_state["dataset"] = simulated_dataset(
+            design, {p.name: (n if p.name == "n" else p.default) for p in SIMULATIONS[design].parameters})
+        at.run()
+        return at
+
+    def step(at, action):
+        cpu = cpu_of(action)
+        assert not at.exception, at.exception
+        return cpu
+
+    def walk(at, out):
+        for title, path in pages:
+            at.switch_page(path)
+            out[f"{title}: first visit"] = step(at, at.run)
+            out[f"{title}: epsilon move"] = step(at, lambda: at.select_slider(key="g_epsilon").set_value(1.1).run())
+            at.select_slider(key="g_epsilon").set_value(1.0).run()
+        for title, path in pages:
+            at.switch_page(path)
+            out[f"{title}: revisit"] = step(at, at.run)
+
+    walk(session(30), {})  # the server warmed by an earlier session on other data
+    at, out = session(41), {}
+    start = time.process_time()
+    walk(at, out)
+    out["walk total"] = time.process_time() - start
+    print(json.dumps(out))
 else:
     from pathlib import Path
     from fdp_ui.state import uploaded_dataset
@@ -73,22 +120,25 @@ else:
 """
 
 
-def _child(root: Path, mode: str, data: Path) -> dict:
+def _child(root: Path, mode: str, data: Path, *extra: str) -> dict:
     env = dict(os.environ, PYTHONPATH=str(root))
-    done = subprocess.run([sys.executable, "-c", CHILD, mode, str(data)], cwd=root, env=env, capture_output=True,
-                          text=True)
+    done = subprocess.run([sys.executable, "-c", CHILD, mode, str(data), *extra], cwd=root, env=env,
+                          capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{mode} failed in {root}: {done.stderr[-600:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def measure(trees: dict[str, Path], data: Path) -> dict[str, dict[str, float]]:
+def measure(trees: dict[str, Path], data: Path, walk: bool = False) -> dict[str, dict[str, float]]:
     out = {name: {} for name in trees}
     for name, root in trees.items():
         out[name].update(_child(root, "start", data))
     for title, path in PAGES.items():
         for name, root in trees.items():
             out[name][f"epsilon change, {title}"] = _child(root, path, data)["epsilon change"]
+    if walk:
+        for name, root in trees.items():
+            out[name].update(_child(root, "walk", data, json.dumps(WALK)))
     return out
 
 
@@ -96,6 +146,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--baseline", default=None, help="git revision measured in turns with the working tree")
+    parser.add_argument("--walk", action="store_true", help="also every page's first visit, epsilon move and "
+                                                             "revisit in a session with its own data")
+    parser.add_argument("--bare", action="store_true", help="also a bare page with the Data page's widgets")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
@@ -103,7 +156,11 @@ def main(argv=None) -> int:
         trees = {"now": ROOT}
         if args.baseline:
             trees[f"baseline {args.baseline}"] = export_revision(args.baseline, Path(tmp) / "baseline")
-        result = measure(trees, args.data.resolve())
+        result = measure(trees, args.data.resolve(), args.walk)
+        if args.bare:
+            inventory = data_page_inventory(ROOT)
+            print(f"bare page: {widget_count(inventory)} widgets, {sum(inventory.values())} elements")
+            bare = _child(write_bare_app(Path(tmp) / "bare", inventory, ROOT), "start", args.data.resolve())
     load_after = os.getloadavg()
     print(f"load average before {' '.join(f'{v:.2f}' for v in load_before)}, "
           f"after {' '.join(f'{v:.2f}' for v in load_after)}")
@@ -111,6 +168,11 @@ def main(argv=None) -> int:
     print(f"{'process CPU ms':40s}" + "".join(f"{name:>22s}" for name in result))
     for row in rows:
         print(f"{row:40s}" + "".join(f"{1000 * result[name][row]:22.0f}" for name in result))
+    if args.bare:
+        for row in ("first run", "new session"):
+            print(f"{row + ', bare page':40s}{1000 * bare[row]:22.0f}   "
+                  + ", ".join(f"{name} {result[name][row] / bare[row]:.2f}x" for name in result))
+        result["bare page"] = bare
     if args.json:
         args.json.write_text(json.dumps({"load_before": load_before, "load_after": load_after, "cpu_s": result},
                                         indent=2))

@@ -23,7 +23,7 @@ import streamlit as st
 
 from fdp_core.explore.verdict import Verdict, mean_verdict
 from fdp_core.releases.bands import mean_part
-from fdp_core.releases.mean import plan_mean_release
+from fdp_core.releases.mean import mean_sums, plan_mean_release
 
 DRAFTS_KEY = "page_drafts"  # {kind: Draft}; the kinds are the Release page's (mean, kde, pca, sparse)
 PAGES = {"mean": ("pages/mean.py", "Mean page"), "kde": ("pages/density.py", "Density page"),
@@ -117,9 +117,22 @@ def with_band(settings):
                    band_share=float(ss.get("band_share", 0.2)), smoothness_bound=smooth if smooth > 0 else None)
 
 
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _mean_sums(data_key: str, settings_repr: str, _fd, _settings):
+    return mean_sums(_fd, _settings)
+
+
 def mean_plan(fd, settings):
-    """The plan of the mean's own part: the whole epsilon without bands, its share with them."""
-    return plan_mean_release(fd, mean_part(settings))
+    """The plan of the mean's own part: the whole epsilon without bands, its share with them.
+
+    The data's sufficient statistics (range clip, centring, L2 clip, person averages, basis sums) read
+    no epsilon or delta: they are kept per data digest and the other settings, so an epsilon move
+    plans from them instead of summing the curves again (issue 40; the plan validates the settings)."""
+    from fdp_ui.covariance_cache import data_key  # lazy: it loads the covariance and regression modules
+
+    part = mean_part(settings)
+    sums = _mean_sums(data_key(fd), repr(replace(part, epsilon=1.0, delta=1e-5)), fd, part)
+    return plan_mean_release(sums, part)
 
 
 def mean_verdicts(plan) -> tuple[Verdict, Verdict]:

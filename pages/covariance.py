@@ -3,9 +3,7 @@ beside the exponential mechanism's components; function-on-scalar regression coe
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from fdp_core.releases.covariance import (CENTRINGS, COVARIANCE_MECHANISMS, CovarianceSettings, eigenfunctions_of,
                                           variance_ratio)
@@ -17,8 +15,9 @@ from fdp_core.sensitivity import COVARIANCE_GAUSSIAN_BOUNDS
 from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
 from fdp_core.explore.verdict import covariance_verdict
-from fdp_ui import covariance_cache, sidebar, state, summary_commit, synthetic_panel, verdict_box
-from fdp_ui.plots import ANALYST_COLOR, ANALYST_LABEL, PRIVATE_COLOR, add_band, add_line, title_surface_axes
+from fdp_ui import covariance_cache, covariance_plots, sidebar, state, summary_commit, synthetic_panel, verdict_box
+from fdp_ui.covariance_plots import EM_COLOR
+from fdp_ui.plots import ANALYST_COLOR, ANALYST_LABEL, PRIVATE_COLOR
 
 # The settings fields' controls: keys and defaults from the field metadata (fdp_core/releases/covariance.py,
 # fdp_core/releases/regression.py, page family "covariance"). The covariates' choices come from the data.
@@ -89,19 +88,12 @@ m4.metric("components L", str(plan.n_components))
 verdict_box.render(covariance_verdict(hs_radius, plan.tau), link_tradeoffs=False)  # that tool is the mean's
 
 grid = fd.grid_points
-heat = make_subplots(rows=1, cols=2, subplot_titles=("non-private (analyst view: do not publish)",
-                                                     "private release C~"))
-scale = float(np.max(np.abs(plan.surface(nonprivate)))) or 1.0
-for col, matrix in ((1, nonprivate), (2, private)):
-    # float32 surfaces as binary arrays: a colour needs no more digits; 1/3 of the bytes, 1/5 the CPU (issue 40)
-    # On a long grid the surface is drawn on plan.surface_points (never m x m).
-    heat.add_trace(go.Heatmap(x=plan.surface_points, y=plan.surface_points, z=plan.surface(matrix).astype(np.float32),
-                              zmin=-scale, zmax=scale, colorscale="RdBu_r", showscale=col == 2), row=1, col=col)
+# On a long grid the surface is drawn on plan.surface_points (never m x m).
+surfaces = [plan.surface(nonprivate), plan.surface(private)]
+scale = float(np.max(np.abs(surfaces[0]))) or 1.0
 # The figure's title is a line of text above it: a Plotly title collides with the subplot titles.
-heat.update_layout(height=420, margin=dict(l=10, r=10, t=40, b=10))
-title_surface_axes(heat, 2, colorbar="C(s, t)")
 st.markdown("**Covariance surfaces** (same colour scale; the release saturates where noise dominates)")
-st.plotly_chart(heat, key="cov_heatmaps")
+st.plotly_chart(covariance_plots.surfaces_figure(plan.surface_points, surfaces, scale), key="cov_heatmaps")
 state.note_view(NONPRIVATE_VIEWS["covariance_estimate"])
 
 # Private FPCA, two routes at the same total epsilon.
@@ -119,18 +111,9 @@ e1, e2 = st.columns(2)
 e1.metric("variance ratio, eigenfunctions of C~ (analyst view)", f"{ratios['covariance route']:.3f}")
 if em_functions is not None:
     e2.metric("variance ratio, exponential mechanism (analyst view)", f"{ratios['exponential mechanism']:.3f}")
-fig = make_subplots(rows=1, cols=k, subplot_titles=[f"component {j + 1}" for j in range(k)])
-for j in range(k):
-    sign_ref = np_functions[:, j]
-    for name, functions, color, dash in (("eigenfunction of C~", cov_functions, PRIVATE_COLOR, None),
-                                         ("exponential mechanism", em_functions, "#2ca02c", None),
-                                         (ANALYST_LABEL, np_functions, ANALYST_COLOR, "dash")):
-        if functions is None:
-            continue
-        f = functions[:, j] * (1.0 if functions[:, j] @ sign_ref >= 0 else -1.0)
-        fig.add_trace(go.Scatter(x=grid.tolist(), y=f.tolist(), mode="lines", name=name, showlegend=j == 0,
-                                 line=dict(color=color, dash=dash)), row=1, col=j + 1)
-fig.update_layout(height=360, margin=dict(l=10, r=10, t=40, b=10))
+fig = covariance_plots.components_figure(grid, k, (("eigenfunction of C~", cov_functions, PRIVATE_COLOR, None),
+                                                   ("exponential mechanism", em_functions, EM_COLOR, None),
+                                                   (ANALYST_LABEL, np_functions, ANALYST_COLOR, "dash")))
 st.markdown(f"**Private principal components at the same total epsilon = {g.epsilon:g}**")
 st.plotly_chart(fig, key="cov_components")
 st.caption("Both routes spend the same epsilon: the covariance route releases the whole covariance (and the mean) "
@@ -188,16 +171,7 @@ q1, q2, q3 = st.columns(3)
 q1.metric("T1 sigma", f"{reg.t1_sigma:.4g}", help=f"Frobenius sensitivity {reg.t1_sensitivity:.4g}")
 q2.metric("T2 sigma", f"{reg.t2_sigma:.4g}", help=f"Cameron-Martin sensitivity {reg.t2_sensitivity:.4g}")
 q3.metric("covariate rows clipped (analyst view)", str(reg.n_clipped_covariates))
-fig = make_subplots(rows=1, cols=reg.q, subplot_titles=[f"beta: {label}" for label in reg.labels])
-for j, label in enumerate(reg.labels):
-    sub = go.Figure()
-    add_band(sub, grid, band["lower"][j], band["upper"][j], name="95% noise band (analyst view)")
-    add_line(sub, grid, beta[j], name="private beta~", color=PRIVATE_COLOR)
-    add_line(sub, grid, ols[j], name="OLS, " + ANALYST_LABEL, color=ANALYST_COLOR, dash="dash")
-    for trace in sub.data:
-        trace.showlegend = j == 0
-        fig.add_trace(trace, row=1, col=j + 1)
-fig.update_layout(height=380, margin=dict(l=10, r=10, t=40, b=10))
+fig = covariance_plots.regression_figure(grid, reg.labels, band, beta, ols)
 st.markdown(f"**Regression coefficient functions** (n = {reg.n}, epsilon = {g.epsilon:g})")
 st.plotly_chart(fig, key="reg_coefficients")
 state.note_view(NONPRIVATE_VIEWS["regression_ols"])

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from fdp_core.cli import main
-from fdp_core.releases.covariance import (CovarianceSettings, analyst_view, centred_clipped_curves, eigenfunctions_of,
+from fdp_core.releases.covariance import (noise_factor, CovarianceSettings, analyst_view, centred_clipped_curves, eigenfunctions_of,
                                  plan_covariance_release, product_shrinkage, release_record, variance_ratio)
 from fdp_core.data.loading import FunctionalData, load_curves
 from fdp_core.errors import ParameterError
@@ -357,3 +357,28 @@ def test_cli_publishable_files_do_not_depend_on_one_person(tmp_path):
     va, vb = (json.loads((o / "analyst_view.json").read_text()) for o in outs)
     assert va["n_clipped"] != vb["n_clipped"]
     assert a["n"] == 10 and a["unit_of_privacy"] == "person (column 'subject')"
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "iclp"])
+def test_hs_error_radius_shared_per_noise_shape_equals_its_own_monte_carlo(mechanism):
+    """Issue 40: with a public centre the radius is (sigma or Delta_1 / epsilon) times one Monte Carlo on the
+    shape sqrt(lambda_j lambda_l), shared by every epsilon, n and session on the kernel and grid. Each
+    epsilon's radius equals the draws of its own noise law (same seed and stream), computed here directly."""
+    grid = np.linspace(0, 1, 30)
+    fd = FunctionalData(grid, np.random.default_rng(5).normal(0, 0.3, (25, grid.size)))
+    for epsilon in (0.7, 1.3):
+        plan = plan_covariance_release(fd, CovarianceSettings(mechanism=mechanism, centre=0.0, tau=1.0,
+                                                              epsilon=epsilon))
+        errors = plan.sample(np.random.default_rng(12345), 2000)["covariance"] - plan.estimate
+        direct = np.quantile(np.sqrt(np.sum(errors**2, axis=(1, 2))), 0.95)
+        assert plan.hs_error_radius(0.95) == pytest.approx(direct, rel=1e-10)
+    released = plan_covariance_release(fd, CovarianceSettings(mechanism=mechanism, centring="released-mean",
+                                                              centre=0.0, tau=1.0))
+    # A released mean's outer product is not homogeneous in the factor: its own chunked draws, as before.
+    assert noise_factor(released.scales, released.eigenvalues) is not None
+    errors = released.sample(np.random.default_rng(7), 4000)["covariance"] - released.nonprivate_covariance()
+    direct = np.quantile(np.sqrt(np.sum(errors**2, axis=(1, 2))), 0.95)
+    radius = released.hs_error_radius(0.95)
+    assert radius == pytest.approx(direct, rel=0.05)
+    assert radius != pytest.approx(noise_factor(released.scales, released.eigenvalues)
+                                   * plan.hs_error_radius(0.95) / noise_factor(plan.scales, plan.eigenvalues), rel=0.05)

@@ -53,6 +53,7 @@ import hmac
 import os
 import secrets
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -212,8 +213,17 @@ def registered_of(vectors: np.ndarray, key: bytes | None = None) -> Registered:
 
 
 def encode(vectors: np.ndarray) -> str:
-    """Text form for the ledger database: the digest sets (no vector, no row order)."""
-    reg = registered_of(vectors)
+    """Text form for the ledger database: the digest sets (no vector, no row order).
+
+    Memoised on the vectors' bytes and the key: the app looks its data's budget up on every page
+    run, and the ~10 ms of HMAC digests per call gave the same text each time (issue 40)."""
+    vectors = np.ascontiguousarray(vectors)
+    return _encode(vectors.tobytes(), vectors.shape, vectors.dtype.str, sketch_key())
+
+
+@lru_cache(maxsize=16)
+def _encode(raw: bytes, shape: tuple, dtype: str, key: bytes) -> str:
+    reg = registered_of(np.frombuffer(raw, dtype=dtype).reshape(shape), key)
     coarse = base64.b64encode(np.ascontiguousarray(reg.coarse, dtype="<u8").tobytes()).decode("ascii")
     fine = base64.b64encode(np.ascontiguousarray(reg.fine, dtype="<u8").tobytes()).decode("ascii")
     return f"{SKETCH_SCHEME}:{reg.n}:{coarse}:{fine}"

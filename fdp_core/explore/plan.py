@@ -238,12 +238,13 @@ def noise_profile(kind: str, settings, design: PublicDesign, feature: str | None
         calibration = getattr(ref, "calibration", None)
     elif kind == "kde":
         from ..releases.kde import plan_kde_release  # lazy: pandas + release modules, on use
+        from ..releases.kde_radii import l2_upper_radius  # lazy: with the release modules
 
         box = check_box(ref.box)
         centre = np.array([0.5 * (lo + hi) for lo, hi in box])
         points = np.tile(centre, (design.n, 1)) if len(box) > 1 else np.full(design.n, centre[0])
         release = plan_kde_release(points, replace(ref, box=box, person_column=None))
-        guarantee, radius, calibration = release.guarantee, release.l2_error_radius(0.95), ref.calibration
+        guarantee, radius, calibration = release.guarantee, l2_upper_radius(release, 0.95), ref.calibration
     elif kind == "covariance":
         from ..releases.covariance import plan_covariance_release  # lazy: pandas + release modules, on use
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -302,13 +303,27 @@ class CovarianceRelease:
         """r with P(||C~ - C_hat||_HS <= r) ~ prob: the covariance release's error as a distance in
         the units of the covariance (Monte Carlo over the public noise law, fixed seed; the eigenbasis
         is orthonormal, so the HS norm of a surface is the Frobenius norm of its coefficients)."""
+        factor = None if self.released_mean else noise_factor(self.scales, self.eigenvalues)
+        if factor is not None:  # scales = factor x sqrt(lambda_j lambda_l): one Monte Carlo per noise shape
+            return factor * _unit_hs_radius(np.ascontiguousarray(self.eigenvalues, dtype=float).tobytes(),
+                                            self.noise, float(prob), int(draws))
         rng, target = np.random.default_rng(12345), self.nonprivate_covariance()
         # In chunks of ~4 MB: all draws at once held (draws, L, L) several times over (~400 MB at
         # L = 93), and ten sessions opening the page together stacked that into gigabytes (issue 40).
         chunk = max(1, HS_CHUNK_ENTRIES // target.size)
         norms = []
         for start in range(0, int(draws), chunk):
-            errors = self.sample(rng, min(chunk, int(draws) - start))["covariance"] - target
+            size = min(chunk, int(draws) - start)
+            if self.released_mean:  # sample(...)["covariance"] - target, without the estimate added and removed:
+                # sym(E) - (u u' - m m'), u = m + e, the same draws from the same stream in the same order
+                noise = self._draw(self.scales, rng, size)
+                errors = noise + np.swapaxes(noise, -1, -2)
+                errors *= 0.5
+                u = self.mean_estimate + self._draw(self.mean_scales, rng, size)
+                errors -= u[:, :, None] * u[:, None, :]
+                errors += np.outer(self.mean_estimate, self.mean_estimate)
+            else:
+                errors = self.sample(rng, size)["covariance"] - target
             norms.append(np.sqrt(np.einsum("kij,kij->k", errors, errors)))
         return float(np.quantile(np.concatenate(norms), prob))
 
@@ -318,6 +333,38 @@ class CovarianceRelease:
         if not self.released_mean:
             return self.estimate
         return self.estimate - np.outer(self.mean_estimate, self.mean_estimate)
+
+
+def noise_root(eigenvalues: np.ndarray) -> np.ndarray:
+    """sqrt(lambda_j lambda_l): the shape every covariance mechanism's noise scales share (registry/covariance.py)."""
+    lam = np.asarray(eigenvalues, dtype=float)
+    return np.sqrt(np.outer(lam, lam))
+
+
+def noise_factor(scales: np.ndarray, eigenvalues: np.ndarray) -> float | None:
+    """c with scales = c sqrt(lambda_j lambda_l) (sigma, or Delta_1 / epsilon), or None if they are not of that shape."""
+    root = noise_root(eigenvalues)
+    if root.size == 0 or root.shape != np.shape(scales) or not root[0, 0] > 0:
+        return None
+    factor = float(scales[0, 0] / root[0, 0])
+    return factor if np.allclose(scales, factor * root, rtol=1e-12, atol=0.0) else None
+
+
+@lru_cache(maxsize=32)
+def _unit_hs_radius(eigenvalue_bytes: bytes, noise: str, prob: float, draws: int) -> float:
+    """The prob-quantile of ||sym(E)||_HS for noise of scales sqrt(lambda_j lambda_l) (factor 1), by the same
+    Monte Carlo as :meth:`CovarianceRelease.hs_error_radius` (seed, chunks, stream). With a public centre
+    the error C~ - C_hat = sym(c E) is positively homogeneous in the common factor c, so the radius of any
+    epsilon, delta, n and tau is c times this one: sessions and epsilon moves on the same kernel and grid
+    share one draw (issue 40). Keyed by the public eigenvalues, never by data."""
+    root = noise_root(np.frombuffer(eigenvalue_bytes))
+    family, rng = noise_family(noise), np.random.default_rng(12345)
+    chunk = max(1, HS_CHUNK_ENTRIES // root.size)
+    norms = []
+    for start in range(0, draws, chunk):
+        errors = symmetrise(family.standard(rng, (min(chunk, draws - start),) + root.shape) * root)
+        norms.append(np.sqrt(np.einsum("kij,kij->k", errors, errors)))
+    return float(np.quantile(np.concatenate(norms), prob))
 
 
 def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) -> CovarianceRelease:
@@ -358,7 +405,7 @@ def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) ->
     estimate = shrink * ((x * w[:, None]).T @ x) / n
     A = covariance_weights(lam, shrink)
     eps_cov, delta_cov, eps_mean, delta_mean = s.split()
-    root = np.sqrt(np.outer(lam, lam))
+    root = noise_root(lam)
     mechanism = covariance_mechanism(s.mechanism)
     noise = mechanism.plan_noise(s, A, root, tau, n, eps_cov, delta_cov)
     details = {"epsilon_covariance": eps_cov, "delta_covariance": delta_cov, "n_components": int(lam.size),

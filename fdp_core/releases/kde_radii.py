@@ -53,3 +53,25 @@ def error_radii(release, prob: float = 0.95) -> tuple[float, float]:
 
 def _key(release, prob: float) -> tuple:
     return (kde_mechanism(release.mechanism).noise_shape(release), float(prob), RADIUS_DRAWS[release.d])
+
+
+_upper_l2: OrderedDict = OrderedDict()  # (noise shape, prob, draws) -> unit upper-bound L2 radius
+
+
+def l2_upper_radius(release, prob: float = 0.95, draws: int = 4000) -> float:
+    """``release.l2_error_radius(prob, draws)`` (the Monte Carlo upper confidence bound the plan states),
+    computed once per noise shape: the order statistic of fixed-seed draws is exactly proportional to the
+    scale, so the planner's stand-ins of any n share one Monte Carlo (issue 40)."""
+    scale = float(kde_mechanism(release.mechanism).noise_scale(release))
+    key = (kde_mechanism(release.mechanism).noise_shape(release), float(prob), int(draws))
+    with _lock:
+        unit = _upper_l2.get(key)
+        if unit is not None:
+            _upper_l2.move_to_end(key)
+    if unit is None:
+        unit = release.l2_error_radius(prob, draws) / scale
+        with _lock:
+            _upper_l2[key] = unit
+            while len(_upper_l2) > _CACHE_SIZE:
+                _upper_l2.popitem(last=False)
+    return unit * scale
