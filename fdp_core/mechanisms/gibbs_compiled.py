@@ -442,9 +442,459 @@ if numba is not None:
         vals, vecs = np.linalg.eigh((P + P.T) / 2.0)
         out[:, :] = vecs[:, k:]
 
+    # -------------------------------------------------------------------------------------
+    # Small k: the conditional's envelope from a low-rank form (no q x q factorisation)
+    # -------------------------------------------------------------------------------------
+    #
+    # In A's eigen-coordinates (A = diag(a), a ascending) column l's full conditional is the
+    # vector Bingham exp(x^T diag(a) x) on the unit sphere of the complement of the other
+    # m = k - 1 columns C. m Householder reflections H_j = I - beta_j v_j v_j^T take C onto
+    # the last m coordinates; Q = H_0 ... H_(m-1) then has the complement's orthonormal
+    # basis S in its first q = p - m columns, and since each reflection changes a symmetric
+    # matrix by a rank-2 term (H X H = X - v w^T - w v^T, w = beta X v - beta^2 (v^T X v) v / 2),
+    #
+    #     M(s) = s I - S^T diag(a) S = Delta + G J G^T,   Delta = diag(s - a_0, ..., s - a_(q-1)),
+    #
+    # with G = [V, W] (q x 2m: the reflections' v_j and w_j, first q rows) and J = [[0, I], [I, 0]].
+    # This is exactly the restricted matrix of the general chain (same S up to the choice of
+    # basis, to which the conditional law is invariant), reached in O(p m^2) instead of O(p q^2).
+    # The envelope is the same ACG test with the same KGM-optimal shift, tr(M(s)^-1) = 2,
+    # found by Newton's method on 1/tr(M(s)^-1) (concave and increasing in s above
+    # lambda_max, so every step from a valid s stays valid) with Woodbury's formula
+    # tr(M^-1) = sum 1/Delta - tr(K^-1 G^T Delta^-2 G), K = J + G^T Delta^-1 G. A valid s
+    # (s > lambda_max, i.e. M positive definite) is certified by the factor used to draw:
+    # M = Delta^(1/2) (I + U diag(theta) U^T) Delta^(1/2), U orthonormal (q x 2m), M positive
+    # definite iff every 1 + theta_j > 0, and then a proposal
+    #     y = Delta^(-1/2) (z + U diag((1 + theta)^(-1/2) - 1) U^T z),   z ~ N(0, I_q),
+    # has y ~ N(0, M^-1) with y^T M y = z^T z, as the Cholesky back substitution gives.
+
+    # Below this ratio of the low-rank width 2m to q the general chain's q x q work is cheaper.
+    LOWRANK_MAX_WIDTH = 0.5
+
+    @njit
+    def _use_lowrank(p, k):
+        return k >= 2 and 2 * (k - 1) <= LOWRANK_MAX_WIDTH * (p - k + 1)
+
+    @njit
+    def _householders(Z, l, Cw, Vh, betas):
+        """Reflections taking the columns other than l onto the last coordinates (rows of Vh)."""
+        p, k = Z.shape
+        m = k - 1
+        c = 0
+        for j in range(k):
+            if j != l:
+                Cw[:, c] = Z[:, j]
+                c += 1
+        for j in range(m):
+            t = p - 1 - j
+            nrm = 0.0
+            for i in range(t + 1):
+                nrm += Cw[i, j] * Cw[i, j]
+            nrm = math.sqrt(nrm)
+            v = Vh[j]
+            v[:] = 0.0
+            for i in range(t + 1):
+                v[i] = Cw[i, j]
+            v[t] += nrm if Cw[t, j] >= 0.0 else -nrm
+            vv = 0.0
+            for i in range(t + 1):
+                vv += v[i] * v[i]
+            beta = 2.0 / vv if vv > 0.0 else 0.0
+            betas[j] = beta
+            for c in range(j + 1, m):
+                d = 0.0
+                for i in range(t + 1):
+                    d += v[i] * Cw[i, c]
+                d *= beta
+                for i in range(t + 1):
+                    Cw[i, c] -= d * v[i]
+
+    @njit
+    def _lowrank_terms(a, Vh, betas, Wl, g):
+        """w_j of diag(a) -> H_j ... H_0 diag(a) H_0 ... H_j = diag(a) - sum v w^T + w v^T."""
+        m, p = Vh.shape
+        for j in range(m):
+            v = Vh[j]
+            for i in range(p):
+                g[i] = a[i] * v[i]
+            for r in range(j):
+                dw = 0.0
+                dv = 0.0
+                for i in range(p):
+                    dw += Wl[r, i] * v[i]
+                    dv += Vh[r, i] * v[i]
+                for i in range(p):
+                    g[i] -= Vh[r, i] * dw + Wl[r, i] * dv
+            gam = 0.0
+            for i in range(p):
+                gam += v[i] * g[i]
+            beta = betas[j]
+            half = 0.5 * beta * beta * gam
+            for i in range(p):
+                Wl[j, i] = beta * g[i] - half * v[i]
+
+    @njit
+    def _small_solve(K, B, X, piv_work):
+        """X = K^-1 B (n x n, Gaussian elimination with partial pivoting); False if singular."""
+        n = K.shape[0]
+        piv_work[:, :n] = K
+        piv_work[:, n:] = B
+        w = piv_work
+        cols = w.shape[1]
+        for j in range(n):
+            best = j
+            for i in range(j + 1, n):
+                if abs(w[i, j]) > abs(w[best, j]):
+                    best = i
+            if w[best, j] == 0.0:
+                return False
+            if best != j:
+                for c in range(cols):
+                    w[j, c], w[best, c] = w[best, c], w[j, c]
+            for i in range(j + 1, n):
+                f = w[i, j] / w[j, j]
+                for c in range(j, cols):
+                    w[i, c] -= f * w[j, c]
+        for i in range(n - 1, -1, -1):
+            for c in range(n, cols):
+                s = w[i, c]
+                for r in range(i + 1, n):
+                    s -= w[i, r] * X[r, c - n]
+                X[i, c - n] = s / w[i, i]
+        return True
+
+    @njit
+    def _jacobi(B, V):
+        """Eigen-decomposition of the small symmetric B in place: B -> diag(theta), V (columns)."""
+        n = B.shape[0]
+        for r in range(n):
+            for c in range(n):
+                V[r, c] = 1.0 if r == c else 0.0
+        for _ in range(50):
+            off = 0.0
+            scale = 0.0
+            for r in range(n):
+                scale += B[r, r] * B[r, r]
+                for c in range(r):
+                    off += B[r, c] * B[r, c]
+            if off <= 1e-30 * max(scale, 1e-300):
+                break
+            for i in range(n - 1):
+                for j in range(i + 1, n):
+                    if B[i, j] == 0.0:
+                        continue
+                    theta = (B[j, j] - B[i, i]) / (2.0 * B[i, j])
+                    t = (1.0 if theta >= 0 else -1.0) / (abs(theta) + math.sqrt(theta * theta + 1.0))
+                    cs = 1.0 / math.sqrt(t * t + 1.0)
+                    sn = t * cs
+                    for r in range(n):
+                        bri = B[r, i]
+                        brj = B[r, j]
+                        B[r, i] = cs * bri - sn * brj
+                        B[r, j] = sn * bri + cs * brj
+                    for r in range(n):
+                        bir = B[i, r]
+                        bjr = B[j, r]
+                        B[i, r] = cs * bir - sn * bjr
+                        B[j, r] = sn * bir + cs * bjr
+                    for r in range(n):
+                        vri = V[r, i]
+                        vrj = V[r, j]
+                        V[r, i] = cs * vri - sn * vrj
+                        V[r, j] = sn * vri + cs * vrj
+
+    @njit
+    def _woodbury(a, q, G, s, K, H2, H3, X2, X3, piv_work, E, Vs):
+        """(f, f', valid) with f = tr(M(s)^-1) and f' its derivative; valid: M(s) is positive
+        definite by K's inertia (Haynsworth: with Delta > 0, M > 0 iff K has exactly m positive
+        eigenvalues). G holds the 2m columns as rows (2m x q)."""
+        n = G.shape[0]
+        m = n // 2
+        if not s > a[q - 1]:
+            return 0.0, 0.0, False
+        K[:, :] = 0.0
+        H2[:, :] = 0.0
+        H3[:, :] = 0.0
+        sd1 = 0.0
+        sd2 = 0.0
+        for i in range(q):
+            d = 1.0 / (s - a[i])
+            d2 = d * d
+            sd1 += d
+            sd2 += d2
+            d3 = d2 * d
+            for r in range(n):
+                gr = G[r, i]
+                for c in range(r + 1):
+                    t = gr * G[c, i]
+                    K[r, c] += t * d
+                    H2[r, c] += t * d2
+                    H3[r, c] += t * d3
+        for r in range(n):
+            for c in range(r):
+                K[c, r] = K[r, c]
+                H2[c, r] = H2[r, c]
+                H3[c, r] = H3[r, c]
+        for r in range(m):
+            K[r, r + m] += 1.0
+            K[r + m, r] += 1.0
+        E[:, :] = K
+        _jacobi(E, Vs)
+        positive = 0
+        for r in range(n):
+            if E[r, r] > 0.0:
+                positive += 1
+            elif not E[r, r] < 0.0:
+                return 0.0, 0.0, False
+        if positive != m:
+            return 0.0, 0.0, False
+        if not _small_solve(K, H2, X2, piv_work) or not _small_solve(K, H3, X3, piv_work):
+            return 0.0, 0.0, False
+        tr2 = 0.0
+        tr22 = 0.0
+        tr3 = 0.0
+        for r in range(n):
+            tr2 += X2[r, r]
+            tr3 += X3[r, r]
+            for c in range(n):
+                tr22 += X2[r, c] * X2[c, r]
+        f = sd1 - tr2
+        fp = -sd2 - tr22 + 2.0 * tr3
+        return f, fp, f > 0.0 and fp < 0.0
+
+    @njit
+    def _lowrank_factor(a, q, G, s, r, Gt, R, E, Vs, Ut, c):
+        """M(s) = Delta^(1/2) (I + U diag(theta) U^T) Delta^(1/2): r = Delta^(-1/2), Ut = U^T (2m x q),
+        c = (1 + theta)^(-1/2) - 1. False unless s > a_(q-1) and every 1 + theta_j > 0 (the
+        certificate that s > lambda_max)."""
+        n = G.shape[0]
+        m = n // 2
+        for i in range(q):
+            t = s - a[i]
+            if not t > 0.0:
+                return False
+            r[i] = 1.0 / math.sqrt(t)
+        for j in range(n):  # G~ = Delta^(-1/2) G, then modified Gram-Schmidt twice: G~ = Qg R
+            for i in range(q):
+                Gt[j, i] = G[j, i] * r[i]
+        R[:, :] = 0.0
+        for j in range(n):
+            row = Gt[j]
+            for _ in range(2):
+                for t in range(j):
+                    d = 0.0
+                    for i in range(q):
+                        d += Gt[t, i] * row[i]
+                    R[t, j] += d
+                    for i in range(q):
+                        row[i] -= d * Gt[t, i]
+            nr = 0.0
+            for i in range(q):
+                nr += row[i] * row[i]
+            nr = math.sqrt(nr)
+            R[j, j] = nr
+            if nr > 0.0:
+                for i in range(q):
+                    row[i] /= nr
+            # nr == 0: a zero row of R; U never uses this column with a nonzero weight.
+        for i in range(n):  # E = R J R^T
+            for j in range(n):
+                t = 0.0
+                for h in range(m):
+                    t += R[i, h] * R[j, h + m] + R[i, h + m] * R[j, h]
+                E[i, j] = t
+        _jacobi(E, Vs)
+        for j in range(n):
+            one = 1.0 + E[j, j]
+            if not one > 1e-12:
+                return False
+            c[j] = 1.0 / math.sqrt(one) - 1.0
+        for j in range(n):  # U = Qg Vs, stored transposed
+            for i in range(q):
+                t = 0.0
+                for h in range(n):
+                    t += Gt[h, i] * Vs[h, j]
+                Ut[j, i] = t
+        return True
+
+    @njit
+    def _lowrank_shift(a, q, G, s0, rho, K, H2, H3, X2, X3, piv_work, E, Vs):
+        """A valid shift with tr(M(s)^-1) within 2% of 2 (KGM's optimum) from s0 (the column's
+        last shift; when it is not valid, from a shift above it, at the latest the safe a_max + 1,
+        where M(s) >= I: a restart). Returns (s, restarted).
+
+        Newton's method on 1/tr(M(s)^-1), which is concave and increasing above lambda_max:
+        from the left of the root each step stays valid and left of it; from the right a step
+        may cross lambda_max, so it is clamped to halfway towards a lower bound of lambda_max
+        (rho, the current column's Rayleigh quotient, a_(q-1), or a shift found not valid)."""
+        p = a.size
+        lo = max(a[q - 1], rho)
+        s = s0
+        f, fp, ok = _woodbury(a, q, G, s, K, H2, H3, X2, X3, piv_work, E, Vs)
+        restarted = False
+        if not ok:
+            # lambda_max moved above the last shift (the other columns moved): steps above it,
+            # doubling, up to the safe shift, which counts as a restart.
+            safe = a[p - 1] + 1.0
+            step = 0.5
+            while not ok:
+                if s > lo:
+                    lo = s
+                s = lo + step
+                step *= 2.0
+                if not s < safe:
+                    restarted = True
+                    s = safe
+                f, fp, ok = _woodbury(a, q, G, s, K, H2, H3, X2, X3, piv_work, E, Vs)
+                if restarted and not ok:
+                    return s, restarted
+        for _ in range(60):
+            if abs(f - 2.0) <= 0.04:
+                break
+            g = 1.0 / f
+            s_new = s + (0.5 - g) * (f * f) / (-fp)
+            if f < 2.0 and not s_new > lo:
+                s_new = 0.5 * (lo + s)
+            f_new, fp_new, ok_new = _woodbury(a, q, G, s_new, K, H2, H3, X2, X3, piv_work, E, Vs)
+            if ok_new:
+                s, f, fp = s_new, f_new, fp_new
+            elif s_new < s:
+                lo = max(lo, s_new)  # not valid: s_new <= lambda_max
+            else:
+                break  # rounding at the root from the left: s is valid and near it
+        return s, restarted
+
+    @fast
+    def _lowrank_draw(q, r, Ut, c, limit, w, z, u, y, gen):
+        """One exact ACG draw with the low-rank factor into w (q); (found, examined)."""
+        n = Ut.shape[0]
+        examined = 0
+        while limit < 0 or examined < limit:
+            zz = 0.0
+            for i in range(q):
+                z[i] = gen.standard_normal()
+                zz += z[i] * z[i]
+            for j in range(n):
+                t = 0.0
+                for i in range(q):
+                    t += Ut[j, i] * z[i]
+                u[j] = c[j] * t
+            ny2 = 0.0
+            for i in range(q):
+                t = z[i]
+                for j in range(n):
+                    t += Ut[j, i] * u[j]
+                y[i] = r[i] * t
+                ny2 += y[i] * y[i]
+            examined += 1
+            wq = (2.0 / q) * (zz / ny2)
+            cost = (q / 2.0) * (wq - 1.0 - math.log(wq))
+            if gen.standard_exponential() > cost:
+                nrm = 1.0 / math.sqrt(ny2)
+                for i in range(q):
+                    w[i] = y[i] * nrm
+                return True, examined
+        return False, examined
+
+    @njit
+    def _lowrank_chain(a, Z, gen, n_sweeps, burn_in, thin, U, kept, trace):
+        p, k = Z.shape
+        m = k - 1
+        n = 2 * m
+        q = p - m
+        Cw = np.empty((p, m))
+        Vh = np.empty((m, p))
+        Wl = np.empty((m, p))
+        betas = np.empty(m)
+        g = np.empty(p)
+        G = np.empty((n, q))
+        K = np.empty((n, n))
+        H2 = np.empty((n, n))
+        H3 = np.empty((n, n))
+        X2 = np.empty((n, n))
+        X3 = np.empty((n, n))
+        piv_work = np.empty((n, 2 * n))
+        E = np.empty((n, n))
+        Vs = np.empty((n, n))
+        R = np.empty((n, n))
+        r = np.empty(q)
+        Gt = np.empty((n, q))
+        Ut = np.empty((n, q))
+        c = np.empty(n)
+        w = np.empty(q)
+        z = np.empty(q)
+        u = np.empty(n)
+        y = np.empty(q)
+        x = np.empty(p)
+        shifts = np.full(k, -np.inf)
+        order = np.empty(k, dtype=np.int64)
+        accepted = 0
+        proposed = 0
+        restarts = 0
+        i_kept = 0
+        for sweep in range(n_sweeps):
+            for i in range(k):
+                order[i] = i
+            for i in range(k - 1, 0, -1):
+                j = gen.integers(0, i + 1)
+                order[i], order[j] = order[j], order[i]
+            for l in order:
+                _householders(Z, l, Cw, Vh, betas)
+                _lowrank_terms(a, Vh, betas, Wl, g)
+                for j in range(m):
+                    for i in range(q):
+                        G[j, i] = Vh[j, i]
+                        G[j + m, i] = Wl[j, i]
+                rho = 0.0
+                for i in range(p):
+                    rho += a[i] * Z[i, l] * Z[i, l]
+                s, restarted = _lowrank_shift(a, q, G, shifts[l], rho, K, H2, H3, X2, X3, piv_work, E, Vs)
+                if not _lowrank_factor(a, q, G, s, r, Gt, R, E, Vs, Ut, c):
+                    # Not certified (rounding next to lambda_max): the safe shift is valid.
+                    restarted = True
+                    s = a[p - 1] + 1.0
+                    if not _lowrank_factor(a, q, G, s, r, Gt, R, E, Vs, Ut, c):
+                        raise FloatingPointError("cannot factor the ACG envelope matrix")
+                if restarted:
+                    restarts += 1
+                shifts[l] = s
+                found, examined = _lowrank_draw(q, r, Ut, c, -1, w, z, u, y, gen)
+                proposed += examined
+                accepted += 1
+                # The new column Q [w; 0] (reflections applied last to first).
+                for i in range(q):
+                    x[i] = w[i]
+                for i in range(q, p):
+                    x[i] = 0.0
+                for j in range(m - 1, -1, -1):
+                    d = 0.0
+                    for i in range(p):
+                        d += Vh[j, i] * x[i]
+                    d *= betas[j]
+                    for i in range(p):
+                        x[i] -= d * Vh[j, i]
+                for i in range(p):
+                    Z[i, l] = x[i]
+            if sweep % 64 == 63:
+                Q, Rq = np.linalg.qr(Z)
+                for j in range(k):
+                    sgn = 1.0 if Rq[j, j] >= 0 else -1.0
+                    Z[:, j] = Q[:, j] * sgn
+            for j in range(k):
+                t = 0.0
+                for i in range(p):
+                    t += a[i] * Z[i, j] * Z[i, j]
+                trace[sweep, j] = t
+            if sweep >= burn_in and (sweep - burn_in) % thin == thin - 1:
+                kept[i_kept] = U @ Z
+                i_kept += 1
+        return accepted, proposed, restarts
+
     @njit
     def _chain(a, Z, gen, n_sweeps, burn_in, thin, U, kept, trace):
         p, k = Z.shape
+        if _use_lowrank(p, k):
+            return _lowrank_chain(a, Z, gen, n_sweeps, burn_in, thin, U, kept, trace)
         q = p - k + 1
         S = np.empty((p, q))
         comp = np.empty((p, p - k))
