@@ -15,6 +15,13 @@ and a proposal needs q of them. Reproducible for a seed, but not the same stream
 Python path (tests compare the two in distribution, not bit for bit).
 Rounding drift is removed every 64 sweeps as in Python (the complement basis is rebuilt
 from an eigendecomposition of I - Z Z^T rather than a complete QR, which numba lacks).
+
+Small k (2(k - 1) <= q/2, e.g. k = 2, 3 at p = 40) takes another route to the same
+conditionals, :func:`_lowrank_chain`: no complement basis or q x q matrix is kept; k - 1
+Householder reflections give s I - A_S as a diagonal plus a rank-2(k-1) term, from which the
+KGM-optimal shift, its certificate and O(q k) proposals follow (see the section's comment).
+Same ACG test, same full conditionals, hence the same stationary law; it is written in this
+file because numba's disk cache of ``_chain`` is invalidated only by changes to this file.
 """
 
 from __future__ import annotations
