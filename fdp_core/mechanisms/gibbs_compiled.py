@@ -467,13 +467,15 @@ if numba is not None:
     # basis, to which the conditional law is invariant), reached in O(p m^2) instead of O(p q^2).
     # The envelope is the same ACG test with the same KGM-optimal shift, tr(M(s)^-1) = 2,
     # found by Newton's method on 1/tr(M(s)^-1) (concave and increasing in s above
-    # lambda_max, so every step from a valid s stays valid) with Woodbury's formula
-    # tr(M^-1) = sum 1/Delta - tr(K^-1 G^T Delta^-2 G), K = J + G^T Delta^-1 G. A valid s
+    # lambda_max: steps from the left of the root stay valid; steps from the right are clamped)
+    # with Woodbury's formula tr(M^-1) = sum 1/Delta - tr(K^-1 G^T Delta^-2 G),
+    # K = J + G^T Delta^-1 G; the column's last shift is kept when it is within 5%. A valid s
     # (s > lambda_max, i.e. M positive definite) is certified by the factor used to draw:
-    # M = Delta^(1/2) (I + U diag(theta) U^T) Delta^(1/2), U orthonormal (q x 2m), M positive
-    # definite iff every 1 + theta_j > 0, and then a proposal
-    #     y = Delta^(-1/2) (z + U diag((1 + theta)^(-1/2) - 1) U^T z),   z ~ N(0, I_q),
-    # has y ~ N(0, M^-1) with y^T M y = z^T z, as the Cholesky back substitution gives.
+    # Delta^(-1/2) G = Qg Rg (Gram-Schmidt, Qg orthonormal q x 2m), E = Rg J Rg^T, so
+    # M = Delta^(1/2) (I + Qg E Qg^T) Delta^(1/2), positive definite iff I + E = L L^T has a
+    # Cholesky factor (2m x 2m), and then a proposal
+    #     y = Delta^(-1/2) (z + Qg (L^-T - I) Qg^T z),   z ~ N(0, I_q),
+    # has y ~ N(0, M^-1) with y^T M y = z^T z, as the q x q Cholesky back substitution gives.
 
     # Below this ratio of the low-rank width 2m to q the general chain's q x q work is cheaper.
     LOWRANK_MAX_WIDTH = 0.5
@@ -611,10 +613,10 @@ if numba is not None:
                         V[r, j] = sn * vri + cs * vrj
 
     @njit
-    def _woodbury(a, q, G, s, K, H2, H3, X2, X3, piv_work, E, Vs):
+    def _woodbury(a, q, G, s, K, H2, H3, X2, X3, piv_work, E, Vs, check):
         """(f, f', valid) with f = tr(M(s)^-1) and f' its derivative; valid: M(s) is positive
         definite by K's inertia (Haynsworth: with Delta > 0, M > 0 iff K has exactly m positive
-        eigenvalues). G holds the 2m columns as rows (2m x q)."""
+        eigenvalues; skipped unless ``check``). G holds the 2m columns as rows (2m x q)."""
         n = G.shape[0]
         m = n // 2
         if not s > a[q - 1]:
@@ -645,16 +647,17 @@ if numba is not None:
         for r in range(m):
             K[r, r + m] += 1.0
             K[r + m, r] += 1.0
-        E[:, :] = K
-        _jacobi(E, Vs)
-        positive = 0
-        for r in range(n):
-            if E[r, r] > 0.0:
-                positive += 1
-            elif not E[r, r] < 0.0:
+        if check:
+            E[:, :] = K
+            _jacobi(E, Vs)
+            positive = 0
+            for r in range(n):
+                if E[r, r] > 0.0:
+                    positive += 1
+                elif not E[r, r] < 0.0:
+                    return 0.0, 0.0, False
+            if positive != m:
                 return 0.0, 0.0, False
-        if positive != m:
-            return 0.0, 0.0, False
         if not _small_solve(K, H2, X2, piv_work) or not _small_solve(K, H3, X3, piv_work):
             return 0.0, 0.0, False
         tr2 = 0.0
@@ -670,10 +673,12 @@ if numba is not None:
         return f, fp, f > 0.0 and fp < 0.0
 
     @njit
-    def _lowrank_factor(a, q, G, s, r, Gt, R, E, Vs, Ut, c):
-        """M(s) = Delta^(1/2) (I + U diag(theta) U^T) Delta^(1/2): r = Delta^(-1/2), Ut = U^T (2m x q),
-        c = (1 + theta)^(-1/2) - 1. False unless s > a_(q-1) and every 1 + theta_j > 0 (the
-        certificate that s > lambda_max)."""
+    def _lowrank_factor(a, q, G, s, r, Qt, R, E, L, Xm):
+        """M(s) = Delta^(1/2) (I + Qg E Qg^T) Delta^(1/2) with Qg orthonormal (q x 2m, stored
+        transposed in Qt) and E = Rg J Rg^T (G~ = Delta^(-1/2) G = Qg Rg). r = Delta^(-1/2) and
+        Xm = L^-T - I with L L^T = I + E. False unless s > a_(q-1) and the Cholesky factor of
+        I + E exists: the certificate that M(s) is positive definite, i.e. s > lambda_max.
+        The proposal factor F = Delta^(-1/2) (I + Qg Xm Qg^T) has F F^T = M^-1, F^T M F = I."""
         n = G.shape[0]
         m = n // 2
         for i in range(q):
@@ -681,20 +686,20 @@ if numba is not None:
             if not t > 0.0:
                 return False
             r[i] = 1.0 / math.sqrt(t)
-        for j in range(n):  # G~ = Delta^(-1/2) G, then modified Gram-Schmidt twice: G~ = Qg R
+        for j in range(n):  # G~ = Delta^(-1/2) G, then modified Gram-Schmidt twice
             for i in range(q):
-                Gt[j, i] = G[j, i] * r[i]
+                Qt[j, i] = G[j, i] * r[i]
         R[:, :] = 0.0
         for j in range(n):
-            row = Gt[j]
+            row = Qt[j]
             for _ in range(2):
                 for t in range(j):
                     d = 0.0
                     for i in range(q):
-                        d += Gt[t, i] * row[i]
+                        d += Qt[t, i] * row[i]
                     R[t, j] += d
                     for i in range(q):
-                        row[i] -= d * Gt[t, i]
+                        row[i] -= d * Qt[t, i]
             nr = 0.0
             for i in range(q):
                 nr += row[i] * row[i]
@@ -703,32 +708,77 @@ if numba is not None:
             if nr > 0.0:
                 for i in range(q):
                     row[i] /= nr
-            # nr == 0: a zero row of R; U never uses this column with a nonzero weight.
-        for i in range(n):  # E = R J R^T
+            # nr == 0: zero row and column in E, so the zero row of Qt never gets a weight.
+        for i in range(n):  # I + E, E = Rg J Rg^T
             for j in range(n):
-                t = 0.0
+                t = 1.0 if i == j else 0.0
                 for h in range(m):
                     t += R[i, h] * R[j, h + m] + R[i, h + m] * R[j, h]
                 E[i, j] = t
-        _jacobi(E, Vs)
+        if not _cholesky(E, L):
+            return False
+        for j in range(n):  # Xm = L^-T - I: columns of L^-T by back substitution on L^T
+            for i in range(n - 1, -1, -1):
+                t = 1.0 if i == j else 0.0
+                for h in range(i + 1, n):
+                    t -= L[h, i] * Xm[h, j]
+                Xm[i, j] = t / L[i, i]
         for j in range(n):
-            one = 1.0 + E[j, j]
-            if not one > 1e-12:
-                return False
-            c[j] = 1.0 / math.sqrt(one) - 1.0
-        for j in range(n):  # U = Qg Vs, stored transposed
-            for i in range(q):
-                t = 0.0
-                for h in range(n):
-                    t += Gt[h, i] * Vs[h, j]
-                Ut[j, i] = t
+            Xm[j, j] -= 1.0
         return True
 
     @njit
-    def _lowrank_shift(a, q, G, s0, rho, K, H2, H3, X2, X3, piv_work, E, Vs):
-        """A valid shift with tr(M(s)^-1) within 2% of 2 (KGM's optimum) from s0 (the column's
+    def _factor_trace(q, r, Qt, Xm, W, Phi):
+        """(tr(M^-1), -tr(M^-2)) from the factor: M^-1 = R (I + Qg Phi Qg^T) R, R = diag(r),
+        Phi = (I + Xm)(I + Xm)^T - I, so with W = Qg^T R^2 Qg and W4 = Qg^T R^4 Qg,
+        tr(M^-1) = sum r^2 + tr(Phi W) and tr(M^-2) = sum r^4 + 2 tr(Phi W4) + tr(Phi W Phi W)."""
+        n = Qt.shape[0]
+        for j in range(n):
+            for h in range(j + 1):
+                t = 0.0
+                for i in range(n):
+                    t += (Xm[j, i] + (1.0 if i == j else 0.0)) * (Xm[h, i] + (1.0 if i == h else 0.0))
+                if j == h:
+                    t -= 1.0
+                Phi[j, h] = t
+                Phi[h, j] = t
+        f = 0.0
+        g = 0.0
+        for i in range(q):
+            r2 = r[i] * r[i]
+            f += r2
+            g += r2 * r2
+        for j in range(n):
+            for h in range(j + 1):
+                w2 = 0.0
+                w4 = 0.0
+                for i in range(q):
+                    t = Qt[j, i] * Qt[h, i] * r[i] * r[i]
+                    w2 += t
+                    w4 += t * r[i] * r[i]
+                W[j, h] = w2
+                W[h, j] = w2
+                mult = 1.0 if j == h else 2.0
+                f += mult * Phi[j, h] * w2
+                g += 2.0 * mult * Phi[j, h] * w4
+        for j in range(n):
+            for h in range(n):
+                t = 0.0
+                for i in range(n):
+                    t += Phi[j, i] * W[i, h]
+                E_jh = t
+                t = 0.0
+                for i in range(n):
+                    t += Phi[h, i] * W[i, j]
+                g += E_jh * t
+        return f, -g
+
+    @njit
+    def _lowrank_shift(a, q, G, s0, f0, fp0, rho, K, H2, H3, X2, X3, piv_work, E, Vs):
+        """A valid shift with tr(M(s)^-1) within 5% of 2 (KGM's optimum) from s0 (the column's
         last shift; when it is not valid, from a shift above it, at the latest the safe a_max + 1,
-        where M(s) >= I: a restart). Returns (s, restarted).
+        where M(s) >= I: a restart). f0 > 0: s0 is certified and (f0, fp0) are f and f' there.
+        Returns (s, restarted).
 
         Newton's method on 1/tr(M(s)^-1), which is concave and increasing above lambda_max:
         from the left of the root each step stays valid and left of it; from the right a step
@@ -737,7 +787,10 @@ if numba is not None:
         p = a.size
         lo = max(a[q - 1], rho)
         s = s0
-        f, fp, ok = _woodbury(a, q, G, s, K, H2, H3, X2, X3, piv_work, E, Vs)
+        if f0 > 0.0:  # s0 certified by the caller, with f = f0 and f' = fp0 there
+            f, fp, ok = f0, fp0, True
+        else:
+            f, fp, ok = _woodbury(a, q, G, s, K, H2, H3, X2, X3, piv_work, E, Vs, True)
         restarted = False
         if not ok:
             # lambda_max moved above the last shift (the other columns moved): steps above it,
@@ -752,17 +805,19 @@ if numba is not None:
                 if not s < safe:
                     restarted = True
                     s = safe
-                f, fp, ok = _woodbury(a, q, G, s, K, H2, H3, X2, X3, piv_work, E, Vs)
+                f, fp, ok = _woodbury(a, q, G, s, K, H2, H3, X2, X3, piv_work, E, Vs, True)
                 if restarted and not ok:
                     return s, restarted
         for _ in range(60):
-            if abs(f - 2.0) <= 0.04:
+            if abs(f - 2.0) <= 0.1:
                 break
             g = 1.0 / f
             s_new = s + (0.5 - g) * (f * f) / (-fp)
             if f < 2.0 and not s_new > lo:
                 s_new = 0.5 * (lo + s)
-            f_new, fp_new, ok_new = _woodbury(a, q, G, s_new, K, H2, H3, X2, X3, piv_work, E, Vs)
+            # From the left of the root (f > 2) a Newton step is valid: no inertia to check
+            # (the factor drawn from certifies the final shift in any case).
+            f_new, fp_new, ok_new = _woodbury(a, q, G, s_new, K, H2, H3, X2, X3, piv_work, E, Vs, not f > 2.0)
             if ok_new:
                 s, f, fp = s_new, f_new, fp_new
             elif s_new < s:
@@ -772,11 +827,11 @@ if numba is not None:
         return s, restarted
 
     @fast
-    def _lowrank_draw(q, r, Ut, c, limit, w, z, u, y, gen):
-        """One exact ACG draw with the low-rank factor into w (q); (found, examined)."""
-        n = Ut.shape[0]
+    def _lowrank_draw(q, r, Qt, Xm, w, z, u, v, y, gen):
+        """One exact ACG draw with the low-rank factor into w (q); the number examined."""
+        n = Qt.shape[0]
         examined = 0
-        while limit < 0 or examined < limit:
+        while True:
             zz = 0.0
             for i in range(q):
                 z[i] = gen.standard_normal()
@@ -784,13 +839,18 @@ if numba is not None:
             for j in range(n):
                 t = 0.0
                 for i in range(q):
-                    t += Ut[j, i] * z[i]
-                u[j] = c[j] * t
+                    t += Qt[j, i] * z[i]
+                u[j] = t
+            for j in range(n):
+                t = 0.0
+                for h in range(n):
+                    t += Xm[j, h] * u[h]
+                v[j] = t
             ny2 = 0.0
             for i in range(q):
                 t = z[i]
                 for j in range(n):
-                    t += Ut[j, i] * u[j]
+                    t += Qt[j, i] * v[j]
                 y[i] = r[i] * t
                 ny2 += y[i] * y[i]
             examined += 1
@@ -800,8 +860,26 @@ if numba is not None:
                 nrm = 1.0 / math.sqrt(ny2)
                 for i in range(q):
                     w[i] = y[i] * nrm
-                return True, examined
-        return False, examined
+                return examined
+
+    @njit
+    def _lowrank_embed(Z, l, w, Vh, betas, x):
+        """Column l becomes Q [w; 0] (the reflections applied last to first)."""
+        m, p = Vh.shape
+        q = p - m
+        for i in range(q):
+            x[i] = w[i]
+        for i in range(q, p):
+            x[i] = 0.0
+        for j in range(m - 1, -1, -1):
+            d = 0.0
+            for i in range(p):
+                d += Vh[j, i] * x[i]
+            d *= betas[j]
+            for i in range(p):
+                x[i] -= d * Vh[j, i]
+        for i in range(p):
+            Z[i, l] = x[i]
 
     @njit
     def _lowrank_chain(a, Z, gen, n_sweeps, burn_in, thin, U, kept, trace):
@@ -825,12 +903,14 @@ if numba is not None:
         Vs = np.empty((n, n))
         R = np.empty((n, n))
         r = np.empty(q)
-        Gt = np.empty((n, q))
-        Ut = np.empty((n, q))
-        c = np.empty(n)
+        Qt = np.empty((n, q))
+        L = np.empty((n, n))
+        Xm = np.empty((n, n))
+        Phi = np.empty((n, n))
         w = np.empty(q)
         z = np.empty(q)
         u = np.empty(n)
+        v = np.empty(n)
         y = np.empty(q)
         x = np.empty(p)
         shifts = np.full(k, -np.inf)
@@ -855,33 +935,34 @@ if numba is not None:
                 rho = 0.0
                 for i in range(p):
                     rho += a[i] * Z[i, l] * Z[i, l]
-                s, restarted = _lowrank_shift(a, q, G, shifts[l], rho, K, H2, H3, X2, X3, piv_work, E, Vs)
-                if not _lowrank_factor(a, q, G, s, r, Gt, R, E, Vs, Ut, c):
+                # The column's last shift first: its factor certifies it and gives tr(M^-1) and
+                # the derivative; within 5% of KGM's tr(M^-1) = 2 it is kept as it is.
+                s = shifts[l]
+                f0 = 0.0
+                fp0 = 0.0
+                if s > a[q - 1] and _lowrank_factor(a, q, G, s, r, Qt, R, E, L, Xm):
+                    f0, fp0 = _factor_trace(q, r, Qt, Xm, K, Phi)
+                    if abs(f0 - 2.0) <= 0.1:
+                        shifts[l] = s
+                        examined = _lowrank_draw(q, r, Qt, Xm, w, z, u, v, y, gen)
+                        proposed += examined
+                        accepted += 1
+                        _lowrank_embed(Z, l, w, Vh, betas, x)
+                        continue
+                s, restarted = _lowrank_shift(a, q, G, shifts[l], f0, fp0, rho, K, H2, H3, X2, X3, piv_work, E, Vs)
+                if not _lowrank_factor(a, q, G, s, r, Qt, R, E, L, Xm):
                     # Not certified (rounding next to lambda_max): the safe shift is valid.
                     restarted = True
                     s = a[p - 1] + 1.0
-                    if not _lowrank_factor(a, q, G, s, r, Gt, R, E, Vs, Ut, c):
+                    if not _lowrank_factor(a, q, G, s, r, Qt, R, E, L, Xm):
                         raise FloatingPointError("cannot factor the ACG envelope matrix")
                 if restarted:
                     restarts += 1
                 shifts[l] = s
-                found, examined = _lowrank_draw(q, r, Ut, c, -1, w, z, u, y, gen)
+                examined = _lowrank_draw(q, r, Qt, Xm, w, z, u, v, y, gen)
                 proposed += examined
                 accepted += 1
-                # The new column Q [w; 0] (reflections applied last to first).
-                for i in range(q):
-                    x[i] = w[i]
-                for i in range(q, p):
-                    x[i] = 0.0
-                for j in range(m - 1, -1, -1):
-                    d = 0.0
-                    for i in range(p):
-                        d += Vh[j, i] * x[i]
-                    d *= betas[j]
-                    for i in range(p):
-                        x[i] -= d * Vh[j, i]
-                for i in range(p):
-                    Z[i, l] = x[i]
+                _lowrank_embed(Z, l, w, Vh, betas, x)
             if sweep % 64 == 63:
                 Q, Rq = np.linalg.qr(Z)
                 for j in range(k):
