@@ -392,14 +392,17 @@ def test_gibbs_with_p_minus_one_columns_is_exact_on_a_dti_like_spectrum(compiled
     assert _max_z(g_mean, g_se, w_mean, w_se) > Z_LIMIT
 
 
-def test_gibbs_on_a_dti_like_spectrum_rarely_falls_back_and_agrees_between_chains():
-    """p = 14, k = 3 with DTI's spectrum shape: the envelope holds without eigendecompositions
-    (beyond the periodic refresh) and the compiled and Python chains agree in distribution."""
+@pytest.mark.parametrize("tail", [8, 14])
+def test_gibbs_on_a_dti_like_spectrum_rarely_falls_back_and_agrees_between_chains(tail):
+    """p = 14 and 20, k = 3 with DTI's spectrum shape: the envelope holds without
+    eigendecompositions (beyond the periodic refresh; the small-k route at p = 20: without its
+    safe shift) and the compiled and Python chains agree in distribution."""
     from fdp_core.mechanisms import gibbs_compiled
 
     if not gibbs_compiled.available():
         pytest.skip("numba not installed")
-    A = _rotated(DTI_LIKE + list(np.linspace(-9.0, -40.0, 8)), seed=45)
+    A = _rotated(DTI_LIKE + list(np.linspace(-9.0, -40.0, tail)), seed=45)
+    assert gibbs_compiled._use_lowrank(A.shape[0], 3) == (tail == 14)
     k = 3
     runs = {}
     for compiled, seed in ((True, 46), (False, 47)):
@@ -487,15 +490,16 @@ def test_lowrank_envelope_is_the_restricted_matrix_and_its_factor_is_exact(p, k)
     assert np.trace(np.linalg.inv(s * np.eye(q) - AS)) == pytest.approx(2.0, rel=0.051)
 
 
-def test_lowrank_gibbs_agrees_with_exact_reference_p10_k3():
-    """The small-k compiled chain (low-rank envelope, k = 3 at p = 10) against exact draws by
-    rejection from the Haar measure, on a moderately concentrated spectrum."""
+def test_lowrank_gibbs_agrees_with_exact_reference_p15_k3():
+    """The small-k compiled chain (low-rank envelope, k = 3 at p = 15) against exact draws by
+    rejection from the Haar measure."""
     from fdp_core.mechanisms import gibbs_compiled
 
     if not gibbs_compiled.available():
         pytest.skip("numba not installed")
-    assert gibbs_compiled._use_lowrank(10, 3)
-    A = _rotated(np.linspace(-1.5, 2.0, 10), seed=61)
+    assert gibbs_compiled._use_lowrank(15, 3) and gibbs_compiled._use_lowrank(40, 3)
+    assert not gibbs_compiled._use_lowrank(14, 3)  # DTI's page defaults: the general route
+    A = _rotated(np.linspace(-1.5, 1.5, 15), seed=61)
     k = 3
     chain = sample_matrix_bingham_gibbs(A, k, np.random.default_rng(62), n_sweeps=20_000, burn_in=500, thin=1,
                                         compiled=True)
@@ -519,7 +523,10 @@ def test_lowrank_gibbs_stays_finite_and_orthonormal_at_any_concentration(scale):
 
     if not gibbs_compiled.available():
         pytest.skip("numba not installed")
-    A = scale * _rotated(np.linspace(-1, 1, 12), seed=65)
+    from fdp_core.mechanisms import gibbs_compiled as gc
+
+    assert gc._use_lowrank(15, 3)
+    A = scale * _rotated(np.linspace(-1, 1, 15), seed=65)
     for init in ("random", "mode"):
         chain = sample_matrix_bingham_gibbs(A, 3, np.random.default_rng(66), n_sweeps=400, burn_in=100, thin=3,
                                             init=init, compiled=True)

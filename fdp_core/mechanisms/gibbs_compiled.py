@@ -16,7 +16,7 @@ Python path (tests compare the two in distribution, not bit for bit).
 Rounding drift is removed every 64 sweeps as in Python (the complement basis is rebuilt
 from an eigendecomposition of I - Z Z^T rather than a complete QR, which numba lacks).
 
-Small k (2(k - 1) <= q/2, e.g. k = 2, 3 at p = 40) takes another route to the same
+Small k (6(k - 1) < q: k <= 6 at p = 40) takes another route to the same
 conditionals, :func:`_lowrank_chain`: no complement basis or q x q matrix is kept; k - 1
 Householder reflections give s I - A_S as a diagonal plus a rank-2(k-1) term, from which the
 KGM-optimal shift, its certificate and O(q k) proposals follow (see the section's comment).
@@ -477,12 +477,13 @@ if numba is not None:
     #     y = Delta^(-1/2) (z + Qg (L^-T - I) Qg^T z),   z ~ N(0, I_q),
     # has y ~ N(0, M^-1) with y^T M y = z^T z, as the q x q Cholesky back substitution gives.
 
-    # Below this ratio of the low-rank width 2m to q the general chain's q x q work is cheaper.
-    LOWRANK_MAX_WIDTH = 0.5
+    # The low-rank route while its width 2m stays below this share of q (k <= 6 at p = 40): at
+    # p = 14, k = 3 (DTI's page defaults, 2m = q/3) the general chain's q x q work is as cheap.
+    LOWRANK_MAX_WIDTH = 1.0 / 3.0
 
     @njit
     def _use_lowrank(p, k):
-        return k >= 2 and 2 * (k - 1) <= LOWRANK_MAX_WIDTH * (p - k + 1)
+        return k >= 2 and 2 * (k - 1) < LOWRANK_MAX_WIDTH * (p - k + 1)
 
     @njit
     def _householders(Z, l, Cw, Vh, betas):
