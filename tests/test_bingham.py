@@ -392,14 +392,17 @@ def test_gibbs_with_p_minus_one_columns_is_exact_on_a_dti_like_spectrum(compiled
     assert _max_z(g_mean, g_se, w_mean, w_se) > Z_LIMIT
 
 
-def test_gibbs_on_a_dti_like_spectrum_rarely_falls_back_and_agrees_between_chains():
-    """p = 14, k = 3 with DTI's spectrum shape: the envelope holds without eigendecompositions
-    (beyond the periodic refresh) and the compiled and Python chains agree in distribution."""
+@pytest.mark.parametrize("tail", [8, 14])
+def test_gibbs_on_a_dti_like_spectrum_rarely_falls_back_and_agrees_between_chains(tail):
+    """p = 14 and 20, k = 3 with DTI's spectrum shape: the envelope holds without
+    eigendecompositions (beyond the periodic refresh; the small-k route at p = 20: without its
+    safe shift) and the compiled and Python chains agree in distribution."""
     from fdp_core.mechanisms import gibbs_compiled
 
     if not gibbs_compiled.available():
         pytest.skip("numba not installed")
-    A = _rotated(DTI_LIKE + list(np.linspace(-9.0, -40.0, 8)), seed=45)
+    A = _rotated(DTI_LIKE + list(np.linspace(-9.0, -40.0, tail)), seed=45)
+    assert gibbs_compiled._use_lowrank(A.shape[0], 3) == (tail == 14)
     k = 3
     runs = {}
     for compiled, seed in ((True, 46), (False, 47)):
@@ -409,3 +412,125 @@ def test_gibbs_on_a_dti_like_spectrum_rarely_falls_back_and_agrees_between_chain
         assert np.allclose(chain.sample.T @ chain.sample, np.eye(k), atol=1e-9)
         runs[compiled] = _batch_mean_se(_projector_stats(chain.samples), 20)
     assert _max_z(*runs[True], *runs[False]) < Z_LIMIT
+
+
+# --------------------------------------------------------------------------- small k: the low-rank envelope
+
+def _lowrank_pieces(a, Z, l):
+    """The compiled chain's reflections and low-rank form of column l's conditional."""
+    from fdp_core.mechanisms import gibbs_compiled as gc
+
+    p, k = Z.shape
+    m = k - 1
+    Vh, Wl, betas = np.empty((m, p)), np.empty((m, p)), np.empty(m)
+    gc._householders(Z, l, np.empty((p, m)), Vh, betas)
+    gc._lowrank_terms(a, Vh, betas, Wl, np.empty(p))
+    Q = np.eye(p)
+    for j in range(m):
+        Q = Q @ (np.eye(p) - betas[j] * np.outer(Vh[j], Vh[j]))
+    return Q, np.vstack([Vh[:, :p - m], Wl[:, :p - m]])
+
+
+@pytest.mark.parametrize("p,k", [(9, 2), (12, 3), (40, 2), (40, 3), (20, 4)])
+def test_lowrank_envelope_is_the_restricted_matrix_and_its_factor_is_exact(p, k):
+    """Small k (gibbs_compiled._lowrank_chain): the complement basis, the restricted matrix
+    diag(s - a) + G J G^T, Woodbury's tr(M^-1) and its derivative, the positive-definiteness
+    certificate and the proposal factor F (F F^T = M^-1, F^T M F = I) against dense linear
+    algebra, and tr(M^-1) and its derivative from that factor; the chosen shift is KGM's
+    (tr(M^-1) = 2 within 5%)."""
+    from fdp_core.mechanisms import gibbs_compiled as gc
+
+    if not gc.available():
+        pytest.skip("numba not installed")
+    rng = np.random.default_rng(p * 10 + k)
+    a = np.sort(5.0 * rng.standard_normal(p))
+    Z = np.linalg.qr(rng.standard_normal((p, k)))[0]
+    m, l = k - 1, 1
+    q, n = p - m, 2 * m
+    Q, G = _lowrank_pieces(a, Z, l)
+    S = Q[:, :q]
+    assert np.abs(S.T @ np.delete(Z, l, axis=1)).max() < 1e-12
+    assert np.abs(S.T @ S - np.eye(q)).max() < 1e-12
+    AS = S.T @ (a[:, None] * S)
+    J = np.block([[np.zeros((m, m)), np.eye(m)], [np.eye(m), np.zeros((m, m))]])
+    assert np.abs(np.diag(a[:q]) - G.T @ J @ G - AS).max() < 1e-12 * np.abs(a).max()
+    theta_max = np.linalg.eigvalsh(AS)[-1]
+    work = [np.empty((n, n)) for _ in range(5)] + [np.empty((n, 2 * n)), np.empty((n, n)), np.empty((n, n))]
+    for s in (theta_max + 0.3, theta_max + 5.0, a[-1] + 1.0, theta_max - 0.01, (theta_max + a[q - 1]) / 2):
+        valid = s > theta_max
+        f, fp, ok = gc._woodbury(a, q, G, s, *work, True)
+        r, Qt, Xm = np.empty(q), np.empty((n, q)), np.empty((n, n))
+        certified = gc._lowrank_factor(a, q, G, s, r, Qt, np.empty((n, n)), np.empty((n, n)), np.empty((n, n)), Xm)
+        assert ok == valid and certified == valid, s - theta_max
+        if not valid:
+            continue
+        M = s * np.eye(q) - AS
+        trace = lambda t: np.trace(np.linalg.inv(t * np.eye(q) - AS))  # noqa: E731
+        assert f == pytest.approx(trace(s), rel=1e-10)
+        assert fp == pytest.approx((trace(s + 1e-6) - trace(s - 1e-6)) / 2e-6, rel=1e-5)
+        assert gc._factor_trace(q, r, Qt, Xm, np.empty((n, n)), np.empty((n, n))) == pytest.approx((f, fp), rel=1e-9)
+        F = r[:, None] * (np.eye(q) + Qt.T @ Xm @ Qt)
+        assert np.abs(F @ F.T - np.linalg.inv(M)).max() < 1e-12 * np.abs(np.linalg.inv(M)).max()
+        assert np.abs(F.T @ M @ F - np.eye(q)).max() < 1e-12
+    column = Z[:, l]
+    for start in (-np.inf, theta_max + 40.0, theta_max + 1e-3, a[-1] + 1.0):
+        s, restarted = gc._lowrank_shift(a, q, G, start, 0.0, 0.0, float(column @ (a * column)), *work)
+        assert s > theta_max and not (restarted and start > theta_max)
+        assert np.trace(np.linalg.inv(s * np.eye(q) - AS)) == pytest.approx(2.0, rel=0.051)
+    # The other columns on A's top eigenvectors: the case where a step from the right crosses
+    # lambda_max (the shift must come down far below a_max).
+    Z = np.eye(p)[:, ::-1][:, :k] + 1e-3 * rng.standard_normal((p, k))
+    Z = np.linalg.qr(Z)[0]
+    Q, G = _lowrank_pieces(a, Z, 0)
+    S = Q[:, :q]
+    AS = S.T @ (a[:, None] * S)
+    s, _ = gc._lowrank_shift(a, q, G, -np.inf, 0.0, 0.0, float(Z[:, 0] @ (a * Z[:, 0])), *work)
+    assert s > np.linalg.eigvalsh(AS)[-1]
+    assert np.trace(np.linalg.inv(s * np.eye(q) - AS)) == pytest.approx(2.0, rel=0.051)
+    assert np.trace(np.linalg.inv(s * np.eye(q) - AS)) == pytest.approx(2.0, rel=0.051)
+
+
+def test_lowrank_gibbs_agrees_with_exact_reference_p15_k3():
+    """The small-k compiled chain (low-rank envelope, k = 3 at p = 15) against exact draws by
+    rejection from the Haar measure."""
+    from fdp_core.mechanisms import gibbs_compiled
+
+    if not gibbs_compiled.available():
+        pytest.skip("numba not installed")
+    assert gibbs_compiled._use_lowrank(15, 3) and gibbs_compiled._use_lowrank(40, 3)
+    assert not gibbs_compiled._use_lowrank(14, 3)  # DTI's page defaults: the general route
+    A = _rotated(np.linspace(-1.5, 1.5, 15), seed=61)
+    k = 3
+    chain = sample_matrix_bingham_gibbs(A, k, np.random.default_rng(62), n_sweeps=20_000, burn_in=500, thin=1,
+                                        compiled=True)
+    assert np.allclose(chain.sample.T @ chain.sample, np.eye(k), atol=1e-9)
+    assert chain.n_spectral_solves < 0.02 * k * chain.n_sweeps
+    g_mean, g_se = _batch_mean_se(_projector_stats(chain.samples), 20)
+    ref = _reference_matrix_bingham(A, k, 30_000, np.random.default_rng(63))
+    r_mean, r_se = _iid_mean_se(_projector_stats(ref))
+    assert _max_z(g_mean, g_se, r_mean, r_se) < Z_LIMIT
+    # Power: the same comparison tells the chain apart from the target for 0.6 A.
+    wrong = _reference_matrix_bingham(0.6 * A, k, 30_000, np.random.default_rng(64))
+    w_mean, w_se = _iid_mean_se(_projector_stats(wrong))
+    assert _max_z(g_mean, g_se, w_mean, w_se) > Z_LIMIT
+
+
+@pytest.mark.parametrize("scale", [0.0, 1e-8, 0.01, 1e4])
+def test_lowrank_gibbs_stays_finite_and_orthonormal_at_any_concentration(scale):
+    """No concentration (A = 0: the reflections' w vanish, a zero column in the factor) up to a
+    very concentrated A, from a random start and from the mode."""
+    from fdp_core.mechanisms import gibbs_compiled
+
+    if not gibbs_compiled.available():
+        pytest.skip("numba not installed")
+    from fdp_core.mechanisms import gibbs_compiled as gc
+
+    assert gc._use_lowrank(15, 3)
+    A = scale * _rotated(np.linspace(-1, 1, 15), seed=65)
+    for init in ("random", "mode"):
+        chain = sample_matrix_bingham_gibbs(A, 3, np.random.default_rng(66), n_sweeps=400, burn_in=100, thin=3,
+                                            init=init, compiled=True)
+        for V in (chain.sample, *chain.samples):
+            assert np.all(np.isfinite(V))
+            assert np.allclose(V.T @ V, np.eye(3), atol=1e-9)
+        assert np.all(np.isfinite(chain.trace)) and chain.acceptance_rate > 0.05

@@ -322,7 +322,8 @@ class GibbsDraws:
     n_sweeps: int
     burn_in: int
     thin: int
-    n_spectral_solves: int  # conditionals whose envelope needed an eigendecomposition
+    # conditionals whose envelope needed an eigendecomposition (the small-k compiled chain: its safe shift)
+    n_spectral_solves: int
 
 
 def _cholesky(M: np.ndarray):
@@ -532,7 +533,7 @@ def sample_matrix_bingham_gibbs(A, k: int, rng=None, *, n_sweeps: int = 20_000, 
     init : "random" (uniform on the Stiefel manifold), "mode" (top-k eigenvectors of A;
         perturbed randomly so the chain never starts exactly on an eigenvector) or an
         explicit (p, k) orthonormal array.
-    compiled : run the numba-compiled chain (gibbs_compiled.py; about 4x faster per sweep) or
+    compiled : run the numba-compiled chain (gibbs_compiled.py; 4x to 15x faster per sweep) or
         the Python one. Default: compiled when numba is installed and the chain is long enough
         to repay loading it (n_sweeps * k >= 30,000) or it is already loaded. Same chain,
         different random streams. With k = 1 neither runs: every sweep is an iid exact draw
