@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from .. import __version__
 
@@ -49,7 +48,43 @@ def _scipy_version() -> str:
 
 def library_versions() -> dict:
     return {"fdp_core": __version__, "python": platform.python_version(), "numpy": np.__version__,
-            "scipy": _scipy_version(), "pandas": pd.__version__}
+            "scipy": _scipy_version(), "pandas": _pandas_version()}
+
+
+def _pandas_version() -> str:
+    """pandas' version without importing pandas (the command line's mean release does not need it):
+    its installed distribution's metadata, which pandas.__version__ is generated from."""
+    if "pandas" in sys.modules:
+        return sys.modules["pandas"].__version__
+    try:
+        from importlib.metadata import version  # lazy: only releases written without pandas
+
+        return version("pandas")
+    except Exception:  # an unusual install: ask pandas itself
+        import pandas  # lazy: only when its distribution metadata cannot be read
+
+        return pandas.__version__
+
+
+def _cell(value: float) -> str:
+    return "" if value != value else repr(value)  # pandas' to_csv: NaN as an empty cell, else repr
+
+
+def csv_text(table) -> str:
+    """A release table's CSV (header, one row per line, no index), the bytes pandas' ``to_csv(index=False)``
+    writes. A mapping of float columns with plain names is written here without pandas (the command
+    line's mean); anything else (a DataFrame, other dtypes, names needing quotes) by pandas."""
+    if isinstance(table, dict):
+        columns = {str(k): np.asarray(v) for k, v in table.items()}
+        plain = all(re.fullmatch(r"[A-Za-z0-9_.]+", k) for k in columns)
+        if plain and columns and all(v.dtype == np.float64 and v.ndim == 1 for v in columns.values()) \
+                and len({v.size for v in columns.values()}) == 1:
+            rows = zip(*(v.tolist() for v in columns.values()))
+            return ",".join(columns) + "\n" + "".join(",".join(map(_cell, row)) + "\n" for row in rows)
+        import pandas as pd  # lazy: tables this writer does not vouch for
+
+        table = pd.DataFrame(table)
+    return table.to_csv(index=False)
 
 
 def provenance_stamp() -> dict:
@@ -98,9 +133,9 @@ def analyst_record(view: dict) -> dict:
     return {"publishable": False, "differentially_private": False, "warning": ANALYST_WARNING, **view}
 
 
-def write_release(out_dir, record: dict, table: pd.DataFrame, analyst: dict | None = None) -> Path:
+def write_release(out_dir, record: dict, table, analyst: dict | None = None) -> Path:
     """Write a PREVIEW: out_dir/release.json (marked "publishable": false, "preview": true) and
-    out_dir/release.csv (created if needed), and, when given, the analyst view to
+    out_dir/release.csv (``table``: a DataFrame or a mapping of columns; created if needed), and, when given, the analyst view to
     out_dir/analyst_view.json (marked not for publication).
 
     Every file is written to a temporary name first and renamed at the end, so a failure
@@ -112,7 +147,7 @@ def write_release(out_dir, record: dict, table: pd.DataFrame, analyst: dict | No
     # publishable release is a committed bundle (fdp_core/publish/bundle.py), charged first.
     record = {**record, "publishable": False, "preview": True,
               "preview_note": PREVIEW_WARNING, **provenance_stamp()}
-    texts = {"release.json": to_json(record), "release.csv": table.to_csv(index=False)}
+    texts = {"release.json": to_json(record), "release.csv": csv_text(table)}
     if analyst is not None:
         texts[ANALYST_VIEW_FILE] = to_json(analyst_record(analyst))
     for name, text in texts.items():
