@@ -9,8 +9,8 @@ as before, so its values and dtypes are unchanged.
 
 :meth:`MetaColumns.column` gives one column's values as the DataFrame would hold them
 without importing pandas when the answer is certain from the text alone: every cell a plain
-integer (pandas reads int64) or some cell missing, empty or holding a letter no number can
-contain (the column stays text). Anything else (decimals, exponents, spaces, signs) is
+integer (pandas reads int64) or, with no cell missing, some cell empty or holding a letter no
+number can contain (the column stays text). Anything else (decimals, exponents, spaces, signs) is
 converted by pandas itself, so the two routes can never disagree.
 """
 
@@ -21,9 +21,11 @@ import sys
 
 import numpy as np
 
+from .layouts import metadata_frame
+
 _PLAIN_INT = re.compile(r"-?[0-9]{1,18}\Z")  # int64 without overflow, as pd.to_numeric reads it
 # A letter outside "infinity"/"nan"/"e" (any case) cannot occur in any number pandas or Python parses.
-_NOT_A_NUMBER = re.compile(r"[b-df-hj-mo-su-xzB-DF-HJ-MO-SU-XZ]")
+_NOT_A_NUMBER = re.compile(r"[b-dg-hj-mo-su-xzB-DG-HJ-MO-SU-XZ]")
 
 
 class MetaColumns:
@@ -60,8 +62,6 @@ class MetaColumns:
         """The pandas DataFrame (metadata_frame's numeric conversion, RangeIndex), as the loader built it."""
         import pandas as pd  # lazy: only Python users and the pages need the DataFrame
 
-        from .layouts import metadata_frame
-
         frame = pd.DataFrame({name: self.cells[name] for name in self.names}, columns=self.names,
                              index=pd.RangeIndex(self.n_rows))
         return metadata_frame(frame)
@@ -71,11 +71,9 @@ def _converted(cells: np.ndarray) -> np.ndarray:
     text = [cell for cell in cells.tolist()]
     if text and all(isinstance(c, str) and _PLAIN_INT.match(c) for c in text):
         return np.array([int(c) for c in text], dtype=np.int64).astype(object)
-    if any(c is None or c == "" or (isinstance(c, str) and _NOT_A_NUMBER.search(c)) for c in text):
-        return cells  # pd.to_numeric leaves a NaN: metadata_frame keeps the text
+    if all(isinstance(c, str) for c in text) and any(c == "" or _NOT_A_NUMBER.search(c) for c in text):
+        return cells  # pd.to_numeric leaves a NaN: metadata_frame keeps the text (a missing cell goes to pandas)
     import pandas as pd  # lazy: only columns whose conversion needs pandas' own number parser
-
-    from .layouts import metadata_frame
 
     return metadata_frame(pd.DataFrame({"c": cells}))["c"].to_numpy(object)
 
@@ -109,8 +107,10 @@ class LazyFrame:
     reads back a DataFrame (built once) or None; ``raw_metadata(obj, name)`` gives what was stored."""
 
     def __init__(self, name: str, empty_default: bool):
-        # the slot is named here: dataclasses put a field()'s default on the class after __set_name__ time
-        self.slot = f"_{name}_stored"
+        # Stored in the instance's __dict__ under the field's own name (so ``vars(report)`` still names
+        # every field); a data descriptor is looked up before __dict__, so reads still come here.
+        # Named here: dataclasses put a field()'s default on the class after __set_name__ time.
+        self.slot = name
         self.empty_default = empty_default  # FunctionalData: an empty DataFrame; LoadReport: None
 
     def __get__(self, obj, owner=None):
@@ -133,7 +133,7 @@ class LazyFrame:
 
 def raw_metadata(obj, name: str = "metadata"):
     """What was stored in a LazyFrame field (DataFrame, MetaColumns or None), without building anything."""
-    return obj.__dict__.get(f"_{name}_stored")
+    return obj.__dict__.get(name)
 
 
 def metadata_view(fd):
