@@ -3,6 +3,7 @@ and writes the same bytes as the pandas routes it replaces."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -16,9 +17,9 @@ import pytest
 from fdp_core.cli import main as cli_main
 from fdp_core.data import arrow_io
 from fdp_core.data.layouts import metadata_frame
-from fdp_core.data.loading import load_curves
+from fdp_core.data.loading import FunctionalData, LoadReport, load_curves
 from fdp_core.data.meta_columns import MetaColumns
-from fdp_core.publish.release import csv_text
+from fdp_core.publish.release import _pandas_version, csv_text
 
 ROOT = Path(__file__).resolve().parents[1]
 MEAN = ["release", "mean", "--kernel", "matern52", "--rho", "0.1", "--epsilon", "1", "--seed", "1", "--preview"]
@@ -88,3 +89,17 @@ def test_loaded_metadata_is_a_dataframe_built_on_access(tmp_path):
     assert isinstance(fd.metadata, pd.DataFrame) and list(fd.metadata["subject"]) == [1, 3]
     assert isinstance(fd.report.dropped_metadata, pd.DataFrame)
     assert fd.report.dropped_metadata.to_dict("list") == {"subject": [2], "sex": ["m"]}
+
+
+def test_metadata_defaults_stay_what_they_were():
+    fd = FunctionalData(grid_points=np.linspace(0, 1, 3), data_matrix=np.ones((2, 3)))
+    assert isinstance(fd.metadata, pd.DataFrame) and fd.metadata.empty
+    assert LoadReport("x", 1).dropped_metadata is None
+    moved = dataclasses.replace(fd, data_matrix=np.zeros((2, 3)))
+    assert isinstance(moved.metadata, pd.DataFrame) and moved.metadata.empty
+
+
+def test_pandas_version_is_read_without_importing_pandas(monkeypatch):
+    monkeypatch.delitem(sys.modules, "pandas")
+    assert _pandas_version() == pd.__version__
+    assert "pandas" not in sys.modules

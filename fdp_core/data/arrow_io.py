@@ -18,7 +18,6 @@ import sys
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..errors import DataError
@@ -86,10 +85,25 @@ def _float64_values(column: pa.Array) -> np.ndarray:
     return values
 
 
+def _in_python(column) -> bool:
+    """Whether a string column is read in Python: on the command line's files (pandas not loaded,
+    up to 200,000 rows) that costs less than importing pyarrow.compute and pandas (about 0.25 s of
+    CPU); pyarrow's own kernels and to_numpy (through pandas) are faster on big ones."""
+    return "pandas" not in sys.modules and len(column) <= 200_000
+
+
+def _longest(column) -> int:
+    """The most characters (code points) in a cell of a string column."""
+    if _in_python(column):
+        return max((len(cell) for cell in column.to_pylist() if cell is not None), default=0)
+    import pyarrow.compute as pc  # lazy: about 0.05 s of import, not needed for small files
+
+    return int(pc.max(pc.utf8_length(column)).as_py() or 0)
+
+
 def _text_values(column) -> np.ndarray:
-    """A string column's cells as an object array of str (None at nulls). to_pylist keeps pandas
-    out for the command line's files; pyarrow's to_numpy (through pandas) is faster on big ones."""
-    if "pandas" in sys.modules or len(column) > 200_000:
+    """A string column's cells as an object array of str (None at nulls)."""
+    if not _in_python(column):
         return column.to_numpy(zero_copy_only=False)
     values = np.empty(len(column), dtype=object)
     values[:] = column.to_pylist()
@@ -101,7 +115,7 @@ def _metadata(table, names, meta_names) -> MetaColumns:
     columns = {}
     for arrow_name, meta_name in zip(names, meta_names):
         col = table.column(arrow_name)
-        if len(col) and int(pc.max(pc.utf8_length(col)).as_py() or 0) > FIELD_LIMIT:
+        if len(col) and _longest(col) > FIELD_LIMIT:
             raise Refused("field limit")
         columns[meta_name] = _text_values(col)
     return MetaColumns({name: columns[name] for name in meta_names}, table.num_rows)
@@ -148,6 +162,8 @@ def long_arrays(table, layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ids (object, stripped), t, value) of a long batch or table."""
     names = [f"c{i}" for i in layout.long_index]
     ids = table.column(names[0])
+    import pyarrow.compute as pc  # lazy: long files only (the wide reader's small files do without it)
+
     if len(ids) and int(pc.max(pc.utf8_length(ids)).as_py() or 0) > FIELD_LIMIT:
         raise Refused("field limit")
     ids = pc.utf8_trim_whitespace(ids).to_numpy(zero_copy_only=False)

@@ -128,7 +128,12 @@ class LazyFrame:
         return value
 
     def __set__(self, obj, value):
-        obj.__dict__[self.slot] = value
+        # field(default=<this descriptor>) makes __init__'s default the descriptor itself: nothing given
+        obj.__dict__[self.slot] = None if isinstance(value, LazyFrame) else value
+
+    def __repr__(self) -> str:
+        # how __init__'s signature shows the default (docs/API.md): as the default_factory/None it replaced
+        return "<factory>" if self.empty_default else "None"
 
 
 def raw_metadata(obj, name: str = "metadata"):
