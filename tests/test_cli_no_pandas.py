@@ -19,6 +19,7 @@ from fdp_core.data import arrow_io
 from fdp_core.data.layouts import metadata_frame
 from fdp_core.data.loading import FunctionalData, LoadReport, load_curves
 from fdp_core.data.meta_columns import MetaColumns
+from fdp_core.data.preprocess import FilePersons
 from fdp_core.publish.release import _pandas_version, csv_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,3 +104,16 @@ def test_pandas_version_is_read_without_importing_pandas(monkeypatch):
     monkeypatch.delitem(sys.modules, "pandas")
     assert _pandas_version() == pd.__version__
     assert "pandas" not in sys.modules
+
+
+def test_file_persons_compact_is_np_unique():
+    rng = np.random.default_rng(7)
+    for _ in range(100):
+        n_persons = int(rng.integers(1, 40))
+        index = rng.integers(0, n_persons, size=int(rng.integers(1, 60)))
+        persons = FilePersons(index, n_persons)
+        codes, positions = persons.compact()
+        want_positions, want_codes = np.unique(index, return_inverse=True)
+        np.testing.assert_array_equal(codes, want_codes)
+        np.testing.assert_array_equal(positions, want_positions)
+        assert persons.n_unusable == n_persons - want_positions.size

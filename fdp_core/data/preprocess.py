@@ -306,12 +306,20 @@ class FilePersons:
 
     @property
     def n_unusable(self) -> int:
-        return int(self.n_persons - np.unique(self.index).size)
+        return int(self.n_persons - np.count_nonzero(self._present()))
 
     def compact(self) -> tuple[np.ndarray, np.ndarray]:
         """(code 0..U-1 of each usable row's person, file position of each of the U usable persons)."""
-        positions, codes = np.unique(self.index, return_inverse=True)
-        return codes.astype(np.int64), positions
+        # np.unique(index, return_inverse=True) for codes in 0..P-1, without np.unique (which imports
+        # numpy.ma: ~7 ms of the command line's CPU)
+        present = self._present()
+        rank = np.cumsum(present, dtype=np.int64) - 1
+        return rank[np.asarray(self.index, dtype=np.int64)], np.flatnonzero(present)
+
+    def _present(self) -> np.ndarray:
+        present = np.zeros(int(self.n_persons), dtype=bool)
+        present[np.asarray(self.index, dtype=np.int64)] = True
+        return present
 
 
 def file_persons(fd: FunctionalData, person_column: str | None) -> FilePersons:
