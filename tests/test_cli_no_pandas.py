@@ -3,6 +3,7 @@ and writes the same bytes as the pandas routes it replaces."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import subprocess
@@ -14,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from fdp_core import cli
 from fdp_core.cli import main as cli_main
 from fdp_core.data import arrow_io
 from fdp_core.data.layouts import metadata_frame
@@ -117,3 +119,30 @@ def test_file_persons_compact_is_np_unique():
         np.testing.assert_array_equal(codes, want_codes)
         np.testing.assert_array_equal(positions, want_positions)
         assert persons.n_unusable == n_persons - want_positions.size
+
+
+def _full_parse_assignments(source: str) -> dict:
+    found = {}
+    for node in ast.parse(source).body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id in ("PATH", "HELP")):
+            try:
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                found[node.targets[0].id] = "not a literal"
+    return found
+
+
+HEADS = ['PATH = ("a",)\nHELP = "h"\n\ndef f():\n    return 1\n',
+         'PATH = ("a",)\nHELP = "h"\n\ndef f():\n    return 1\n\nPATH = ("b",)\n',
+         'PATH = ("a",)\ndef f():\n    pass\nx = 1; HELP = "late"\n',
+         'PATH = ("a",)\nDOC = """\ndef not_code():\n"""\nHELP = "h"\n',
+         'PATH = ("a",) + X\nHELP = "h"\nclass C:\n    PATH = 3\n',
+         '"""doc"""\nimport os\n\n@decorator\ndef f():\n    pass\nHELP: str = "annotated"\n']
+
+
+@pytest.mark.parametrize("source", [*HEADS, *(p.read_text() for p in sorted((ROOT / "fdp_core" / "commands").glob("*.py")))])
+def test_command_table_reads_what_a_full_parse_reads(source):
+    got = {k: ("not a literal" if v is cli._NOT_LITERAL else v)
+           for k, v in cli._top_level_assignments(source, ("PATH", "HELP")).items()}
+    assert got == _full_parse_assignments(source)
