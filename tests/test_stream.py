@@ -15,7 +15,7 @@ import pytest
 
 from fdp_core import cli
 
-from fdp_core.engines import stream
+from fdp_core.engines import choice, stream  # choice: the --engine auto threshold (re-exported by stream)
 from fdp_core.data.loading import load_curves
 from fdp_core.errors import DataError, ParameterError
 from fdp_core.data.features import extract_features, person_features
@@ -374,7 +374,7 @@ def test_cli_scheduler_needs_dask(files, tmp_path):
 def test_auto_engine_streams_only_big_files(files, monkeypatch):
     root, _ = files
     assert stream.choose_engine("auto", root / "c.csv") == "local"
-    monkeypatch.setattr(stream, "AUTO_STREAM_BYTES", 10)
+    monkeypatch.setattr(choice, "AUTO_STREAM_BYTES", 10)
     assert stream.choose_engine("auto", root / "c.csv") == "stream"
     assert stream.choose_engine("dask", root / "c.csv") == "dask"
 
@@ -385,11 +385,11 @@ def test_auto_engine_bounds_the_values_in_memory_not_the_file_size(files, tmp_pa
     root, frame = files
     assert stream.value_bytes_bound(root / "c.parquet") == frame.shape[0] * frame.shape[1] * 8
     assert stream.value_bytes_bound(root / "c.csv") == 4 * (root / "c.csv").stat().st_size
-    monkeypatch.setattr(stream, "AUTO_STREAM_BYTES", 2**20)  # a small file stands for a big one
-    n_rows = stream.AUTO_STREAM_BYTES // (8 * 64) + 1
+    monkeypatch.setattr(choice, "AUTO_STREAM_BYTES", 2**20)  # a small file stands for a big one
+    n_rows = choice.AUTO_STREAM_BYTES // (8 * 64) + 1
     constant = pd.DataFrame(np.zeros((n_rows, 64)), columns=[repr(float(x)) for x in np.linspace(0, 1, 64)])
     constant.to_parquet(tmp_path / "zeros.parquet")
-    assert (tmp_path / "zeros.parquet").stat().st_size < stream.AUTO_STREAM_BYTES / 20
+    assert (tmp_path / "zeros.parquet").stat().st_size < choice.AUTO_STREAM_BYTES / 20
     assert stream.choose_engine("auto", tmp_path / "zeros.parquet") == "stream"
     (tmp_path / "not.parquet").write_bytes(b"PAR1 but not really")
     assert stream.choose_engine("auto", tmp_path / "not.parquet") == "local"  # the loader says what is wrong
@@ -403,7 +403,7 @@ def test_auto_engine_above_the_threshold_streams_the_same_release(files, tmp_pat
     argv = ["release", "mean", "--preview", "--data", root / "c.parquet", "--kernel", "matern52", "--rho", "0.2", "--tau", "0.6",
             "--epsilon", "1", "--seed", "5", "--chunk-rows", "300"]
     assert _cli(argv + ["--engine", "local", "--out", tmp_path / "local"]) == 0
-    monkeypatch.setattr(stream, "AUTO_STREAM_BYTES", 1024)
+    monkeypatch.setattr(choice, "AUTO_STREAM_BYTES", 1024)
     streamed = []
     real = stream.stream_mean_sums
     monkeypatch.setattr(stream, "stream_mean_sums", lambda *a, **k: streamed.append(1) or real(*a, **k))

@@ -28,7 +28,7 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
     """--engine and its companions (release mean, kde, pca)."""
-    from ..engines.stream import AUTO_STREAM_BYTES, CHUNK_BYTES, DEFAULT_CHUNK_ROWS, ENGINES  # lazy: light --help
+    from ..engines.choice import AUTO_STREAM_BYTES, CHUNK_BYTES, DEFAULT_CHUNK_ROWS, ENGINES  # lazy: light --help
 
     parser.add_argument("--engine", choices=ENGINES, default="auto",
                         help="local: load the file into memory; stream: one pass over chunks (bounded memory); "
@@ -45,7 +45,7 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 
 def engine_of(args) -> str:
-    from ..engines.stream import choose_engine  # lazy: the streaming engine, only when a command runs
+    from ..engines.choice import choose_engine  # lazy: only when a command runs (not the engine: no pandas)
 
     engine = choose_engine(args.engine, args.data)
     if getattr(args, "grid", None) is not None and engine != "local":

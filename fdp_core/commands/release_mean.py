@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pandas as pd
-
 from ..errors import ParameterError
 from ..releases.mean import MeanSettings, analyst_view, plan_mean_release, release_record
 from ..releases.postprocess import finish_mean
@@ -55,7 +53,7 @@ def run(args) -> int:
     finished = finish_mean(plan.sample(rng_from(args), 1)[0], plan.settings)  # free post-processing
     values = finished.values
     record = release_record(plan, values, seed=args.seed)
-    write_release(args.out, record, pd.DataFrame({"t": plan.grid_points, "value": values}),
+    write_release(args.out, record, {"t": plan.grid_points, "value": values},
                   {**analyst_view(plan), **finished.analyst_fields(plan.weights)})
     unit = "persons" if settings.person_column else "curves"
     print(f"wrote {args.out}/release.json and {args.out}/release.csv ({settings.mechanism}, n={plan.n} {unit}, "
@@ -74,7 +72,7 @@ def _run_with_band(args, settings: MeanSettings, engine: str) -> int:
         raise ParameterError("--confidence-band needs the curves in memory (the second moment is not streamed): "
                              "use --engine local")
     record, table, view = preview_band_release(load_data(args), settings, rng_from(args), seed=args.seed)
-    write_release(args.out, record, pd.DataFrame(table), view)
+    write_release(args.out, record, table, view)
     band = record["band"]
     print(f"wrote {args.out}/release.json and {args.out}/release.csv with the {band_summary(band)} "
           f"({settings.mechanism}, epsilon {band['epsilon_mean']:.4g} mean + "

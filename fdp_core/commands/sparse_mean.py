@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
 from ..errors import BudgetError, ParameterError
 from ..publish.release import write_release
 from ..releases.sparse import SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
@@ -144,7 +142,7 @@ def run_sparse(args, mean_settings, data: SparseData) -> int:
         plan = plan_sparse_release(data, settings)
     values = plan.sample(rng_from(args), 1)[0]
     record = sparse_release_record(plan, values, seed=args.seed)
-    write_release(args.out, record, pd.DataFrame({"t": plan.output_grid, "value": values}),
+    write_release(args.out, record, {"t": plan.output_grid, "value": values},
                   sparse_analyst_view(plan, values, data))
     print(f"wrote {args.out}/release.json and {args.out}/release.csv (sparse route, {settings.noise} noise, "
           f"n={plan.n} persons, J={plan.basis.n_basis}); {args.out}/analyst_view.json is NOT for publication")

@@ -14,15 +14,15 @@ The same block conversion serves the streaming engine (fdp_core/engines/stream.p
 from __future__ import annotations
 
 import itertools
+import sys
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..errors import DataError
 from .layouts import check_grid, metadata_frame, read_layout
+from .meta_columns import MetaColumns
 
 # Every spelling of the loader's missing-value tokens (case-insensitive there; pyarrow
 # matches exactly, so list the case variants).
@@ -62,7 +62,7 @@ def float_column(column, nan_is_missing: bool = False) -> np.ndarray:
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     if not pa.types.is_floating(column.type):
         column = column.cast(pa.float64())
-    values = column.to_numpy(zero_copy_only=False)
+    values = _float64_values(column) if column.type == pa.float64() else column.to_numpy(zero_copy_only=False)
     if values.dtype != np.float64:
         values = values.astype(np.float64)
     if nan_is_missing:
@@ -73,18 +73,62 @@ def float_column(column, nan_is_missing: bool = False) -> np.ndarray:
     return values
 
 
-def _metadata(table, names, meta_names) -> pd.DataFrame:
+def _float64_values(column: pa.Array) -> np.ndarray:
+    """A float64 array's values, NaN at nulls: what ``to_numpy(zero_copy_only=False)`` gives, read
+    from its buffers because pyarrow's to_numpy imports pandas (a third of the command line's CPU)."""
+    validity, data = column.buffers()[:2]
+    n, offset = len(column), column.offset
+    values = np.frombuffer(data, dtype=np.float64, count=n, offset=8 * offset) if n else np.empty(0)
+    if column.null_count:
+        bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[offset:offset + n]
+        values = np.where(bits.astype(bool), values, np.nan)
+    return values
+
+
+def _in_python(column) -> bool:
+    """Whether a string column is read in Python: on the command line's files (pandas not loaded,
+    up to 200,000 rows) that costs less than importing pyarrow.compute and pandas (about 0.25 s of
+    CPU); pyarrow's own kernels and to_numpy (through pandas) are faster on big ones."""
+    return "pandas" not in sys.modules and len(column) <= 200_000
+
+
+def _longest(column) -> int:
+    """The most characters (code points) in a cell of a string column."""
+    if _in_python(column):
+        return max((len(cell) for cell in column.to_pylist() if cell is not None), default=0)
+    import pyarrow.compute as pc  # lazy: about 0.05 s of import, not needed for small files
+
+    return int(pc.max(pc.utf8_length(column)).as_py() or 0)
+
+
+def _text_values(column) -> np.ndarray:
+    """A string column's cells as an object array of str (None at nulls)."""
+    if not _in_python(column):
+        return column.to_numpy(zero_copy_only=False)
+    values = np.empty(len(column), dtype=object)
+    values[:] = column.to_pylist()
+    return values
+
+
+def _metadata(table, names, meta_names) -> MetaColumns:
+    """The metadata cells as read (str); the loader's DataFrame is built from them only on access."""
     columns = {}
     for arrow_name, meta_name in zip(names, meta_names):
         col = table.column(arrow_name)
-        if len(col) and int(pc.max(pc.utf8_length(col)).as_py() or 0) > FIELD_LIMIT:
+        if len(col) and _longest(col) > FIELD_LIMIT:
             raise Refused("field limit")
-        columns[meta_name] = col.to_numpy(zero_copy_only=False)
-    return metadata_frame(pd.DataFrame(columns, columns=meta_names, index=pd.RangeIndex(table.num_rows)))
+        columns[meta_name] = _text_values(col)
+    return MetaColumns({name: columns[name] for name in meta_names}, table.num_rows)
 
 
-def wide_block(table, layout, *, strict_inf: bool = True) -> tuple[np.ndarray, pd.DataFrame]:
-    """(values (n, m), metadata) of a wide batch or table whose columns are c0..c{w-1}."""
+def wide_block(table, layout, *, strict_inf: bool = True):
+    """(values (n, m), metadata DataFrame) of a wide batch or table whose columns are c0..c{w-1}."""
+    values, meta = wide_columns(table, layout, strict_inf=strict_inf)
+    return values, meta.to_frame()
+
+
+def wide_columns(table, layout, *, strict_inf: bool = True) -> tuple[np.ndarray, MetaColumns]:
+    """wide_block with the metadata as MetaColumns (no pandas: the loader's DataFrame is lazy)."""
     n, m = table.num_rows, layout.grid.size
     values = np.empty((n, m), order="F")  # column by column: contiguous writes
     for j, column in enumerate(layout.grid_columns):  # ascending grid order, whatever the file's
@@ -102,16 +146,24 @@ def wide_block(table, layout, *, strict_inf: bool = True) -> tuple[np.ndarray, p
         # A row without any value is a curve with every value missing (dropped, counted) only if
         # it names something in a metadata column; otherwise it may be a blank line (",,,"),
         # which the csv reader skips: let the cell-by-cell parser decide.
-        if empty.size and (len(kept) < layout.first_numeric or not kept or not bool(
-                meta.iloc[empty].astype(str).apply(lambda c: c.str.strip() != "").any(axis=1).all())):
+        if empty.size and (len(kept) < layout.first_numeric or not kept or not _all_named(meta, empty)):
             raise Refused("row without values")
     return values, meta
+
+
+def _all_named(meta: MetaColumns, rows: np.ndarray) -> bool:
+    """Whether each of ``rows`` has a non-blank cell in some metadata column (str of each converted
+    cell, stripped, as the DataFrame's ``astype(str).str.strip()`` saw it)."""
+    columns = [meta.column(name)[rows] for name in meta.names]
+    return all(any(str(col[k]).strip() != "" for col in columns) for k in range(rows.size))
 
 
 def long_arrays(table, layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ids (object, stripped), t, value) of a long batch or table."""
     names = [f"c{i}" for i in layout.long_index]
     ids = table.column(names[0])
+    import pyarrow.compute as pc  # lazy: long files only (the wide reader's small files do without it)
+
     if len(ids) and int(pc.max(pc.utf8_length(ids)).as_py() or 0) > FIELD_LIMIT:
         raise Refused("field limit")
     ids = pc.utf8_trim_whitespace(ids).to_numpy(zero_copy_only=False)
@@ -127,6 +179,8 @@ def long_matrix(ids, t, value):
     curves in order of first appearance (as the cell-by-cell parser's dict)."""
     if ids.size == 0:
         raise Refused("no rows")
+    import pandas as pd  # lazy: long files only (the wide reader's metadata stays numpy)
+
     codes, uniques = pd.factorize(ids, sort=False)
     order = np.lexsort((t, codes))
     t_sorted, c_sorted = t[order], codes[order]
@@ -150,7 +204,7 @@ def read_csv_block(src, layout, delimiter: str):
         if table.num_rows == 0:
             return None
         if layout.kind == "wide":
-            values, meta = wide_block(table, layout)
+            values, meta = wide_columns(table, layout)
             return layout.grid, values, meta, ()
         ids, t, value = long_arrays(table, layout)
         del table
@@ -236,8 +290,10 @@ def read_parquet_block(src, name: str, mapping):
         raise DataError(f"{name} could not be read as Parquet: {one_line(exc)}") from None
 
 
-def string_metadata(table, meta_names) -> pd.DataFrame:
+def string_metadata(table, meta_names):
     """Metadata columns as the cell-by-cell path sees them (str of each cell, missing -> "")."""
+    import pandas as pd  # lazy: Parquet metadata goes through pandas (the CSV reader's stays numpy)
+
     if not meta_names:
         return pd.DataFrame(index=pd.RangeIndex(table.num_rows))
     frame = table.to_pandas()

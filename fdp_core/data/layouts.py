@@ -14,7 +14,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from ..errors import DataError, ParameterError
 from ..limits import MAX_FILE_COLUMNS, MAX_GRID_POINTS, grid_limit_message
@@ -236,8 +235,10 @@ def _transposed_hint(header, rows) -> str:
     return ""
 
 
-def metadata_frame(meta: pd.DataFrame) -> pd.DataFrame:
+def metadata_frame(meta):
     """Metadata columns as read (strings), each turned numeric when every cell of it is a number."""
+    import pandas as pd  # lazy: only where a DataFrame of metadata is built (not the command line's mean)
+
     for col in meta.columns:
         converted = pd.to_numeric(meta[col], errors="coerce")
         if converted.notna().all():

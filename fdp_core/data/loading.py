@@ -23,9 +23,9 @@ import stat
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..errors import DataError, ParameterError, missing_extra
 from .. import limits
@@ -35,8 +35,12 @@ from ..params import check_choice, check_positive
 # The header and cell helpers both readers share (Layout, LongColumns and long_columns are also
 # imported from here by callers of the loader).
 from .public_grid import grid_points, interpolate_onto, parse_grid, spec_text
+from .meta_columns import LazyFrame, raw_metadata, take_rows
 from .layouts import (Layout, LongColumns, check_grid, check_width, clean_text, format_columns, long_columns,
                       metadata_frame, parse_number, read_layout, transposed_rows)
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MAX_REGRID_CELLS = limits.MAX_REGRID_CELLS  # long format on mixed grids: n_curves x union-grid size
 MISSING_POLICIES = ("drop", "interpolate")
@@ -56,7 +60,8 @@ class LoadReport:
     messages: tuple = ()
     # The metadata of the dropped curves (file order): their person ids still count towards n,
     # the number of persons in the file, which must not depend on which curves are usable.
-    dropped_metadata: pd.DataFrame | None = field(default=None, compare=False, repr=False)
+    # A DataFrame on access; the pyarrow reader stores MetaColumns, built into one only when read.
+    dropped_metadata: pd.DataFrame | None = field(default=LazyFrame("dropped_metadata", False), compare=False, repr=False)
     public_grid: tuple | None = None  # the declared public grid (A, B, M) the curves were interpolated onto
 
 
@@ -89,7 +94,9 @@ class FunctionalData:
 
     grid_points: np.ndarray
     data_matrix: np.ndarray
-    metadata: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    # A DataFrame on access (empty by default); stored as given, so MetaColumns from the pyarrow
+    # reader become a DataFrame only when someone reads it (the command line never does).
+    metadata: pd.DataFrame = field(default=LazyFrame("metadata", True), repr=False)
     report: LoadReport = field(default_factory=lambda: LoadReport("array", 0))
 
     def to_skfda(self):
@@ -487,6 +494,8 @@ def _parse_wide(rows, name: str, layout: Layout, store: bool = True):
         raise DataError(f"{name} has a header but no data rows")
     if not store:
         return None
+    import pandas as pd  # lazy: the cell-by-cell reader's metadata (the pyarrow reader's stays numpy)
+
     meta = metadata_frame(pd.DataFrame(meta_rows, columns=layout.meta_names))
     return grid, layout.ascending(np.array(values, dtype=float).reshape(len(values), grid.size)), meta
 
@@ -533,6 +542,8 @@ def _parse_long(rows, name: str, layout: Layout, public=None):
             values[k] = interpolate_onto(grid, ts, np.array([curve[t] for t in ts]))
         n_regridded = len(records)
     check_grid(grid, [f"{t:g}" for t in grid], name)
+    import pandas as pd  # lazy: the cell-by-cell reader's metadata (the pyarrow reader's stays numpy)
+
     meta = pd.DataFrame({"id": list(records)})
     return grid, values, meta, n_regridded
 
@@ -578,12 +589,12 @@ def _finish(grid, values, meta, name, missing, extra_messages=()) -> FunctionalD
     _check_magnitudes(grid, values, name)
     values, keep, n_interp = handle_missing(grid, values, missing)
     n_dropped = int((~keep).sum())
-    dropped_metadata = meta[~keep].reset_index(drop=True) if n_dropped else None
+    dropped_metadata = take_rows(meta, ~keep) if n_dropped else None
     if keep.sum() == 0:
         hint = "" if missing == "interpolate" else " (try interpolating interior gaps)"
         raise DataError(f"{name}: all {n_read} curves have missing values and were dropped{hint}")
     if n_dropped:  # a copy only when something was dropped (memory: see SECURITY.md)
-        values, meta = values[keep], meta[keep].reset_index(drop=True)
+        values, meta = values[keep], take_rows(meta, keep)
     if values.shape[0] < 2:
         raise DataError(f"{name}: only {values.shape[0]} complete curve; a mean, density or PCA "
                         "release needs at least 2 curves")
@@ -825,8 +836,8 @@ def on_public_grid(fd: FunctionalData, public) -> FunctionalData:
     values = fd.data_matrix
     if not np.array_equal(fd.grid_points, points):
         values = np.vstack([interpolate_onto(points, fd.grid_points, row) for row in values])
-    report = replace(fd.report, public_grid=public)
-    return FunctionalData(points, values, fd.metadata, report)
+    report = replace(fd.report, public_grid=public, dropped_metadata=raw_metadata(fd.report, "dropped_metadata"))
+    return FunctionalData(points, values, raw_metadata(fd), report)
 
 
 def from_arrays(grid, values, *, name: str = "array", metadata=None) -> FunctionalData:
@@ -854,6 +865,8 @@ def from_arrays(grid, values, *, name: str = "array", metadata=None) -> Function
     >>> from_arrays(curves, np.linspace(0, 1, 5)).data_matrix.shape   # scikit-fda's order
     (3, 5)
     """
+    import pandas as pd  # lazy: Python users' metadata; the command line's loader does without pandas
+
     if np.ndim(grid) == 2 and np.ndim(values) == 1:
         grid, values = values, grid
     if metadata is not None and not isinstance(metadata, pd.DataFrame):
@@ -868,6 +881,8 @@ def from_arrays(grid, values, *, name: str = "array", metadata=None) -> Function
 
 def to_wide_csv(fd: FunctionalData) -> str:
     """Wide CSV text of a data set (metadata first), readable by :func:`load_curves`."""
+    import pandas as pd  # lazy: writing data sets is not on the command line's release path
+
     frame = pd.DataFrame(fd.data_matrix, columns=[repr(float(t)) for t in fd.grid_points])
     if not fd.metadata.empty:
         frame = pd.concat([fd.metadata.reset_index(drop=True), frame], axis=1)

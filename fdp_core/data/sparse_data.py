@@ -19,13 +19,17 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from .layouts import clean_text
 from .loading import FunctionalData, data_source, long_columns
 from ..errors import DataError, FdpError, ParameterError
 from ..limits import MAX_DIAGNOSE_BYTES, MAX_LONG_COLUMNS, MAX_LONG_ROWS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Automatic detection needs this many persons: a handful of short curves is more likely a small
 # gridded file with a mistake (the gridded loader then names it) than a sparse design.
@@ -111,6 +115,8 @@ def read_long(source, *, id_column=None, t_column=None, value_column=None, name:
     >>> data.t.size == data.y.size, len(set(data.ids))
     (True, 500)
     """
+    import pandas as pd  # lazy: long files only; a wide CSV goes through the command line without pandas
+
     mapping = long_columns(id_column, t_column, value_column)
     cols = (mapping.id, mapping.t, mapping.value) if mapping else ("id", "t", "value")
     src = data_source(source)
@@ -168,6 +174,8 @@ def _sniff_delimiter(sample: str) -> str:
 
 
 def _csv_columns(src, cols, label) -> list[pd.Series]:
+    import pandas as pd  # lazy: long files only; a wide CSV goes through the command line without pandas
+
     head = src.head(MAX_DIAGNOSE_BYTES)
     if b"\x00" in head[:_SNIFF_CHARS]:
         raise DataError(f"{label} is not a text CSV file")
@@ -264,6 +272,7 @@ SPARSE_UNIT = {"person_column": "id", "layout": "sparse observations (t, value)"
 def ledger_view(data: SparseData):
     """The observations as a FunctionalData of rows (t, value) with the person ids as metadata: what the
     ledger fingerprints (fdp_core.data.fingerprint) to key a sparse data set's budget with SPARSE_UNIT."""
+    import pandas as pd  # lazy: long files only; a wide CSV goes through the command line without pandas
 
     return FunctionalData(np.array([0.0, 1.0]), np.column_stack([data.t, data.y]),
                           metadata=pd.DataFrame({"id": data.ids.astype(str)}))

@@ -10,7 +10,6 @@ order of floating-point sums), so the release is the same mechanism.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ..data.loading import long_columns
 from ..errors import DataError
@@ -20,6 +19,8 @@ DEFAULT_CHUNK_ROWS = 500_000
 
 
 def _chunks(path, columns, chunk_rows: int):
+    import pandas as pd  # lazy: long files only; a wide CSV goes through the command line without pandas
+
     ident, t, value = columns
     try:
         header = pd.read_csv(path, nrows=0).columns
@@ -46,6 +47,8 @@ def _chunks(path, columns, chunk_rows: int):
 def stream_sparse_statistics(path, settings: SparseSettings, *, id_column=None, t_column=None, value_column=None,
                              chunk_rows: int = DEFAULT_CHUNK_ROWS) -> SparseStatistics:
     """A and b (averaged over the n persons) of a long CSV read in chunks of ``chunk_rows`` rows."""
+    import pandas as pd  # lazy: long files only; a wide CSV goes through the command line without pandas
+
     s = settings.validated()
     mapping = long_columns(id_column, t_column, value_column)
     columns = (mapping.id, mapping.t, mapping.value) if mapping else ("id", "t", "value")

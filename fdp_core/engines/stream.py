@@ -48,7 +48,6 @@ per person).
 
 from __future__ import annotations
 
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -74,8 +73,11 @@ from ..releases.box import (KdeSums, box_centre, check_box, check_grid_size, che
 if TYPE_CHECKING:  # annotations only: pandas is imported where metadata or persons are read
     import pandas as pd
 
-DEFAULT_CHUNK_ROWS = 65_536  # at most; fewer for wide grids (CHUNK_BYTES)
-CHUNK_BYTES = 32 * 2**20  # numeric block of one chunk; a chunk's transform makes ~3 temporaries of this size
+
+# The engine choice and chunk sizes live in engines/choice.py (the command line reads them without
+# importing this engine); re-exported here.
+from .choice import (AUTO_STREAM_BYTES, CHUNK_BYTES, CSV_VALUE_BYTES_PER_BYTE, DEFAULT_CHUNK_ROWS, ENGINES,  # noqa: F401
+                     choose_engine, value_bytes_bound)
 ROW_GROUP_BYTES = 4 * CHUNK_BYTES  # Parquet row groups up to this many bytes of values are decoded whole
 
 
@@ -84,17 +86,6 @@ def auto_chunk_rows(m: int, chunk_rows: int | None = None) -> int:
     if chunk_rows is not None:
         return int(chunk_rows)
     return int(max(1024, min(DEFAULT_CHUNK_ROWS, CHUNK_BYTES // (8 * max(1, int(m))))))
-ENGINES = ("auto", "local", "stream", "dask")
-# --engine auto streams when a file's values could take more than this many bytes in memory.
-# The local engine's peak is about 0.3 GB + 4x the values (the data, a centred copy, a clipping
-# temporary, Arrow's buffers: 3.2 GB for 10^6 x 93 Parquet, 0.74 GB of values), the streaming
-# engine's about one row group (0.36 GB on the same file, 0.38 GB at 10^7 x 93, at about the
-# pyarrow floor's time: benchmarks/bench_floors.py). 384 MiB keeps the default's peak within 2 GB
-# for any file. (Since Parquet chunks are read as columns, a streamed mean is also lighter and
-# faster at 10^5 x 93 Parquet: 0.25 GB and 0.6 s of CPU against 0.47 GB and 1.2 s in memory.)
-AUTO_STREAM_BYTES = 384 * 2**20
-# A CSV cell takes at least 2 bytes ("1,") and 8 in memory: its values are at most 4x the file.
-CSV_VALUE_BYTES_PER_BYTE = 4
 
 
 class Fallback(Exception):
@@ -1038,39 +1029,6 @@ def stream_kde_sums(source, settings, feature, **options) -> StreamedFeatures:
 
 def mechanism_n_public(n_public, n_persons: int) -> int:
     return declared_n(n_public, n_persons)
-
-
-def value_bytes_bound(data_path) -> int:
-    """An upper bound of the bytes the file's values take as float64: Parquet from its footer
-    (rows x columns x 8), any other file CSV_VALUE_BYTES_PER_BYTE x its size. Raises OSError."""
-    path = Path(data_path)
-    size = path.stat().st_size
-    if not stat.S_ISREG(path.stat().st_mode):  # a pipe or a device: never opened here (it could block)
-        raise OSError(f"{path} is not a regular file")
-    with open(path, "rb") as fh:
-        magic = fh.read(4)
-    if magic == b"PAR1" or path.name.lower().endswith((".parquet", ".pq")):
-        try:
-            import pyarrow.parquet as pq
-
-            meta = pq.ParquetFile(path).metadata
-            return int(meta.num_rows) * int(meta.num_columns) * 8
-        except Exception:  # not readable as Parquet: the loader says why; its size bounds nothing
-            return 0
-    return size * CSV_VALUE_BYTES_PER_BYTE
-
-
-def choose_engine(engine: str, data_path) -> str:
-    """--engine auto: stream when the file's values could exceed AUTO_STREAM_BYTES in memory
-    (:func:`value_bytes_bound`), else the local (in-memory) engine."""
-    check_choice("engine", engine, ENGINES)
-    if engine != "auto":
-        return engine
-    try:
-        bound = value_bytes_bound(data_path)
-    except (OSError, ValueError):  # the loader refuses the path with its own message
-        return "local"
-    return "stream" if bound > AUTO_STREAM_BYTES else "local"
 
 
 __all__ = ["ENGINES", "AUTO_STREAM_BYTES", "MAX_SLOW_BYTES", "open_source", "stream_mean_sums", "stream_pca_sums",

@@ -127,9 +127,13 @@ def quantile_upper_bound(variances: np.ndarray, prob: float) -> float:
 
         return float(v[0] * stats.chi2.ppf(prob, 1))
 
+    known: dict = {}  # slack at each x already computed: the bracket's ends and Brent's last point come back
+
     def slack(x: float) -> float:
-        cdf, error = imhof_cdf(x, v)
-        return cdf - error - prob
+        if x not in known:
+            cdf, error = imhof_cdf(x, v)
+            known[x] = cdf - error - prob
+        return known[x]
 
     lo = hi = float(v.sum())  # the mean: P(Q <= mean) < 0.95 for every weighted chi-square with >= 2 terms
     while slack(hi) < 0:

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from .. import __version__
 
@@ -49,7 +48,43 @@ def _scipy_version() -> str:
 
 def library_versions() -> dict:
     return {"fdp_core": __version__, "python": platform.python_version(), "numpy": np.__version__,
-            "scipy": _scipy_version(), "pandas": pd.__version__}
+            "scipy": _scipy_version(), "pandas": _pandas_version()}
+
+
+def _pandas_version() -> str:
+    """pandas' version without importing pandas (the command line's mean release does not need it):
+    read from pandas/_version_meson.py, the file pandas.__version__ comes from (as for scipy above)."""
+    if "pandas" in sys.modules:
+        return sys.modules["pandas"].__version__
+    try:
+        spec = importlib.util.find_spec("pandas")
+        text = Path(next(iter(spec.submodule_search_locations)), "_version_meson.py").read_text()
+        return re.search(r'^__version__ ?= ?"([^"\n]+)"$', text, re.M).group(1)
+    except Exception:  # another build of pandas: ask pandas itself
+        import pandas  # lazy: only when its distribution metadata cannot be read
+
+        return pandas.__version__
+
+
+def _cell(value: float) -> str:
+    return "" if value != value else repr(value)  # pandas' to_csv: NaN as an empty cell, else repr
+
+
+def csv_text(table) -> str:
+    """A release table's CSV (header, one row per line, no index), the bytes pandas' ``to_csv(index=False)``
+    writes. A mapping of float columns with plain names is written here without pandas (the command
+    line's mean); anything else (a DataFrame, other dtypes, names needing quotes) by pandas."""
+    if isinstance(table, dict):
+        columns = {str(k): np.asarray(v) for k, v in table.items()}
+        plain = all(re.fullmatch(r"[A-Za-z0-9_.]+", k) for k in columns)
+        if plain and columns and all(v.dtype == np.float64 and v.ndim == 1 for v in columns.values()) \
+                and len({v.size for v in columns.values()}) == 1:
+            rows = zip(*(v.tolist() for v in columns.values()))
+            return ",".join(columns) + "\n" + "".join(",".join(map(_cell, row)) + "\n" for row in rows)
+        import pandas as pd  # lazy: tables this writer does not vouch for
+
+        table = pd.DataFrame(table)
+    return numeric_csv(table) or table.to_csv(index=False)
 
 
 def provenance_stamp() -> dict:
@@ -112,7 +147,7 @@ def _float_texts(values: np.ndarray, nan: str) -> list:
     return texts[where.ravel()].tolist()
 
 
-def numeric_csv(frame: pd.DataFrame, *, nan: str = "") -> str | None:
+def numeric_csv(frame, *, nan: str = "") -> str | None:
     """What ``frame.to_csv(index=False)`` writes for plain numeric columns, built without pandas' writer.
 
     float64 values as their shortest round-trip repr (pandas' own default text for them), NaN as
@@ -136,9 +171,9 @@ def numeric_csv(frame: pd.DataFrame, *, nan: str = "") -> str | None:
     return ",".join(names) + "\n" + "\n".join(map(",".join, zip(*columns))) + "\n"
 
 
-def write_release(out_dir, record: dict, table: pd.DataFrame, analyst: dict | None = None) -> Path:
+def write_release(out_dir, record: dict, table, analyst: dict | None = None) -> Path:
     """Write a PREVIEW: out_dir/release.json (marked "publishable": false, "preview": true) and
-    out_dir/release.csv (created if needed), and, when given, the analyst view to
+    out_dir/release.csv (``table``: a DataFrame or a mapping of columns; created if needed), and, when given, the analyst view to
     out_dir/analyst_view.json (marked not for publication).
 
     Every file is written to a temporary name first and renamed at the end, so a failure
@@ -150,7 +185,7 @@ def write_release(out_dir, record: dict, table: pd.DataFrame, analyst: dict | No
     # publishable release is a committed bundle (fdp_core/publish/bundle.py), charged first.
     record = {**record, "publishable": False, "preview": True,
               "preview_note": PREVIEW_WARNING, **provenance_stamp()}
-    texts = {"release.json": to_json(record), "release.csv": numeric_csv(table) or table.to_csv(index=False)}
+    texts = {"release.json": to_json(record), "release.csv": csv_text(table)}
     if analyst is not None:
         texts[ANALYST_VIEW_FILE] = to_json(analyst_record(analyst))
     for name, text in texts.items():

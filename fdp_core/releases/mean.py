@@ -25,6 +25,7 @@ from ..mechanisms.weighted_chi2 import monte_carlo_upper_quantile
 from ..params import (check_choice, check_epsilon, check_finite, check_positive, default_l2_clip, short_repr,
                       validate_once)
 from .postprocess import mean_steps
+from ..data.meta_columns import metadata_view
 from ..data.preprocess import PublicBounds, bounds_of, person_average, person_codes
 from ..registry import MEAN_REGISTRY, mean_mechanism
 from .estimators import shrinkage
@@ -320,7 +321,7 @@ def _raw_sum(fd: FunctionalData, person_column: str | None) -> tuple[np.ndarray,
     mean then averages persons, as the release does). NON-PRIVATE: analyst view only."""
     if person_column is None:
         return fd.data_matrix.sum(axis=0), None
-    codes, n_persons = person_codes(fd.metadata, person_column, fd.n)
+    codes, n_persons = person_codes(metadata_view(fd), person_column, fd.n)
     return person_average(fd.data_matrix, codes, n_persons).sum(axis=0), n_persons
 
 
