@@ -18,7 +18,7 @@ and scripts can still set BLAS threads before numpy loads):
 
 from importlib import import_module
 
-__version__ = "0.2.0"
+__version__ = "0.2.1"
 
 # public name -> module that defines it
 _PUBLIC = {
