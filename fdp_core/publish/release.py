@@ -30,40 +30,32 @@ def _jsonable(value):
     return value
 
 
-def _scipy_version() -> str:
-    """scipy's version without importing scipy when the release did not (a mean release on the command
-    line does not: importing scipy only for its version would cost more CPU than the release's own work).
-    Read from scipy/version.py, the file scipy.__version__ comes from; imported as a fallback."""
-    if "scipy" in sys.modules:
-        return sys.modules["scipy"].__version__
+def _version_of(package: str, version_file: str, pattern: str) -> str:
+    """``package.__version__`` without importing the package when the release did not (a mean release on
+    the command line imports neither scipy nor pandas, and importing them only for their versions would
+    cost more CPU than the release's own work): read from the file ``__version__`` comes from, with
+    ``pattern``'s group 1 as the version; imported as a fallback for an unusual install."""
+    if package in sys.modules:
+        return sys.modules[package].__version__
     try:
-        spec = importlib.util.find_spec("scipy")
-        text = Path(next(iter(spec.submodule_search_locations)), "version.py").read_text()
-        return re.search(r'^version = "([^"\n]+)"$', text, re.M).group(1)
-    except Exception:  # an unusual install: ask scipy itself
-        import scipy  # lazy: only when its version file cannot be read
+        spec = importlib.util.find_spec(package)
+        text = Path(next(iter(spec.submodule_search_locations)), version_file).read_text()
+        return re.search(pattern, text, re.M).group(1)
+    except Exception:  # an unusual install: ask the package itself
+        return importlib.import_module(package).__version__  # lazy: only when its version file cannot be read
 
-        return scipy.__version__
+
+def _scipy_version() -> str:
+    return _version_of("scipy", "version.py", r'^version = "([^"\n]+)"$')
+
+
+def _pandas_version() -> str:
+    return _version_of("pandas", "_version_meson.py", r'^__version__ ?= ?"([^"\n]+)"$')
 
 
 def library_versions() -> dict:
     return {"fdp_core": __version__, "python": platform.python_version(), "numpy": np.__version__,
             "scipy": _scipy_version(), "pandas": _pandas_version()}
-
-
-def _pandas_version() -> str:
-    """pandas' version without importing pandas (the command line's mean release does not need it):
-    read from pandas/_version_meson.py, the file pandas.__version__ comes from (as for scipy above)."""
-    if "pandas" in sys.modules:
-        return sys.modules["pandas"].__version__
-    try:
-        spec = importlib.util.find_spec("pandas")
-        text = Path(next(iter(spec.submodule_search_locations)), "_version_meson.py").read_text()
-        return re.search(r'^__version__ ?= ?"([^"\n]+)"$', text, re.M).group(1)
-    except Exception:  # another build of pandas: ask pandas itself
-        import pandas  # lazy: only when its distribution metadata cannot be read
-
-        return pandas.__version__
 
 
 def _cell(value: float) -> str:
