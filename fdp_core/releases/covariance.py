@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
-from functools import lru_cache
 
 import numpy as np
 
 from ..data.loading import FunctionalData, beyond_tau, clip_to_ball, from_arrays
 from ..errors import DataError, ParameterError
 from .. import limits
+from .covariance_radius import (MC_SEED, chunk_size, noise_factor, noise_root, released_mean_draws,
+                                unit_hs_radius)
 from .estimators import shrinkage
 from ..kernels import KERNEL_NAMES, eigenbasis
 from ..mechanisms.families import NoiseFamily, noise_family
@@ -207,9 +208,6 @@ def surface_index(m: int) -> np.ndarray:
     return np.unique(np.round(np.linspace(0, m - 1, LONG_GRID_SURFACE_POINTS)).astype(int))
 
 
-HS_CHUNK_ENTRIES = 2**19  # matrix entries per Monte Carlo chunk in hs_error_radius (4 MB of float64)
-
-
 @dataclass(frozen=True)
 class CovarianceRelease:
     """A planned covariance release: deterministic parts computed, noise drawn on demand.
@@ -302,28 +300,33 @@ class CovarianceRelease:
     def hs_error_radius(self, prob: float = 0.95, draws: int = 2000) -> float:
         """r with P(||C~ - C_hat||_HS <= r) ~ prob: the covariance release's error as a distance in
         the units of the covariance (Monte Carlo over the public noise law, fixed seed; the eigenbasis
-        is orthonormal, so the HS norm of a surface is the Frobenius norm of its coefficients)."""
-        factor = None if self.released_mean else noise_factor(self.scales, self.eigenvalues)
-        if factor is not None:  # scales = factor x sqrt(lambda_j lambda_l): one Monte Carlo per noise shape
-            return factor * _unit_hs_radius(np.ascontiguousarray(self.eigenvalues, dtype=float).tobytes(),
-                                            self.noise, float(prob), int(draws))
-        rng, target = np.random.default_rng(12345), self.nonprivate_covariance()
-        # In chunks of ~4 MB: all draws at once held (draws, L, L) several times over (~400 MB at
-        # L = 93), and ten sessions opening the page together stacked that into gigabytes (issue 40).
-        chunk = max(1, HS_CHUNK_ENTRIES // target.size)
+        is orthonormal, so the HS norm of a surface is the Frobenius norm of its coefficients).
+
+        The draws' public parts are shared per noise shape (fdp_core/releases/covariance_radius.py):
+        with a public centre the radius is c times one unit Monte Carlo; with a released mean each
+        draw's squared norm is a polynomial in the two scales and the shrunk mean (METHODS 13), so an
+        epsilon move costs O(draws x L). Same draws, same stream, same quantile as :meth:`direct_hs_radius`."""
+        factor = noise_factor(self.scales, self.eigenvalues)
+        if factor is None:  # not of the shared shape (no mechanism today): its own draws
+            return self.direct_hs_radius(prob, draws)
+        eigenvalue_bytes = np.ascontiguousarray(self.eigenvalues, dtype=float).tobytes()
+        if not self.released_mean:  # scales = factor x sqrt(lambda_j lambda_l): one Monte Carlo per noise shape
+            return factor * unit_hs_radius(eigenvalue_bytes, self.noise, float(prob), int(draws))
+        top = float(np.max(self.mean_scales, initial=0.0))
+        # Rounded so that the same shape at another epsilon or gamma hits the cache despite last-bit noise.
+        unit = np.round(self.mean_scales / top, 12) if top > 0 else np.zeros_like(self.mean_scales, dtype=float)
+        parts = released_mean_draws(eigenvalue_bytes, np.ascontiguousarray(unit, dtype=float).tobytes(),
+                                    self.noise, int(draws))
+        return float(np.quantile(np.sqrt(parts.sq_norms(factor, top, self.mean_estimate)), prob))
+
+    def direct_hs_radius(self, prob: float = 0.95, draws: int = 2000) -> float:
+        """:meth:`hs_error_radius` by drawing every error matrix at its own scales (the reference the shared
+        computation is tested against; chunked: ten sessions holding (draws, L, L) each reached gigabytes)."""
+        rng, target = np.random.default_rng(MC_SEED), self.nonprivate_covariance()
+        chunk = chunk_size(target.size)
         norms = []
         for start in range(0, int(draws), chunk):
-            size = min(chunk, int(draws) - start)
-            if self.released_mean:  # sample(...)["covariance"] - target, without the estimate added and removed:
-                # sym(E) - (u u' - m m'), u = m + e, the same draws from the same stream in the same order
-                noise = self._draw(self.scales, rng, size)
-                errors = noise + np.swapaxes(noise, -1, -2)
-                errors *= 0.5
-                u = self.mean_estimate + self._draw(self.mean_scales, rng, size)
-                errors -= u[:, :, None] * u[:, None, :]
-                errors += np.outer(self.mean_estimate, self.mean_estimate)
-            else:
-                errors = self.sample(rng, size)["covariance"] - target
+            errors = self.sample(rng, min(chunk, int(draws) - start))["covariance"] - target
             norms.append(np.sqrt(np.einsum("kij,kij->k", errors, errors)))
         return float(np.quantile(np.concatenate(norms), prob))
 
@@ -333,38 +336,6 @@ class CovarianceRelease:
         if not self.released_mean:
             return self.estimate
         return self.estimate - np.outer(self.mean_estimate, self.mean_estimate)
-
-
-def noise_root(eigenvalues: np.ndarray) -> np.ndarray:
-    """sqrt(lambda_j lambda_l): the shape every covariance mechanism's noise scales share (registry/covariance.py)."""
-    lam = np.asarray(eigenvalues, dtype=float)
-    return np.sqrt(np.outer(lam, lam))
-
-
-def noise_factor(scales: np.ndarray, eigenvalues: np.ndarray) -> float | None:
-    """c with scales = c sqrt(lambda_j lambda_l) (sigma, or Delta_1 / epsilon), or None if they are not of that shape."""
-    root = noise_root(eigenvalues)
-    if root.size == 0 or root.shape != np.shape(scales) or not root[0, 0] > 0:
-        return None
-    factor = float(scales[0, 0] / root[0, 0])
-    return factor if np.allclose(scales, factor * root, rtol=1e-12, atol=0.0) else None
-
-
-@lru_cache(maxsize=32)
-def _unit_hs_radius(eigenvalue_bytes: bytes, noise: str, prob: float, draws: int) -> float:
-    """The prob-quantile of ||sym(E)||_HS for noise of scales sqrt(lambda_j lambda_l) (factor 1), by the same
-    Monte Carlo as :meth:`CovarianceRelease.hs_error_radius` (seed, chunks, stream). With a public centre
-    the error C~ - C_hat = sym(c E) is positively homogeneous in the common factor c, so the radius of any
-    epsilon, delta, n and tau is c times this one: sessions and epsilon moves on the same kernel and grid
-    share one draw (issue 40). Keyed by the public eigenvalues, never by data."""
-    root = noise_root(np.frombuffer(eigenvalue_bytes))
-    family, rng = noise_family(noise), np.random.default_rng(12345)
-    chunk = max(1, HS_CHUNK_ENTRIES // root.size)
-    norms = []
-    for start in range(0, draws, chunk):
-        errors = symmetrise(family.standard(rng, (min(chunk, draws - start),) + root.shape) * root)
-        norms.append(np.sqrt(np.einsum("kij,kij->k", errors, errors)))
-    return float(np.quantile(np.concatenate(norms), prob))
 
 
 def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) -> CovarianceRelease:
