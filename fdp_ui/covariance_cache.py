@@ -18,7 +18,6 @@ import pandas as pd
 import streamlit as st
 
 from fdp_core.releases.covariance import exponential_mechanism_components, plan_covariance_release
-from fdp_core.threads import small_problem
 from fdp_core.releases.regression import bands, plan_regression_release
 
 
@@ -52,13 +51,6 @@ def _covariance(key: str, settings_repr: str, _fd, _settings):
 def covariance_plan(fd, settings):
     """(the planned covariance release, its 95% HS error radius); FdpError as plan_covariance_release."""
     return _covariance(data_key(fd), repr(settings), fd, settings)
-
-
-def surfaces(plan, private) -> list:
-    """The non-private and the released covariance surfaces for the heatmaps, with BLAS on one thread:
-    two small products whose threads only spin-wait when ten sessions share two cores (fdp_core/threads.py)."""
-    with small_problem(plan.surface_points.size):
-        return [plan.surface(plan.nonprivate_covariance()), plan.surface(private)]
 
 
 @st.cache_resource(show_spinner="Sampling the exponential mechanism's components...", max_entries=32)

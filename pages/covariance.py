@@ -89,7 +89,7 @@ verdict_box.render(covariance_verdict(hs_radius, plan.tau), link_tradeoffs=False
 
 grid = fd.grid_points
 # On a long grid the surface is drawn on plan.surface_points (never m x m).
-surfaces = covariance_cache.surfaces(plan, private)
+surfaces = [plan.surface(nonprivate), plan.surface(private)]
 scale = float(np.max(np.abs(surfaces[0]))) or 1.0
 # The figure's title is a line of text above it: a Plotly title collides with the subplot titles.
 st.markdown("**Covariance surfaces** (same colour scale; the release saturates where noise dominates)")

@@ -28,7 +28,6 @@ from .covariance_radius import (MC_SEED, chunk_size, noise_factor, noise_root, r
                                 unit_hs_radius)
 from .estimators import shrinkage
 from ..kernels import KERNEL_NAMES, eigenbasis
-from ..threads import small_problem
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
 from ..params import check_choice, check_epsilon, check_eta, check_finite, check_positive, validate_once
@@ -465,10 +464,9 @@ def eigenfunctions_of(plan: CovarianceRelease, coefficient_matrix: np.ndarray, k
     Post-processing of C~: (eigenvalues (k,), functions (m, k) orthonormal in the weighted inner
     product), signs fixed so each function's largest-magnitude grid value is positive.
     """
-    with small_problem(plan.eigenfunctions.shape[0]):  # a page's rerun: BLAS threads spin-wait on a busy server
-        values, vectors = np.linalg.eigh(symmetrise(coefficient_matrix))
-        order = np.argsort(values)[::-1][:k]
-        functions = plan.eigenfunctions @ vectors[:, order]
+    values, vectors = np.linalg.eigh(symmetrise(coefficient_matrix))
+    order = np.argsort(values)[::-1][:k]
+    functions = plan.eigenfunctions @ vectors[:, order]
     idx = np.argmax(np.abs(functions), axis=0)
     functions = functions * np.sign(functions[idx, np.arange(functions.shape[1])])
     return values[order], functions
@@ -484,11 +482,10 @@ def variance_ratio(fd: FunctionalData, settings: CovarianceSettings, functions: 
     curves, _ = centred_clipped_curves(fd, settings)
     sw = np.sqrt(fd.weights)
     Z = (curves - curves.mean(axis=0)) * sw
-    with small_problem(fd.grid_points.size):
-        F, _ = np.linalg.qr(functions * sw[:, None])  # orthonormalise (eigenfunctions already are)
-        k = F.shape[1]
-        captured = float(np.sum((Z @ F) ** 2)) / fd.n
-        top = np.sort(np.linalg.svd(Z, compute_uv=False) ** 2 / fd.n)[::-1][:k]
+    F, _ = np.linalg.qr(functions * sw[:, None])  # orthonormalise (eigenfunctions already are)
+    k = F.shape[1]
+    captured = float(np.sum((Z @ F) ** 2)) / fd.n
+    top = np.sort(np.linalg.svd(Z, compute_uv=False) ** 2 / fd.n)[::-1][:k]
     return captured / float(np.sum(top)) if np.sum(top) > 0 else 1.0
 
 

@@ -25,7 +25,6 @@ from ..data.loading import FunctionalData
 from ..errors import DataError, ParameterError, shown
 from .estimators import shrinkage
 from ..kernels import KERNEL_NAMES, eigenbasis
-from ..threads import small_problem
 from ..mechanisms.calibration import CALIBRATIONS, gaussian_sigma
 from ..mechanisms.families import GAUSSIAN
 from ..mechanisms.guarantee import Guarantee
@@ -221,8 +220,7 @@ class RegressionRelease:
 
     def ols(self) -> np.ndarray:
         """Ordinary least squares on the raw curves and the (clipped) design (q, m). NON-PRIVATE."""
-        with small_problem(self.curves.shape[1]):  # the page's rerun: BLAS threads spin-wait on a busy server
-            return np.linalg.lstsq(self.design, self.curves, rcond=None)[0]
+        return np.linalg.lstsq(self.design, self.curves, rcond=None)[0]
 
     @property
     def expected_sq_error_t1(self) -> float:
