@@ -120,8 +120,14 @@ else:
 """
 
 
+# The server's BLAS threading: app.py sets one thread before numpy loads, but here numpy is loaded (by the
+# child's own imports) before app.py runs, so the child needs it from its environment. Without it the pages'
+# small matrices ran on two OpenBLAS threads, whose spin-waits counted several times the server's CPU.
+BLAS_ONE_THREAD = {var: os.environ.get(var, "1") for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
 def _child(root: Path, mode: str, data: Path, *extra: str) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(root))
+    env = dict(os.environ, PYTHONPATH=str(root), **BLAS_ONE_THREAD)
     done = subprocess.run([sys.executable, "-c", CHILD, mode, str(data), *extra], cwd=root, env=env,
                           capture_output=True, text=True)
     if done.returncode != 0:
