@@ -265,3 +265,27 @@ def test_the_planned_covariance_radius_holds_with_probability_095():
 
     # 200 000 draws: sd 4.9e-4, 0.95 - 3 sd = 0.9485.
     assert 0.9485 <= _coverage(norms, radius, total=200_000, chunk=10_000) <= 0.9525
+
+
+@pytest.mark.parametrize("centring", ["public", "released-mean"])
+def test_the_planned_laplace_covariance_radius_is_drawn_in_chunks(centring):
+    """Issue 40: the planner's ICLP covariance radius draws its (draws, L, L) Laplace noise chunk by chunk from
+    the same stream: the same radius as every draw held at once, at a peak of a few 4 MB chunks."""
+    from chunked_monte_carlo import chunked_equals_unchunked
+
+    from fdp_core.explore.plan import _covariance_radius
+    from fdp_core.mechanisms.weighted_chi2 import monte_carlo_upper_quantile
+    from fdp_core.releases.covariance import CovarianceSettings, plan_covariance_release, symmetrise
+
+    design = PublicDesign.of({**PUBLIC, "grid": 40})
+    release = plan_covariance_release(design.stand_in(), CovarianceSettings(mechanism="iclp", lo=0.0, hi=1.0,
+                                                                             centring=centring))
+    rng, draws = np.random.default_rng(20260), 1500
+    noise = symmetrise(rng.laplace(0.0, 1.0, (draws,) + release.scales.shape) * release.scales)
+    total = np.sum(noise**2, axis=(1, 2))
+    del noise
+    if release.released_mean:
+        total = total + np.sum((rng.laplace(0.0, 1.0, (draws, release.mean_scales.size)) * release.mean_scales)**2, 1)
+    expected = monte_carlo_upper_quantile(np.sqrt(total), 0.95)
+    assert 4 * 2**19 * 8 < draws * release.scales.size * 8 * 3  # the limit is below three unchunked arrays
+    chunked_equals_unchunked(lambda: _covariance_radius(release, draws=draws), expected, peak_limit=4 * 2**19 * 8)

@@ -220,8 +220,13 @@ def _covariance_radius(plan, prob: float = 0.95, draws: int = 4000) -> float:
             variances.append(np.asarray(plan.mean_scales, dtype=float) ** 2)
         return float(plan.family.l2_quantile_radius(np.sqrt(np.concatenate(variances)), prob))
     rng = np.random.default_rng(20260)
-    noise = symmetrise(plan.family.standard(rng, (draws,) + plan.scales.shape) * plan.scales)
-    total = np.sum(noise**2, axis=(1, 2))
+    # In chunks of ~4 MB from the same stream (a generator's draws do not depend on how they are split): all
+    # (4000, L, L) at once held ~300 MB several times over at L = 100 (issue 40).
+    chunk, totals = max(1, 2**19 // max(1, plan.scales.size)), []
+    for start in range(0, draws, chunk):
+        noise = symmetrise(plan.family.standard(rng, (min(chunk, draws - start),) + plan.scales.shape) * plan.scales)
+        totals.append(np.sum(noise**2, axis=(1, 2)))
+    total = np.concatenate(totals)
     if plan.released_mean:
         mean_noise = plan.family.standard(rng, (draws,) + plan.mean_scales.shape) * plan.mean_scales
         total = total + np.sum(mean_noise**2, axis=1)
