@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import lru_cache as functools_lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -450,3 +451,34 @@ def test_released_mean_radius_covers_fresh_releases_95_percent_of_the_time(mecha
     covered = float(np.mean(np.sqrt(np.sum(errors**2, axis=(1, 2))) <= radius))
     # sd of the share ~0.003 over 6000 fresh draws; the 2000-draw quantile moves it by ~0.005.
     assert covered == pytest.approx(0.95, abs=0.02)
+
+
+def test_concurrent_callers_share_one_computation_of_the_radius_draws():
+    """Issue 40: sessions opening the page together on a cold server wait for one Monte Carlo of the shared
+    draws instead of each running it."""
+    import threading
+
+    from fdp_core.releases import covariance_radius
+
+    calls = []
+    started = threading.Event()
+
+    @covariance_radius.computed_once
+    @functools_lru_cache(maxsize=4)
+    def slow(x):
+        calls.append(x)
+        started.set()
+        release.wait(5)
+        return x * 2
+
+    release = threading.Event()
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(slow(3))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    assert started.wait(5)
+    other = slow(4)  # another argument is not held up by the running computation
+    release.set()
+    for t in threads:
+        t.join(5)
+    assert results == [6, 6, 6, 6] and calls == [3, 4] and other == 8

@@ -12,8 +12,9 @@ fresh normals: the derivation is in docs/METHODS.md (covariance accuracy).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, wraps
 
 import numpy as np
 
@@ -38,11 +39,32 @@ def noise_factor(scales: np.ndarray, eigenvalues: np.ndarray) -> float | None:
     return factor if np.allclose(scales, factor * root, rtol=1e-12, atol=0.0) else None
 
 
+def computed_once(cached):
+    """Wrap an lru_cache'd function so that concurrent callers with the same arguments wait for one
+    computation: ten sessions opening the page together on a cold server would otherwise each run the same
+    Monte Carlo (and hold its chunks) at once. Different arguments still run in parallel."""
+    locks: dict = {}
+    guard = threading.Lock()
+
+    @wraps(cached)
+    def call(*args):
+        with guard:
+            if len(locks) > 256:  # forget idle keys now and then (a lock only matters while computing)
+                locks.clear()
+            lock = locks.setdefault(args, threading.Lock())
+        with lock:
+            return cached(*args)
+
+    call.cache_info, call.cache_clear = cached.cache_info, cached.cache_clear
+    return call
+
+
 def chunk_size(entries: int) -> int:
     """Draws per chunk for matrices of ``entries`` entries (the stream is drawn in these chunks)."""
     return max(1, HS_CHUNK_ENTRIES // max(1, entries))
 
 
+@computed_once
 @lru_cache(maxsize=32)
 def unit_hs_radius(eigenvalue_bytes: bytes, noise: str, prob: float, draws: int) -> float:
     """The prob-quantile of ||sym(E)||_HS for noise of scales sqrt(lambda_j lambda_l) (factor 1), by the same
@@ -86,6 +108,7 @@ class ReleasedMeanDraws:
         return np.maximum(sq, 0.0)  # rounding can push a zero norm a hair below 0
 
 
+@computed_once
 @lru_cache(maxsize=8)  # ~2 draws x L floats x 2 arrays each: 3 MB at L = 93
 def released_mean_draws(eigenvalue_bytes: bytes, unit_bytes: bytes, noise: str, draws: int) -> ReleasedMeanDraws:
     """The public per-draw terms of the released-mean Monte Carlo, drawn in the stream order of the direct
