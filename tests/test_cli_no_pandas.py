@@ -146,3 +146,55 @@ def test_command_table_reads_what_a_full_parse_reads(source):
     got = {k: ("not a literal" if v is cli._NOT_LITERAL else v)
            for k, v in cli._top_level_assignments(source, ("PATH", "HELP")).items()}
     assert got == _full_parse_assignments(source)
+
+
+# --------------------------------------------------------------------------- small files, one command's branch
+
+# Heavy modules the command line's release mean of a small wide CSV does without: pyarrow (the small
+# reader, fdp_core/data/small_csv.py), pandas, scipy, threadpoolctl (BLAS started on one thread), the
+# sparse route's modules.
+HEAVY = ("pyarrow", "pandas", "scipy", "threadpoolctl", "fdp_core.releases.sparse", "fdp_core.data.sparse_data")
+HEAVY_RUNNER = RUNNER.replace("'pandas' in sys.modules", f"sorted(set({HEAVY!r}) & set(sys.modules))")
+
+
+def _run_light(argv: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", HEAVY_RUNNER, *argv], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("name, options", [("dti_cca.csv", ["--person-column", "subject", "--value-range", "0,1"]),
+                                           ("berkeley_growth.csv", ["--value-range", "60,200", "--rho", "0.2"])])
+def test_a_small_csv_is_released_without_pyarrow_and_as_the_pyarrow_route_writes(name, options, shared_data, tmp_path,
+                                                                                 monkeypatch):
+    argv = MEAN + ["--data", str(shared_data / name), *options]
+    run = _run_light([*argv, "--out", str(tmp_path / "light")])
+    assert "EXIT 0 []" in run.stderr, run.stderr[-2000:]  # exit 0, none of the heavy modules imported
+    from fdp_core.data import loading
+
+    monkeypatch.setattr(loading, "SMALL_CSV_BYTES", -1)  # every file through pyarrow, as before
+    assert cli_main([*argv, "--out", str(tmp_path / "arrow")]) == 0
+    assert _files(tmp_path / "light") == _files(tmp_path / "arrow")
+
+
+def test_each_command_is_found_from_its_words():
+    table = cli._command_table()
+    assert len({path for _, path, _ in table}) == len(table)  # one module per command
+    for entry in table:
+        assert cli._named_command([*entry[1], "--help"]) == entry
+    for argv in (["release"], ["ledger", "--help"], ["release", "means"], ["--help"], [], ["ledger"], ["_common"]):
+        assert cli._named_command(argv) is None
+
+
+def _parse_output(parser, argv, capsys):
+    with pytest.raises(SystemExit) as stop:
+        parser.parse_args(argv)
+    captured = capsys.readouterr()
+    return stop.value.code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("path", [entry[1] for entry in cli._command_table()], ids=" ".join)
+def test_one_commands_branch_parses_as_the_whole_tree(path, capsys):
+    for tail in (["--help"], ["--no-such-option", "1"], []):
+        argv = [*path, *tail]
+        assert (_parse_output(cli.build_parser(lazy=True, argv=argv), argv, capsys)
+                == _parse_output(cli.build_parser(lazy=True), argv, capsys))
