@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
-import pkgutil
+import os
 import re
 import sys
 from pathlib import Path
@@ -37,6 +37,29 @@ def one_line(message) -> str:
     return _LONG_WORD.sub(lambda m: f"{m.group()[:80]}... ({len(m.group()):,} characters)", text)
 
 
+def terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` (COLUMNS, else the terminal's width, else 80), without
+    importing shutil: argparse imports it (and with it bz2 and lzma, ~3 ms) for the first formatter."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 80
+    return columns
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter with the width argparse would take (the terminal's, less 2)."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position, terminal_columns() - 2 if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse prints usage + message and exits 2; keep it to one line.
 
@@ -45,6 +68,9 @@ class _Parser(argparse.ArgumentParser):
     """
 
     pending_module: str | None = None
+
+    def __init__(self, *args, formatter_class=_Formatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
 
     def ensure_configured(self) -> None:
         if self.pending_module is not None:
@@ -117,6 +143,8 @@ def _command_table() -> list[tuple[str, tuple, str]]:
     PATH (shared helpers) are not commands.
     """
     table = []
+    import pkgutil  # lazy: ~2 ms of import; a run that names its command reads one module (_named_command)
+
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
         if info.name.startswith("_"):
             continue

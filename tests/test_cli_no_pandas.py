@@ -198,3 +198,24 @@ def test_one_commands_branch_parses_as_the_whole_tree(path, capsys):
         argv = [*path, *tail]
         assert (_parse_output(cli.build_parser(lazy=True, argv=argv), argv, capsys)
                 == _parse_output(cli.build_parser(lazy=True), argv, capsys))
+
+
+@pytest.mark.parametrize("columns", [None, "100", "37", "0", "-5", "wide", ""])
+def test_help_is_as_wide_as_argparse_makes_it(columns, monkeypatch, capsys):
+    import argparse
+    import shutil
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert cli.terminal_columns() == shutil.get_terminal_size().columns
+    argv = ["release", "mean", "--help"]
+    ours = _parse_output(cli.build_parser(lazy=True, argv=argv), argv, capsys)
+    plain = cli.build_parser(lazy=True, argv=argv)
+    for parser in [plain, *(p for a in plain._subparsers._group_actions for p in a.choices.values())]:
+        parser.formatter_class = argparse.HelpFormatter
+    release = plain._subparsers._group_actions[0].choices["release"]
+    for leaf in release._subparsers._group_actions[0].choices.values():
+        leaf.formatter_class = argparse.HelpFormatter
+    assert ours == _parse_output(plain, argv, capsys)
