@@ -219,3 +219,23 @@ def test_help_is_as_wide_as_argparse_makes_it(columns, monkeypatch, capsys):
     for leaf in release._subparsers._group_actions[0].choices.values():
         leaf.formatter_class = argparse.HelpFormatter
     assert ours == _parse_output(plain, argv, capsys)
+
+
+def test_one_release_computes_its_accuracy_radius_once(shared_data, tmp_path, monkeypatch):
+    """release mean asks for the 95% L2 radius three times (record, analyst view, message): the
+    Imhof inversion behind it runs once, and gives the same number every time."""
+    from fdp_core.mechanisms import calibration, weighted_chi2
+    from fdp_core.releases import mean
+
+    calls = []
+    monkeypatch.setattr(calibration, "quantile_upper_bound",
+                        lambda v, p: calls.append(1) or weighted_chi2.quantile_upper_bound(v, p))
+    calibration._quantile_radius.cache_clear()
+    mean._unit_radius.cache_clear()
+    argv = MEAN + ["--data", str(shared_data / "dti_cca.csv"), *VARIANTS["person column and range"]]
+    assert cli_main([*argv, "--out", str(tmp_path / "a")]) == 0
+    assert len(calls) == 1
+    calibration._quantile_radius.cache_clear()
+    mean._unit_radius.cache_clear()
+    assert cli_main([*argv, "--out", str(tmp_path / "b")]) == 0  # computed afresh: the same bits
+    assert len(calls) == 2 and _files(tmp_path / "a") == _files(tmp_path / "b")
