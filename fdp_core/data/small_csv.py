@@ -90,7 +90,7 @@ def read_wide(raw: bytes, layout, delimiter: str):
     # spellings, 'inf', 'nan', spaces, '_', other scripts' digits, need other characters), and
     # refuses '' and '-' (missing-value tokens). Other rows are checked cell by cell.
     unusual = re.compile(f"[^0-9.eE+\\-{sep}]").search
-    check = _cells_pattern(delimiter).fullmatch
+    check = None  # the full grammar, compiled (~1 ms) only for a file with such a row
     numbers: list[float] = []
     meta_rows: list[list[str]] = []
     for line in body.split("\n"):
@@ -107,8 +107,10 @@ def read_wide(raw: bytes, layout, delimiter: str):
             grid_text = line[sum(map(len, meta)) + first:]
         else:
             grid_text = line
-        if unusual(grid_text) is not None and check(grid_text) is None:
-            return None
+        if unusual(grid_text) is not None:
+            check = check or _cells_pattern(delimiter).fullmatch
+            if check(grid_text) is None:
+                return None
         row = cells[first:]
         try:
             parsed = list(map(float, row))
