@@ -17,7 +17,8 @@ SMALL = 600  # matrices up to this order count as small (single thread is as fas
 
 # Set by the command line's entry (fdp_core/_entry.py) when it fixed every BLAS thread variable at 1
 # before numpy was loaded: BLAS then runs on one thread throughout, and threadpoolctl (~8 ms of
-# import and ~2 ms per call, walking the loaded libraries) would change nothing (issue 42).
+# import and ~2 ms per call, walking the loaded libraries) would change nothing (issue 42). (A BLAS
+# these variables do not govern, Apple's Accelerate, is not one threadpoolctl controls either.)
 BLAS_STARTED_SINGLE = False
 
 

@@ -32,10 +32,10 @@ from .. import limits
 from ..kernels import trapezoid_weights
 from ..limits import MAX_ABS_VALUE, MAX_FILE_COLUMNS, MAX_GRID_POINTS, grid_limit_message
 from ..params import check_choice, check_positive
+from . import small_csv  # small wide CSV files without pyarrow (the same numbers)
+from .small_csv import SMALL_CSV_BYTES
 # The header and cell helpers both readers share (Layout, LongColumns and long_columns are also
 # imported from here by callers of the loader).
-from . import small_csv
-from .small_csv import SMALL_CSV_BYTES
 from .public_grid import grid_points, interpolate_onto, parse_grid, spec_text
 from .meta_columns import LazyFrame, raw_metadata, take_rows
 from .layouts import (Layout, LongColumns, check_grid, check_width, clean_text, format_columns, long_columns,

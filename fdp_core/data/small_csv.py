@@ -1,6 +1,6 @@
 """Small wide CSV files read without pyarrow: the same numbers, the same metadata (issue 42).
 
-Importing pyarrow costs more CPU than reading a file of a few MB in Python, so the loader
+Importing pyarrow costs more CPU than reading a file of about a megabyte in Python, so the loader
 tries this reader first on small wide files. It follows the contract of arrow_io.py's fast
 path: it only ever *accepts*, and only files the pyarrow reader accepts, with bit-for-bit the
 same values and the same metadata cells. Anything it cannot vouch for (a quote character, a
