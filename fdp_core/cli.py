@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
-import pkgutil
+import os
 import re
 import sys
 from pathlib import Path
@@ -37,6 +37,29 @@ def one_line(message) -> str:
     return _LONG_WORD.sub(lambda m: f"{m.group()[:80]}... ({len(m.group()):,} characters)", text)
 
 
+def terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` (COLUMNS, else the terminal's width, else 80), without
+    importing shutil: argparse imports it (and with it bz2 and lzma, ~3 ms) for the first formatter."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 80
+    return columns
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter with the width argparse would take (the terminal's, less 2)."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position, terminal_columns() - 2 if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse prints usage + message and exits 2; keep it to one line.
 
@@ -45,6 +68,9 @@ class _Parser(argparse.ArgumentParser):
     """
 
     pending_module: str | None = None
+
+    def __init__(self, *args, formatter_class=_Formatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
 
     def ensure_configured(self) -> None:
         if self.pending_module is not None:
@@ -117,6 +143,8 @@ def _command_table() -> list[tuple[str, tuple, str]]:
     PATH (shared helpers) are not commands.
     """
     table = []
+    import pkgutil  # lazy: ~2 ms of import; a run that names its command reads one module (_named_command)
+
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
         if info.name.startswith("_"):
             continue
@@ -135,20 +163,45 @@ def _command_table() -> list[tuple[str, tuple, str]]:
     return table
 
 
+def _named_command(argv: list[str]) -> tuple[str, tuple, str] | None:
+    """(module name, PATH, HELP) of the command ``argv`` starts with, found from its words alone
+    (``release kde-counts`` -> commands/release_kde_counts.py) when that module declares exactly
+    that PATH; None otherwise (the whole table is then read). A run then reads one command's source
+    and builds one branch of the tree: parsing every command module's head and creating a parser for
+    each (argparse looks up its translations on disk for every parser) cost ~10 ms (issue 42)."""
+    folder = Path(next(iter(commands.__path__)))
+    for depth in (3, 2, 1):
+        words = argv[:depth]
+        if len(words) < depth or any(not word or word.startswith("-") for word in words):
+            continue
+        stem = "_".join(words).replace("-", "_")
+        source = folder / f"{stem}.py"
+        if not stem.isidentifier() or stem.startswith("_") or not source.is_file():
+            continue
+        found = _top_level_assignments(source.read_text("utf-8"), ("PATH", "HELP"))
+        path, help_text = found.get("PATH"), found.get("HELP")
+        if isinstance(path, (tuple, list)) and tuple(path) == tuple(words) and isinstance(help_text, str):
+            return f"{commands.__name__}.{stem}", tuple(path), help_text
+    return None
+
+
 def _command_modules():
     for name, _, _ in _command_table():
         yield importlib.import_module(name)
 
 
-def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
+def build_parser(lazy: bool = False, argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The whole command tree. ``lazy``: add a command's options (importing its module) only
     when that command is parsed or its help printed, as ``main`` does; the default builds
-    every command now (for code that inspects the parsers)."""
+    every command now (for code that inspects the parsers). ``argv``: when it starts with a
+    command's words, only that command's branch (the same parsers, prog names and messages for
+    that command line; anything else, a group's --help or a typo, gets the whole tree)."""
     parser = _Parser(prog="python -m fdp_core", description="Differentially private release of functional data.")
     groups: dict[tuple, argparse._SubParsersAction] = {(): parser.add_subparsers(dest="command", required=True,
                                                                                  parser_class=_Parser)}
     parsers: dict[tuple, argparse.ArgumentParser] = {}
-    for module_name, path, help_text in _command_table():
+    named = None if argv is None else _named_command(argv)
+    for module_name, path, help_text in ([named] if named is not None else _command_table()):
         for depth in range(1, len(path)):
             prefix = path[:depth]
             if prefix not in groups:
@@ -181,7 +234,8 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         # Parsing imports the chosen command's module: in the light install it may need an extra.
-        args = build_parser(lazy=True).parse_args(_attach_negative_lists(argv))
+        argv = _attach_negative_lists(argv)
+        args = build_parser(lazy=True, argv=argv).parse_args(argv)
         return int(args._run(args) or 0)
     except FdpError as exc:
         sys.stderr.write(f"error: {one_line(exc)}\n")

@@ -16,7 +16,6 @@ import numpy as np
 from .errors import ParameterError
 from .threads import single_blas_thread, small_problem
 from .limits import MAX_DENSE_EIGH_POINTS, check_grid_points
-from .long_grid import top_eigenpairs
 from .params import check_choice, check_positive
 
 KERNEL_NAMES = ("gaussian", "matern52", "matern32", "exponential", "matern")
@@ -192,6 +191,8 @@ def _build(kernel, rho, nu, grid_bytes, weights_bytes, rel_tol) -> Eigenbasis:
         tail = float(np.sum(np.clip(lam[~keep], 0.0, None)))
         lam, phi = lam[keep], phi[:, keep]
     else:
+        from .long_grid import top_eigenpairs  # lazy: grids above MAX_DENSE_EIGH_POINTS only
+
         # One BLAS thread: the QR and the sub-grid eigh are 2-5x slower threaded on a shared machine.
         with single_blas_thread():
             lam, phi, tail = top_eigenpairs(_finite_kernel_row(kernel, rho, nu), grid, w,

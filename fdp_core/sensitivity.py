@@ -12,7 +12,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from .releases.box import box_diameter, check_box
 from .params import check_choice, check_positive, check_tau
 
 BOUNDS = ("tight", "paper")
@@ -257,6 +256,8 @@ def hall_sensitivities(n: int, bandwidth: float, box) -> dict:
     ||k(., x) - k(., x')||_H^2 = k(x, x) + k(x', x') - 2 k(x, x') = 2 (1 - exp(-||x - x'||^2/(2h^2))),
     increasing in ||x - x'||, so the maximum over the box is at distance D (its diameter).
     """
+    from .releases.box import box_diameter, check_box  # lazy: densities only; a mean release never loads the box
+
     h = check_positive("bandwidth", bandwidth)
     box = check_box(box)
     d = len(box)

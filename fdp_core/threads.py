@@ -13,17 +13,22 @@ from __future__ import annotations
 
 import contextlib
 
-try:
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover - pinned in requirements.txt; without it BLAS keeps its threads
-    threadpool_limits = None
-
 SMALL = 600  # matrices up to this order count as small (single thread is as fast or faster)
+
+# Set by the command line's entry (fdp_core/_entry.py) when it fixed every BLAS thread variable at 1
+# before numpy was loaded: BLAS then runs on one thread throughout, and threadpoolctl (~8 ms of
+# import and ~2 ms per call, walking the loaded libraries) would change nothing (issue 42). (A BLAS
+# these variables do not govern, Apple's Accelerate, is not one threadpoolctl controls either.)
+BLAS_STARTED_SINGLE = False
 
 
 def single_blas_thread():
     """Context manager: BLAS/LAPACK on one thread (threadpoolctl), or a no-op without it."""
-    if threadpool_limits is None:
+    if BLAS_STARTED_SINGLE:
+        return contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits  # lazy: ~8 ms of import, not needed when BLAS started single
+    except ImportError:  # pragma: no cover - pinned in requirements.txt; without it BLAS keeps its threads
         return contextlib.nullcontext()
     return threadpool_limits(limits=1, user_api="blas")
 

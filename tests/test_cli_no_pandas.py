@@ -146,3 +146,96 @@ def test_command_table_reads_what_a_full_parse_reads(source):
     got = {k: ("not a literal" if v is cli._NOT_LITERAL else v)
            for k, v in cli._top_level_assignments(source, ("PATH", "HELP")).items()}
     assert got == _full_parse_assignments(source)
+
+
+# --------------------------------------------------------------------------- small files, one command's branch
+
+# Heavy modules the command line's release mean of a small wide CSV does without: pyarrow (the small
+# reader, fdp_core/data/small_csv.py), pandas, scipy, threadpoolctl (BLAS started on one thread), the
+# sparse route's modules.
+HEAVY = ("pyarrow", "pandas", "scipy", "threadpoolctl", "fdp_core.releases.sparse", "fdp_core.data.sparse_data")
+HEAVY_RUNNER = RUNNER.replace("'pandas' in sys.modules", f"sorted(set({HEAVY!r}) & set(sys.modules))")
+
+
+def _run_light(argv: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", HEAVY_RUNNER, *argv], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("name, options", [("dti_cca.csv", ["--person-column", "subject", "--value-range", "0,1"]),
+                                           ("berkeley_growth.csv", ["--value-range", "60,200", "--rho", "0.2"])])
+def test_a_small_csv_is_released_without_pyarrow_and_as_the_pyarrow_route_writes(name, options, shared_data, tmp_path,
+                                                                                 monkeypatch):
+    argv = MEAN + ["--data", str(shared_data / name), *options]
+    run = _run_light([*argv, "--out", str(tmp_path / "light")])
+    assert "EXIT 0 []" in run.stderr, run.stderr[-2000:]  # exit 0, none of the heavy modules imported
+    from fdp_core.data import loading
+
+    monkeypatch.setattr(loading, "SMALL_CSV_BYTES", -1)  # every file through pyarrow, as before
+    assert cli_main([*argv, "--out", str(tmp_path / "arrow")]) == 0
+    assert _files(tmp_path / "light") == _files(tmp_path / "arrow")
+
+
+def test_each_command_is_found_from_its_words():
+    table = cli._command_table()
+    assert len({path for _, path, _ in table}) == len(table)  # one module per command
+    for entry in table:
+        assert cli._named_command([*entry[1], "--help"]) == entry
+    for argv in (["release"], ["ledger", "--help"], ["release", "means"], ["--help"], [], ["ledger"], ["_common"]):
+        assert cli._named_command(argv) is None
+
+
+def _parse_output(parser, argv, capsys):
+    with pytest.raises(SystemExit) as stop:
+        parser.parse_args(argv)
+    captured = capsys.readouterr()
+    return stop.value.code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("path", [entry[1] for entry in cli._command_table()], ids=" ".join)
+def test_one_commands_branch_parses_as_the_whole_tree(path, capsys):
+    for tail in (["--help"], ["--no-such-option", "1"], []):
+        argv = [*path, *tail]
+        assert (_parse_output(cli.build_parser(lazy=True, argv=argv), argv, capsys)
+                == _parse_output(cli.build_parser(lazy=True), argv, capsys))
+
+
+@pytest.mark.parametrize("columns", [None, "100", "37", "0", "-5", "wide", ""])
+def test_help_is_as_wide_as_argparse_makes_it(columns, monkeypatch, capsys):
+    import argparse
+    import shutil
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert cli.terminal_columns() == shutil.get_terminal_size().columns
+    argv = ["release", "mean", "--help"]
+    ours = _parse_output(cli.build_parser(lazy=True, argv=argv), argv, capsys)
+    plain = cli.build_parser(lazy=True, argv=argv)
+    for parser in [plain, *(p for a in plain._subparsers._group_actions for p in a.choices.values())]:
+        parser.formatter_class = argparse.HelpFormatter
+    release = plain._subparsers._group_actions[0].choices["release"]
+    for leaf in release._subparsers._group_actions[0].choices.values():
+        leaf.formatter_class = argparse.HelpFormatter
+    assert ours == _parse_output(plain, argv, capsys)
+
+
+def test_one_release_computes_its_accuracy_radius_once(shared_data, tmp_path, monkeypatch):
+    """release mean asks for the 95% L2 radius three times (record, analyst view, message): the
+    Imhof inversion behind it runs once, and gives the same number every time."""
+    from fdp_core.mechanisms import calibration, weighted_chi2
+    from fdp_core.releases import mean
+
+    calls = []
+    monkeypatch.setattr(calibration, "quantile_upper_bound",
+                        lambda v, p: calls.append(1) or weighted_chi2.quantile_upper_bound(v, p))
+    calibration._quantile_radius.cache_clear()
+    mean._unit_radius.cache_clear()
+    argv = MEAN + ["--data", str(shared_data / "dti_cca.csv"), *VARIANTS["person column and range"]]
+    assert cli_main([*argv, "--out", str(tmp_path / "a")]) == 0
+    assert len(calls) == 1
+    calibration._quantile_radius.cache_clear()
+    mean._unit_radius.cache_clear()
+    assert cli_main([*argv, "--out", str(tmp_path / "b")]) == 0  # computed afresh: the same bits
+    assert len(calls) == 2 and _files(tmp_path / "a") == _files(tmp_path / "b")

@@ -8,14 +8,18 @@ the data (METHODS.md 24).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import BudgetError, ParameterError
 from ..publish.release import write_release
-from ..releases.sparse import SparseSettings, plan_sparse_release, sparse_analyst_view, sparse_release_record
-from ..data.sparse_data import SparseData, read_long
-from ..engines.sparse_stream import DEFAULT_CHUNK_ROWS, stream_sparse_statistics
+# Only the settings at import: ``release mean`` imports this module for its options, and the dense
+# route never needs the sparse one's reader, smoother and streaming engine (issue 42).
+from ..releases.sparse_settings import SparseSettings
 from ..settings_fields import add_options, settings_from_args
 from ._common import engine_of, rng_from
+
+if TYPE_CHECKING:
+    from ..data.sparse_data import SparseData
 
 # The options only the sparse route has, in the order --help lists them.
 SPARSE_ONLY = ("domain", "noise", "n_basis", "gamma", "kappa", "output_points")
@@ -96,6 +100,8 @@ def _run_committed(args, settings: SparseSettings, data: SparseData) -> int:
 
 
 def _read(args) -> SparseData:
+    from ..data.sparse_data import read_long  # lazy: the sparse route only (--sparse)
+
     return read_long(args.data, id_column=args.id_column, t_column=args.t_column, value_column=args.value_column)
 
 
@@ -128,6 +134,9 @@ def run_sparse(args, mean_settings, data: SparseData) -> int:
                              "the data)")
     if mean_settings.value_range is None:
         raise ParameterError("the sparse route needs the public value range: --value-range LO,HI")
+    from ..engines.sparse_stream import DEFAULT_CHUNK_ROWS, stream_sparse_statistics  # lazy: the sparse route only
+    from ..releases.sparse import plan_sparse_release, sparse_analyst_view, sparse_release_record  # lazy: as above
+
     settings = settings_from_args(SparseSettings, args)
     if not args.preview:  # charged first (METHODS.md 23)
         if isinstance(data, Streamed):

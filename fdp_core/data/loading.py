@@ -32,6 +32,8 @@ from .. import limits
 from ..kernels import trapezoid_weights
 from ..limits import MAX_ABS_VALUE, MAX_FILE_COLUMNS, MAX_GRID_POINTS, grid_limit_message
 from ..params import check_choice, check_positive
+from . import small_csv  # small wide CSV files without pyarrow (the same numbers)
+from .small_csv import SMALL_CSV_BYTES
 # The header and cell helpers both readers share (Layout, LongColumns and long_columns are also
 # imported from here by callers of the loader).
 from .public_grid import grid_points, interpolate_onto, parse_grid, spec_text
@@ -733,14 +735,20 @@ def _why_not_fast(src: _Source, transpose: bool) -> str:
 
 
 def _load_csv(src: _Source, name: str, missing: str, mapping, transpose: bool, public=None) -> FunctionalData:
-    arrow_io = _arrow_io(None if src.size <= MAX_SLOW_BYTES else f"{name} ({_mb(src.size)})")
+    small = src.size <= min(SMALL_CSV_BYTES, MAX_SLOW_BYTES)
+    # A small file may never need pyarrow (its import costs more than reading the file in Python).
+    arrow_io = None if small else _arrow_io(None if src.size <= MAX_SLOW_BYTES else f"{name} ({_mb(src.size)})")
     head = None if transpose else csv_head(src, name)
     if head is not None:
         sample, delimiter, rows = head
         check_dialect(sample, rows[:50], delimiter, name, mapping)
         complete = src.size <= 4 * _SNIFF_CHARS
         layout = read_layout(rows[0], name, mapping, rows[1:51] if complete else ())
-        fast = arrow_io.read_csv_block(src, layout, delimiter) if arrow_io is not None else None
+        fast = small_csv.read_wide(src.all_bytes(), layout, delimiter) if small else None
+        if fast is None and small:
+            arrow_io = _arrow_io()
+        if fast is None and arrow_io is not None:
+            fast = arrow_io.read_csv_block(src, layout, delimiter)
         if fast is not None:
             grid, values, meta, extra = fast
             return _finish(grid, values, meta, name, missing, extra)

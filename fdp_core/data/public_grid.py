@@ -53,3 +53,15 @@ def interpolate_onto(points: np.ndarray, times: np.ndarray, values: np.ndarray) 
 
 def spec_text(spec: tuple[float, float, int]) -> str:
     return f"{spec[0]:g},{spec[1]:g},{spec[2]}"
+
+
+def parse_domain(text) -> tuple[float, float]:
+    """'A,B' (or a pair) -> (A, B) with A < B, both finite."""
+    parts = text.split(",") if isinstance(text, str) else list(text)
+    try:
+        a, b = (float(p) for p in parts)
+    except (TypeError, ValueError):
+        raise ParameterError(f"the domain must be two numbers A,B (e.g. --domain 0,1), got {text!r}") from None
+    if not (math.isfinite(a) and math.isfinite(b) and a < b):
+        raise ParameterError(f"the domain A,B needs finite A < B, got {text!r}")
+    return a, b

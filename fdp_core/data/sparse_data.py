@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,8 +23,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .layouts import clean_text
+from .public_grid import parse_domain  # noqa: F401 (re-exported: it lived here; a light module now, issue 42)
 from .loading import FunctionalData, data_source, long_columns
-from ..errors import DataError, FdpError, ParameterError
+from ..errors import DataError, FdpError
 from ..limits import MAX_DIAGNOSE_BYTES, MAX_LONG_COLUMNS, MAX_LONG_ROWS
 
 if TYPE_CHECKING:
@@ -255,18 +255,6 @@ def sparse_reason(data: SparseData) -> SparseVerdict:
         reason = (f"only {counts.size} persons: too few for the sparse route's pooled estimate to be recognised "
                   f"automatically (at least {MIN_PERSONS_AUTO}); ask for it explicitly (--sparse)")
     return SparseVerdict(few and different and enough, reason, lo, med, hi, len(grids))
-
-
-def parse_domain(text) -> tuple[float, float]:
-    """'A,B' (or a pair) -> (A, B) with A < B, both finite."""
-    parts = text.split(",") if isinstance(text, str) else list(text)
-    try:
-        a, b = (float(p) for p in parts)
-    except (TypeError, ValueError):
-        raise ParameterError(f"the domain must be two numbers A,B (e.g. --domain 0,1), got {text!r}") from None
-    if not (math.isfinite(a) and math.isfinite(b) and a < b):
-        raise ParameterError(f"the domain A,B needs finite A < B, got {text!r}")
-    return a, b
 
 
 # The privacy unit of a sparse file in the ledger: persons by id, observations (t, value) as rows.

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..params import check_choice
-from . import discrete as _discrete
 from .calibration import gaussian_quantile_radius
 
 GAUSSIAN_PRIVACY = "(epsilon, delta)-DP"
@@ -69,10 +68,14 @@ class NoiseFamily:
         return gaussian_quantile_radius(np.asarray(scales) ** 2, prob) if self.uses_delta else None
 
     def discrete_plan(self, n_coefficients: int, *, scaled_sensitivity: float, granularity_exp: int):
+        from . import discrete as _discrete  # lazy: the exact sampler is for commits, not a preview's start-up
+
         make = _discrete.discrete_gaussian_plan if self.uses_delta else _discrete.discrete_laplace_plan
         return make(n_coefficients, scaled_sensitivity=scaled_sensitivity, granularity_exp=granularity_exp)
 
     def discrete_release(self, values, scales, *, scaled_sensitivity: float, granularity_exp: int):
+        from . import discrete as _discrete  # lazy: as in discrete_plan
+
         release = _discrete.discrete_gaussian_release if self.uses_delta else _discrete.discrete_laplace_release
         return release(values, scales, scaled_sensitivity=scaled_sensitivity, granularity_exp=granularity_exp)
 

@@ -25,10 +25,7 @@ from ..releases.estimators import shrinkage
 from ..limits import MAX_BERNSTEIN_K, check_at_most
 from ..mechanisms.calibration import GaussianCalibration
 from ..mechanisms.families import NoiseFamily, noise_family
-from ..mechanisms.frl import frl_mean_noise
 from ..mechanisms.gaussian import gaussian_mean_noise
-from ..mechanisms.truncated_gaussian import truncated_gaussian_mean_noise
-from ..mechanisms.iclp import iclp_ar_mean_noise, iclp_qr_mean_noise
 from ..params import check_bound_value, check_choice, check_count, check_delta, check_eta, check_finite, check_positive
 from .mean_basis import BERNSTEIN_LATTICE, KERNEL_EIGENBASIS, MeanBasis, NoisePlan
 from ..sensitivity import (gaussian_mean_sensitivity_paper, gaussian_mean_sensitivity_tight,
@@ -178,10 +175,13 @@ def _plan_gaussian(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
                         n_kept)
 
 
-def _iclp_planner(noise_function):
+def _iclp_planner(name: str):
+    """The planner of an ICLP mechanism: ``name``, its noise function in mechanisms/iclp.py."""
     def plan(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
-        return NoisePlan.of(noise_function(lam, coefs, eta=s.eta, psi=s.psi, tau=tau, n=n, epsilon=s.epsilon,
-                                           bound=s.bound), n_kept)
+        from ..mechanisms import iclp  # lazy: only when an ICLP mechanism plans (start-up of the others)
+
+        noise = getattr(iclp, name)(lam, coefs, eta=s.eta, psi=s.psi, tau=tau, n=n, epsilon=s.epsilon, bound=s.bound)
+        return NoisePlan.of(noise, n_kept)
     return plan
 
 
@@ -196,11 +196,15 @@ def _first_M(s, n_kept: int, who: str) -> int:
 
 
 def _plan_frl(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
+    from ..mechanisms.frl import frl_mean_noise  # lazy: only when this mechanism plans (start-up of the others)
+
     M = _first_M(s, n_kept, "FRL")
     return NoisePlan.of(frl_mean_noise(coefs, M=M, tau=tau, n=n, epsilon=s.epsilon, bound=s.bound), M)
 
 
 def _plan_truncated_gaussian(s, lam, n_kept, coefs, tau, n) -> NoisePlan:
+    from ..mechanisms.truncated_gaussian import truncated_gaussian_mean_noise  # lazy: as FRL's
+
     M = _first_M(s, n_kept, "The truncated Gaussian mechanism")
     return NoisePlan.of(truncated_gaussian_mean_noise(
         coefs, M=M, tau=tau, n=n, epsilon=s.epsilon, delta=s.delta, calibration=s.calibration,
@@ -298,7 +302,7 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                                    "that of a scalar Gaussian mechanism (docs/METHODS.md, section 2)."),
     MeanMechanism("iclp-qr", "ICLP-QR (quadratic penalty, epsilon)", "laplace", "psi",
                   quadratic_penalty=True, basis=KERNEL_EIGENBASIS,
-                  fields=("eta", "psi"), validate=_validate_iclp_qr, plan_noise=_iclp_planner(iclp_qr_mean_noise),
+                  fields=("eta", "psi"), validate=_validate_iclp_qr, plan_noise=_iclp_planner("iclp_qr_mean_noise"),
                   worst_case=_worst_iclp_qr, shrinkage_sensitivity=_iclp_qr_shrinkage_sensitivity,
                   band_shrinkage=_penalty_band_shrinkage, color="#ff7f0e",
                   bound_help="tight: Cauchy-Schwarz, attained by a pair of clipped curves. paper: Lin & Reimherr's "
@@ -307,7 +311,7 @@ MEAN_REGISTRY: dict[str, MeanMechanism] = {m.name: m for m in (
                   error_rule="sum 2 b_l^2"),
     MeanMechanism("iclp-ar", "ICLP-AR (absolute penalty, epsilon)", "laplace", "psi",
                   quadratic_penalty=False, basis=KERNEL_EIGENBASIS,
-                  fields=("eta", "psi"), validate=_validate_iclp_ar, plan_noise=_iclp_planner(iclp_ar_mean_noise),
+                  fields=("eta", "psi"), validate=_validate_iclp_ar, plan_noise=_iclp_planner("iclp_ar_mean_noise"),
                   worst_case=_worst_iclp_ar, band_shrinkage=_kept_band_shrinkage, band_linear=False,
                   band_note="soft-thresholding is not linear: the band uses its slope 1 on the active components "
                             "(exact where the population mean's coefficients clear their thresholds)",

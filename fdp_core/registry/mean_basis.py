@@ -21,7 +21,6 @@ import numpy as np
 from ..data.loading import DATA_DEPENDENT_TAU
 from ..data.preprocess import data_tau, prepare_curves
 from ..kernels import eigenbasis
-from ..mechanisms.bernstein import bernstein_expected_sq_l2_error, bernstein_mean_noise
 from ..mechanisms.coefficient_noise import CoefficientNoise
 from ..mechanisms.guarantee import Guarantee
 from ..params import check_l2_clip
@@ -143,6 +142,8 @@ def _lattice_sums(fd, s) -> dict:
 
 def _lattice_plan(entry, s, unit_grid, weights, total, n, tau):
     """Laplace noise on the K + 1 lattice means; the Bernstein polynomials synthesise the curve."""
+    from ..mechanisms.bernstein import bernstein_expected_sq_l2_error, bernstein_mean_noise  # lazy: Bernstein only
+
     K = int(s.K)
     lo, hi = (float(v) for v in s.bernstein_range)
     noise = bernstein_mean_noise(None, unit_grid, weights, K=K, lo=lo, hi=hi, n=n, epsilon=s.epsilon,
