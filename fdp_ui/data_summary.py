@@ -7,6 +7,7 @@ import numpy as np
 import streamlit as st
 
 from fdp_core.data.loading import l2_norms
+from fdp_core.data.meta_columns import column_values, metadata_view
 from fdp_core.data.preprocess import PublicBounds, range_clipped_centred
 from fdp_core.publish.views import NONPRIVATE_VIEWS
 
@@ -40,11 +41,19 @@ def _norms(fd, settings) -> None:
         st.markdown(f"Norms range from {norms.min():.4g} to {norms.max():.4g} (analyst view).")
         if settings.tau_from_data:
             st.error("tau is data-dependent: nothing released with it is differentially private.")
-        if not fd.metadata.empty:
+        metadata = metadata_view(fd)  # the loader's columns as read: no DataFrame (nor pandas) for a list
+        if len(metadata.columns):
             # A list, not st.dataframe: the data grid's 0.6 MB of script would delay a session's first page.
             st.markdown("**Metadata columns** (usable as features on the density page)\n\n"
-                        + "\n".join(f"- `{name}` ({dtype})" for name, dtype in zip(fd.metadata.columns,
-                                                                                  fd.metadata.dtypes)))
+                        + "\n".join(f"- `{name}` ({_kind(metadata, name)})" for name in metadata.columns))
+
+
+def _kind(metadata, name) -> str:
+    """'numbers' when every present cell of the column is a number, else 'text'."""
+    cells = [v for v in column_values(metadata, name).tolist() if not (v is None or (isinstance(v, float) and v != v))]
+    numbers = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+                  for v in cells)
+    return "numbers" if cells and numbers else "text"
 
 
 def render(ds, settings, refused: bool) -> None:
