@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import streamlit as st
 
@@ -56,6 +58,30 @@ def _kind(metadata, name) -> str:
     return "numbers" if cells and numbers else "text"
 
 
+def _content_digest(fd) -> str:
+    """A hash of the curves' grid and values (the cache key of their preview across sessions)."""
+    h = hashlib.blake2b(digest_size=16)
+    values = np.ascontiguousarray(fd.data_matrix, dtype=float)
+    h.update(repr(values.shape).encode("ascii"))
+    h.update(np.ascontiguousarray(fd.grid_points, dtype=float).tobytes())
+    h.update(values.tobytes())
+    return h.hexdigest()
+
+
+def _preview_svg(fd, **labels) -> str:
+    """The curves preview, drawn once per content and labels for all sessions: every new session
+    opens on the built-in example, and drawing it (quantile envelopes, SVG text) was a fifth of a
+    new session's Data page. Keyed by a hash of the data themselves (hashed once per session and
+    data set), never by a name, so no session is shown another data set's curves."""
+    digest = state.remembered("preview_digest", fd, None, lambda: _content_digest(fd))
+    return _cached_preview(digest, tuple(sorted(labels.items())), fd.grid_points, fd.data_matrix)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _cached_preview(digest: str, labels: tuple, _grid, _curves) -> str:
+    return preview_charts.curves_preview_svg(_grid, _curves, **dict(labels))
+
+
 def render(ds, settings, refused: bool) -> None:
     """After a refused upload the data set still loaded is shown folded away, so it cannot be
     mistaken for the upload's result."""
@@ -76,8 +102,7 @@ def render(ds, settings, refused: bool) -> None:
                         f"{fd.n})")
         # A picture drawn here, not a chart library's figure: the first page of a session then
         # does not wait for Plotly's or Vega-Lite's script (fdp_ui/preview_charts.py).
-        st.image(preview_charts.curves_preview_svg(fd.grid_points, fd.data_matrix, title=f"All curves{summary_note}",
-                                                   x_title=plots.t_title(), y_title=plots.value_title()),
-                 width="stretch")
+        st.image(_preview_svg(fd, title=f"All curves{summary_note}", x_title=plots.t_title(),
+                              y_title=plots.value_title()), width="stretch")
         state.note_view(NONPRIVATE_VIEWS["curves"])
         _norms(fd, settings)
