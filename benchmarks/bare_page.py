@@ -8,7 +8,9 @@ same navigation (as many pages) and, in the same places, the same number of each
 inputs, select boxes, radios, check boxes, toggles, text inputs, sliders, select sliders, buttons)
 and of each other element (texts, metrics, images: a small SVG, so that bench_app_start.py's "charts
 drawn" condition holds; progress bars, page links, an HTML style block, expanders, columns and
-containers), with none of the app's computations, plus the tree's ``.streamlit/config.toml``.
+containers), with none of the app's computations, plus the tree's ``.streamlit/config.toml`` and, when
+the tree has it, its fix of Streamlit's server sockets (fdp_ui/tcp_nodelay.py: TCP_NODELAY, without
+which every reused connection waits 40 ms per response): the bare page is served as well as the app.
 
 With ``data=...`` (a CSV file) the bare page also reads that file into numpy, once per server
 (st.cache_data), and shows its row count in a metric: the data loading any page that views a data
@@ -101,8 +103,11 @@ def _element_lines(counts: dict, where: str) -> list[str]:
     return lines
 
 
-def bare_script(inventory: dict, data: Path | None = None) -> str:
-    lines = ["import streamlit as st", "", f"SVG = {SVG!r}", 'st.set_page_config(page_title="bare", layout="wide")']
+def bare_script(inventory: dict, data: Path | None = None, nodelay: bool = False) -> str:
+    lines = ["import streamlit as st", ""]
+    if nodelay:
+        lines += ["import tcp_nodelay", "", "tcp_nodelay.ensure()"]
+    lines += [f"SVG = {SVG!r}", 'st.set_page_config(page_title="bare", layout="wide")']
     if data is not None:
         lines += ["import numpy as np", "", "", "@st.cache_data(show_spinner=False)",
                   "def _rows(path):", '    return np.genfromtxt(path, delimiter=",", names=True, dtype=None, '
@@ -135,7 +140,11 @@ def element_count(inventory: dict) -> int:
 
 def write_bare_app(into: Path, inventory: dict, config_from: Path | None = None, data: Path | None = None) -> Path:
     into.mkdir(parents=True, exist_ok=True)
-    (into / "app.py").write_text(bare_script(inventory, data))
+    nodelay = (config_from / "fdp_ui" / "tcp_nodelay.py") if config_from else None
+    nodelay = nodelay if nodelay is not None and nodelay.exists() else None
+    if nodelay is not None:
+        shutil.copy(nodelay, into / "tcp_nodelay.py")
+    (into / "app.py").write_text(bare_script(inventory, data, nodelay is not None))
     config = (config_from / ".streamlit" / "config.toml") if config_from else None
     if config is not None and config.exists():
         (into / ".streamlit").mkdir(exist_ok=True)
@@ -152,7 +161,8 @@ def precompile(root: Path) -> None:
     share. Both trees are compiled before they are measured. Not the virtual environment (its
     packages are compiled already), not tests or benchmarks."""
     root = Path(root)
-    targets = [str(p) for p in (root / "app.py", root / "pages", root / "fdp_ui", root / "fdp_core") if p.exists()]
+    targets = [str(p) for p in (root / "app.py", root / "tcp_nodelay.py", root / "pages", root / "fdp_ui",
+                                root / "fdp_core") if p.exists()]
     if targets:
         subprocess.run([sys.executable, "-m", "compileall", "-q", *targets], cwd=root, check=True,
                        stdout=subprocess.DEVNULL, env={k: v for k, v in os.environ.items()
