@@ -124,7 +124,8 @@ def bare_script(inventory: dict, data: Path | None = None, nodelay: bool = False
     lines += ["", "", "def other_page():", "    st.title('Another page')", "",
               "",
               'PAGES = [st.Page(data_page, title="Data", url_path="data", default=True)] + [',
-              f'    st.Page(other_page, title=f"page {{j}}", url_path=f"page{{j}}") for j in range(1, {inventory["pages"]})]',
+              f'    st.Page(other_page, title=f"page {{j}}", url_path=f"page{{j}}")',
+              f'    for j in range(1, {inventory["pages"]})]',
               "st.navigation(PAGES).run()"]
     return "\n".join(lines) + "\n"
 

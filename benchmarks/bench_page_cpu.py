@@ -29,7 +29,8 @@ process, outside the figures (a server scans once when it starts).
 
 Usage (repository root)::
 
-    python benchmarks/bench_page_cpu.py [--baseline REV] [--data PATH] [--walk] [--bare] [--start-only] [--json out.json]
+    python benchmarks/bench_page_cpu.py [--baseline REV] [--data PATH] [--walk] [--bare] [--start-only]
+                                        [--json out.json]
 """
 
 from __future__ import annotations
@@ -149,7 +150,8 @@ def _child(root: Path, mode: str, data: Path, *extra: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def measure(trees: dict[str, Path], data: Path, walk: bool = False, start_only: bool = False) -> dict[str, dict[str, float]]:
+def measure(trees: dict[str, Path], data: Path, walk: bool = False,
+            start_only: bool = False) -> dict[str, dict[str, float]]:
     out = {name: {} for name in trees}
     for name, root in trees.items():
         out[name].update(_child(root, "start", data))

@@ -120,7 +120,7 @@ def render() -> None:
     if source == "built-in example":
         _sparse_example_button()
     if sparse_state.active():
-        from . import sparse_view  # lazy: the sparse view (its release, smoother, Plotly) only while sparse data are in use
+        from . import sparse_view  # lazy: the sparse view (release, smoother, Plotly), only with sparse data
 
         sparse_view.render_data_section()
 
