@@ -16,7 +16,8 @@ same machine and printed as ratios. Every tree is byte-compiled before it is ser
 (bare_page.precompile). CPU seconds (user + system, /proc) are printed with the wall-clock
 figures: the server process's from its start to the first drawn page and per new session, and the
 browser's (Playwright's driver and Chromium's processes) over the same spans; on a loaded machine
-they hold where the wall clock moves with the load.
+they hold where the wall clock moves with the load. The browser's figure includes Playwright's
+polling for the drawn page every 20 ms, so it still grows with the time waited.
 
 Usage (repository root)::
 

@@ -46,8 +46,14 @@ def _norms(fd, settings) -> None:
         metadata = metadata_view(fd)  # the loader's columns as read: no DataFrame (nor pandas) for a list
         if len(metadata.columns):
             # A list, not st.dataframe: the data grid's 0.6 MB of script would delay a session's first page.
+            # Names in bold, not as code: a code span makes every new session fetch a monospace font (90 kB).
             st.markdown("**Metadata columns** (usable as features on the density page)\n\n"
-                        + "\n".join(f"- `{name}` ({_kind(metadata, name)})" for name in metadata.columns))
+                        + "\n".join(f"- **{_escaped(name)}** ({_kind(metadata, name)})" for name in metadata.columns))
+
+
+def _escaped(text) -> str:
+    """A column name as literal markdown text (its * _ ` [ ] < > # | ~ $ \\ shown as written)."""
+    return "".join("\\" + c if c in "\\`*_[]<>#|~$" else c for c in str(text))
 
 
 def _kind(metadata, name) -> str:
