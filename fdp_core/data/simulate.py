@@ -42,6 +42,7 @@ def kl_design(n: int = 25, m: int = 100, p: float = 4.0, rho: float = KL_RHO, u_
     of [0, 1], j running over the numerically non-zero eigenvalues; mu(t) = 0.1 sin(pi t).
     """
     import pandas as pd  # lazy: simulations only; the app's first page (the built-in example) starts without pandas
+
     rng = np.random.default_rng(seed)
     grid = np.linspace(0.0, 1.0, int(m))
     basis = eigenbasis("gaussian", rho, grid)
