@@ -30,6 +30,7 @@ from fdp_core.budget.datasets import UnregisteredData
 from fdp_core.budget.ledger_store import PersistentLedger
 from fdp_core.errors import FdpError, LedgerError
 from fdp_core.limits import MIN_PERSON_SHARE, MIN_PERSONS_COMMIT, MIN_PERSONS_WARN
+from fdp_core.data.meta_columns import metadata_view
 from fdp_core.data.preprocess import repeated_id_columns
 
 from . import ledger as ledger_ui
@@ -86,7 +87,7 @@ def unit_checks(ds: state.Dataset | None = None) -> tuple[list[str], list[str], 
     column = state.person_column(ds)
     n = state.n_persons(ds)
     blockers, declaration = [], None
-    repeated = state.remembered("repeated_ids", ds.fd, None, lambda: repeated_id_columns(ds.fd.metadata))
+    repeated = state.remembered("repeated_ids", ds.fd, None, lambda: repeated_id_columns(metadata_view(ds.fd)))
     if column is None and repeated:
         if curves_declared_persons(ds):
             declaration = (f"every curve is a different person: declared by the analyst, although the column "

@@ -3,9 +3,9 @@ person) and the public value range, both stored outside their widgets (fdp_ui.st
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
+from fdp_core.data.meta_columns import metadata_view
 from fdp_core.data.preprocess import NOT_DP_SUGGESTION, curves_per_person, repeated_id_columns, suggested_value_range
 from fdp_core.limits import MIN_PERSONS_COMMIT
 from fdp_core.publish.views import NONPRIVATE_VIEWS
@@ -15,7 +15,8 @@ from . import commit_checks, state
 
 def _person_column(ds) -> None:
     fd = ds.fd
-    options = [state.NO_PERSON] + [str(c) for c in fd.metadata.columns]
+    columns = metadata_view(fd)  # the loader's columns as read: no DataFrame (nor pandas) for the names
+    options = [state.NO_PERSON] + [str(c) for c in columns.columns]
     if st.session_state.get(state.PERSON_KEY) not in options:
         st.session_state[state.PERSON_KEY] = state.NO_PERSON
     person = st.selectbox("person column (who each curve belongs to)", options,
@@ -24,7 +25,7 @@ def _person_column(ds) -> None:
                           help="Curves with the same value here belong to one person. Each person's curves are "
                                "clipped and averaged into one, so the guarantee protects persons and n = number of "
                                "persons. n is treated as public (declared).")
-    repeated = repeated_id_columns(fd.metadata)
+    repeated = repeated_id_columns(columns)
     if person == state.NO_PERSON and repeated:
         st.warning(f"Column(s) {', '.join(repr(c) for c in repeated)} have repeated values: if they identify "
                    "persons with several curves, choose one as the person column. Otherwise a person with k curves "
@@ -37,6 +38,8 @@ def _person_column(ds) -> None:
                     on_change=lambda: commit_checks.set_curves_declared_persons(ss["data_curves_are_persons_input"]),
                     help="A deliberate choice, recorded in every release's record and report.")
     if person != state.NO_PERSON:
+        import pandas as pd  # lazy: a chosen person column's table; the first Data page starts without pandas
+
         counts = curves_per_person(fd.metadata, person)
         n_persons = int(counts.sum())
         st.metric("persons n", n_persons, help="The n of every sensitivity (declared public).")

@@ -12,7 +12,7 @@ import streamlit as st
 from fdp_core.data.loading import MISSING_POLICIES
 from fdp_core.data.simulate import SIMULATIONS
 
-from . import intake_panel, server_files, sparse_view, state
+from . import intake_panel, server_files, sparse_state, state
 
 _KIND_SOURCE = {"example": "built-in example", "upload": "upload a file", "simulation": "simulate"}
 
@@ -38,6 +38,8 @@ def _on_upload():
     missing = st.session_state.get("data_missing", "drop")
     state.replace_dataset(lambda: state.uploaded_dataset(upload.getvalue(), upload.name, missing))
     intake_panel.after_upload(upload.getvalue(), upload.name)
+    from . import sparse_view  # lazy: the sparse reader and view, only when a file is uploaded
+
     sparse_view.detect_upload(upload.getvalue(), upload.name)  # a few visits per person at their own times
 
 
@@ -116,9 +118,24 @@ def render() -> None:
         _simulation_widgets()
 
     if source == "built-in example":
-        sparse_view.render_example_button()
-    if sparse_view.active():
+        _sparse_example_button()
+    if sparse_state.active():
+        from . import sparse_view  # lazy: the sparse view (release, smoother, Plotly), only with sparse data
+
         sparse_view.render_data_section()
+
+
+def _load_sparse_example() -> None:
+    from . import sparse_view  # lazy: the sparse reader and view, only when the example is asked for
+
+    sparse_view.load_example()
+
+
+def _sparse_example_button() -> None:
+    st.button("Load the built-in sparse example (500 persons, 2 to 10 visits each)", on_click=_load_sparse_example,
+              key="sparse_example_button",
+              help=f"{sparse_state.EXAMPLE.name}: simulated persons measured at their own random times "
+                   "(fdp_core.data.simulate.sparse_design, known mean).")
 
 
 def render_refusal(ds) -> bool:

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import streamlit as st
 
 from fdp_core.data.loading import l2_norms
+from fdp_core.data.meta_columns import column_values, metadata_view
 from fdp_core.data.preprocess import PublicBounds, range_clipped_centred
 from fdp_core.publish.views import NONPRIVATE_VIEWS
 
@@ -40,11 +43,49 @@ def _norms(fd, settings) -> None:
         st.markdown(f"Norms range from {norms.min():.4g} to {norms.max():.4g} (analyst view).")
         if settings.tau_from_data:
             st.error("tau is data-dependent: nothing released with it is differentially private.")
-        if not fd.metadata.empty:
+        metadata = metadata_view(fd)  # the loader's columns as read: no DataFrame (nor pandas) for a list
+        if len(metadata.columns):
             # A list, not st.dataframe: the data grid's 0.6 MB of script would delay a session's first page.
+            # Names in bold, not as code: a code span makes every new session fetch a monospace font (90 kB).
             st.markdown("**Metadata columns** (usable as features on the density page)\n\n"
-                        + "\n".join(f"- `{name}` ({dtype})" for name, dtype in zip(fd.metadata.columns,
-                                                                                  fd.metadata.dtypes)))
+                        + "\n".join(f"- **{_escaped(name)}** ({_kind(metadata, name)})" for name in metadata.columns))
+
+
+def _escaped(text) -> str:
+    """A column name as literal markdown text (its * _ ` [ ] < > # | ~ $ \\ shown as written)."""
+    return "".join("\\" + c if c in "\\`*_[]<>#|~$" else c for c in str(text))
+
+
+def _kind(metadata, name) -> str:
+    """'numbers' when every present cell of the column is a number, else 'text'."""
+    cells = [v for v in column_values(metadata, name).tolist() if not (v is None or (isinstance(v, float) and v != v))]
+    numbers = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+                  for v in cells)
+    return "numbers" if cells and numbers else "text"
+
+
+def _content_digest(fd) -> str:
+    """A hash of the curves' grid and values (the cache key of their preview across sessions)."""
+    h = hashlib.blake2b(digest_size=16)
+    values = np.ascontiguousarray(fd.data_matrix, dtype=float)
+    h.update(repr(values.shape).encode("ascii"))
+    h.update(np.ascontiguousarray(fd.grid_points, dtype=float).tobytes())
+    h.update(values.tobytes())
+    return h.hexdigest()
+
+
+def _preview_svg(fd, **labels) -> str:
+    """The curves preview, drawn once per content and labels for all sessions: every new session
+    opens on the built-in example, and drawing it (quantile envelopes, SVG text) was a fifth of a
+    new session's Data page. Keyed by a hash of the data themselves (hashed once per session and
+    data set), never by a name, so no session is shown another data set's curves."""
+    digest = state.remembered("preview_digest", fd, None, lambda: _content_digest(fd))
+    return _cached_preview(digest, tuple(sorted(labels.items())), fd.grid_points, fd.data_matrix)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _cached_preview(digest: str, labels: tuple, _grid, _curves) -> str:
+    return preview_charts.curves_preview_svg(_grid, _curves, **dict(labels))
 
 
 def render(ds, settings, refused: bool) -> None:
@@ -67,8 +108,7 @@ def render(ds, settings, refused: bool) -> None:
                         f"{fd.n})")
         # A picture drawn here, not a chart library's figure: the first page of a session then
         # does not wait for Plotly's or Vega-Lite's script (fdp_ui/preview_charts.py).
-        st.image(preview_charts.curves_preview_svg(fd.grid_points, fd.data_matrix, title=f"All curves{summary_note}",
-                                                   x_title=plots.t_title(), y_title=plots.value_title()),
-                 width="stretch")
+        st.image(_preview_svg(fd, title=f"All curves{summary_note}", x_title=plots.t_title(),
+                              y_title=plots.value_title()), width="stretch")
         state.note_view(NONPRIVATE_VIEWS["curves"])
         _norms(fd, settings)

@@ -24,13 +24,16 @@ import csv
 import io
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from fdp_core.data.loading import looks_transposed as _core_looks_transposed
 from fdp_core.errors import DataError
 from fdp_core.limits import MAX_DIAGNOSE_BYTES, MAX_DIAGNOSE_COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PREVIEW_BYTES = 1 << 16  # the delimiter sniffer's sample
 PREVIEW_ROWS = 200  # rows typed by the long-file suggestion
@@ -62,6 +65,8 @@ def _delimiter(text: str) -> str:
 def read_table(raw: bytes, nrows: int | None = None) -> pd.DataFrame:
     """The file (its first ``nrows`` rows) as a table of strings (CSV/TSV/semicolon);
     DataError if it is not one."""
+    import pandas as pd  # lazy: an upload's table only; the first Data page starts without pandas
+
     if b"\x00" in raw[:PREVIEW_BYTES]:
         raise DataError("not a text CSV file")
     try:
@@ -78,6 +83,8 @@ def read_table(raw: bytes, nrows: int | None = None) -> pd.DataFrame:
 
 
 def _numeric(series: pd.Series) -> pd.Series:
+    import pandas as pd  # lazy: an upload's table only; the first Data page starts without pandas
+
     return pd.to_numeric(series.str.strip().replace("", np.nan), errors="coerce")
 
 
@@ -90,6 +97,8 @@ def _is_numeric(series: pd.Series) -> bool:
 def _numeric_columns(frame: pd.DataFrame) -> np.ndarray:
     """_is_numeric of every column in one pass over the cells (not one pandas call per column:
     that overhead, about 1 ms a column, is what made wide uploads hold the server)."""
+    import pandas as pd  # lazy: an upload's table only; the first Data page starts without pandas
+
     cells = frame.to_numpy(dtype=object)
     if cells.size == 0:
         return np.zeros(frame.shape[1], dtype=bool)
@@ -100,6 +109,8 @@ def _numeric_columns(frame: pd.DataFrame) -> np.ndarray:
 
 
 def _is_date(series: pd.Series) -> bool:
+    import pandas as pd  # lazy: an upload's table only; the first Data page starts without pandas
+
     values = series.str.strip()
     filled = values[values != ""].head(DATE_SAMPLE)
     if len(filled) == 0 or _numeric(filled).notna().all():
@@ -169,6 +180,8 @@ def _header(preview: bytes) -> list[str]:
 def diagnose(raw: bytes) -> Diagnosis:
     """What a refused upload looks like (long with other names, transposed, or unknown); its
     cost is bounded by limits.MAX_DIAGNOSE_BYTES and MAX_DIAGNOSE_COLUMNS, whatever the file."""
+    import pandas as pd  # lazy: an upload's table only; the first Data page starts without pandas
+
     preview = _preview(raw)
     if not preview:
         return Diagnosis("unknown", (), {}, f"the header line is longer than {MAX_DIAGNOSE_BYTES:,} bytes")
@@ -215,6 +228,8 @@ def loader_options(raw: bytes, id_column: str, t_column: str, value_column: str)
 
 def long_to_loader_csv(raw: bytes, id_column: str, t_column: str, value_column: str) -> bytes:
     """The mapped columns as a long CSV with the loader's header id,t,value."""
+    import pandas as pd  # lazy: an upload's table only; the first Data page starts without pandas
+
     if len({id_column, t_column, value_column}) != 3:
         raise DataError("choose three different columns for id, t and value")
     frame = read_table(raw)

@@ -23,7 +23,6 @@ from fdp_core.budget.datasets import resolve
 from fdp_core.errors import FdpError, LedgerError
 from fdp_core.data.fingerprint import canonical_unit, fingerprint, unit_of_privacy
 from fdp_core.explore.presets import preset
-from fdp_core.registry import pure_mechanism_names
 from fdp_core.data.sketch import sketch_of
 
 from . import choices, sealed, state
@@ -422,6 +421,8 @@ def render_meter(container) -> None:
         spent, total = ledger.spent(), ledger.total()
         if ledger.filter == "basic" and spent.epsilon < total.epsilon * (1 - 1e-9):
             # Only delta ran out: pure epsilon-DP releases (delta = 0) still fit.
+            from fdp_core.registry import pure_mechanism_names  # lazy: the mechanisms, only for this warning
+
             container.warning(f"Delta budget used up: only pure epsilon-DP releases ({', '.join(pure_mechanism_names())}) "
                               f"can still be committed; epsilon {total.epsilon - spent.epsilon:.3g} remains.")
         else:

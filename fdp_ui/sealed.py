@@ -19,7 +19,6 @@ import streamlit as st
 from fdp_core.errors import DataError, FdpError
 from fdp_core.data.preprocess import file_persons
 from fdp_core.data.stand_in import SEALED, all_on_stand_in, matched_stand_in, stand_in_curves, with_person_ids
-from fdp_core.engines.stream import load_with_progress
 
 from . import server_files, state
 
@@ -63,6 +62,8 @@ def start(private_name: str, n: int, person_column: str | None, points: int, dom
     if stand_in_name:
         if stand_in_name == private_name:
             raise ValueError("the stand-in is the private file itself: choose a public file, or simulated curves")
+        from fdp_core.engines.stream import load_with_progress  # lazy: the stream engine, only to read a file
+
         fd = matched_stand_in(load_with_progress(server_files.resolve(stand_in_name)), n=design["n"],
                               points=design["points"], domain=design["domain"],
                               person_column=design["person_column"], label=stand_in_name)
@@ -92,6 +93,8 @@ def read_private() -> state.Dataset:
     design = st.session_state[SEALED_KEY]
     path = server_files.resolve(design["private_name"])
     st.session_state[READS_KEY] = reads() + 1
+    from fdp_core.engines.stream import load_with_progress  # lazy: the stream engine, only to read a file
+
     fd = load_with_progress(path)
     persons = file_persons(fd, design["person_column"]).n_persons
     if persons != design["n"]:

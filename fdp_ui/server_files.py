@@ -15,7 +15,6 @@ from pathlib import Path
 import streamlit as st
 
 from fdp_core.errors import DataError, FdpError
-from fdp_core.engines.stream import load_with_progress
 
 SUFFIXES = (".csv", ".txt", ".parquet", ".pq")
 
@@ -51,6 +50,8 @@ def render(missing: str, on_loaded) -> None:
     st.caption(f"{size / 2**20:,.0f} MB, read on the server in chunks (FDP_DATA_DIR = {data_dir()}).")
     if st.button("Load", key="data_server_load"):
         bar = st.progress(0.0, text="reading...")
+        from fdp_core.engines.stream import load_with_progress  # lazy: the stream engine, only to read a file
+
         try:
             fd = load_with_progress(resolve(name), missing=missing,
                                     progress=lambda f, rows: bar.progress(f, text=f"{rows:,} curves read"))

@@ -13,7 +13,7 @@ from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.kernels import KERNEL_LABELS, KERNEL_NAMES
 from fdp_core.data.preprocess import PublicBounds, data_tau, n_norm_clipped
 
-from . import ledger, navigation, sparse_view, state
+from . import ledger, navigation, sparse_state, state
 # apply and setting_default are part of the sidebar's interface (pages set global settings through it).
 from .choices import (DEFAULTS, DELTA_CHOICES, EPSILON_CHOICES, EPSILON_STRONG_WARNING, EPSILON_WARNING,  # noqa: F401
                       apply, setting_default)
@@ -115,7 +115,7 @@ def render() -> GlobalSettings:
     # n is the number of persons, the n of every sensitivity (the unit of privacy chosen on the Data page).
     unit = (f"{ds.fd.n} curves of persons in '{person}', n = {state.n_persons(ds)} persons," if person
             else f"n = {ds.fd.n},")
-    sparse = sparse_view.active()
+    sparse = sparse_state.active()
     if sparse:  # sparse data in use (issue 38): they are what the Mean and Release pages release
         sb.caption(f"Data: **{sparse['label']}** (sparse) — n = {sparse['data'].n} persons, "
                    f"{sparse['data'].n_observations} observations; the other pages use {ds.label}")

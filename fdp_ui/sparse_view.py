@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import math
-from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -25,25 +24,14 @@ from fdp_core.settings_fields import command_line, page_defaults, page_settings
 from fdp_core.explore.verdict import sparse_mean_verdict
 
 from . import drafts, intake, plots, state, verdict_box
+# Whether sparse data are in use lives in sparse_state (light: asked on every run of every page).
+from .sparse_state import DOMAIN_DECLARED, DOMAIN_HI, DOMAIN_LO, EXAMPLE, SPARSE_KEY  # noqa: F401
+from .sparse_state import active, keep, stop_using  # noqa: F401
 
-SPARSE_KEY = "sparse_dataset"  # {"data": SparseData, "label": str} while sparse data are in use
-DOMAIN_LO, DOMAIN_HI, DOMAIN_DECLARED = "sparse_domain_lo", "sparse_domain_hi", "sparse_domain_declared"
 # The controls holding SparseSettings fields come from its metadata (fdp_core/settings_fields.py); the number
 # of preview draws is the page's own.
 CONTROLS = {**page_defaults(SparseSettings, "mean"), "sparse_draws": 5}
-EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "example_sparse.csv"
 MAX_POINTS = 20_000  # observations drawn as points (a fixed subset beyond)
-
-
-def active() -> dict | None:
-    return st.session_state.get(SPARSE_KEY)
-
-
-def keep() -> None:
-    """Keep the domain declaration across pages (Streamlit drops the state of widgets not drawn in a run)."""
-    ss = st.session_state
-    for key, default in ((DOMAIN_LO, 0.0), (DOMAIN_HI, 1.0), (DOMAIN_DECLARED, False)):
-        ss[key] = ss.get(key, default)
 
 
 def _use(data: SparseData, label: str, file: str) -> None:
@@ -52,10 +40,6 @@ def _use(data: SparseData, label: str, file: str) -> None:
     ss.setdefault(DOMAIN_LO, 0.0)
     ss.setdefault(DOMAIN_HI, 1.0)
     ss[DOMAIN_DECLARED] = False
-
-
-def stop_using() -> None:
-    st.session_state.pop(SPARSE_KEY, None)
 
 
 def _sparse_from_bytes(raw: bytes, name: str) -> SparseData | None:
@@ -90,13 +74,6 @@ def detect_upload(raw: bytes, name: str) -> None:
 
 def load_example() -> None:
     _use(read_long(EXAMPLE), f"built-in sparse example ({EXAMPLE.name})", f"data/{EXAMPLE.name}")
-
-
-def render_example_button() -> None:
-    st.button("Load the built-in sparse example (500 persons, 2 to 10 visits each)", on_click=load_example,
-              key="sparse_example_button",
-              help=f"{EXAMPLE.name}: simulated persons measured at their own random times (fdp_core.data.simulate."
-                   "sparse_design, known mean).")
 
 
 def visits_figure(visits: np.ndarray) -> go.Figure:

@@ -15,7 +15,8 @@ from fdp_core.data.loading import FunctionalData, load_curves
 from fdp_core.errors import FdpError
 from fdp_core.data.simulate import SIMULATIONS, design_value_range, simulate
 from fdp_core.data.stand_in import stand_in_view
-from fdp_core.data.preprocess import curves_per_person, likely_person_column
+from fdp_core.data.meta_columns import metadata_view
+from fdp_core.data.preprocess import likely_person_column, person_codes
 
 EXAMPLE_FILE = Path(__file__).resolve().parents[1] / "data" / "example_curves.csv"
 
@@ -124,7 +125,7 @@ def _sync_person_choice(ds: Dataset) -> None:
     previous = ss.get(PERSON_FOR_KEY)
     if previous != ds.label:
         ss[PERSON_FOR_KEY] = ds.label
-        ss[PERSON_KEY] = likely_person_column(ds.fd.metadata) or NO_PERSON
+        ss[PERSON_KEY] = likely_person_column(metadata_view(ds.fd)) or NO_PERSON
         # The range starts empty, or at a public fact about the new data (a simulation's design):
         # never at another data set's range, never at a range read off the data.
         lo, hi = ds.public_range or (None, None)
@@ -145,7 +146,7 @@ def person_column(ds: Dataset | None = None) -> str | None:
     ds = ds or current()
     _sync_person_choice(ds)
     choice = st.session_state.get(PERSON_KEY, NO_PERSON)
-    return None if choice == NO_PERSON or choice not in ds.fd.metadata.columns else str(choice)
+    return None if choice == NO_PERSON or choice not in metadata_view(ds.fd).columns else str(choice)
 
 
 def n_persons(ds: Dataset | None = None) -> int:
@@ -155,7 +156,7 @@ def n_persons(ds: Dataset | None = None) -> int:
     column = person_column(ds)
     if not column:
         return int(ds.fd.n)
-    return remembered("n_persons", ds.fd, column, lambda: int(curves_per_person(ds.fd.metadata, column).sum()))
+    return remembered("n_persons", ds.fd, column, lambda: person_codes(metadata_view(ds.fd), column, ds.fd.n)[1])
 
 
 def remembered(name: str, fd, key, compute):

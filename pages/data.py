@@ -6,7 +6,7 @@ data_bounds.py, the view of the loaded curves in data_summary.py.
 
 import streamlit as st
 
-from fdp_ui import data_bounds, data_source, data_summary, sealed, sidebar, sparse_release, sparse_view, state, steps
+from fdp_ui import data_bounds, data_source, data_summary, sealed, sidebar, sparse_state, state, steps
 from fdp_ui import ledger as ledger_ui
 
 st.title("Data")
@@ -21,7 +21,12 @@ state.person_column(ds)  # pre-selects a likely person column for a new data set
 sealed.render_panel()  # issue 29: explore on a public stand-in, read the private file at commit
 data_bounds.render(ds)
 # Sparse data in use are what the Release page commits: their own registration box.
-(sparse_release.render_dataset_choice if sparse_view.active() else ledger_ui.render_dataset_choice)(st.container())
+if sparse_state.active():
+    from fdp_ui import sparse_release  # lazy: sparse data's own registration, only while they are in use
+
+    sparse_release.render_dataset_choice(st.container())
+else:
+    ledger_ui.render_dataset_choice(st.container())
 
 settings = sidebar.render()
 data_summary.render(ds, settings, refused)

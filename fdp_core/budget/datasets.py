@@ -24,6 +24,7 @@ import numpy as np
 
 from ..data import sketch as sketches
 from ..data.loading import FunctionalData
+from ..data.meta_columns import metadata_view
 from ..errors import ParameterError, shown
 from ..data.fingerprint import canonical_unit, fingerprint
 from ..data.preprocess import person_codes
@@ -64,7 +65,7 @@ class Match:
 def _n_persons(fd: FunctionalData, person_column: str | None) -> int:
     """Persons in ``fd`` (every curve one person without a person column); a blank person id is
     refused here as by every release (preprocess.person_codes)."""
-    return person_codes(fd.metadata, person_column, fd.data_matrix.shape[0])[1]
+    return person_codes(metadata_view(fd), person_column, fd.data_matrix.shape[0])[1]  # no DataFrame built
 
 
 def find_match(store: LedgerStore, fd: FunctionalData, key: str, vectors: np.ndarray) -> Match | None:

@@ -22,9 +22,9 @@ import struct
 from typing import Mapping
 
 import numpy as np
-import pandas as pd
 
 from .loading import FunctionalData
+from .meta_columns import column_values, metadata_view
 from ..errors import ParameterError
 
 FINGERPRINT_SCHEME = b"fdp.fingerprint/1"
@@ -121,11 +121,13 @@ def fingerprint(fd: FunctionalData, unit: Mapping | None = None) -> str:
     n, m = values.shape
     labels = None
     person = json.loads(unit_json).get("person_column")
-    if isinstance(person, str) and person in fd.metadata.columns:
-        labels = [str(v) for v in fd.metadata[person].tolist()]
+    metadata = metadata_view(fd)  # the loader's columns as read: no DataFrame (nor pandas) for a hash
+    if isinstance(person, str) and person in metadata.columns:
+        labels = [str(v) for v in column_values(metadata, person).tolist()]
     label_keys = None
     if labels is not None:
-        codes, uniques = pd.factorize(pd.Series(labels, dtype=object))
+        # One digest per distinct label (any order of the distinct labels gives the same keys).
+        uniques, codes = np.unique(np.array(labels, dtype=object), return_inverse=True)
         digests = np.array([int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "little")
                             for b in _label_bytes(list(uniques))], dtype=np.uint64)
         label_keys = digests[codes]

@@ -495,19 +495,28 @@ def suggested_value_range(fd: FunctionalData) -> tuple[float, float]:
 
 def repeated_id_columns(metadata: pd.DataFrame) -> list[str]:
     """Metadata columns that look like person ids: values repeat, yet there are many distinct ones
-    (at least max(3, n/20)), so a grouping such as sex, case or visit number is not mistaken for one."""
+    (at least max(3, n/20)), so a grouping such as sex, case or visit number is not mistaken for one.
+    ``metadata``: a DataFrame or the loader's MetaColumns (the Data page asks before pandas is loaded)."""
     out = []
     n = len(metadata)
     for column in metadata.columns:
-        k = metadata[column].astype(str).str.strip().nunique()
+        k = _distinct_labels(metadata, column, strip=True)
         if max(3, n // 20) <= k < n:
             out.append(str(column))
     return out
 
 
+def _distinct_labels(metadata, column, strip: bool) -> int:
+    """``metadata[column].astype(str)[.str.strip()].nunique()`` without pandas: distinct labels
+    among the cells that are not missing (pandas' str dtype keeps a missing cell missing)."""
+    values = column_values(metadata, column)
+    present = values[~_missing(values)].tolist()
+    return len({str(v).strip() for v in present} if strip else {str(v) for v in present})
+
+
 def likely_person_column(metadata: pd.DataFrame) -> str | None:
     """The repeated column most likely to be a person id: a name like subject/id/person first,
-    else the repeated column with the most distinct values."""
+    else the repeated column with the most distinct values. ``metadata``: a DataFrame or MetaColumns."""
     candidates = repeated_id_columns(metadata)
     if not candidates:
         return None
@@ -516,7 +525,7 @@ def likely_person_column(metadata: pd.DataFrame) -> str | None:
         for column in candidates:
             if hint in column.lower():
                 return column
-    return max(candidates, key=lambda c: metadata[c].astype(str).nunique())
+    return max(candidates, key=lambda c: _distinct_labels(metadata, c, strip=False))
 
 
 ID_NAME_HINTS = ("subject", "person", "patient", "participant", "individual", "child", "station", "id")

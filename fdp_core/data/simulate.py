@@ -11,7 +11,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from functools import lru_cache
 
@@ -42,6 +41,8 @@ def kl_design(n: int = 25, m: int = 100, p: float = 4.0, rho: float = KL_RHO, u_
     v_j are the eigenfunctions of the Gaussian kernel exp(-d^2/rho) on m equally spaced points
     of [0, 1], j running over the numerically non-zero eigenvalues; mu(t) = 0.1 sin(pi t).
     """
+    import pandas as pd  # lazy: simulations only; the app's first page (the built-in example) starts without pandas
+
     rng = np.random.default_rng(seed)
     grid = np.linspace(0.0, 1.0, int(m))
     basis = eigenbasis("gaussian", rho, grid)
@@ -136,6 +137,8 @@ def _iclp_design(mean, label):
         rng = np.random.default_rng(seed)
         grid = np.linspace(0.0, 1.0, int(m))
         values = mean(grid) + gp_noise(rng, n, grid, noise_sd, noise_rho)
+        import pandas as pd  # lazy: simulations only; the app's first page (the built-in example) starts without pandas
+
         meta = pd.DataFrame({"id": [f"sim{i + 1:03d}" for i in range(int(n))]})
         return from_arrays(grid, values, name=f"{label} (n={int(n)}, seed={seed})", metadata=meta)
 
