@@ -206,6 +206,50 @@ if numba is not None:
         us[col] = S @ x
         has_u[col] = True
 
+    # numba inlines this into each caller (inline="always"), where it is compiled with the caller's
+    # floating-point flags: ``fast`` in the Ritz start, IEEE in the low-rank inertia check, as when
+    # each had its own copy (the chains stay the same bit for bit).
+    @numba.njit(inline="always")
+    def _jacobi_sweeps(B, V, n, sweeps, tol):
+        """Cyclic Jacobi on the leading n x n block of the symmetric B, in place: B -> diag(theta),
+        V (columns) the rotations from the identity. At most ``sweeps`` sweeps; stops when the
+        squared off-diagonal mass is at most ``tol`` times the squared diagonal's."""
+        for r in range(n):
+            for c in range(n):
+                V[r, c] = 1.0 if r == c else 0.0
+        for _ in range(sweeps):
+            off = 0.0
+            scale = 0.0
+            for r in range(n):
+                scale += B[r, r] * B[r, r]
+                for c in range(r):
+                    off += B[r, c] * B[r, c]
+            if off <= tol * max(scale, 1e-300):
+                break
+            for i in range(n - 1):
+                for j in range(i + 1, n):
+                    if B[i, j] == 0.0:
+                        continue
+                    theta = (B[j, j] - B[i, i]) / (2.0 * B[i, j])
+                    t = (1.0 if theta >= 0 else -1.0) / (abs(theta) + math.sqrt(theta * theta + 1.0))
+                    cs = 1.0 / math.sqrt(t * t + 1.0)
+                    sn = t * cs
+                    for r in range(n):
+                        bri = B[r, i]
+                        brj = B[r, j]
+                        B[r, i] = cs * bri - sn * brj
+                        B[r, j] = sn * bri + cs * brj
+                    for r in range(n):
+                        bir = B[i, r]
+                        bjr = B[j, r]
+                        B[i, r] = cs * bir - sn * bjr
+                        B[j, r] = sn * bir + cs * bjr
+                    for r in range(n):
+                        vri = V[r, i]
+                        vrj = V[r, j]
+                        V[r, i] = cs * vri - sn * vrj
+                        V[r, j] = sn * vri + cs * vrj
+
     @fast
     def _ritz_start(AS, S, x, use_x, k, Y, AY, B, V):
         """bingham._ritz_start in loops (no LAPACK calls: their overhead exceeds the work at
@@ -247,43 +291,10 @@ if numba is not None:
                 for j in range(q):
                     t += Y[r, j] * AY[c, j]
                 B[r, c] = t
-            for c in range(m):
-                V[r, c] = 1.0 if r == c else 0.0
         for r in range(m):  # symmetrise the rounding
             for c in range(r):
                 B[r, c] = B[c, r] = 0.5 * (B[r, c] + B[c, r])
-        for _ in range(30):  # cyclic Jacobi on the m x m Ritz matrix
-            off = 0.0
-            scale = 0.0
-            for r in range(m):
-                scale += B[r, r] * B[r, r]
-                for c in range(r):
-                    off += B[r, c] * B[r, c]
-            if off <= 1e-28 * max(scale, 1e-300):
-                break
-            for i in range(m - 1):
-                for j in range(i + 1, m):
-                    if B[i, j] == 0.0:
-                        continue
-                    theta = (B[j, j] - B[i, i]) / (2.0 * B[i, j])
-                    t = (1.0 if theta >= 0 else -1.0) / (abs(theta) + math.sqrt(theta * theta + 1.0))
-                    cs = 1.0 / math.sqrt(t * t + 1.0)
-                    sn = t * cs
-                    for r in range(m):
-                        bri = B[r, i]
-                        brj = B[r, j]
-                        B[r, i] = cs * bri - sn * brj
-                        B[r, j] = sn * bri + cs * brj
-                    for r in range(m):
-                        bir = B[i, r]
-                        bjr = B[j, r]
-                        B[i, r] = cs * bir - sn * bjr
-                        B[j, r] = sn * bir + cs * bjr
-                    for r in range(m):
-                        vri = V[r, i]
-                        vrj = V[r, j]
-                        V[r, i] = cs * vri - sn * vrj
-                        V[r, j] = sn * vri + cs * vrj
+        _jacobi_sweeps(B, V, m, 30, 1e-28)  # the m x m Ritz matrix
         top = 0
         for r in range(1, m):
             if B[r, r] > B[top, top]:
@@ -574,46 +585,6 @@ if numba is not None:
         return True
 
     @njit
-    def _jacobi(B, V):
-        """Eigen-decomposition of the small symmetric B in place: B -> diag(theta), V (columns)."""
-        n = B.shape[0]
-        for r in range(n):
-            for c in range(n):
-                V[r, c] = 1.0 if r == c else 0.0
-        for _ in range(50):
-            off = 0.0
-            scale = 0.0
-            for r in range(n):
-                scale += B[r, r] * B[r, r]
-                for c in range(r):
-                    off += B[r, c] * B[r, c]
-            if off <= 1e-30 * max(scale, 1e-300):
-                break
-            for i in range(n - 1):
-                for j in range(i + 1, n):
-                    if B[i, j] == 0.0:
-                        continue
-                    theta = (B[j, j] - B[i, i]) / (2.0 * B[i, j])
-                    t = (1.0 if theta >= 0 else -1.0) / (abs(theta) + math.sqrt(theta * theta + 1.0))
-                    cs = 1.0 / math.sqrt(t * t + 1.0)
-                    sn = t * cs
-                    for r in range(n):
-                        bri = B[r, i]
-                        brj = B[r, j]
-                        B[r, i] = cs * bri - sn * brj
-                        B[r, j] = sn * bri + cs * brj
-                    for r in range(n):
-                        bir = B[i, r]
-                        bjr = B[j, r]
-                        B[i, r] = cs * bir - sn * bjr
-                        B[j, r] = sn * bir + cs * bjr
-                    for r in range(n):
-                        vri = V[r, i]
-                        vrj = V[r, j]
-                        V[r, i] = cs * vri - sn * vrj
-                        V[r, j] = sn * vri + cs * vrj
-
-    @njit
     def _woodbury(a, q, G, s, K, H2, H3, X2, X3, piv_work, E, Vs, check):
         """(f, f', valid) with f = tr(M(s)^-1) and f' its derivative; valid: M(s) is positive
         definite by K's inertia (Haynsworth: with Delta > 0, M > 0 iff K has exactly m positive
@@ -650,7 +621,7 @@ if numba is not None:
             K[r + m, r] += 1.0
         if check:
             E[:, :] = K
-            _jacobi(E, Vs)
+            _jacobi_sweeps(E, Vs, n, 50, 1e-30)  # K's eigenvalues on E's diagonal
             positive = 0
             for r in range(n):
                 if E[r, r] > 0.0:
