@@ -27,6 +27,7 @@ from ..errors import DataError, ParameterError
 from .. import limits
 from .estimators import shrinkage
 from ..kernels import KERNEL_NAMES, eigenbasis
+from ..long_grid import tail_sentence
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
 from ..params import check_choice, check_epsilon, check_eta, check_finite, check_positive, validate_once
@@ -476,12 +477,10 @@ def accuracy_sentence(plan: CovarianceRelease) -> str:
             "norm (root mean square) around the private method's own target.")
     truncation = basis_truncation(plan)
     if truncation is not None:
-        text += (f" On this {truncation['grid_points']:,}-point grid the release is the {truncation['components']} x "
-                 f"{truncation['components']} coefficient matrix in the kernel's top {truncation['components']} "
-                 f"eigenfunctions (the surface is written on {truncation['surface_points']:,} evenly spread grid "
-                 f"points); leaving out the rest (eigenvalues summing to at most "
-                 f"{truncation['omitted_share_of_trace']:.2g} of the total) biases the covariance by at most "
-                 f"{truncation['truncation_bias_hs_max']:.3g} in HS norm (not part of the noise figures).")
+        L = truncation["components"]
+        text += tail_sentence(truncation, f"is the {L} x {L} coefficient matrix in the kernel's top {L} eigenfunctions "
+                              f"(the surface is written on {truncation['surface_points']:,} evenly spread grid points)",
+                              "the covariance", truncation["truncation_bias_hs_max"], "HS norm")
     return text
 
 

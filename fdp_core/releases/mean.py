@@ -18,6 +18,7 @@ import numpy as np
 from ..data.loading import FunctionalData
 from ..errors import ParameterError
 from ..kernels import KERNEL_NAMES
+from ..long_grid import tail_sentence
 from ..mechanisms.calibration import CALIBRATIONS
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
@@ -481,8 +482,6 @@ def accuracy_sentence(plan: MeanRelease) -> str:
                  "(root mean square of both).")
     truncation = basis_truncation(plan)
     if truncation is not None:
-        text += (f" On this {truncation['grid_points']:,}-point grid the release uses the kernel's top "
-                 f"{truncation['components']} eigenfunctions; leaving out the rest (eigenvalues summing to at most "
-                 f"{truncation['omitted_share_of_trace']:.2g} of the total) biases it by at most "
-                 f"{truncation['truncation_bias_l2_max']:.3g} in L2 (not part of the noise figures).")
+        text += tail_sentence(truncation, f"uses the kernel's top {truncation['components']} eigenfunctions", "it",
+                              truncation["truncation_bias_l2_max"], "L2")
     return text
