@@ -453,6 +453,39 @@ if numba is not None:
         return S.T @ aS
 
     @njit
+    def _fresh_order(order, gen):
+        """A fresh random order of the k columns for the next sweep (Fisher-Yates)."""
+        k = order.size
+        for i in range(k):
+            order[i] = i
+        for i in range(k - 1, 0, -1):
+            j = gen.integers(0, i + 1)
+            order[i], order[j] = order[j], order[i]
+
+    @njit
+    def _reorthonormalise(Z):
+        """Drop the rounding drift: Z <- the Q of its QR, with signs that keep each column's direction."""
+        Q, R = np.linalg.qr(Z)
+        for j in range(Z.shape[1]):
+            sgn = 1.0 if R[j, j] >= 0 else -1.0
+            Z[:, j] = Q[:, j] * sgn
+
+    @njit
+    def _record_sweep(a, Z, U, sweep, burn_in, thin, trace, kept, i_kept):
+        """The sweep's trace (z_j^T diag(a) z_j per column) and, past the burn-in every thin-th sweep,
+        the kept draw U Z; returns the next kept index."""
+        p, k = Z.shape
+        for j in range(k):
+            t = 0.0
+            for i in range(p):
+                t += a[i] * Z[i, j] * Z[i, j]
+            trace[sweep, j] = t
+        if sweep >= burn_in and (sweep - burn_in) % thin == thin - 1:
+            kept[i_kept] = U @ Z
+            i_kept += 1
+        return i_kept
+
+    @njit
     def _complement(Z, out):
         """Orthonormal basis of the complement of Z's columns (p x (p - k))."""
         p, k = Z.shape
@@ -892,11 +925,7 @@ if numba is not None:
         restarts = 0
         i_kept = 0
         for sweep in range(n_sweeps):
-            for i in range(k):
-                order[i] = i
-            for i in range(k - 1, 0, -1):
-                j = gen.integers(0, i + 1)
-                order[i], order[j] = order[j], order[i]
+            _fresh_order(order, gen)
             for l in order:
                 _householders(Z, l, Cw, Vh, betas)
                 _lowrank_terms(a, Vh, betas, Wl, g)
@@ -912,42 +941,28 @@ if numba is not None:
                 s = shifts[l]
                 f0 = 0.0
                 fp0 = 0.0
+                keep = False
                 if s > a[q - 1] and _lowrank_factor(a, q, G, s, r, Qt, R, E, L, Xm):
                     f0, fp0 = _factor_trace(q, r, Qt, Xm, K, Phi)
-                    if abs(f0 - 2.0) <= 0.1:
-                        shifts[l] = s
-                        examined = _lowrank_draw(q, r, Qt, Xm, w, z, u, v, y, gen)
-                        proposed += examined
-                        accepted += 1
-                        _lowrank_embed(Z, l, w, Vh, betas, x)
-                        continue
-                s, restarted = _lowrank_shift(a, q, G, shifts[l], f0, fp0, rho, K, H2, H3, X2, X3, piv_work, E, Vs)
-                if not _lowrank_factor(a, q, G, s, r, Qt, R, E, L, Xm):
-                    # Not certified (rounding next to lambda_max): the safe shift is valid.
-                    restarted = True
-                    s = a[p - 1] + 1.0
+                    keep = abs(f0 - 2.0) <= 0.1
+                if not keep:
+                    s, restarted = _lowrank_shift(a, q, G, shifts[l], f0, fp0, rho, K, H2, H3, X2, X3, piv_work, E, Vs)
                     if not _lowrank_factor(a, q, G, s, r, Qt, R, E, L, Xm):
-                        raise FloatingPointError("cannot factor the ACG envelope matrix")
-                if restarted:
-                    restarts += 1
-                shifts[l] = s
+                        # Not certified (rounding next to lambda_max): the safe shift is valid.
+                        restarted = True
+                        s = a[p - 1] + 1.0
+                        if not _lowrank_factor(a, q, G, s, r, Qt, R, E, L, Xm):
+                            raise FloatingPointError("cannot factor the ACG envelope matrix")
+                    if restarted:
+                        restarts += 1
+                    shifts[l] = s
                 examined = _lowrank_draw(q, r, Qt, Xm, w, z, u, v, y, gen)
                 proposed += examined
                 accepted += 1
                 _lowrank_embed(Z, l, w, Vh, betas, x)
             if sweep % 64 == 63:
-                Q, Rq = np.linalg.qr(Z)
-                for j in range(k):
-                    sgn = 1.0 if Rq[j, j] >= 0 else -1.0
-                    Z[:, j] = Q[:, j] * sgn
-            for j in range(k):
-                t = 0.0
-                for i in range(p):
-                    t += a[i] * Z[i, j] * Z[i, j]
-                trace[sweep, j] = t
-            if sweep >= burn_in and (sweep - burn_in) % thin == thin - 1:
-                kept[i_kept] = U @ Z
-                i_kept += 1
+                _reorthonormalise(Z)
+            i_kept = _record_sweep(a, Z, U, sweep, burn_in, thin, trace, kept, i_kept)
         return accepted, proposed, restarts
 
     @njit
@@ -989,11 +1004,7 @@ if numba is not None:
         g = np.empty(q)
         Sh = np.empty(p)
         for sweep in range(n_sweeps):
-            for i in range(k):  # a fresh random order (Fisher-Yates)
-                order[i] = i
-            for i in range(k - 1, 0, -1):
-                j = gen.integers(0, i + 1)
-                order[i], order[j] = order[j], order[i]
+            _fresh_order(order, gen)
             for l in order:
                 # Column 0 becomes the updated column; the rest of AS = S^T diag(a) S is kept
                 # current by the reflections below (O(q^2) instead of O(p q^2) per update).
@@ -1011,21 +1022,11 @@ if numba is not None:
                 accepted += 1
                 _reflect(S, AS, Z, l, w, h, g, Sh)
             if sweep % 64 == 63:
-                Q, R = np.linalg.qr(Z)
-                for j in range(k):
-                    sgn = 1.0 if R[j, j] >= 0 else -1.0
-                    Z[:, j] = Q[:, j] * sgn
+                _reorthonormalise(Z)
                 _complement(Z, comp)
                 S[:, 1:] = comp
                 AS = _restricted(a, S, aS)  # drops the rounding drift of the rank-2 updates
-            for j in range(k):
-                t = 0.0
-                for i in range(p):
-                    t += a[i] * Z[i, j] * Z[i, j]
-                trace[sweep, j] = t
-            if sweep >= burn_in and (sweep - burn_in) % thin == thin - 1:
-                kept[i_kept] = U @ Z
-                i_kept += 1
+            i_kept = _record_sweep(a, Z, U, sweep, burn_in, thin, trace, kept, i_kept)
         return accepted, proposed, spectral
 
 
