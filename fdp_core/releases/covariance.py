@@ -30,7 +30,8 @@ from ..kernels import KERNEL_NAMES, eigenbasis
 from ..long_grid import tail_sentence
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
-from ..params import check_choice, check_epsilon, check_eta, check_finite, check_positive, validate_once
+from ..params import (check_choice, check_epsilon, check_eta, check_finite, check_open_unit, check_positive,
+                      validate_once)
 from ..limits import MAX_ABS_VALUE, MAX_TAU, check_at_most
 from ..data.preprocess import PublicBounds, declared_n, file_persons, person_row_weights
 from ..registry.covariance import REGISTRY as MECHANISM_REGISTRY
@@ -109,9 +110,7 @@ class CovarianceSettings:
         check_choice("centring", self.centring, CENTRINGS)
         mechanism.validate(self)
         if self.centring == "released-mean":
-            g = check_finite("gamma", self.gamma)
-            if not 0 < g < 1:
-                raise ParameterError(f"gamma (the mean's share of the budget) must be in (0, 1), got {self.gamma!r}")
+            check_open_unit("gamma (the mean's share of the budget)", self.gamma)
         has_range = self.lo is not None or self.hi is not None
         if has_range:
             if self.lo is None or self.hi is None:

@@ -23,8 +23,8 @@ from ..mechanisms.calibration import CALIBRATIONS
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
 from ..mechanisms.weighted_chi2 import monte_carlo_upper_quantile
-from ..params import (check_choice, check_epsilon, check_finite, check_positive, default_l2_clip, short_repr,
-                      validate_once)
+from ..params import (check_choice, check_epsilon, check_open_unit, check_positive, default_l2_clip,
+                      short_repr, validate_once)
 from .postprocess import mean_steps
 from ..data.meta_columns import metadata_view
 from ..data.preprocess import PublicBounds, bounds_of, person_average, person_codes
@@ -128,20 +128,14 @@ class MeanSettings:
         check_choice("calibration", self.calibration, CALIBRATIONS)
         self.bounds  # validates value_range, reference, person_column, n_public
         if self.confidence_band is not None:
-            _check_open_unit("confidence_band (the band's level)", self.confidence_band)
-            _check_open_unit("band_share (the second moment's share of the budget)", self.band_share)
+            check_open_unit("confidence_band (the band's level)", self.confidence_band)
+            check_open_unit("band_share (the second moment's share of the budget)", self.band_share)
         if self.smoothness_bound is not None:
             check_positive("smoothness_bound", self.smoothness_bound)
         mechanism = mean_mechanism(self.mechanism)
         mechanism.validate(self)
         mechanism.basis.validate_clip(self)  # tau for the kernel eigenbasis; Bernstein clips to [lo, hi] instead
         return self
-
-
-def _check_open_unit(name: str, value) -> float:
-    if not 0.0 < check_finite(name, value) < 1.0:
-        raise ParameterError(f"{name} must be in (0, 1), got {value!r}")
-    return float(value)
 
 
 @dataclass(frozen=True)

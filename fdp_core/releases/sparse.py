@@ -30,7 +30,7 @@ from ..mechanisms.calibration import CALIBRATIONS, gaussian_sigma
 from ..mechanisms.families import noise_family
 from ..mechanisms.guarantee import Guarantee
 from ..params import (check_choice, check_delta, check_epsilon, check_eta, check_finite, check_integer,
-                     check_positive)
+                     check_open_unit, check_positive)
 from ..publish.release import randomness_fields
 from ..sensitivity import (sparse_b_sensitivity_l1, sparse_b_sensitivity_l2, sparse_gram_sensitivity_frobenius,
                           sparse_gram_sensitivity_l1)
@@ -119,9 +119,7 @@ class SparseSettings:
         if noise_family(self.noise).uses_delta:
             check_delta(self.delta)
         check_choice("calibration", self.calibration, CALIBRATIONS)
-        g = check_finite("gamma", self.gamma)
-        if not 0 < g < 1:
-            raise ParameterError(f"gamma (A's share of the budget) must be in (0, 1), got {self.gamma!r}")
+        check_open_unit("gamma (A's share of the budget)", self.gamma)
         check_positive("kappa (eigenvalue floor of A)", self.kappa)
         check_integer("output grid points", self.output_points, 2)
         check_at_most("--output-points", self.output_points, MAX_OUTPUT_POINTS,
