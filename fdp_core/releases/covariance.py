@@ -428,14 +428,7 @@ def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) ->
                              noise=mechanism.noise, mean_estimate=mean_estimate, mean_scales=mean_scales, n=n,
                              n_clipped=n_clipped, tau=tau, sensitivity=noise.sensitivity, sigma=noise.sigma,
                              mean_sensitivity=mean_sens, mean_sigma=mean_sigma,
-                             guarantee=guarantee, coefficients=x, basis_tail=_basis_tail(basis))
-
-
-def _basis_tail(basis) -> dict | None:
-    if not basis.truncated:
-        return None
-    return dict(grid_points=int(basis.grid.size), components=basis.n_components,
-                omitted_eigenvalue_sum=basis.tail_trace, kernel_trace=basis.trace)
+                             guarantee=guarantee, coefficients=x, basis_tail=basis.tail())
 
 
 def basis_truncation(plan: CovarianceRelease) -> dict | None:

@@ -299,9 +299,7 @@ def plan_regression_release(fd: FunctionalData, settings: RegressionSettings) ->
                              t1_sensitivity=sens1, t2_sensitivity=sens2,
                              t2_scales=np.tile(sigma2 * np.sqrt(lam), (q, 1)), n=n, n_clipped_curves=n_clipped,
                              n_clipped_covariates=n_clipped_cov, guarantee=guarantee, design=X, curves=fd.data_matrix,
-                             basis_tail=None if not basis.truncated else dict(
-                                 grid_points=int(basis.grid.size), components=basis.n_components,
-                                 omitted_eigenvalue_sum=basis.tail_trace, kernel_trace=basis.trace))
+                             basis_tail=basis.tail())
 
 
 def basis_truncation(plan: RegressionRelease) -> dict | None:
