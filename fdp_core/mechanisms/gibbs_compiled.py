@@ -354,6 +354,32 @@ if numba is not None:
         has_u[col] = True
         return True, 0
 
+    # The ACG proposal's normals and its rejection test, shared by the general route's draw (q x q
+    # Cholesky factor) and the small-k route's (low-rank factor); inlined (numba, inline="always") so
+    # that they are compiled with the draws' own flags, as when each draw had its own copy.
+    @numba.njit(inline="always")
+    def _standard_normals(z, gen):
+        """z ~ N(0, I) from numpy's ziggurat; returns z^T z."""
+        zz = 0.0
+        for i in range(z.size):
+            z[i] = gen.standard_normal()
+            zz += z[i] * z[i]
+        return zz
+
+    @numba.njit(inline="always")
+    def _acg_accept(zz, ny2, y, w, gen):
+        """KGM's exact ACG rejection test (bingham._acg_draw) for a proposal y with y^T M y = zz = z^T z
+        and |y|^2 = ny2: accept when an Exp(1) variable exceeds the rejection cost, then w = y / |y|."""
+        q = y.size
+        wq = (2.0 / q) * (zz / ny2)
+        cost = (q / 2.0) * (wq - 1.0 - math.log(wq))
+        if gen.standard_exponential() > cost:
+            r = 1.0 / math.sqrt(ny2)
+            for i in range(q):
+                w[i] = y[i] * r
+            return True
+        return False
+
     @fast
     def _acg_draw(L, limit, w, z, y, R, gen):
         """One exact draw of exp(-x^T L L^T x) on the sphere into w; (found, examined).
@@ -367,10 +393,7 @@ if numba is not None:
                 R[i, k] = L[k, i]
         examined = 0
         while limit < 0 or examined < limit:
-            zz = 0.0
-            for i in range(q):
-                z[i] = gen.standard_normal()
-                zz += z[i] * z[i]
+            zz = _standard_normals(z, gen)
             ny2 = 0.0
             for i in range(q - 1, -1, -1):
                 s = z[i]
@@ -379,12 +402,7 @@ if numba is not None:
                 y[i] = s / R[i, i]
                 ny2 += y[i] * y[i]
             examined += 1
-            wq = (2.0 / q) * (zz / ny2)
-            cost = (q / 2.0) * (wq - 1.0 - math.log(wq))
-            if gen.standard_exponential() > cost:
-                r = 1.0 / math.sqrt(ny2)
-                for i in range(q):
-                    w[i] = y[i] * r
+            if _acg_accept(zz, ny2, y, w, gen):
                 return True, examined
         return False, examined
 
@@ -837,10 +855,7 @@ if numba is not None:
         n = Qt.shape[0]
         examined = 0
         while True:
-            zz = 0.0
-            for i in range(q):
-                z[i] = gen.standard_normal()
-                zz += z[i] * z[i]
+            zz = _standard_normals(z, gen)
             for j in range(n):
                 t = 0.0
                 for i in range(q):
@@ -859,12 +874,7 @@ if numba is not None:
                 y[i] = r[i] * t
                 ny2 += y[i] * y[i]
             examined += 1
-            wq = (2.0 / q) * (zz / ny2)
-            cost = (q / 2.0) * (wq - 1.0 - math.log(wq))
-            if gen.standard_exponential() > cost:
-                nrm = 1.0 / math.sqrt(ny2)
-                for i in range(q):
-                    w[i] = y[i] * nrm
+            if _acg_accept(zz, ny2, y, w, gen):
                 return examined
 
     @njit
