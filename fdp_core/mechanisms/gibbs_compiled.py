@@ -470,7 +470,8 @@ if numba is not None:
                 aS[i, j] = a[i] * S[i, j]
         return S.T @ aS
 
-    @njit
+    # The sweep's steps shared by both routes, inlined into each (no call per sweep).
+    @numba.njit(inline="always")
     def _fresh_order(order, gen):
         """A fresh random order of the k columns for the next sweep (Fisher-Yates)."""
         k = order.size
@@ -480,7 +481,7 @@ if numba is not None:
             j = gen.integers(0, i + 1)
             order[i], order[j] = order[j], order[i]
 
-    @njit
+    @numba.njit(inline="always")
     def _reorthonormalise(Z):
         """Drop the rounding drift: Z <- the Q of its QR, with signs that keep each column's direction."""
         Q, R = np.linalg.qr(Z)
@@ -488,7 +489,7 @@ if numba is not None:
             sgn = 1.0 if R[j, j] >= 0 else -1.0
             Z[:, j] = Q[:, j] * sgn
 
-    @njit
+    @numba.njit(inline="always")
     def _record_sweep(a, Z, U, sweep, burn_in, thin, trace, kept, i_kept):
         """The sweep's trace (z_j^T diag(a) z_j per column) and, past the burn-in every thin-th sweep,
         the kept draw U Z; returns the next kept index."""
@@ -636,6 +637,12 @@ if numba is not None:
         return True
 
     @njit
+    def _jacobi(B, V):
+        """Eigen-decomposition of the small symmetric B in place: B -> diag(theta), V (columns). A call
+        of its own (not inlined into _woodbury, whose compiled code stays as compact as it was)."""
+        _jacobi_sweeps(B, V, B.shape[0], 50, 1e-30)
+
+    @njit
     def _woodbury(a, q, G, s, K, H2, H3, X2, X3, piv_work, E, Vs, check):
         """(f, f', valid) with f = tr(M(s)^-1) and f' its derivative; valid: M(s) is positive
         definite by K's inertia (Haynsworth: with Delta > 0, M > 0 iff K has exactly m positive
@@ -672,7 +679,7 @@ if numba is not None:
             K[r + m, r] += 1.0
         if check:
             E[:, :] = K
-            _jacobi_sweeps(E, Vs, n, 50, 1e-30)  # K's eigenvalues on E's diagonal
+            _jacobi(E, Vs)
             positive = 0
             for r in range(n):
                 if E[r, r] > 0.0:
