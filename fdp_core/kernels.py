@@ -138,6 +138,15 @@ class Eigenbasis:
     def n_components(self) -> int:
         return int(self.eigenvalues.size)
 
+    def tail(self) -> dict | None:
+        """A long grid's tail as its releases state it (METHODS.md 27), public numbers only: the grid's
+        size, the L eigenpairs kept, the bound on the omitted eigenvalues' sum and the whole trace.
+        None when nothing is left out (a grid decomposed in full)."""
+        if not self.truncated:
+            return None
+        return dict(grid_points=int(self.grid.size), components=self.n_components,
+                    omitted_eigenvalue_sum=self.tail_trace, kernel_trace=self.trace)
+
     def coefficients(self, values: np.ndarray) -> np.ndarray:
         """x_l = <X, phi_l> for each row X of ``values`` (shape (..., m) -> (..., L))."""
         return np.asarray(values, dtype=float) @ self.projector

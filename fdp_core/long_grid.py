@@ -102,3 +102,16 @@ def top_eigenpairs(kernel_row, grid: np.ndarray, w: np.ndarray, sub_eigh, rel_to
     tail = max(0.0, trace - float(np.sum(theta)))
     phi = (q @ v) / sw[:, None]
     return theta, phi, tail
+
+
+def tail_sentence(truncation: dict, release: str, target: str, bias: float, norm: str) -> str:
+    """The accuracy statement's words for a long grid's tail, one wording for every release.
+
+    ``truncation`` is a release's ``basis_truncation`` (public numbers only: the grid's size and
+    the omitted share of the kernel's trace); ``release`` says what the release is on the top-L
+    basis, ``target`` what the tail biases, ``bias`` the bound on that bias in ``norm``. The tail
+    is a bias, not noise: the sentence keeps it apart from the noise figures.
+    """
+    return (f" On this {truncation['grid_points']:,}-point grid the release {release}; leaving out the rest "
+            f"(eigenvalues summing to at most {truncation['omitted_share_of_trace']:.2g} of the total) biases "
+            f"{target} by at most {bias:.3g} in {norm} (not part of the noise figures).")

@@ -105,6 +105,13 @@ def check_positive(name: str, value) -> float:
     return x
 
 
+def check_open_unit(name: str, value) -> float:
+    """Return ``value`` as a float, or raise unless it is a number strictly between 0 and 1 (a share, a level)."""
+    if not 0.0 < check_finite(name, value) < 1.0:
+        raise ParameterError(f"{name} must be in (0, 1), got {value!r}")
+    return float(value)
+
+
 def short_repr(name: str, **fields) -> str:
     """A one-line repr of a release object: its public headline figures, never its arrays.
 

@@ -43,3 +43,13 @@ def test_2d_radii_use_fewer_draws():
     assert (l2, sup) == pytest.approx((release.l2_error_radius(0.95, 1000), release.sup_error_radius(0.95, 1000)),
                                       rel=1e-9)
     assert np.isfinite(l2) and sup > 0
+
+
+def test_the_planners_upper_radius_is_the_release_monte_carlo_once_per_shape(monkeypatch):
+    points, box = hall_mixture_points(80, seed=2), ((0.0, 1.0),)
+    first = _plan("gaussian", points, box, epsilon=1.0, grid_size=64)
+    assert kde_radii.l2_upper_radius(first, draws=500) == pytest.approx(first.l2_error_radius(0.95, 500), rel=1e-9)
+    other = _plan("gaussian", points, box, epsilon=0.3, grid_size=64)
+    expected = other.l2_error_radius(0.95, 500)
+    monkeypatch.setattr(type(other), "l2_error_radius", lambda *a, **k: pytest.fail("Monte Carlo re-run"))
+    assert kde_radii.l2_upper_radius(other, draws=500) == pytest.approx(expected, rel=1e-9)

@@ -18,7 +18,7 @@ from fdp_core import limits
 from fdp_core.data.loading import from_arrays
 from fdp_core.kernels import _dense_eigh, _finite_kernel_row, eigenbasis, kernel_matrix, trapezoid_weights
 from fdp_core.long_grid import kernel_times, top_eigenpairs
-from fdp_core.releases.mean import MeanSettings, basis_truncation, plan_mean_release
+from fdp_core.releases.mean import MeanSettings, accuracy_sentence, basis_truncation, plan_mean_release
 
 ROOT = Path(__file__).resolve().parents[1]
 M_LONG = 3000
@@ -125,6 +125,16 @@ def test_the_tail_is_stated_as_a_bias(long_basis):
     short = np.linspace(0, 1, 200)
     assert basis_truncation(plan_mean_release(from_arrays(short, _curves(np.random.default_rng(4), 10, short)),
                                               _settings())) is None
+
+
+def test_the_accuracy_sentence_states_the_tail(long_basis):
+    grid, basis = long_basis
+    plan = plan_mean_release(from_arrays(grid, _curves(np.random.default_rng(4), 10, grid)), _settings())
+    tail = basis_truncation(plan)
+    assert accuracy_sentence(plan).endswith(
+        f" On this 3,000-point grid the release uses the kernel's top {basis.n_components} eigenfunctions; leaving "
+        f"out the rest (eigenvalues summing to at most {tail['omitted_share_of_trace']:.2g} of the total) biases it "
+        f"by at most {tail['truncation_bias_l2_max']:.3g} in L2 (not part of the noise figures).")
 
 
 def test_a_release_on_a_10000_point_grid_exits_0_with_its_tail(tmp_path):

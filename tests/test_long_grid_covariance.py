@@ -19,8 +19,8 @@ from fdp_core.data.loading import FunctionalData, load_curves
 from fdp_core.kernels import eigenbasis, kernel_matrix
 from fdp_core.long_grid import top_eigenpairs
 from fdp_core.kernels import _dense_eigh, _finite_kernel_row, trapezoid_weights
-from fdp_core.releases.covariance import (LONG_GRID_SURFACE_POINTS, CovarianceSettings, basis_truncation,
-                                          plan_covariance_release, product_shrinkage, surface_index)
+from fdp_core.releases.covariance import (LONG_GRID_SURFACE_POINTS, CovarianceSettings, accuracy_sentence,
+                                          basis_truncation, plan_covariance_release, product_shrinkage, surface_index)
 from fdp_core.releases.pca import PcaSettings, pca_sums, private_pca
 from fdp_core.releases.pca import basis_truncation as pca_truncation
 
@@ -192,6 +192,17 @@ def test_the_covariance_tail_is_stated_as_a_bias(dense):
     small = plan_covariance_release(FunctionalData(short, _curves(np.random.default_rng(4), 10)[:, ::8][:, :300]),
                                     _settings())
     assert basis_truncation(small) is None and small.surface_points.size == 300
+
+
+def test_the_accuracy_sentence_states_the_covariance_tail():
+    plan = plan_covariance_release(FunctionalData(GRID, _curves(np.random.default_rng(4), 10)), _settings())
+    tail = basis_truncation(plan)
+    L = tail["components"]
+    assert accuracy_sentence(plan).endswith(
+        f" On this 2,500-point grid the release is the {L} x {L} coefficient matrix in the kernel's top {L} "
+        f"eigenfunctions (the surface is written on {LONG_GRID_SURFACE_POINTS} evenly spread grid points); leaving "
+        f"out the rest (eigenvalues summing to at most {tail['omitted_share_of_trace']:.2g} of the total) biases the "
+        f"covariance by at most {tail['truncation_bias_hs_max']:.3g} in HS norm (not part of the noise figures).")
 
 
 def test_the_bound_on_the_largest_eigenvalue_holds():

@@ -32,17 +32,16 @@ Sensitivities (replace one person, i.e. one row of norm <= tau; derivations in t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from .accuracy import penalised_noise_scales
+from .tuning import pcv_scores
 from ..errors import ParameterError
 from .. import limits
-from ..kernels import eigenbasis
 from ..mechanisms.guarantee import Guarantee
 from ..releases.mean import MeanSettings
-from ..registry import mean_mechanism, quadratic_penalty_mechanisms
+from ..registry import quadratic_penalty_mechanisms
 from ..params import check_choice, check_epsilon, check_positive
 from ..data.preprocess import bounds_of, file_persons, mechanism_n, prepare_curves
 from ..budget.accounting import exponential_entry
@@ -149,22 +148,9 @@ def pcv_private_scores(fd, settings: MeanSettings, penalties, rhos, *, folds: in
     K = len(fold_index)
     fold_means = fold_sums(prepared.values, prepared.person_index, m, K) / m  # (K, m_grid), norms <= tau
     train_means = (fold_means.sum(axis=0)[None, :] - fold_means) / (K - 1)
-    test_sq = (fold_means**2) @ weights
-    variance = mean_mechanism(settings.mechanism).noise_variance_factor  # Laplace(b): 2 b^2
-    eta = np.full(penalties.size, float(settings.eta))
-    scores = np.empty((rhos.size, penalties.size))
-    for r, rho in enumerate(rhos):
-        basis = eigenbasis(settings.kernel, float(rho), fd.unit_grid, weights, nu=settings.nu)
-        lam = basis.eigenvalues
-        a, b = basis.coefficients(train_means), basis.coefficients(fold_means)
-        residual = np.maximum(test_sq - np.sum(b**2, axis=1), 0.0)
-        lam_eta = lam**settings.eta
-        shrink = lam_eta[None, :] / (lam_eta[None, :] + penalties[:, None])
-        fit = np.sum((shrink[:, None, :] * a[None, :, :] - b[None, :, :]) ** 2, axis=2)  # (P, K)
-        unit = penalised_noise_scales(replace(settings, rho=float(rho)), lam, eta, penalties, tau, 1)
-        noise = variance * np.sum(unit**2, axis=1) / ((K - 1) * m) ** 2
-        scores[r] = np.mean(fit + residual[None, :], axis=1) + noise
-    return scores
+    # Held out: each fold's clipped mean; the noise at the public training size (K - 1) m.
+    return pcv_scores(settings, penalties, rhos, fd.unit_grid, weights, train_means, fold_means,
+                      np.full(K, float((K - 1) * m)), tau)
 
 
 def exponential_selection(scores: np.ndarray, epsilon: float, scale: float, rng: np.random.Generator,

@@ -130,6 +130,35 @@ def file_folds(fd, folds: int, seed: int | None = 0) -> list[np.ndarray]:
     return out
 
 
+def pcv_scores(settings, penalties: np.ndarray, rhos: np.ndarray, grid: np.ndarray, weights: np.ndarray,
+               train_means: np.ndarray, test_means: np.ndarray, n_train: np.ndarray, tau: float) -> np.ndarray:
+    """PCV(g) on the grid penalties x rhos, shape (len(rhos), len(penalties)), from K folds (closed form).
+
+    ``train_means`` and ``test_means`` (K, m): each fold's training mean (clipped) and held-out mean;
+    ``n_train`` (K,): the training sizes at which the noise variance is taken. A fold's score is the
+    squared L2 distance of the shrunk training mean to the held-out mean (its part outside the basis
+    included) plus the noise's expected squared norm; PCV averages it over the folds.
+    """
+    test_sq_norms = (test_means**2) @ weights
+    variance = mean_mechanism(settings.mechanism).noise_variance_factor  # Laplace(b): 2 b^2
+    eta = np.full(penalties.size, float(settings.eta))
+    scores = np.empty((rhos.size, penalties.size))
+    for r, rho in enumerate(rhos):
+        basis = eigenbasis(settings.kernel, float(rho), grid, weights, nu=settings.nu)
+        lam = basis.eigenvalues
+        a = basis.coefficients(train_means)  # (K, L)
+        b = basis.coefficients(test_means)
+        residual = np.maximum(test_sq_norms - np.sum(b**2, axis=1), 0.0)  # held-out mean outside the span
+        lam_eta = lam**settings.eta
+        shrink = lam_eta[None, :] / (lam_eta[None, :] + penalties[:, None])  # (P, L)
+        fit = np.sum((shrink[:, None, :] * a[None, :, :] - b[None, :, :]) ** 2, axis=2)  # (P, K)
+        # Every sensitivity is proportional to 1/n: one evaluation at n = 1, rescaled per fold.
+        unit_scales = penalised_noise_scales(replace(settings, rho=float(rho)), lam, eta, penalties, tau, 1)
+        noise = variance * np.sum(unit_scales**2, axis=1)[:, None] / n_train[None, :] ** 2
+        scores[r] = np.mean(fit + residual[None, :] + noise, axis=1)
+    return scores
+
+
 def pcv_grid(fd, settings, penalties, rhos, *, folds: int = 10, seed: int | None = 0) -> PCVResult:
     """K-fold PCV score for every (rho, penalty) pair, in closed form (METHODS.md 6).
 
@@ -190,23 +219,7 @@ def pcv_grid(fd, settings, penalties, rhos, *, folds: int = 10, seed: int | None
     clipped_total = clipped.sum(axis=0)
     train_means = np.stack([(clipped_total - clipped[idx].sum(axis=0)) / (fd.n - idx.size) for idx in held_out])
     test_means = np.stack([raw[idx].mean(axis=0) for idx in held_out])
-    test_sq_norms = (test_means**2) @ weights
-    variance = mean_mechanism(settings.mechanism).noise_variance_factor  # Laplace(b): 2 b^2
-    eta = np.full(penalties.size, float(settings.eta))
-    scores = np.empty((rhos.size, penalties.size))
-    for r, rho in enumerate(rhos):
-        basis = eigenbasis(settings.kernel, float(rho), grid, weights, nu=settings.nu)
-        lam = basis.eigenvalues
-        a = basis.coefficients(train_means)  # (K, L)
-        b = basis.coefficients(test_means)
-        residual = np.maximum(test_sq_norms - np.sum(b**2, axis=1), 0.0)  # held-out mean outside the span
-        lam_eta = lam**settings.eta
-        shrink = lam_eta[None, :] / (lam_eta[None, :] + penalties[:, None])  # (P, L)
-        fit = np.sum((shrink[:, None, :] * a[None, :, :] - b[None, :, :]) ** 2, axis=2)  # (P, K)
-        # Every sensitivity is proportional to 1/n: one evaluation at n = 1, rescaled per fold.
-        unit_scales = penalised_noise_scales(replace(settings, rho=float(rho)), lam, eta, penalties, tau, 1)
-        noise = variance * np.sum(unit_scales**2, axis=1)[:, None] / n_train[None, :] ** 2
-        scores[r] = np.mean(fit + residual[None, :] + noise, axis=1)
+    scores = pcv_scores(settings, penalties, rhos, grid, weights, train_means, test_means, n_train, tau)
     best = np.unravel_index(np.nanargmin(scores), scores.shape)
     return PCVResult(settings.mechanism, penalties, rhos, scores, len(held_out),
                      float(penalties[best[1]]), float(rhos[best[0]]), float(scores[best]))

@@ -206,6 +206,50 @@ if numba is not None:
         us[col] = S @ x
         has_u[col] = True
 
+    # numba inlines this into each caller (inline="always"), where it is compiled with the caller's
+    # floating-point flags: ``fast`` in the Ritz start, IEEE in the low-rank inertia check, as when
+    # each had its own copy (the chains stay the same bit for bit).
+    @numba.njit(inline="always")
+    def _jacobi_sweeps(B, V, n, sweeps, tol):
+        """Cyclic Jacobi on the leading n x n block of the symmetric B, in place: B -> diag(theta),
+        V (columns) the rotations from the identity. At most ``sweeps`` sweeps; stops when the
+        squared off-diagonal mass is at most ``tol`` times the squared diagonal's."""
+        for r in range(n):
+            for c in range(n):
+                V[r, c] = 1.0 if r == c else 0.0
+        for _ in range(sweeps):
+            off = 0.0
+            scale = 0.0
+            for r in range(n):
+                scale += B[r, r] * B[r, r]
+                for c in range(r):
+                    off += B[r, c] * B[r, c]
+            if off <= tol * max(scale, 1e-300):
+                break
+            for i in range(n - 1):
+                for j in range(i + 1, n):
+                    if B[i, j] == 0.0:
+                        continue
+                    theta = (B[j, j] - B[i, i]) / (2.0 * B[i, j])
+                    t = (1.0 if theta >= 0 else -1.0) / (abs(theta) + math.sqrt(theta * theta + 1.0))
+                    cs = 1.0 / math.sqrt(t * t + 1.0)
+                    sn = t * cs
+                    for r in range(n):
+                        bri = B[r, i]
+                        brj = B[r, j]
+                        B[r, i] = cs * bri - sn * brj
+                        B[r, j] = sn * bri + cs * brj
+                    for r in range(n):
+                        bir = B[i, r]
+                        bjr = B[j, r]
+                        B[i, r] = cs * bir - sn * bjr
+                        B[j, r] = sn * bir + cs * bjr
+                    for r in range(n):
+                        vri = V[r, i]
+                        vrj = V[r, j]
+                        V[r, i] = cs * vri - sn * vrj
+                        V[r, j] = sn * vri + cs * vrj
+
     @fast
     def _ritz_start(AS, S, x, use_x, k, Y, AY, B, V):
         """bingham._ritz_start in loops (no LAPACK calls: their overhead exceeds the work at
@@ -247,43 +291,10 @@ if numba is not None:
                 for j in range(q):
                     t += Y[r, j] * AY[c, j]
                 B[r, c] = t
-            for c in range(m):
-                V[r, c] = 1.0 if r == c else 0.0
         for r in range(m):  # symmetrise the rounding
             for c in range(r):
                 B[r, c] = B[c, r] = 0.5 * (B[r, c] + B[c, r])
-        for _ in range(30):  # cyclic Jacobi on the m x m Ritz matrix
-            off = 0.0
-            scale = 0.0
-            for r in range(m):
-                scale += B[r, r] * B[r, r]
-                for c in range(r):
-                    off += B[r, c] * B[r, c]
-            if off <= 1e-28 * max(scale, 1e-300):
-                break
-            for i in range(m - 1):
-                for j in range(i + 1, m):
-                    if B[i, j] == 0.0:
-                        continue
-                    theta = (B[j, j] - B[i, i]) / (2.0 * B[i, j])
-                    t = (1.0 if theta >= 0 else -1.0) / (abs(theta) + math.sqrt(theta * theta + 1.0))
-                    cs = 1.0 / math.sqrt(t * t + 1.0)
-                    sn = t * cs
-                    for r in range(m):
-                        bri = B[r, i]
-                        brj = B[r, j]
-                        B[r, i] = cs * bri - sn * brj
-                        B[r, j] = sn * bri + cs * brj
-                    for r in range(m):
-                        bir = B[i, r]
-                        bjr = B[j, r]
-                        B[i, r] = cs * bir - sn * bjr
-                        B[j, r] = sn * bir + cs * bjr
-                    for r in range(m):
-                        vri = V[r, i]
-                        vrj = V[r, j]
-                        V[r, i] = cs * vri - sn * vrj
-                        V[r, j] = sn * vri + cs * vrj
+        _jacobi_sweeps(B, V, m, 30, 1e-28)  # the m x m Ritz matrix
         top = 0
         for r in range(1, m):
             if B[r, r] > B[top, top]:
@@ -343,6 +354,32 @@ if numba is not None:
         has_u[col] = True
         return True, 0
 
+    # The ACG proposal's normals and its rejection test, shared by the general route's draw (q x q
+    # Cholesky factor) and the small-k route's (low-rank factor); inlined (numba, inline="always") so
+    # that they are compiled with the draws' own flags, as when each draw had its own copy.
+    @numba.njit(inline="always")
+    def _standard_normals(z, gen):
+        """z ~ N(0, I) from numpy's ziggurat; returns z^T z."""
+        zz = 0.0
+        for i in range(z.size):
+            z[i] = gen.standard_normal()
+            zz += z[i] * z[i]
+        return zz
+
+    @numba.njit(inline="always")
+    def _acg_accept(zz, ny2, y, w, gen):
+        """KGM's exact ACG rejection test (bingham._acg_draw) for a proposal y with y^T M y = zz = z^T z
+        and |y|^2 = ny2: accept when an Exp(1) variable exceeds the rejection cost, then w = y / |y|."""
+        q = y.size
+        wq = (2.0 / q) * (zz / ny2)
+        cost = (q / 2.0) * (wq - 1.0 - math.log(wq))
+        if gen.standard_exponential() > cost:
+            r = 1.0 / math.sqrt(ny2)
+            for i in range(q):
+                w[i] = y[i] * r
+            return True
+        return False
+
     @fast
     def _acg_draw(L, limit, w, z, y, R, gen):
         """One exact draw of exp(-x^T L L^T x) on the sphere into w; (found, examined).
@@ -356,10 +393,7 @@ if numba is not None:
                 R[i, k] = L[k, i]
         examined = 0
         while limit < 0 or examined < limit:
-            zz = 0.0
-            for i in range(q):
-                z[i] = gen.standard_normal()
-                zz += z[i] * z[i]
+            zz = _standard_normals(z, gen)
             ny2 = 0.0
             for i in range(q - 1, -1, -1):
                 s = z[i]
@@ -368,12 +402,7 @@ if numba is not None:
                 y[i] = s / R[i, i]
                 ny2 += y[i] * y[i]
             examined += 1
-            wq = (2.0 / q) * (zz / ny2)
-            cost = (q / 2.0) * (wq - 1.0 - math.log(wq))
-            if gen.standard_exponential() > cost:
-                r = 1.0 / math.sqrt(ny2)
-                for i in range(q):
-                    w[i] = y[i] * r
+            if _acg_accept(zz, ny2, y, w, gen):
                 return True, examined
         return False, examined
 
@@ -440,6 +469,40 @@ if numba is not None:
             for j in range(q):
                 aS[i, j] = a[i] * S[i, j]
         return S.T @ aS
+
+    # The sweep's steps shared by both routes, inlined into each (no call per sweep).
+    @numba.njit(inline="always")
+    def _fresh_order(order, gen):
+        """A fresh random order of the k columns for the next sweep (Fisher-Yates)."""
+        k = order.size
+        for i in range(k):
+            order[i] = i
+        for i in range(k - 1, 0, -1):
+            j = gen.integers(0, i + 1)
+            order[i], order[j] = order[j], order[i]
+
+    @numba.njit(inline="always")
+    def _reorthonormalise(Z):
+        """Drop the rounding drift: Z <- the Q of its QR, with signs that keep each column's direction."""
+        Q, R = np.linalg.qr(Z)
+        for j in range(Z.shape[1]):
+            sgn = 1.0 if R[j, j] >= 0 else -1.0
+            Z[:, j] = Q[:, j] * sgn
+
+    @numba.njit(inline="always")
+    def _record_sweep(a, Z, U, sweep, burn_in, thin, trace, kept, i_kept):
+        """The sweep's trace (z_j^T diag(a) z_j per column) and, past the burn-in every thin-th sweep,
+        the kept draw U Z; returns the next kept index."""
+        p, k = Z.shape
+        for j in range(k):
+            t = 0.0
+            for i in range(p):
+                t += a[i] * Z[i, j] * Z[i, j]
+            trace[sweep, j] = t
+        if sweep >= burn_in and (sweep - burn_in) % thin == thin - 1:
+            kept[i_kept] = U @ Z
+            i_kept += 1
+        return i_kept
 
     @njit
     def _complement(Z, out):
@@ -575,43 +638,9 @@ if numba is not None:
 
     @njit
     def _jacobi(B, V):
-        """Eigen-decomposition of the small symmetric B in place: B -> diag(theta), V (columns)."""
-        n = B.shape[0]
-        for r in range(n):
-            for c in range(n):
-                V[r, c] = 1.0 if r == c else 0.0
-        for _ in range(50):
-            off = 0.0
-            scale = 0.0
-            for r in range(n):
-                scale += B[r, r] * B[r, r]
-                for c in range(r):
-                    off += B[r, c] * B[r, c]
-            if off <= 1e-30 * max(scale, 1e-300):
-                break
-            for i in range(n - 1):
-                for j in range(i + 1, n):
-                    if B[i, j] == 0.0:
-                        continue
-                    theta = (B[j, j] - B[i, i]) / (2.0 * B[i, j])
-                    t = (1.0 if theta >= 0 else -1.0) / (abs(theta) + math.sqrt(theta * theta + 1.0))
-                    cs = 1.0 / math.sqrt(t * t + 1.0)
-                    sn = t * cs
-                    for r in range(n):
-                        bri = B[r, i]
-                        brj = B[r, j]
-                        B[r, i] = cs * bri - sn * brj
-                        B[r, j] = sn * bri + cs * brj
-                    for r in range(n):
-                        bir = B[i, r]
-                        bjr = B[j, r]
-                        B[i, r] = cs * bir - sn * bjr
-                        B[j, r] = sn * bir + cs * bjr
-                    for r in range(n):
-                        vri = V[r, i]
-                        vrj = V[r, j]
-                        V[r, i] = cs * vri - sn * vrj
-                        V[r, j] = sn * vri + cs * vrj
+        """Eigen-decomposition of the small symmetric B in place: B -> diag(theta), V (columns). A call
+        of its own (not inlined into _woodbury, whose compiled code stays as compact as it was)."""
+        _jacobi_sweeps(B, V, B.shape[0], 50, 1e-30)
 
     @njit
     def _woodbury(a, q, G, s, K, H2, H3, X2, X3, piv_work, E, Vs, check):
@@ -833,10 +862,7 @@ if numba is not None:
         n = Qt.shape[0]
         examined = 0
         while True:
-            zz = 0.0
-            for i in range(q):
-                z[i] = gen.standard_normal()
-                zz += z[i] * z[i]
+            zz = _standard_normals(z, gen)
             for j in range(n):
                 t = 0.0
                 for i in range(q):
@@ -855,12 +881,7 @@ if numba is not None:
                 y[i] = r[i] * t
                 ny2 += y[i] * y[i]
             examined += 1
-            wq = (2.0 / q) * (zz / ny2)
-            cost = (q / 2.0) * (wq - 1.0 - math.log(wq))
-            if gen.standard_exponential() > cost:
-                nrm = 1.0 / math.sqrt(ny2)
-                for i in range(q):
-                    w[i] = y[i] * nrm
+            if _acg_accept(zz, ny2, y, w, gen):
                 return examined
 
     @njit
@@ -921,11 +942,7 @@ if numba is not None:
         restarts = 0
         i_kept = 0
         for sweep in range(n_sweeps):
-            for i in range(k):
-                order[i] = i
-            for i in range(k - 1, 0, -1):
-                j = gen.integers(0, i + 1)
-                order[i], order[j] = order[j], order[i]
+            _fresh_order(order, gen)
             for l in order:
                 _householders(Z, l, Cw, Vh, betas)
                 _lowrank_terms(a, Vh, betas, Wl, g)
@@ -941,42 +958,28 @@ if numba is not None:
                 s = shifts[l]
                 f0 = 0.0
                 fp0 = 0.0
+                keep = False
                 if s > a[q - 1] and _lowrank_factor(a, q, G, s, r, Qt, R, E, L, Xm):
                     f0, fp0 = _factor_trace(q, r, Qt, Xm, K, Phi)
-                    if abs(f0 - 2.0) <= 0.1:
-                        shifts[l] = s
-                        examined = _lowrank_draw(q, r, Qt, Xm, w, z, u, v, y, gen)
-                        proposed += examined
-                        accepted += 1
-                        _lowrank_embed(Z, l, w, Vh, betas, x)
-                        continue
-                s, restarted = _lowrank_shift(a, q, G, shifts[l], f0, fp0, rho, K, H2, H3, X2, X3, piv_work, E, Vs)
-                if not _lowrank_factor(a, q, G, s, r, Qt, R, E, L, Xm):
-                    # Not certified (rounding next to lambda_max): the safe shift is valid.
-                    restarted = True
-                    s = a[p - 1] + 1.0
+                    keep = abs(f0 - 2.0) <= 0.1
+                if not keep:
+                    s, restarted = _lowrank_shift(a, q, G, shifts[l], f0, fp0, rho, K, H2, H3, X2, X3, piv_work, E, Vs)
                     if not _lowrank_factor(a, q, G, s, r, Qt, R, E, L, Xm):
-                        raise FloatingPointError("cannot factor the ACG envelope matrix")
-                if restarted:
-                    restarts += 1
-                shifts[l] = s
+                        # Not certified (rounding next to lambda_max): the safe shift is valid.
+                        restarted = True
+                        s = a[p - 1] + 1.0
+                        if not _lowrank_factor(a, q, G, s, r, Qt, R, E, L, Xm):
+                            raise FloatingPointError("cannot factor the ACG envelope matrix")
+                    if restarted:
+                        restarts += 1
+                    shifts[l] = s
                 examined = _lowrank_draw(q, r, Qt, Xm, w, z, u, v, y, gen)
                 proposed += examined
                 accepted += 1
                 _lowrank_embed(Z, l, w, Vh, betas, x)
             if sweep % 64 == 63:
-                Q, Rq = np.linalg.qr(Z)
-                for j in range(k):
-                    sgn = 1.0 if Rq[j, j] >= 0 else -1.0
-                    Z[:, j] = Q[:, j] * sgn
-            for j in range(k):
-                t = 0.0
-                for i in range(p):
-                    t += a[i] * Z[i, j] * Z[i, j]
-                trace[sweep, j] = t
-            if sweep >= burn_in and (sweep - burn_in) % thin == thin - 1:
-                kept[i_kept] = U @ Z
-                i_kept += 1
+                _reorthonormalise(Z)
+            i_kept = _record_sweep(a, Z, U, sweep, burn_in, thin, trace, kept, i_kept)
         return accepted, proposed, restarts
 
     @njit
@@ -1018,11 +1021,7 @@ if numba is not None:
         g = np.empty(q)
         Sh = np.empty(p)
         for sweep in range(n_sweeps):
-            for i in range(k):  # a fresh random order (Fisher-Yates)
-                order[i] = i
-            for i in range(k - 1, 0, -1):
-                j = gen.integers(0, i + 1)
-                order[i], order[j] = order[j], order[i]
+            _fresh_order(order, gen)
             for l in order:
                 # Column 0 becomes the updated column; the rest of AS = S^T diag(a) S is kept
                 # current by the reflections below (O(q^2) instead of O(p q^2) per update).
@@ -1040,21 +1039,11 @@ if numba is not None:
                 accepted += 1
                 _reflect(S, AS, Z, l, w, h, g, Sh)
             if sweep % 64 == 63:
-                Q, R = np.linalg.qr(Z)
-                for j in range(k):
-                    sgn = 1.0 if R[j, j] >= 0 else -1.0
-                    Z[:, j] = Q[:, j] * sgn
+                _reorthonormalise(Z)
                 _complement(Z, comp)
                 S[:, 1:] = comp
                 AS = _restricted(a, S, aS)  # drops the rounding drift of the rank-2 updates
-            for j in range(k):
-                t = 0.0
-                for i in range(p):
-                    t += a[i] * Z[i, j] * Z[i, j]
-                trace[sweep, j] = t
-            if sweep >= burn_in and (sweep - burn_in) % thin == thin - 1:
-                kept[i_kept] = U @ Z
-                i_kept += 1
+            i_kept = _record_sweep(a, Z, U, sweep, burn_in, thin, trace, kept, i_kept)
         return accepted, proposed, spectral
 
 

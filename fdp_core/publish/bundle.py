@@ -17,7 +17,7 @@ import yaml
 from . import bundle_readme
 from . import rerun
 from ..budget.accounting import NEIGHBOURING, PERSON_NEIGHBOURING, Ledger
-from .release import ANALYST_VIEW_FILE, analyst_record, to_json
+from .release import ANALYST_VIEW_FILE, analyst_record, to_json, write_files
 from .commit import CommittedRelease, csv_text, ledger_state
 from .report import report_html
 
@@ -128,13 +128,7 @@ def export_folder(release: CommittedRelease, out_dir, ledger: Ledger | None = No
     >>> (folder / "release.json").exists(), (folder / "analyst_view.json").exists()
     (True, False)
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     files = bundle_files(release, ledger)
     if include_analyst_view:
         files = {**files, ANALYST_VIEW_FILE: analyst_view_json(release)}
-    for name, content in files.items():
-        (out / f".{name}.tmp").write_bytes(content)
-    for name in files:
-        (out / f".{name}.tmp").replace(out / name)
-    return out
+    return write_files(out_dir, files)

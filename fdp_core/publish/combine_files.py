@@ -18,7 +18,7 @@ import pandas as pd
 from .. import __version__
 from .combine import LEVEL, SCHEMA, SOURCES, Combined
 from .commit import csv_text
-from .release import to_json
+from .release import to_json, write_files
 
 README_NAME = "README.txt"
 FILES = ("release.csv", "release.json", "report.html", README_NAME)
@@ -175,11 +175,4 @@ def export_zip(combined: Combined) -> bytes:
 
 def export_folder(combined: Combined, out_dir) -> Path:
     """Every file to a temporary name first, renamed at the end (no half-written bundle)."""
-    files = combined_files(combined)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for name, content in files.items():
-        (out / f".{name}.tmp").write_bytes(content)
-    for name in files:
-        (out / f".{name}.tmp").replace(out / name)
-    return out
+    return write_files(out_dir, combined_files(combined))

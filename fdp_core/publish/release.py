@@ -171,8 +171,6 @@ def write_release(out_dir, record: dict, table, analyst: dict | None = None) -> 
     Every file is written to a temporary name first and renamed at the end, so a failure
     never leaves a half-written release behind.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     # Written only by previews (numpy noise, nothing charged): never publishable (METHODS.md 23). A
     # publishable release is a committed bundle (fdp_core/publish/bundle.py), charged first.
     record = {**record, "publishable": False, "preview": True,
@@ -180,8 +178,21 @@ def write_release(out_dir, record: dict, table, analyst: dict | None = None) -> 
     texts = {"release.json": to_json(record), "release.csv": csv_text(table)}
     if analyst is not None:
         texts[ANALYST_VIEW_FILE] = to_json(analyst_record(analyst))
-    for name, text in texts.items():
-        (out / f".{name}.tmp").write_text(text)
-    for name in sorted(texts, key=lambda n: n == "release.json"):  # release.json last: it marks completion
+    return write_files(out_dir, texts)
+
+
+def write_files(out_dir, files: dict) -> Path:
+    """Write ``files`` (name -> bytes or text) into out_dir (created if needed) without ever leaving a
+    half-written release: every file goes to a temporary name first, and all are renamed at the end,
+    release.json last (it marks completion)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        temporary = out / f".{name}.tmp"
+        if isinstance(content, bytes):
+            temporary.write_bytes(content)
+        else:
+            temporary.write_text(content)
+    for name in sorted(files, key=lambda n: n == "release.json"):
         (out / f".{name}.tmp").replace(out / name)
     return out

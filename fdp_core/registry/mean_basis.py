@@ -83,10 +83,8 @@ def _kernel_plan(entry, settings, unit_grid, weights, total, n, tau):
     """Project the clipped mean on the kernel's eigenfunctions; the entry's own noise plan."""
     basis = eigenbasis(settings.kernel, settings.rho, unit_grid, weights, nu=settings.nu)
     noise = entry.plan_noise(settings, basis.eigenvalues, basis.n_components, basis.coefficients(total / n), tau, n)
-    tail = (dict(grid_points=int(unit_grid.size), components=basis.n_components,
-                 omitted_eigenvalue_sum=basis.tail_trace, kernel_trace=basis.trace) if basis.truncated else None)
     return replace(noise, synthesis=basis.eigenfunctions[:, :noise.n_components],
-                   expected_sq_l2_error=entry.expected_sq_l2_error(noise.noise_scales), basis_tail=tail)
+                   expected_sq_l2_error=entry.expected_sq_l2_error(noise.noise_scales), basis_tail=basis.tail())
 
 
 def _kernel_range(settings) -> tuple | None:

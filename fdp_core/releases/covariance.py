@@ -28,9 +28,11 @@ from .covariance_radius import (MC_SEED, chunk_size, noise_factor, noise_root, r
                                 unit_hs_radius)
 from .estimators import shrinkage
 from ..kernels import KERNEL_NAMES, eigenbasis
+from ..long_grid import tail_sentence
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
-from ..params import check_choice, check_epsilon, check_eta, check_finite, check_positive, validate_once
+from ..params import (check_choice, check_epsilon, check_eta, check_finite, check_open_unit, check_positive,
+                      validate_once)
 from ..limits import MAX_ABS_VALUE, MAX_TAU, check_at_most
 from ..data.preprocess import PublicBounds, declared_n, file_persons, person_row_weights
 from ..registry.covariance import REGISTRY as MECHANISM_REGISTRY
@@ -109,9 +111,7 @@ class CovarianceSettings:
         check_choice("centring", self.centring, CENTRINGS)
         mechanism.validate(self)
         if self.centring == "released-mean":
-            g = check_finite("gamma", self.gamma)
-            if not 0 < g < 1:
-                raise ParameterError(f"gamma (the mean's share of the budget) must be in (0, 1), got {self.gamma!r}")
+            check_open_unit("gamma (the mean's share of the budget)", self.gamma)
         has_range = self.lo is not None or self.hi is not None
         if has_range:
             if self.lo is None or self.hi is None:
@@ -399,14 +399,7 @@ def plan_covariance_release(fd: FunctionalData, settings: CovarianceSettings) ->
                              noise=mechanism.noise, mean_estimate=mean_estimate, mean_scales=mean_scales, n=n,
                              n_clipped=n_clipped, tau=tau, sensitivity=noise.sensitivity, sigma=noise.sigma,
                              mean_sensitivity=mean_sens, mean_sigma=mean_sigma,
-                             guarantee=guarantee, coefficients=x, basis_tail=_basis_tail(basis))
-
-
-def _basis_tail(basis) -> dict | None:
-    if not basis.truncated:
-        return None
-    return dict(grid_points=int(basis.grid.size), components=basis.n_components,
-                omitted_eigenvalue_sum=basis.tail_trace, kernel_trace=basis.trace)
+                             guarantee=guarantee, coefficients=x, basis_tail=basis.tail())
 
 
 def basis_truncation(plan: CovarianceRelease) -> dict | None:
@@ -447,12 +440,10 @@ def accuracy_sentence(plan: CovarianceRelease) -> str:
             "norm (root mean square) around the private method's own target.")
     truncation = basis_truncation(plan)
     if truncation is not None:
-        text += (f" On this {truncation['grid_points']:,}-point grid the release is the {truncation['components']} x "
-                 f"{truncation['components']} coefficient matrix in the kernel's top {truncation['components']} "
-                 f"eigenfunctions (the surface is written on {truncation['surface_points']:,} evenly spread grid "
-                 f"points); leaving out the rest (eigenvalues summing to at most "
-                 f"{truncation['omitted_share_of_trace']:.2g} of the total) biases the covariance by at most "
-                 f"{truncation['truncation_bias_hs_max']:.3g} in HS norm (not part of the noise figures).")
+        L = truncation["components"]
+        text += tail_sentence(truncation, f"is the {L} x {L} coefficient matrix in the kernel's top {L} eigenfunctions "
+                              f"(the surface is written on {truncation['surface_points']:,} evenly spread grid points)",
+                              "the covariance", truncation["truncation_bias_hs_max"], "HS norm")
     return text
 
 

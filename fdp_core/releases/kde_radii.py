@@ -36,19 +36,26 @@ def error_radii(release, prob: float = 0.95) -> tuple[float, float]:
     """
     entry = kde_mechanism(release.mechanism)
     scale = float(entry.noise_scale(release))
-    key = _key(release, prob)
-    with _lock:
-        unit = _unit_radii.get(key)
-        if unit is not None:
-            _unit_radii.move_to_end(key)
-    if unit is None:
-        draws = RADIUS_DRAWS[release.d]
-        unit = (release.l2_error_radius(prob, draws) / scale, release.sup_error_radius(prob, draws) / scale)
-        with _lock:
-            _unit_radii[key] = unit
-            while len(_unit_radii) > _CACHE_SIZE:
-                _unit_radii.popitem(last=False)
+    draws = RADIUS_DRAWS[release.d]
+    unit = _cached(_unit_radii, _key(release, prob), lambda: (release.l2_error_radius(prob, draws) / scale,
+                                                              release.sup_error_radius(prob, draws) / scale))
     return unit[0] * scale, unit[1] * scale
+
+
+def _cached(cache: OrderedDict, key, compute):
+    """``cache[key]``, computed when absent (outside the lock: a Monte Carlo must not block the other
+    sessions); beyond _CACHE_SIZE entries the least recently used go."""
+    with _lock:
+        value = cache.get(key)
+        if value is not None:
+            cache.move_to_end(key)
+    if value is None:
+        value = compute()
+        with _lock:
+            cache[key] = value
+            while len(cache) > _CACHE_SIZE:
+                cache.popitem(last=False)
+    return value
 
 
 def _key(release, prob: float) -> tuple:
@@ -64,14 +71,4 @@ def l2_upper_radius(release, prob: float = 0.95, draws: int = 4000) -> float:
     scale, so the planner's stand-ins of any n share one Monte Carlo (issue 40)."""
     scale = float(kde_mechanism(release.mechanism).noise_scale(release))
     key = (kde_mechanism(release.mechanism).noise_shape(release), float(prob), int(draws))
-    with _lock:
-        unit = _upper_l2.get(key)
-        if unit is not None:
-            _upper_l2.move_to_end(key)
-    if unit is None:
-        unit = release.l2_error_radius(prob, draws) / scale
-        with _lock:
-            _upper_l2[key] = unit
-            while len(_upper_l2) > _CACHE_SIZE:
-                _upper_l2.popitem(last=False)
-    return unit * scale
+    return _cached(_upper_l2, key, lambda: release.l2_error_radius(prob, draws) / scale) * scale

@@ -18,12 +18,13 @@ import numpy as np
 from ..data.loading import FunctionalData
 from ..errors import ParameterError
 from ..kernels import KERNEL_NAMES
+from ..long_grid import tail_sentence
 from ..mechanisms.calibration import CALIBRATIONS
 from ..mechanisms.families import NoiseFamily, noise_family
 from ..mechanisms.guarantee import Guarantee
 from ..mechanisms.weighted_chi2 import monte_carlo_upper_quantile
-from ..params import (check_choice, check_epsilon, check_finite, check_positive, default_l2_clip, short_repr,
-                      validate_once)
+from ..params import (check_choice, check_epsilon, check_open_unit, check_positive, default_l2_clip,
+                      short_repr, validate_once)
 from .postprocess import mean_steps
 from ..data.meta_columns import metadata_view
 from ..data.preprocess import PublicBounds, bounds_of, person_average, person_codes
@@ -127,20 +128,14 @@ class MeanSettings:
         check_choice("calibration", self.calibration, CALIBRATIONS)
         self.bounds  # validates value_range, reference, person_column, n_public
         if self.confidence_band is not None:
-            _check_open_unit("confidence_band (the band's level)", self.confidence_band)
-            _check_open_unit("band_share (the second moment's share of the budget)", self.band_share)
+            check_open_unit("confidence_band (the band's level)", self.confidence_band)
+            check_open_unit("band_share (the second moment's share of the budget)", self.band_share)
         if self.smoothness_bound is not None:
             check_positive("smoothness_bound", self.smoothness_bound)
         mechanism = mean_mechanism(self.mechanism)
         mechanism.validate(self)
         mechanism.basis.validate_clip(self)  # tau for the kernel eigenbasis; Bernstein clips to [lo, hi] instead
         return self
-
-
-def _check_open_unit(name: str, value) -> float:
-    if not 0.0 < check_finite(name, value) < 1.0:
-        raise ParameterError(f"{name} must be in (0, 1), got {value!r}")
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -481,8 +476,6 @@ def accuracy_sentence(plan: MeanRelease) -> str:
                  "(root mean square of both).")
     truncation = basis_truncation(plan)
     if truncation is not None:
-        text += (f" On this {truncation['grid_points']:,}-point grid the release uses the kernel's top "
-                 f"{truncation['components']} eigenfunctions; leaving out the rest (eigenvalues summing to at most "
-                 f"{truncation['omitted_share_of_trace']:.2g} of the total) biases it by at most "
-                 f"{truncation['truncation_bias_l2_max']:.3g} in L2 (not part of the noise figures).")
+        text += tail_sentence(truncation, f"uses the kernel's top {truncation['components']} eigenfunctions", "it",
+                              truncation["truncation_bias_l2_max"], "L2")
     return text

@@ -29,7 +29,7 @@ from ..mechanisms.calibration import CALIBRATIONS, gaussian_sigma
 from ..mechanisms.families import GAUSSIAN
 from ..mechanisms.guarantee import Guarantee
 from ..limits import MAX_TAU, check_at_most
-from ..params import check_choice, check_delta, check_epsilon, check_eta, check_finite, check_positive
+from ..params import check_choice, check_delta, check_epsilon, check_eta, check_open_unit, check_positive
 from ..publish.release import randomness_fields
 from ..settings_fields import documented_settings
 from ..settings_fields import (CALIBRATION, CENTRE, CENTRE_RANGE, DELTA, EPSILON, ETA, KERNEL, N_PUBLIC, NU,
@@ -99,9 +99,7 @@ class RegressionSettings:
         check_epsilon(self.epsilon)
         check_delta(self.delta)
         check_choice("calibration", self.calibration, CALIBRATIONS)
-        g = check_finite("gamma", self.gamma)
-        if not 0 < g < 1:
-            raise ParameterError(f"gamma (T1's share of the budget) must be in (0, 1), got {self.gamma!r}")
+        check_open_unit("gamma (T1's share of the budget)", self.gamma)
         check_positive("kappa (eigenvalue floor of T1)", self.kappa)
         self.curve_settings().validated()
         return self
@@ -301,9 +299,7 @@ def plan_regression_release(fd: FunctionalData, settings: RegressionSettings) ->
                              t1_sensitivity=sens1, t2_sensitivity=sens2,
                              t2_scales=np.tile(sigma2 * np.sqrt(lam), (q, 1)), n=n, n_clipped_curves=n_clipped,
                              n_clipped_covariates=n_clipped_cov, guarantee=guarantee, design=X, curves=fd.data_matrix,
-                             basis_tail=None if not basis.truncated else dict(
-                                 grid_points=int(basis.grid.size), components=basis.n_components,
-                                 omitted_eigenvalue_sum=basis.tail_trace, kernel_trace=basis.trace))
+                             basis_tail=basis.tail())
 
 
 def basis_truncation(plan: RegressionRelease) -> dict | None:

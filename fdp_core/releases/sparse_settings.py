@@ -19,7 +19,7 @@ from ..limits import MAX_OUTPUT_POINTS, MAX_TAU, check_at_most
 from ..mechanisms.calibration import CALIBRATIONS
 from ..mechanisms.families import noise_family
 from ..params import (check_choice, check_delta, check_epsilon, check_eta, check_finite, check_integer,
-                     check_positive)
+                     check_open_unit, check_positive)
 from ..data.public_grid import parse_domain
 from ..settings_fields import CALIBRATION, DELTA, EPSILON, ETA, KERNEL, NU, RHO, VALUE_RANGE, Control, documented_settings, option
 
@@ -95,9 +95,7 @@ class SparseSettings:
         if noise_family(self.noise).uses_delta:
             check_delta(self.delta)
         check_choice("calibration", self.calibration, CALIBRATIONS)
-        g = check_finite("gamma", self.gamma)
-        if not 0 < g < 1:
-            raise ParameterError(f"gamma (A's share of the budget) must be in (0, 1), got {self.gamma!r}")
+        check_open_unit("gamma (A's share of the budget)", self.gamma)
         check_positive("kappa (eigenvalue floor of A)", self.kappa)
         check_integer("output grid points", self.output_points, 2)
         check_at_most("--output-points", self.output_points, MAX_OUTPUT_POINTS,
