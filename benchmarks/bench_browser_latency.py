@@ -17,6 +17,12 @@ Each change is split, with the websocket frames' times from Chromium's network s
   (protobuf decoding, React, Plotly, WebGL contexts for Scattergl traces);
 and ``kb``: the bytes received for the change (``largest_kb``: its largest message).
 
+The same change is also split by CPU time (Linux /proc, so it holds on a loaded machine where
+the wall-clock parts move 2-5x): ``server_cpu``, the Streamlit process's CPU from the key press
+until the page is idle again, and ``browser_cpu``, all Chromium processes' CPU over the same
+span (the renderer's React, Plotly and painting, and the benchmark's own polling, which is the
+same for every tree).
+
 Targets: median < 400 ms, p90 < 800 ms per page.
 
 With ``--baseline REV`` the app of revision REV (``git archive`` into a temporary folder)
@@ -33,6 +39,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -107,6 +114,55 @@ class FrameLog:
                 "kb": sum(n for _, n in received) / 1024, "largest_kb": max((n for _, n in received), default=0) / 1024}
 
 
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system, all threads) of process ``pid``; 0 where /proc cannot tell."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICK
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _chromium_pids() -> list[int]:
+    """Chromium's processes (the browser, renderers, GPU and utility processes) on this machine
+    started under this benchmark (descendants of this process)."""
+    parents, names = {}, {}
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            names[int(entry.name)] = stat[stat.find("(") + 1:stat.rfind(")")]
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+
+    def mine(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == os.getpid():
+                return True
+        return False
+
+    return [pid for pid, name in names.items() if name.startswith("chrom") and mine(pid)]
+
+
+class CpuMeter:
+    """CPU of one server process and of the benchmark's Chromium over one change."""
+
+    def __init__(self, server_pid: int):
+        self.server_pid = server_pid
+        self.browser_pids: list[int] = []
+
+    def snapshot(self, refresh: bool = False) -> tuple[float, float]:
+        """(server, browser) CPU seconds so far; ``refresh``: look up Chromium's processes again."""
+        if refresh:
+            self.browser_pids = _chromium_pids()
+        return _proc_cpu(self.server_pid), sum(_proc_cpu(pid) for pid in self.browser_pids)
+
+
 def _percentile(values, q):
     ordered = sorted(values)
     k = (len(ordered) - 1) * q
@@ -122,7 +178,8 @@ def _upload(page, path: Path) -> None:
     harness.wait_idle(page, 120_000)
 
 
-def measure_page(page, title: str, changes: int, frames: FrameLog) -> tuple[list[float], list[dict]]:
+def measure_page(page, title: str, changes: int, frames: FrameLog,
+                 cpu: CpuMeter | None = None) -> tuple[list[float], list[dict]]:
     harness.goto_page(page, title)
     harness.wait_idle(page, 120_000)
     slider = page.locator("[data-testid='stSidebar']").get_by_role("slider", name="epsilon")
@@ -131,6 +188,7 @@ def measure_page(page, title: str, changes: int, frames: FrameLog) -> tuple[list
         key = "ArrowRight" if i % 2 == 0 else "ArrowLeft"
         for _attempt in range(2):  # a key press landing during a re-render can be lost: press again
             page.evaluate(WATCH_JS)
+            cpu_before = cpu.snapshot(refresh=True) if cpu else None
             t0 = page.evaluate("performance.now()")
             slider.press(key)
             run = harness.finish_interaction(page, t0, timeout_ms=120_000, settle=False)
@@ -142,10 +200,14 @@ def measure_page(page, title: str, changes: int, frames: FrameLog) -> tuple[list
             raise RuntimeError(f"{title}: the slider change started no rerun (artifacts/latency_failure.png)")
         page.wait_for_function("window.__fdpChanged !== null", timeout=60_000, polling=20)
         changed = page.evaluate("window.__fdpChanged")
+        harness.wait_idle(page, 60_000, settle_ms=100)
         if i:
             latencies.append(max(changed - t0, run * 1000))
             splits.append(frames.split(t0, max(changed, t0 + run * 1000)))
-        harness.wait_idle(page, 60_000, settle_ms=100)
+            if cpu:
+                after = cpu.snapshot()
+                splits[-1].update(server_cpu=1000 * (after[0] - cpu_before[0]),
+                                  browser_cpu=1000 * (after[1] - cpu_before[1]))
     return latencies, splits
 
 
@@ -153,13 +215,14 @@ def _open_session(browser, server, data: Path):
     context = harness.new_context(browser, width=1400, height=900)
     page = context.new_page()
     frames = FrameLog(page)
+    cpu = CpuMeter(server.process.pid)
     page.goto(server.url + "/")
     harness.wait_idle(page, 120_000)
     _upload(page, data)
     caption = page.locator("[data-testid='stSidebar']").get_by_text("Data:").first.inner_text()
     if data.name not in caption:
         raise RuntimeError(f"the upload of {data} was not loaded: {caption}")
-    return context, page, frames, caption
+    return context, page, frames, caption, cpu
 
 
 def run(data: Path, changes: int, trees: dict[str, Path], rounds: int = 2) -> dict:
@@ -177,14 +240,15 @@ def run(data: Path, changes: int, trees: dict[str, Path], rounds: int = 2) -> di
         for title in PAGES:
             got = {name: ([], [], time.monotonic()) for name in trees}
             for _ in range(rounds):
-                for name, (_, page, frames, _) in sessions.items():
-                    ms, splits = measure_page(page, title, per_turn, frames)
+                for name, (_, page, frames, _, cpu) in sessions.items():
+                    ms, splits = measure_page(page, title, per_turn, frames, cpu)
                     got[name][0].extend(ms)
                     got[name][1].extend(splits)
             for name, (ms, splits, start) in got.items():
                 page = sessions[name][1]
                 split = {k: statistics.median(s[k] for s in splits)
-                         for k in ("input", "server", "client", "kb", "largest_kb")}
+                         for k in ("input", "server", "client", "kb", "largest_kb", "server_cpu", "browser_cpu")
+                         if all(k in s for s in splits)}
                 result["trees"].setdefault(name, {"data_caption": sessions[name][3], "pages": {}})["pages"][title] = {
                     "split_median": {k: round(v, 1) for k, v in split.items()},
                     "n": len(ms), "median_ms": statistics.median(ms), "p90_ms": _percentile(ms, 0.9),
@@ -228,13 +292,15 @@ def main(argv=None) -> int:
     print(json.dumps(result, indent=2))
     print(f"\nload average before {' '.join(result['loadavg_before'])}, after {' '.join(result['loadavg_after'])}")
     print(f"{'tree: page':<36} {'n':>3} {'median ms':>10} {'p90 ms':>8} {'max ms':>8}  {'input':>6} {'server':>7} "
-          f"{'client':>7} {'KB':>6} {'max KB':>7}  target (median < {TARGET_MEDIAN_MS:.0f}, p90 < {TARGET_P90_MS:.0f})")
+          f"{'client':>7} {'KB':>6} {'max KB':>7} {'srv CPU':>8} {'brw CPU':>8}  "
+          f"target (median < {TARGET_MEDIAN_MS:.0f}, p90 < {TARGET_P90_MS:.0f})")
     for tree, pages in result["trees"].items():
         for title, r in pages["pages"].items():
             sp = r["split_median"]
             print(f"{tree[:18] + ': ' + title[:16]:<36} {r['n']:>3} {r['median_ms']:>10.0f} {r['p90_ms']:>8.0f} "
                   f"{r['max_ms']:>8.0f}  {sp['input']:>6.0f} {sp['server']:>7.0f} {sp['client']:>7.0f} {sp['kb']:>6.0f} "
-                  f"{sp['largest_kb']:>7.0f}  {'met' if r['meets_target'] else 'MISSED'}")
+                  f"{sp['largest_kb']:>7.0f} {sp.get('server_cpu', float('nan')):>8.0f} "
+                  f"{sp.get('browser_cpu', float('nan')):>8.0f}  {'met' if r['meets_target'] else 'MISSED'}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     return 0
