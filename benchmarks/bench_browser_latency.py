@@ -17,11 +17,12 @@ Each change is split, with the websocket frames' times from Chromium's network s
   (protobuf decoding, React, Plotly, WebGL contexts for Scattergl traces);
 and ``kb``: the bytes received for the change (``largest_kb``: its largest message).
 
-The same change is also split by CPU time (Linux /proc, so it holds on a loaded machine where
-the wall-clock parts move 2-5x): ``server_cpu``, the Streamlit process's CPU from the key press
-until the page is idle again, and ``browser_cpu``, all Chromium processes' CPU over the same
-span (the renderer's React, Plotly and painting, and the benchmark's own polling, which is the
-same for every tree).
+With ``--cpu N`` (default 8) every page also gets N quiet changes, split by CPU time (Linux
+/proc, so the figures hold on a loaded machine where the wall-clock parts move 2-5x):
+``server_cpu``, the Streamlit process's CPU, and ``browser_cpu``, all Chromium processes' CPU
+(React, Plotly, painting), over a fixed wait after the key press with nothing polling the page
+(the timed changes above poll it, and that polling would count). An idle page costs ~0-10 ms
+over the same wait.
 
 Targets: median < 400 ms, p90 < 800 ms per page.
 
@@ -31,7 +32,7 @@ share the machine's load (it is shared: the load average is printed with the fig
 
 Usage (repository root)::
 
-    python benchmarks/bench_browser_latency.py [--data PATH] [--changes 15] [--baseline REV] [--json out.json]
+    python benchmarks/bench_browser_latency.py [--data PATH] [--changes 15] [--cpu 8] [--baseline REV] [--json out.json]
 """
 
 from __future__ import annotations
@@ -178,8 +179,7 @@ def _upload(page, path: Path) -> None:
     harness.wait_idle(page, 120_000)
 
 
-def measure_page(page, title: str, changes: int, frames: FrameLog,
-                 cpu: CpuMeter | None = None) -> tuple[list[float], list[dict]]:
+def measure_page(page, title: str, changes: int, frames: FrameLog) -> tuple[list[float], list[dict]]:
     harness.goto_page(page, title)
     harness.wait_idle(page, 120_000)
     slider = page.locator("[data-testid='stSidebar']").get_by_role("slider", name="epsilon")
@@ -188,7 +188,6 @@ def measure_page(page, title: str, changes: int, frames: FrameLog,
         key = "ArrowRight" if i % 2 == 0 else "ArrowLeft"
         for _attempt in range(2):  # a key press landing during a re-render can be lost: press again
             page.evaluate(WATCH_JS)
-            cpu_before = cpu.snapshot(refresh=True) if cpu else None
             t0 = page.evaluate("performance.now()")
             slider.press(key)
             run = harness.finish_interaction(page, t0, timeout_ms=120_000, settle=False)
@@ -204,11 +203,23 @@ def measure_page(page, title: str, changes: int, frames: FrameLog,
         if i:
             latencies.append(max(changed - t0, run * 1000))
             splits.append(frames.split(t0, max(changed, t0 + run * 1000)))
-            if cpu:
-                after = cpu.snapshot()
-                splits[-1].update(server_cpu=1000 * (after[0] - cpu_before[0]),
-                                  browser_cpu=1000 * (after[1] - cpu_before[1]))
     return latencies, splits
+
+
+def measure_cpu(page, changes: int, cpu: CpuMeter, wait_s: float = 2.5) -> list[tuple[float, float]]:
+    """(server, browser) CPU ms of ``changes`` epsilon moves, each over ``wait_s`` seconds in
+    which nothing polls the page (the first move warms the caches and is not counted)."""
+    slider = page.locator("[data-testid='stSidebar']").get_by_role("slider", name="epsilon")
+    out = []
+    for i in range(changes + 1):
+        before = cpu.snapshot(refresh=True)
+        slider.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+        time.sleep(wait_s)
+        after = cpu.snapshot()
+        harness.wait_idle(page, 60_000, settle_ms=50)  # a slow run still going: not counted as a next one
+        if i:
+            out.append((1000 * (after[0] - before[0]), 1000 * (after[1] - before[1])))
+    return out
 
 
 def _open_session(browser, server, data: Path):
@@ -225,12 +236,12 @@ def _open_session(browser, server, data: Path):
     return context, page, frames, caption, cpu
 
 
-def run(data: Path, changes: int, trees: dict[str, Path], rounds: int = 2) -> dict:
+def run(data: Path, changes: int, trees: dict[str, Path], rounds: int = 2, cpu_changes: int = 8) -> dict:
     """Every tree's app on its own server, one browser; per page the trees take turns
     (``rounds`` turns of changes / rounds changes each), so they share the machine's load."""
     from playwright.sync_api import sync_playwright
 
-    result = {"data": str(data), "changes_per_page": changes, "trees": {}}
+    result = {"data": str(data), "changes_per_page": changes, "cpu_changes_per_page": cpu_changes, "trees": {}}
     with sync_playwright() as playwright, contextlib.ExitStack() as stack:
         servers = {name: stack.enter_context(harness.AppServer(root)) for name, root in trees.items()}
         browser = harness.launch_chromium(playwright)
@@ -240,15 +251,21 @@ def run(data: Path, changes: int, trees: dict[str, Path], rounds: int = 2) -> di
         for title in PAGES:
             got = {name: ([], [], time.monotonic()) for name in trees}
             for _ in range(rounds):
-                for name, (_, page, frames, _, cpu) in sessions.items():
-                    ms, splits = measure_page(page, title, per_turn, frames, cpu)
+                for name, (_, page, frames, _, _) in sessions.items():
+                    ms, splits = measure_page(page, title, per_turn, frames)
                     got[name][0].extend(ms)
                     got[name][1].extend(splits)
+            cpus = {name: [] for name in trees}
+            for _ in range(rounds if cpu_changes else 0):  # the trees take turns here too
+                for name, (_, page, _, _, cpu) in sessions.items():
+                    cpus[name].extend(measure_cpu(page, max(1, cpu_changes // rounds), cpu))
             for name, (ms, splits, start) in got.items():
                 page = sessions[name][1]
                 split = {k: statistics.median(s[k] for s in splits)
-                         for k in ("input", "server", "client", "kb", "largest_kb", "server_cpu", "browser_cpu")
-                         if all(k in s for s in splits)}
+                         for k in ("input", "server", "client", "kb", "largest_kb")}
+                if cpus[name]:
+                    split["server_cpu"] = statistics.median(c[0] for c in cpus[name])
+                    split["browser_cpu"] = statistics.median(c[1] for c in cpus[name])
                 result["trees"].setdefault(name, {"data_caption": sessions[name][3], "pages": {}})["pages"][title] = {
                     "split_median": {k: round(v, 1) for k, v in split.items()},
                     "n": len(ms), "median_ms": statistics.median(ms), "p90_ms": _percentile(ms, 0.9),
@@ -271,6 +288,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--changes", type=int, default=15, help="measured slider changes per page")
+    parser.add_argument("--cpu", type=int, default=8, help="quiet changes per page split by CPU time (0: none)")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--baseline", default=None,
                         help="git revision whose app is measured side by side, turn by turn (e.g. main)")
@@ -287,7 +305,7 @@ def main(argv=None) -> int:
         trees = {"now": ROOT}
         if args.baseline:
             trees[f"baseline {args.baseline}"] = export_revision(args.baseline, Path(tmp) / "baseline")
-        result = run(args.data, args.changes, trees)
+        result = run(args.data, args.changes, trees, cpu_changes=args.cpu)
     result["loadavg_before"], result["loadavg_after"] = load_before, Path("/proc/loadavg").read_text().split()[:3]
     print(json.dumps(result, indent=2))
     print(f"\nload average before {' '.join(result['loadavg_before'])}, after {' '.join(result['loadavg_after'])}")
