@@ -17,6 +17,13 @@ Each change is split, with the websocket frames' times from Chromium's network s
   (protobuf decoding, React, Plotly, WebGL contexts for Scattergl traces);
 and ``kb``: the bytes received for the change (``largest_kb``: its largest message).
 
+With ``--cpu N`` (default 8) every page also gets N quiet changes, split by CPU time (Linux
+/proc, so the figures hold on a loaded machine where the wall-clock parts move 2-5x):
+``server_cpu``, the Streamlit process's CPU, and ``browser_cpu``, all Chromium processes' CPU
+(React, Plotly, painting), over a fixed wait after the key press with nothing polling the page
+(the timed changes above poll it, and that polling would count). An idle page costs ~0-10 ms
+over the same wait.
+
 Targets: median < 400 ms, p90 < 800 ms per page.
 
 With ``--baseline REV`` the app of revision REV (``git archive`` into a temporary folder)
@@ -25,7 +32,7 @@ share the machine's load (it is shared: the load average is printed with the fig
 
 Usage (repository root)::
 
-    python benchmarks/bench_browser_latency.py [--data PATH] [--changes 15] [--baseline REV] [--json out.json]
+    python benchmarks/bench_browser_latency.py [--data PATH] [--changes 15] [--cpu 8] [--baseline REV] [--json out.json]
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -107,6 +115,55 @@ class FrameLog:
                 "kb": sum(n for _, n in received) / 1024, "largest_kb": max((n for _, n in received), default=0) / 1024}
 
 
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system, all threads) of process ``pid``; 0 where /proc cannot tell."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICK
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _chromium_pids() -> list[int]:
+    """Chromium's processes (the browser, renderers, GPU and utility processes) on this machine
+    started under this benchmark (descendants of this process)."""
+    parents, names = {}, {}
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            names[int(entry.name)] = stat[stat.find("(") + 1:stat.rfind(")")]
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+
+    def mine(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == os.getpid():
+                return True
+        return False
+
+    return [pid for pid, name in names.items() if name.startswith("chrom") and mine(pid)]
+
+
+class CpuMeter:
+    """CPU of one server process and of the benchmark's Chromium over one change."""
+
+    def __init__(self, server_pid: int):
+        self.server_pid = server_pid
+        self.browser_pids: list[int] = []
+
+    def snapshot(self, refresh: bool = False) -> tuple[float, float]:
+        """(server, browser) CPU seconds so far; ``refresh``: look up Chromium's processes again."""
+        if refresh:
+            self.browser_pids = _chromium_pids()
+        return _proc_cpu(self.server_pid), sum(_proc_cpu(pid) for pid in self.browser_pids)
+
+
 def _percentile(values, q):
     ordered = sorted(values)
     k = (len(ordered) - 1) * q
@@ -142,32 +199,49 @@ def measure_page(page, title: str, changes: int, frames: FrameLog) -> tuple[list
             raise RuntimeError(f"{title}: the slider change started no rerun (artifacts/latency_failure.png)")
         page.wait_for_function("window.__fdpChanged !== null", timeout=60_000, polling=20)
         changed = page.evaluate("window.__fdpChanged")
+        harness.wait_idle(page, 60_000, settle_ms=100)
         if i:
             latencies.append(max(changed - t0, run * 1000))
             splits.append(frames.split(t0, max(changed, t0 + run * 1000)))
-        harness.wait_idle(page, 60_000, settle_ms=100)
     return latencies, splits
+
+
+def measure_cpu(page, changes: int, cpu: CpuMeter, wait_s: float = 2.5) -> list[tuple[float, float]]:
+    """(server, browser) CPU ms of ``changes`` epsilon moves, each over ``wait_s`` seconds in
+    which nothing polls the page (the first move warms the caches and is not counted)."""
+    slider = page.locator("[data-testid='stSidebar']").get_by_role("slider", name="epsilon")
+    out = []
+    for i in range(changes + 1):
+        before = cpu.snapshot(refresh=True)
+        slider.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+        time.sleep(wait_s)
+        after = cpu.snapshot()
+        harness.wait_idle(page, 60_000, settle_ms=50)  # a slow run still going: not counted as a next one
+        if i:
+            out.append((1000 * (after[0] - before[0]), 1000 * (after[1] - before[1])))
+    return out
 
 
 def _open_session(browser, server, data: Path):
     context = harness.new_context(browser, width=1400, height=900)
     page = context.new_page()
     frames = FrameLog(page)
+    cpu = CpuMeter(server.process.pid)
     page.goto(server.url + "/")
     harness.wait_idle(page, 120_000)
     _upload(page, data)
     caption = page.locator("[data-testid='stSidebar']").get_by_text("Data:").first.inner_text()
     if data.name not in caption:
         raise RuntimeError(f"the upload of {data} was not loaded: {caption}")
-    return context, page, frames, caption
+    return context, page, frames, caption, cpu
 
 
-def run(data: Path, changes: int, trees: dict[str, Path], rounds: int = 2) -> dict:
+def run(data: Path, changes: int, trees: dict[str, Path], rounds: int = 2, cpu_changes: int = 8) -> dict:
     """Every tree's app on its own server, one browser; per page the trees take turns
     (``rounds`` turns of changes / rounds changes each), so they share the machine's load."""
     from playwright.sync_api import sync_playwright
 
-    result = {"data": str(data), "changes_per_page": changes, "trees": {}}
+    result = {"data": str(data), "changes_per_page": changes, "cpu_changes_per_page": cpu_changes, "trees": {}}
     with sync_playwright() as playwright, contextlib.ExitStack() as stack:
         servers = {name: stack.enter_context(harness.AppServer(root)) for name, root in trees.items()}
         browser = harness.launch_chromium(playwright)
@@ -177,14 +251,21 @@ def run(data: Path, changes: int, trees: dict[str, Path], rounds: int = 2) -> di
         for title in PAGES:
             got = {name: ([], [], time.monotonic()) for name in trees}
             for _ in range(rounds):
-                for name, (_, page, frames, _) in sessions.items():
+                for name, (_, page, frames, _, _) in sessions.items():
                     ms, splits = measure_page(page, title, per_turn, frames)
                     got[name][0].extend(ms)
                     got[name][1].extend(splits)
+            cpus = {name: [] for name in trees}
+            for _ in range(rounds if cpu_changes else 0):  # the trees take turns here too
+                for name, (_, page, _, _, cpu) in sessions.items():
+                    cpus[name].extend(measure_cpu(page, max(1, cpu_changes // rounds), cpu))
             for name, (ms, splits, start) in got.items():
                 page = sessions[name][1]
                 split = {k: statistics.median(s[k] for s in splits)
                          for k in ("input", "server", "client", "kb", "largest_kb")}
+                if cpus[name]:
+                    split["server_cpu"] = statistics.median(c[0] for c in cpus[name])
+                    split["browser_cpu"] = statistics.median(c[1] for c in cpus[name])
                 result["trees"].setdefault(name, {"data_caption": sessions[name][3], "pages": {}})["pages"][title] = {
                     "split_median": {k: round(v, 1) for k, v in split.items()},
                     "n": len(ms), "median_ms": statistics.median(ms), "p90_ms": _percentile(ms, 0.9),
@@ -207,6 +288,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--changes", type=int, default=15, help="measured slider changes per page")
+    parser.add_argument("--cpu", type=int, default=8, help="quiet changes per page split by CPU time (0: none)")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--baseline", default=None,
                         help="git revision whose app is measured side by side, turn by turn (e.g. main)")
@@ -223,18 +305,20 @@ def main(argv=None) -> int:
         trees = {"now": ROOT}
         if args.baseline:
             trees[f"baseline {args.baseline}"] = export_revision(args.baseline, Path(tmp) / "baseline")
-        result = run(args.data, args.changes, trees)
+        result = run(args.data, args.changes, trees, cpu_changes=args.cpu)
     result["loadavg_before"], result["loadavg_after"] = load_before, Path("/proc/loadavg").read_text().split()[:3]
     print(json.dumps(result, indent=2))
     print(f"\nload average before {' '.join(result['loadavg_before'])}, after {' '.join(result['loadavg_after'])}")
     print(f"{'tree: page':<36} {'n':>3} {'median ms':>10} {'p90 ms':>8} {'max ms':>8}  {'input':>6} {'server':>7} "
-          f"{'client':>7} {'KB':>6} {'max KB':>7}  target (median < {TARGET_MEDIAN_MS:.0f}, p90 < {TARGET_P90_MS:.0f})")
+          f"{'client':>7} {'KB':>6} {'max KB':>7} {'srv CPU':>8} {'brw CPU':>8}  "
+          f"target (median < {TARGET_MEDIAN_MS:.0f}, p90 < {TARGET_P90_MS:.0f})")
     for tree, pages in result["trees"].items():
         for title, r in pages["pages"].items():
             sp = r["split_median"]
             print(f"{tree[:18] + ': ' + title[:16]:<36} {r['n']:>3} {r['median_ms']:>10.0f} {r['p90_ms']:>8.0f} "
                   f"{r['max_ms']:>8.0f}  {sp['input']:>6.0f} {sp['server']:>7.0f} {sp['client']:>7.0f} {sp['kb']:>6.0f} "
-                  f"{sp['largest_kb']:>7.0f}  {'met' if r['meets_target'] else 'MISSED'}")
+                  f"{sp['largest_kb']:>7.0f} {sp.get('server_cpu', float('nan')):>8.0f} "
+                  f"{sp.get('browser_cpu', float('nan')):>8.0f}  {'met' if r['meets_target'] else 'MISSED'}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     return 0

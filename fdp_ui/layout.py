@@ -1,5 +1,6 @@
 """Page-wide layout rules: labels wrap instead of being cut (issue 30: at 800 px the step bar,
-the metrics and the "I declare this range public" checkbox were truncated with an ellipsis).
+the metrics and the "I declare this range public" checkbox were truncated with an ellipsis);
+expanders whose content runs only while they are open (lazy_expander, issue 42).
 
 Streamlit truncates widget, metric and page-link labels to one line; in the narrow columns of
 an 800 px window that hides the words that matter ("I declare this range public (chosen
@@ -27,3 +28,12 @@ WRAP_CSS = """
 def wrap_labels() -> None:
     """Let labels wrap instead of being cut (see the module's docstring)."""
     st.html(WRAP_CSS)
+
+
+def lazy_expander(label: str, key: str):
+    """An expander whose content the caller builds only while it is open (``.open``; its state
+    lives under ``key``, and opening or closing it reruns the page). Closed, its elements are
+    neither built nor sent, so every rerun (an epsilon move redraws the whole page) has fewer
+    messages for the browser to render. Widgets drawn inside must keep their values in the
+    session state themselves while it is closed (as mean_controls.keep() does)."""
+    return st.expander(label, key=key, on_change="rerun")

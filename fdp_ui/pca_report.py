@@ -14,6 +14,7 @@ from fdp_core.releases.pca import AWAN_RESCALING_FLAG, FLOATING_POINT_NOTE, PcaS
 from fdp_core.settings_fields import command_line
 
 from . import pca_plots
+from .layout import lazy_expander
 
 DRAW_SALT = 40  # preview draw i uses the sidebar's generator with salt DRAW_SALT + i
 
@@ -140,11 +141,17 @@ def diagnostics(first, entry) -> None:
 
 
 def record_and_command(first, settings: PcaSettings, data, centring, seed) -> None:
-    with st.expander("release record (plain data, from fdp_core.releases.pca.release_record)"):
-        st.caption("An export drops the analyst-side fields listed under not_private and the acceptance rate.")
-        st.json(release_record(first, seed=seed), expanded=False)
-    if data.source == "current":
-        with st.expander("same release from the command line"):
+    """The release record and the command line, each built only while its expander is open."""
+    record = lazy_expander("release record (plain data, from fdp_core.releases.pca.release_record)", "pca_record_open")
+    if record.open:
+        with record:
+            st.caption("An export drops the analyst-side fields listed under not_private and the acceptance rate.")
+            st.json(release_record(first, seed=seed), expanded=False)
+    if data.source != "current":
+        return
+    command = lazy_expander("same release from the command line", "pca_command_open")
+    if command.open:
+        with command:
             if centring.choice == "sample-mean":
                 st.caption("The command line does not centre by the raw sample mean (not DP): choose none or a "
                            "released mean.")

@@ -16,6 +16,7 @@ from fdp_core.sensitivity import BOUNDS
 from fdp_core.explore.tradeoff_figures import tradeoff_figure
 
 from . import private_selection, state
+from .layout import lazy_expander
 from .mean_controls import KEYS
 
 
@@ -27,8 +28,14 @@ def data_key(fd) -> str:
 
 
 def mechanism_options() -> None:
-    """The Mean page's mechanism options (same keys), so "the current setting" is the Mean page's."""
-    with st.expander("Mechanism options (shared with the Mean page)"):
+    """The Mean page's mechanism options (same keys), so "the current setting" is the Mean page's.
+
+    Drawn only while their expander is open: their values live on in the session state when it
+    is closed (mean_controls.keep(), called at the top of the page), so the settings do not change."""
+    options = lazy_expander("Mechanism options (shared with the Mean page)", "to_options_open")
+    if not options.open:
+        return
+    with options:
         c1, c2, c3 = st.columns(3)
         c1.radio("sensitivity bound", BOUNDS, key=KEYS["bound"], horizontal=True,
                  help="tight: the attained (or Cauchy-Schwarz) bound; paper: the published closed form.")
@@ -98,5 +105,6 @@ def render(ds, settings_key: tuple, seed) -> None:
             st.caption(f":orange[{label}: not shown] — {curve.invalid}")
         elif curve.notes:
             st.caption(f"{label}: " + "; ".join(curve.notes))
-    with st.expander("table"):
-        st.dataframe(sweeps.curves_table(curves, include_truth=bool(show_truth)), hide_index=True, width="stretch")
+    table = lazy_expander("table", "to_table_open")
+    if table.open:
+        table.dataframe(sweeps.curves_table(curves, include_truth=bool(show_truth)), hide_index=True, width="stretch")

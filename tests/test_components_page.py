@@ -270,6 +270,9 @@ def _command_settings(at):
     from fdp_core.commands.release_pca import centring_of
     from fdp_core.settings_fields import settings_from_args
 
+    if not at.session_state["pca_command_open"]:  # a lazy expander (fdp_ui/layout.py): built while open
+        at.session_state["pca_command_open"] = True
+        at.run()
     command = next(c.value for c in at.code if c.value.startswith("python -m fdp_core release pca"))
     args = build_parser().parse_args(shlex.split(command)[3:])
     return settings_from_args(pca.PcaSettings, args, centring=centring_of(args))
@@ -308,3 +311,16 @@ def test_a_declared_range_makes_its_centre_the_default_centring():
     _set(at, "radio", "pca_centring", "none")
     at.run()
     assert at.radio(key="pca_centring").value == "none"
+
+
+def test_record_and_command_are_built_only_while_their_expanders_are_open():
+    at = _page()
+    assert len(at.json) == 0 and not any(c.value.startswith("python -m fdp_core") for c in at.code)
+    at.session_state["pca_record_open"] = True
+    at.run()
+    _ok(at)
+    (record,) = at.json
+    assert '"epsilon"' in record.proto.body
+    at.session_state["pca_record_open"] = False
+    at.run()
+    assert len(at.json) == 0

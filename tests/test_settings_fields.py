@@ -546,6 +546,8 @@ def test_mean_and_tradeoff_pages_draw_every_control_the_metadata_names():
     at.toggle(key="mean_compare").set_value(True).run()  # every mechanism: every control shown
     assert not _missing(at, MeanSettings, "mean")
     at.switch_page("pages/tradeoffs.py").run()
+    at.session_state["to_options_open"] = True  # the mechanism options: a lazy expander, drawn while open
+    at.run()
     assert _missing(at, MeanSettings, "mean") <= {page_keys(MeanSettings, "mean")["mechanism"]}
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from fdp_core.explore.sweeps import TradeoffCurve, VarianceRatioCurve
-from fdp_core.explore.tradeoff_figures import tradeoff_figure, variance_ratio_figure
+from fdp_core.explore.tradeoff_figures import pcv_figure, tradeoff_figure, variance_ratio_figure
 from plotly_json import plotly_array
 
 VALUES = np.array([0.1, 1.0, 10.0])
@@ -59,3 +61,30 @@ def test_variance_ratio_figure_skips_invalid_k_and_marks_epsilon():
     assert any("current epsilon" in a.text for a in figure.layout.annotations)
     with pytest.raises(StopIteration):
         next(a for a in variance_ratio_figure([ok]).layout.annotations)
+
+
+def _validated_json(figure) -> dict:
+    """The figure through plotly's validation (every property checked and coerced), as JSON."""
+    import plotly.graph_objects as go
+
+    return json.loads(go.Figure(figure.to_dict()).to_json())
+
+
+@pytest.mark.parametrize("squared", [False, True])
+@pytest.mark.parametrize("param", ["epsilon", "eta"])
+def test_tradeoff_figure_is_the_validated_figure(squared, param):
+    # Built without plotly's validation (it ran on every rerun of the Trade-offs page): validating
+    # it must change nothing, with bands, truth lines, stars, an invalid curve and a zero error.
+    curves = [_curve("gaussian", param, truth=True), _curve("frl", param, bands=False, errors=(0.0, 1.0, 2.0)),
+              _curve("bernstein", param, invalid="no lo/hi")]
+    figure = tradeoff_figure(curves, labels={"gaussian": "Gaussian"}, squared=squared)
+    assert json.loads(figure.to_json()) == _validated_json(figure)
+
+
+def test_pcv_figure_is_the_validated_figure():
+    rng = np.random.default_rng(3)
+    marks = [("optimum", 1e-3, 0.1, "x", "#d62728"), ("current", 1e-2, 0.3, "star", "white")]
+    figure = pcv_figure(np.logspace(-8, 1, 4), np.logspace(-2.5, 0.3, 5), rng.uniform(1, 2, (5, 4)),
+                        penalty_name="phi", marks=marks, title="PCV")
+    assert json.loads(figure.to_json()) == _validated_json(figure)
+    assert [t.type for t in figure.data] == ["heatmap", "scatter", "scatter"]

@@ -102,8 +102,38 @@ def test_target_accuracy_sets_a_snapped_epsilon():
         assert not at.exception
 
 
-def test_bad_mechanism_state_is_a_caption_not_a_crash():
+def _open(at, key: str) -> AppTest:
+    """Open a lazy expander (fdp_ui/layout.py: its content runs only while it is open)."""
+    at.session_state[key] = True
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_closed_expanders_build_nothing_and_keep_the_shared_options():
     at = _page()
+    assert "mean_lo" not in [w.key for w in at.number_input]  # mechanism options closed: not drawn
+    tables = len(at.dataframe)
+    _open(at, "to_options_open")
+    at.number_input(key="mean_K").set_value(12).run()
+    at.radio(key="mean_bound").set_value("paper").run()
+    _open(at, "to_table_open")
+    assert len(at.dataframe) == tables + 1  # the curves' table
+    at.session_state["to_options_open"] = False
+    at.run()
+    # Closed again: the options are not drawn, their values still hold (here and on the Mean page).
+    assert "mean_K" not in [w.key for w in at.number_input]
+    assert at.session_state["mean_K"] == 12 and at.session_state["mean_bound"] == "paper"
+    at.select_slider(key="g_epsilon").set_value(2.0).run()
+    assert at.session_state["mean_K"] == 12 and at.session_state["mean_bound"] == "paper"
+    at.switch_page("pages/mean.py")
+    at.run()
+    assert not at.exception, at.exception
+    assert at.radio(key="mean_bound").value == "paper"
+
+
+def test_bad_mechanism_state_is_a_caption_not_a_crash():
+    at = _open(_page(), "to_options_open")
     at.number_input(key="mean_lo").set_value(2.0).run()  # lo >= hi: Bernstein cannot run
     assert not at.exception
     assert any("not shown" in c and "lo < hi" in c for c in _captions(at))

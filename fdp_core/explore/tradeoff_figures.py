@@ -9,6 +9,7 @@ mechanism, and the PCA variance ratio against epsilon. Shared by the CLI report
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -45,9 +46,10 @@ def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, sh
     labels = labels or {}
     unit = (lambda v: np.asarray(v, dtype=float)) if squared else \
         (lambda v: np.sqrt(np.maximum(np.asarray(v, dtype=float), 0.0)))
-    # The traces as plain dicts, handed to one Figure: plotly validates each trace once, where
-    # add_trace re-validates the figure's whole data on every call (3x slower; the Trade-offs
-    # page redraws this figure on every rerun).
+    # The traces as plain dicts, handed to one Figure without plotly's per-property validation:
+    # add_trace re-validated the figure's whole data on every call, and validating even once
+    # cost ~5 ms of every rerun of the Trade-offs page. tests/test_tradeoff_figures.py checks
+    # that the validated figure is the same.
     traces = []
     param = curves[0].param if curves else "epsilon"
     for k, c in enumerate(curves):
@@ -92,7 +94,7 @@ def tradeoff_figure(curves: list[TradeoffCurve], *, title: str | None = None, sh
                    type="log", exponentformat="power"),
         height=560, margin=dict(l=10, r=10, t=60, b=10),
         legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0))
-    return go.Figure(data=traces, layout=layout)
+    return go.Figure({"data": traces, "layout": layout}, _validate=False)
 
 
 def variance_ratio_figure(curves: list[VarianceRatioCurve], *, current_epsilon: float | None = None):
@@ -124,17 +126,27 @@ def variance_ratio_figure(curves: list[VarianceRatioCurve], *, current_epsilon: 
     return fig
 
 
+@functools.cache
+def _viridis_reversed() -> tuple:
+    """Viridis reversed as [position, colour] pairs, as plotly's validation writes it: plotly.js
+    knows no "_r" names (the Python side expands them), and this figure is not validated."""
+    import plotly.graph_objects as go  # lazy: plotly costs ~0.3 s to import
+
+    return go.Heatmap(colorscale="Viridis_r").colorscale
+
+
 def pcv_figure(penalties, rhos, scores, *, penalty_name: str, marks, title: str):
     """The PCV score surface (log10 penalty x log10 rho) with marked settings (Trade-offs page).
 
     ``marks``: (name, penalty, rho, marker symbol, colour) per point, shown as markers named in
     the legend (text labels next to marks that sit close together overlap). One Figure from
-    specs: add_trace and update_layout cost 4x the figure itself on every rerun of the page.
+    specs, not validated (add_trace and update_layout cost 4x the figure itself on every rerun
+    of the page, validation ~3 ms more; the validated figure is the same, tests/test_tradeoff_figures.py).
     """
     import plotly.graph_objects as go  # lazy: plotly costs ~0.3 s to import
 
     data = [dict(type="heatmap", x=np.log10(penalties), y=np.log10(rhos), z=np.log10(scores),
-                 colorscale="Viridis_r", colorbar=dict(title=dict(text="log10 score")),
+                 colorscale=_viridis_reversed(), colorbar=dict(title=dict(text="log10 score")),
                  hovertemplate=f"log10 {penalty_name} = %{{x:.2f}}<br>log10 rho = %{{y:.2f}}<br>"
                                "log10 PCV score = %{z:.3f}<extra></extra>")]
     for name, pen, rho, symbol, color in marks:
@@ -142,7 +154,7 @@ def pcv_figure(penalties, rhos, scores, *, penalty_name: str, marks, title: str)
                          marker=dict(symbol=symbol, size=15, color=color, line=dict(width=1.5, color="black")),
                          hovertemplate=f"{name}<br>log10 {penalty_name} = %{{x:.2f}}<br>log10 rho = "
                                        "%{y:.2f}<extra></extra>"))
-    return go.Figure(data=data, layout=dict(
+    return go.Figure({"data": data, "layout": dict(
         title=dict(text=title), xaxis=dict(title=dict(text=f"log10 {penalty_name}")),
         yaxis=dict(title=dict(text="log10 rho")), height=540, margin=dict(l=70, r=20, t=60, b=60),
-        legend=dict(orientation="h", yanchor="top", y=-0.18)))
+        legend=dict(orientation="h", yanchor="top", y=-0.18))}, _validate=False)
