@@ -51,13 +51,21 @@ TARGET_P95_S = 5.0
 
 # Records every change of the app root's script state ("running" / "notRunning") with a
 # browser timestamp, so a wait can tell a finished rerun from one that has not started yet.
+# A short run's "running" and "notRunning" can both land before the observer's callback (a busy
+# browser handles both messages in one task): reading the attribute then would record
+# "notRunning" twice and lose the run. Each value is therefore taken from the next record's
+# oldValue (the last one's from the attribute itself).
 RECORDER_JS = """
 window.__fdpRuns = [];
 new MutationObserver(mutations => {
-  for (const m of mutations) {
-    window.__fdpRuns.push([m.target.getAttribute('data-test-script-state'), performance.now()]);
-  }
-}).observe(document, {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
+  const now = performance.now();
+  mutations.forEach((m, i) => {
+    const next = mutations.slice(i + 1).find(n => n.target === m.target);
+    const value = next ? next.oldValue : m.target.getAttribute('data-test-script-state');
+    window.__fdpRuns.push([value, now]);
+  });
+}).observe(document, {attributes: true, subtree: true, attributeOldValue: true,
+                      attributeFilter: ['data-test-script-state']});
 """
 APP_ROOT = "[data-testid='stApp']"
 # The sidebar caption "phi = <value>" (written by the server on every run of every page).

@@ -148,6 +148,8 @@ def run(server: AppServer, *, sessions: int, duration_s: float, verbose: bool) -
                         continue
                     if latency is None:
                         result["no_run"] = result.get("no_run", 0) + 1  # the step started no script run
+                        result.setdefault("no_run_steps", {}).setdefault(title, 0)
+                        result["no_run_steps"][title] += 1
                     else:
                         result["page_changes_s"].append(latency)
                         result["per_page_s"].setdefault(title, []).append(latency)
@@ -188,7 +190,7 @@ def report(result: dict) -> str:
         f"sessions {result['sessions']}, duration {result['duration_s']:.0f} s, rounds {result['rounds']}, "
         f"page changes {len(result['page_changes_s'])}, setup {result.get('setup_s')} s",
         f"errors {len(result['errors'])}, leaks {len(result['leaks'])}, steps that started no run "
-        f"{result.get('no_run', 0)}",
+        f"{result.get('no_run', 0)} {result.get('no_run_steps', {})}",
         f"step p50 {fmt(result['p50_s'])}, p95 {fmt(result['p95_s'])} (target <= {TARGET_P95_S} s), "
         f"max {fmt(result['max_s'])}",
         f"server peak RSS {result['server_peak_rss_mb']:.0f} MB (target <= {TARGET_PEAK_MB:.0f} MB), server CPU "
