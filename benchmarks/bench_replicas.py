@@ -101,6 +101,12 @@ def _ready_on_release_page(page, url: str, data: Path) -> None:
     link = page.locator("[data-testid='stSidebarNav'] a").filter(has_text=re.compile(r"Release & audit\s*$"))
     interact(page, lambda: link.first.click(), timeout_ms=180_000)
     wait_idle(page, 180_000)
+    # The default mean on this example is rated amber: its commit waits for the explicit
+    # acknowledgement the Release page asks for (issue 38), as a person would tick it.
+    verdict = page.get_by_text(re.compile(r"^I publish a release that is"))
+    if verdict.count():
+        interact(page, lambda: verdict.first.click(), timeout_ms=180_000)
+        wait_idle(page, 180_000)
 
 
 def _outcome(page) -> str:
@@ -160,7 +166,10 @@ def run(*, sessions: int, fit: int, verbose: bool) -> dict:
                     subprocess.run([sys.executable, "-m", "fdp_core", "ledger", "init", "--data", str(data),
                                     "--epsilon", repr(budget), "--delta", repr(min(0.5, 10 * (fit + 1) * delta_cost
                                                                                    or 1e-5)),
-                                    "--value-range=-1.5,1.5"], cwd=ROOT, env=env, check=True, capture_output=True,
+                                    "--value-range=-1.5,1.5",
+                                    # the probe's data set is registered already: these are other people
+                                    "--new-dataset", "--reason", "bench_replicas: the cohort, not the probe"],
+                                   cwd=ROOT, env=env, check=True, capture_output=True,
                                    timeout=120)
                     log(f"one commit charges epsilon {cost:.6g}; budget {budget:.6g} (fits {fit})")
 
