@@ -234,3 +234,20 @@ def test_large_files_still_go_to_pyarrow(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(small_csv, "read_wide", lambda *a: calls.append(a))
     assert load_curves(path).n == 2 and calls == []
+
+
+def test_a_long_digit_run_is_refused_in_linear_time(tmp_path):
+    """A grid cell of 100,000 digits and then a letter: the cell grammar matches each number one way
+    only, so the refusal is immediate (an ambiguous '[0-9]+\\.?[0-9]*' took quadratic time: hours for a
+    1 MB cell, the interpreter held for every session of the server)."""
+    import time
+
+    pattern = small_csv._cells_pattern(",")
+    start = time.perf_counter()
+    assert pattern.fullmatch("7" * 1_000_000 + "x,2") is None
+    assert pattern.fullmatch("1," + "7" * 1_000_000 + ".5e3,") is not None
+    path = tmp_path / "digits.csv"
+    path.write_text("id,0,1\n" + "a," + "7" * 100_000 + "x,2\nb,1,2\nc,2,3\n")
+    with pytest.raises(DataError, match="non-numeric"):
+        load_curves(path)
+    assert time.perf_counter() - start < 5.0

@@ -45,7 +45,10 @@ def _case_variants(token: str) -> set[str]:
 NULL_VALUES = frozenset().union(*(_case_variants(t) for t in _TOKENS))
 FIELD_LIMIT = 131072  # arrow_io.FIELD_LIMIT: longer metadata cells are refused there, so here too
 
-_NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+# One way only to match each number (the fraction is optional as a whole): "[0-9]+\.?[0-9]*" could
+# split a run of digits in quadratically many ways, so a long digit run ending in another character
+# held the interpreter for hours before failing (a denial of service on the shared server).
+_NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 
 
 def _cells_pattern(delimiter: str) -> re.Pattern:
@@ -124,11 +127,11 @@ def read_wide(raw: bytes, layout, delimiter: str):
 
 
 def _block(layout, numbers: list[float], meta_rows: list[list[str]]):
-    m = width = layout.width - layout.first_numeric
-    n = len(numbers) // width if width else 0
+    m = layout.width - layout.first_numeric  # grid columns (read_wide: layout.width >= 2)
+    n = len(numbers) // m
     if n == 0:
         return None
-    block = np.array(numbers, dtype=np.float64).reshape(n, width)
+    block = np.array(numbers, dtype=np.float64).reshape(n, m)
     if np.count_nonzero(np.isinf(block)):
         return None
     values = np.empty((n, m), order="F")  # as the pyarrow reader builds it: column by column

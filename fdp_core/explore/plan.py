@@ -50,6 +50,7 @@ from ..mechanisms.calibration import gaussian_sigma
 from ..params import check_delta, check_epsilon, check_positive
 from ..limits import MAX_GRID_POINTS, MAX_PLAN_CELLS, MAX_PLAN_PERSONS, MAX_PLAN_STATISTICS
 from ..releases.box import check_box
+from ..releases.covariance_radius import chunk_size
 
 PLAN_SCHEMA = "fdp.plan/1"
 PLAN_KINDS = ("mean", "kde", "covariance", "pca")
@@ -222,7 +223,7 @@ def _covariance_radius(plan, prob: float = 0.95, draws: int = 4000) -> float:
     rng = np.random.default_rng(20260)
     # In chunks of ~4 MB from the same stream (a generator's draws do not depend on how they are split): all
     # (4000, L, L) at once held ~300 MB several times over at L = 100 (issue 40).
-    chunk, totals = max(1, 2**19 // max(1, plan.scales.size)), []
+    chunk, totals = chunk_size(plan.scales.size), []
     for start in range(0, draws, chunk):
         noise = symmetrise(plan.family.standard(rng, (min(chunk, draws - start),) + plan.scales.shape) * plan.scales)
         totals.append(np.sum(noise**2, axis=(1, 2)))

@@ -49,11 +49,18 @@ def computed_once(cached):
     @wraps(cached)
     def call(*args):
         with guard:
-            if len(locks) > 256:  # forget idle keys now and then (a lock only matters while computing)
-                locks.clear()
-            lock = locks.setdefault(args, threading.Lock())
-        with lock:
-            return cached(*args)
+            lock, waiting = locks.get(args, (threading.Lock(), 0))
+            locks[args] = (lock, waiting + 1)
+        try:
+            with lock:
+                return cached(*args)
+        finally:
+            with guard:  # the key's lock is dropped once no caller holds or waits for it
+                lock, waiting = locks[args]
+                if waiting == 1:
+                    del locks[args]
+                else:
+                    locks[args] = (lock, waiting - 1)
 
     call.cache_info, call.cache_clear = cached.cache_info, cached.cache_clear
     return call
@@ -109,7 +116,7 @@ class ReleasedMeanDraws:
 
 
 @computed_once
-@lru_cache(maxsize=8)  # ~2 draws x L floats x 2 arrays each: 3 MB at L = 93
+@lru_cache(maxsize=8)  # two (draws, L) arrays an entry: ~3 MB at L = 93, 2,000 draws
 def released_mean_draws(eigenvalue_bytes: bytes, unit_bytes: bytes, noise: str, draws: int) -> ReleasedMeanDraws:
     """The public per-draw terms of the released-mean Monte Carlo, drawn in the stream order of the direct
     computation (per chunk: the (size, L, L) matrix draws, then the (size, L) mean draws)."""
