@@ -50,7 +50,7 @@ from ..mechanisms.calibration import gaussian_sigma
 from ..params import check_delta, check_epsilon, check_positive
 from ..limits import MAX_GRID_POINTS, MAX_PLAN_CELLS, MAX_PLAN_PERSONS, MAX_PLAN_STATISTICS
 from ..releases.box import check_box
-from ..releases.covariance_radius import chunk_size
+from ..releases.covariance_radius import chunk_size, symmetrise
 
 PLAN_SCHEMA = "fdp.plan/1"
 PLAN_KINDS = ("mean", "kde", "covariance", "pca")
@@ -210,7 +210,6 @@ def _covariance_radius(plan, prob: float = 0.95, draws: int = 4000) -> float:
     the squared norm is sum_i a_ii^2 + sum_{i<j} (a_ij + a_ji)^2 / 2 (+ the mean's noise): Gaussian noise makes it
     a weighted chi-square with variances s_ii^2 and (s_ij^2 + s_ji^2) / 2, inverted exactly (weighted_chi2.py);
     Laplace noise: Monte Carlo (fixed seed) with an upper confidence bound on the quantile."""
-    from ..releases.covariance import symmetrise  # lazy: pandas + release modules, on use
     from ..mechanisms.weighted_chi2 import monte_carlo_upper_quantile  # lazy: with the release modules
 
     if plan.family.uses_delta:

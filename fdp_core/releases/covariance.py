@@ -24,7 +24,7 @@ import numpy as np
 from ..data.loading import FunctionalData, beyond_tau, clip_to_ball, from_arrays
 from ..errors import DataError, ParameterError
 from .. import limits
-from .covariance_radius import (MC_SEED, chunk_size, noise_factor, noise_root, released_mean_draws,
+from .covariance_radius import (MC_SEED, chunk_size, noise_factor, noise_root, released_mean_draws, symmetrise,
                                 unit_hs_radius)
 from .estimators import shrinkage
 from ..kernels import KERNEL_NAMES, eigenbasis
@@ -193,10 +193,6 @@ def product_shrinkage(eigenvalues: np.ndarray, eta: float, phi: float) -> np.nda
     ||S_hat - S||_F^2 + phi ||S_hat||^2_{H(C^eta (x) C^eta)} (same argument as the mean's shrinkage)."""
     lam = np.asarray(eigenvalues, dtype=float)
     return shrinkage(np.outer(lam, lam).ravel(), eta, phi).reshape(lam.size, lam.size)
-
-
-def symmetrise(matrix: np.ndarray) -> np.ndarray:
-    return (matrix + np.swapaxes(matrix, -1, -2)) / 2.0
 
 
 def surface_index(m: int) -> np.ndarray:

@@ -24,6 +24,11 @@ HS_CHUNK_ENTRIES = 2**19  # matrix entries per Monte Carlo chunk (4 MB of float6
 MC_SEED = 12345  # the radius's fixed seed: a public, reproducible accuracy statement
 
 
+def symmetrise(matrix: np.ndarray) -> np.ndarray:
+    """(A + A^T) / 2 over the last two axes: the symmetric part every covariance draw is released as."""
+    return (matrix + np.swapaxes(matrix, -1, -2)) / 2.0
+
+
 def noise_root(eigenvalues: np.ndarray) -> np.ndarray:
     """sqrt(lambda_j lambda_l): the shape every covariance mechanism's noise scales share (registry/covariance.py)."""
     lam = np.asarray(eigenvalues, dtype=float)
@@ -84,8 +89,7 @@ def unit_hs_radius(eigenvalue_bytes: bytes, noise: str, prob: float, draws: int)
     chunk = chunk_size(root.size)
     norms = []
     for start in range(0, draws, chunk):
-        errors = family.standard(rng, (min(chunk, draws - start),) + root.shape) * root
-        errors = (errors + np.swapaxes(errors, -1, -2)) / 2.0
+        errors = symmetrise(family.standard(rng, (min(chunk, draws - start),) + root.shape) * root)
         norms.append(np.sqrt(np.einsum("kij,kij->k", errors, errors)))
     return float(np.quantile(np.concatenate(norms), prob))
 
@@ -126,9 +130,7 @@ def released_mean_draws(eigenvalue_bytes: bytes, unit_bytes: bytes, noise: str, 
     parts = {name: [] for name in ("s_sq", "z", "s_z", "z_s_z")}
     for start in range(0, draws, chunk):
         size = min(chunk, draws - start)
-        S = family.standard(rng, (size,) + root.shape) * root
-        S += np.swapaxes(S, -1, -2)  # numpy buffers overlapping operands: the same as S + S^T
-        S *= 0.5
+        S = symmetrise(family.standard(rng, (size,) + root.shape) * root)
         z = family.standard(rng, (size, unit.size)) * unit
         s_z = np.einsum("kij,kj->ki", S, z)
         parts["s_sq"].append(np.einsum("kij,kij->k", S, S))
