@@ -8,13 +8,13 @@ This script runs before every page: it draws what all pages share above them (th
 of the guided flow and the page's tutorial), then the page.
 """
 
-import os
+from fdp_core import threads
 
 # One BLAS thread: the app's matrices are small (m <= a few hundred) and sessions run
 # concurrently; measured on 2 cores, eigh at m = 500 takes 59 ms with one thread and
-# 241 ms with two under load. Must be set before numpy is imported.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+# 241 ms with two under load. Must be set before numpy is imported (the server has not
+# loaded it when this script first runs; then no call needs threadpoolctl).
+threads.start_single_blas()
 
 from pathlib import Path  # noqa: E402
 

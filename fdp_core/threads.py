@@ -12,14 +12,29 @@ every thread.
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 
 SMALL = 600  # matrices up to this order count as small (single thread is as fast or faster)
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
-# Set by the command line's entry (fdp_core/_entry.py) when it fixed every BLAS thread variable at 1
-# before numpy was loaded: BLAS then runs on one thread throughout, and threadpoolctl (~8 ms of
-# import and ~2 ms per call, walking the loaded libraries) would change nothing (issue 42). (A BLAS
-# these variables do not govern, Apple's Accelerate, is not one threadpoolctl controls either.)
+# Set by start_single_blas when every BLAS thread variable was 1 before numpy was loaded: BLAS then
+# runs on one thread throughout, and threadpoolctl (~8 ms of import and ~0.5-2 ms per call, walking
+# the loaded libraries) would change nothing (issue 42). (A BLAS these variables do not govern,
+# Apple's Accelerate, is not one threadpoolctl controls either.)
 BLAS_STARTED_SINGLE = False
+
+
+def start_single_blas() -> None:
+    """One BLAS thread for a whole process: the command line's entry and the app call this before
+    numpy is first imported (the variables are read once, when BLAS loads). A variable the host set
+    is kept; if numpy is already loaded, or a variable is not 1, single_blas_thread keeps limiting
+    each call through threadpoolctl."""
+    global BLAS_STARTED_SINGLE
+    for var in BLAS_THREAD_VARIABLES:
+        os.environ.setdefault(var, "1")
+    if "numpy" not in sys.modules and all(os.environ[var] == "1" for var in BLAS_THREAD_VARIABLES):
+        BLAS_STARTED_SINGLE = True
 
 
 def single_blas_thread():
