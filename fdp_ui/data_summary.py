@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import streamlit as st
 
@@ -64,22 +62,12 @@ def _kind(metadata, name) -> str:
     return "numbers" if cells and numbers else "text"
 
 
-def _content_digest(fd) -> str:
-    """A hash of the curves' grid and values (the cache key of their preview across sessions)."""
-    h = hashlib.blake2b(digest_size=16)
-    values = np.ascontiguousarray(fd.data_matrix, dtype=float)
-    h.update(repr(values.shape).encode("ascii"))
-    h.update(np.ascontiguousarray(fd.grid_points, dtype=float).tobytes())
-    h.update(values.tobytes())
-    return h.hexdigest()
-
-
 def _preview_svg(fd, **labels) -> str:
     """The curves preview, drawn once per content and labels for all sessions: every new session
     opens on the built-in example, and drawing it (quantile envelopes, SVG text) was a fifth of a
     new session's Data page. Keyed by a hash of the data themselves (hashed once per session and
     data set), never by a name, so no session is shown another data set's curves."""
-    digest = state.remembered("preview_digest", fd, None, lambda: _content_digest(fd))
+    digest = state.remembered("preview_digest", fd, None, lambda: state.curves_digest(fd))
     return _cached_preview(digest, tuple(sorted(labels.items())), fd.grid_points, fd.data_matrix)
 
 

@@ -6,9 +6,11 @@ page of the same run always see the same data set.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import streamlit as st
 
 from fdp_core.data.loading import FunctionalData, load_curves
@@ -157,6 +159,17 @@ def n_persons(ds: Dataset | None = None) -> int:
     if not column:
         return int(ds.fd.n)
     return remembered("n_persons", ds.fd, column, lambda: person_codes(metadata_view(ds.fd), column, ds.fd.n)[1])
+
+
+def curves_digest(fd) -> str:
+    """A hash of the curves' grid and values: the cache key of what depends on them alone (the Data
+    page's preview, the Trade-offs page's sweeps), shared across sessions holding the same curves."""
+    h = hashlib.blake2b(digest_size=16)
+    values = np.ascontiguousarray(fd.data_matrix, dtype=float)
+    h.update(repr(values.shape).encode("ascii"))
+    h.update(np.ascontiguousarray(fd.grid_points, dtype=float).tobytes())
+    h.update(values.tobytes())
+    return h.hexdigest()
 
 
 def remembered(name: str, fd, key, compute):

@@ -3,7 +3,6 @@ privacy or smoothing parameter, per mechanism (curves from fdp_core/explore/swee
 
 from __future__ import annotations
 
-import hashlib
 
 import streamlit as st
 
@@ -22,9 +21,7 @@ from .mean_controls import KEYS
 
 def data_key(fd) -> str:
     """Cache key of the data set (hashing the arrays is cheaper than hashing the object)."""
-    h = hashlib.sha1(fd.grid_points.tobytes())
-    h.update(fd.data_matrix.tobytes())
-    return h.hexdigest()
+    return state.curves_digest(fd)
 
 
 def mechanism_options() -> None:

@@ -110,16 +110,16 @@ def test_fingerprint_of_person_labels_does_not_depend_on_their_order():
 
 
 def test_preview_is_cached_by_content_not_by_name():
-    from fdp_ui import data_summary
+    from fdp_ui import data_summary, state
 
     grid = np.linspace(0, 1, 7)
     a = FunctionalData(grid_points=grid, data_matrix=np.outer(np.arange(1, 4), grid))
     same = FunctionalData(grid_points=grid.copy(), data_matrix=np.outer(np.arange(1, 4), grid))
     other = FunctionalData(grid_points=grid, data_matrix=np.outer(np.arange(1, 4), grid) + 1e-9)
-    assert data_summary._content_digest(a) == data_summary._content_digest(same)
-    assert data_summary._content_digest(a) != data_summary._content_digest(other)
+    assert state.curves_digest(a) == state.curves_digest(same)
+    assert state.curves_digest(a) != state.curves_digest(other)
     labels = {"title": "All curves", "x_title": "t", "y_title": "value"}
     for fd in (a, other):
-        assert data_summary._cached_preview(data_summary._content_digest(fd), tuple(sorted(labels.items())),
+        assert data_summary._cached_preview(state.curves_digest(fd), tuple(sorted(labels.items())),
                                             fd.grid_points, fd.data_matrix) == \
             data_summary.preview_charts.curves_preview_svg(fd.grid_points, fd.data_matrix, **labels)
