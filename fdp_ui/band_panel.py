@@ -20,7 +20,7 @@ from fdp_core.budget.privacy_events import composed_total_words
 from fdp_core.releases.bands import (CONFIDENCE_BAND_WORDS, MEAN_BAND_WORDS, PRIVACY_BAND_WORDS, band_composed_total,
                                     bound_from_amplitude, confidence_band, plan_band_release)
 from fdp_core.errors import FdpError
-from fdp_ui import plots
+from fdp_ui import live_chart, plots
 
 PRIVACY_COLOR = "rgba(255,127,14,0.30)"
 CONFIDENCE_COLOR = "rgba(31,119,180,0.22)"
@@ -84,8 +84,7 @@ def render(fd, settings, rng: np.random.Generator) -> None:
         values = plan.mean.sample(rng, 1)[0]
         second = plan.second_moment.sample(rng, 1)["second_moment"][0]
         bands = confidence_band(plan, values, second)
-        st.plotly_chart(figure(fd.grid_points, values, bands, level, plan.mean.offset), width="stretch",
-                        key="mean_bands_figure")
+        live_chart.show(figure(fd.grid_points, values, bands, level, plan.mean.offset), key="mean_bands_figure")
         s = plan.mean.settings
         total = band_composed_total(plan)  # Gaussian parts: the exact GDP total beside the basic sum
         st.caption(f"Spent: epsilon {s.epsilon:.3g} on the mean + {plan.second_moment.settings.epsilon:.3g} on the "

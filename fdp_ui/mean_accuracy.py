@@ -14,7 +14,7 @@ from fdp_core.registry import mean_mechanism
 from fdp_core.releases.mean import MECHANISM_LABELS, accuracy_sentence
 from fdp_core.releases.postprocess import finish_mean
 
-from . import band_panel, plots, reference_curve, state, verdict_box
+from . import band_panel, live_chart, plots, reference_curve, state, verdict_box
 from .mean_tables import privacy_text
 
 
@@ -25,11 +25,11 @@ def figure(plan, fd, g, options, truth) -> None:
     # The free projection every release gets (fdp_core/releases/postprocess.py).
     finished = finish_mean(raw_draws, plan.settings)
     state.note_view(NONPRIVATE_VIEWS["mean_estimate"])
-    st.plotly_chart(plots.release_figure(fd.grid_points, finished.values, plan.estimate, style=options.style,
+    live_chart.show(plots.release_figure(fd.grid_points, finished.values, plan.estimate, style=options.style,
                                          truth=truth,
                                          title=f"{MECHANISM_LABELS[options.mechanism]}, {privacy_text(plan, g)}",
                                          raw_mean=plan.raw_mean, y_range=g.value_range),
-                    width="stretch", key="mean_release")
+                    key="mean_release")
     moved = float(np.mean(finished.values != finished.raw)) if finished.raw.size else 0.0
     st.caption("Post-processing of every release (free: the privacy guarantee is unchanged): "
                + "; ".join(finished.steps)

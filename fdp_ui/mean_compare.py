@@ -13,7 +13,7 @@ from fdp_core.registry import MEAN_REGISTRY
 from fdp_core.releases.mean import MEAN_MECHANISMS, MECHANISM_LABELS, plan_mean_release
 from fdp_core.releases.postprocess import finish_mean
 
-from . import compare_plots
+from . import compare_plots, live_chart
 from .mean_tables import noise_scale_text, sensitivity_text
 
 COMPARE_COLORS = {name: m.color for name, m in MEAN_REGISTRY.items()}
@@ -34,10 +34,10 @@ def render(fd, base, g, n_draws: int, truth) -> None:
                      "sensitivity": sensitivity_text(plan), "noise scale": noise_scale_text(plan),
                      "privacy": plan.privacy,
                      "status": "data-dependent: NOT DP" if plan.data_dependent_flags else "ok"})
-    st.plotly_chart(compare_plots.small_multiples(
+    live_chart.show(compare_plots.small_multiples(
         fd.grid_points, draws_by_mechanism, labels=MECHANISM_LABELS, colors=COMPARE_COLORS, truth=truth,
         title=f"Every mechanism, epsilon = {g.epsilon:g} (delta = {g.delta:g}: Gaussian only)"),
-        width="stretch", key="mean_compare_figure")
+        key="mean_compare_figure")
     # A static full-width table: every column visible, long cells wrapped, no raw None.
     table = pd.DataFrame(rows)
     table["noise (95% radius, L2)"] = [f"{v:.4g}" if v is not None else "-"

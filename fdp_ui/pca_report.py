@@ -13,7 +13,7 @@ import streamlit as st
 from fdp_core.releases.pca import AWAN_RESCALING_FLAG, FLOATING_POINT_NOTE, PcaSettings, private_pca, release_record
 from fdp_core.settings_fields import command_line
 
-from . import pca_plots
+from . import live_chart, pca_plots
 from .layout import lazy_expander
 
 DRAW_SALT = 40  # preview draw i uses the sidebar's generator with salt DRAW_SALT + i
@@ -81,9 +81,9 @@ def figures(results: list, fd, entry, centring, k: int) -> None:
     signs = [pca_plots.align_signs(r.coefficients, r.nonprivate_coefficients) for r in results]
     aligned = [r.components * s for r, s in zip(results, signs)]
     st.subheader("Private components vs the non-private FPCA")
-    st.plotly_chart(pca_plots.components_figure(fd.grid_points, aligned, first.nonprivate_components,
+    live_chart.show(pca_plots.components_figure(fd.grid_points, aligned, first.nonprivate_components,
                                                 approximate=first.guarantee.details["approximate"]),
-                    width="stretch", key="pca_components")
+                    key="pca_components")
     st.caption("Private draws are sign-aligned to the non-private components for display only (v and -v are the "
                "same direction; the released components keep the library's convention: largest coefficient "
                f"positive). {len(results)} independent draw(s) at the same settings." + entry.components_note)
@@ -94,8 +94,8 @@ def figures(results: list, fd, entry, centring, k: int) -> None:
         centre, centre_label = fd.data_matrix.mean(axis=0), "sample mean (analyst view: do not publish)"
     sds = first.tau * np.sqrt(first.scree[:k])
     st.subheader("Mean +/- 2 sd x component")
-    st.plotly_chart(pca_plots.perturbation_figure(fd.grid_points, centre, aligned[0], sds, mean_label=centre_label),
-                    width="stretch", key="pca_perturbation")
+    live_chart.show(pca_plots.perturbation_figure(fd.grid_points, centre, aligned[0], sds, mean_label=centre_label),
+                    key="pca_perturbation")
     st.caption("Private draw 1. sd_l = tau sqrt(lambda_l), lambda_l the l-th eigenvalue of X'X / n of the clipped "
                "coefficient rows: the non-private scree (analyst view, do not publish)."
                + (" Without centring X'X / n is a second moment (sd_l is a root mean square) and the first "
@@ -106,7 +106,7 @@ def scree_and_metrics(results: list, k: int) -> None:
     first = results[0]
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(pca_plots.scree_figure(first.explained_variance_ratio, k), width="stretch", key="pca_scree")
+        live_chart.show(pca_plots.scree_figure(first.explained_variance_ratio, k), key="pca_scree")
     with right:
         st.markdown("**Variance ratio and subspace distance** — not private (analyst-side diagnostic)")
         m1, m2 = st.columns(2)
@@ -132,8 +132,7 @@ def diagnostics(first, entry) -> None:
     st.subheader("Sampler diagnostics" + (" (approximate DP)" if entry.approximate else ""))
     diag = first.diagnostics
     if "trace" in diag:  # a Markov chain: its trace, burn-in shaded
-        st.plotly_chart(pca_plots.gibbs_trace_figure(diag["trace"], diag["burn_in"], diag["thin"]), width="stretch",
-                        key="pca_trace")
+        live_chart.show(pca_plots.gibbs_trace_figure(diag["trace"], diag["burn_in"], diag["thin"]), key="pca_trace")
     diagnostics_text, diagnostics_note = entry.describe_diagnostics(diag, first.p)
     st.markdown(diagnostics_text)
     st.caption(diagnostics_note)

@@ -12,6 +12,7 @@ from fdp_core.explore import sweeps
 from fdp_core.explore.tradeoff_figures import variance_ratio_figure
 from fdp_core.releases.pca import PcaSettings
 
+from . import live_chart
 from .tradeoff_sweep import data_key
 
 
@@ -32,8 +33,7 @@ def render(fd, g) -> None:
     settings = PcaSettings(kernel=g.kernel, rho=g.rho, nu=g.nu, epsilon=g.epsilon, tau=g.tau,
                             tau_from_data=g.tau_from_data, **g.bounds)
     pca_curves = _pca_curves(data_key(fd), tuple(asdict(settings).items()), int(pca_draws), g.seed, fd)
-    st.plotly_chart(variance_ratio_figure(pca_curves, current_epsilon=g.epsilon), width="stretch",
-                    key="to_pca_curves")
+    live_chart.show(variance_ratio_figure(pca_curves, current_epsilon=g.epsilon), key="to_pca_curves")
     for curve in pca_curves:
         if not curve.ok:
             st.caption(f":orange[k = {curve.k}: not shown] — {curve.invalid}")

@@ -17,7 +17,7 @@ from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.registry import mean_mechanism
 from fdp_core.releases.mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettings
 
-from . import private_selection, sidebar, state
+from . import live_chart, private_selection, sidebar, state
 from .tradeoff_sweep import data_key
 
 ETA_RANGE = (1.0, 4.0)
@@ -60,7 +60,7 @@ def _heatmap(pcv, penalty_name: str, marks: list, mechanism: str, eta: float):
 
 def _show_pcv(pcv, penalty_name: str, marks: list, mechanism: str, eta: float) -> None:
     state.note_view(NONPRIVATE_VIEWS["pcv"])
-    st.plotly_chart(_heatmap(pcv, penalty_name, marks, mechanism, eta), width="stretch", key="to_pcv_heatmap")
+    live_chart.show(_heatmap(pcv, penalty_name, marks, mechanism, eta), key="to_pcv_heatmap")
     st.error(f"PCV optimum {penalty_name} = {pcv.best_penalty:.3g}, rho = {pcv.best_rho:.3g}. {pcv.flag}.")
     edges = [f"{name} = {value:.3g} is the grid's {'smallest' if value == grid[0] else 'largest'}"
              for name, value, grid in ((penalty_name, pcv.best_penalty, pcv.penalties), ("rho", pcv.best_rho, pcv.rhos))

@@ -14,7 +14,7 @@ from fdp_core.releases.mean import MEAN_MECHANISMS, MECHANISM_LABELS, MeanSettin
 from fdp_core.sensitivity import BOUNDS
 from fdp_core.explore.tradeoff_figures import tradeoff_figure
 
-from . import private_selection, state
+from . import live_chart, private_selection, state
 from .layout import lazy_expander
 from .mean_controls import KEYS
 
@@ -87,8 +87,7 @@ def render(ds, settings_key: tuple, seed) -> None:
         return
     curves = _curves(data_key(fd), settings_key, param, tuple(mechanisms), mc_draws, seed, bool(show_truth),
                      fd, truth)
-    st.plotly_chart(tradeoff_figure(curves, labels=MECHANISM_LABELS, show_truth=bool(show_truth)),
-                    width="stretch", key="to_curves")
+    live_chart.show(tradeoff_figure(curves, labels=MECHANISM_LABELS, show_truth=bool(show_truth)), key="to_curves")
     st.caption("Lines: the root-mean-square error sqrt E||release - estimate||^2, a distance in the curves' units "
                "(L2 over the domain rescaled to [0, 1]; the Mean page's 95% radius is between 1 and 2 times it); "
                "bands: Monte Carlo 10-90% of ||release - estimate||; stars: the current setting. "

@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from test_data import BAD_FILES
 from fdp_ui import intake
+from chart_specs import chart_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -37,7 +38,7 @@ def test_data_page_starts_on_the_built_in_example():
     # curves + norms histogram, as SVG pictures: the first page waits for no chart library's script
     pictures = [img.proto.imgs[0].url for img in at.get("image")]
     assert len(pictures) == 2 and all(url.startswith("data:image/svg+xml;base64,") for url in pictures)
-    assert not at.get("plotly_chart") and not at.get("vega_lite_chart")
+    assert not chart_specs(at) and not at.get("vega_lite_chart")
     curves_svg = base64.b64decode(pictures[0].split(",", 1)[1]).decode()
     assert ">t</text>" in curves_svg and ">value</text>" in curves_svg and "60 curves" in curves_svg
     assert not at.error
@@ -103,7 +104,7 @@ def _sentence(at):
 
 def test_mean_page_shows_release_analyst_view_and_accuracy():
     at = _mean_page()
-    assert len(at.get("plotly_chart")) >= 1
+    assert len(chart_specs(at)) >= 1
     assert "within **" in _sentence(at)
     assert len(at.dataframe) >= 2  # sensitivities and the sigma table
 

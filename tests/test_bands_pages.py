@@ -9,6 +9,7 @@ import pytest
 
 from fdp_core.publish.verify import verify_release
 from fdp_core.releases.bands import CONFIDENCE_BAND_WORDS, MEAN_BAND_WORDS, PRIVACY_BAND_WORDS
+from chart_specs import chart_specs
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -23,12 +24,12 @@ def _page(path: str) -> AppTest:
 
 
 def _figure(at, key: str) -> dict:
-    return next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if key in c.proto.id)
+    return next(json.loads(spec) for element_id, spec in chart_specs(at) if key in element_id)
 
 
 def test_mean_page_shows_both_bands_in_plain_words():
     at = _page("pages/mean.py")
-    assert not any("mean_bands_figure" in c.proto.id for c in at.get("plotly_chart"))  # off by default
+    assert not any("mean_bands_figure" in element_id for element_id, _ in chart_specs(at))  # off by default
     at.toggle(key="band_show").set_value(True).run()
     assert not at.exception, at.exception
     names = [t.get("name", "") for t in _figure(at, "mean_bands_figure")["data"]]

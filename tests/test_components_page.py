@@ -2,7 +2,6 @@
 simulation, centring by a committed mean, bad input), with the numbers on screen checked
 against fdp_core.releases.pca for the same demo seed and every figure checked by plotly's validator."""
 
-import json
 import shlex
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from fdp_ui.plots import ANALYST_LABEL  # noqa: E402
 from fdp_ui.state import EXAMPLE_FILE, Dataset  # noqa: E402
 from plotly_json import plotly_array  # noqa: E402
 from test_release_flow import commit  # noqa: E402
+from chart_specs import chart_figures, chart_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -59,7 +59,7 @@ def _problems(at) -> list:
 
 
 def _charts(at) -> list[dict]:
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = chart_figures(at)
     for spec in specs:
         go.Figure(spec)  # plotly's validator: the page builds its specs without it, for speed
     return specs
@@ -185,7 +185,7 @@ def test_centring_by_a_mean_committed_on_the_release_page():
     at = _page()
     _set(at, "radio", "pca_centring", "released-mean")
     assert any("needs a committed mean release" in i.value for i in at.info)
-    assert not at.get("plotly_chart")  # no release without its centre
+    assert not chart_specs(at)  # no release without its centre
 
     # Committing a mean needs a declared public value range (Data page); tau stays the sidebar's.
     at.session_state["data_range_lo"], at.session_state["data_range_hi"] = -1.5, 1.5
@@ -246,7 +246,7 @@ def test_bad_input_shows_the_library_message_and_no_release(controls, message):
         _set(at, kind, key, value)
     assert message in _errors(at)
     assert _errors(at).startswith("Cannot compute the private components:")
-    assert not at.get("plotly_chart")
+    assert not chart_specs(at)
 
 
 def test_fewer_curves_than_components_is_refused():

@@ -21,6 +21,7 @@ from fdp_core.publish import export
 from fdp_core.publish.replay import settings_of
 from fdp_ui import drafts
 from test_release_flow import acknowledge, declare_range
+from chart_specs import chart_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -85,7 +86,7 @@ def test_the_mean_with_its_bands_is_committed_as_the_mean_page_showed_it():
     assert draft.settings.mechanism == "frl" and draft.settings.M == 8 and draft.settings.band_share == 0.3
     # The accuracy box and the title speak of the mean's own epsilon (0.7 of 1), not the whole budget.
     eps_mean = draft.settings.epsilon * 0.7
-    assert any(f"epsilon = {eps_mean:.4g}" in json.dumps(json.loads(c.proto.spec)) for c in at.get("plotly_chart"))
+    assert any(f"epsilon = {eps_mean:.4g}" in json.dumps(json.loads(spec)) for _, spec in chart_specs(at))
     draft, release, message = _commit_and_compare(at, "mean")
     assert [e.kind for e in at.session_state["fdp_ledger"].entries] == ["mean", "covariance"]
     assert f"Verdict: {draft.verdict.colour} ({draft.verdict.word})" in message

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from fdp_core.data.loading import load_curves
 from fdp_core.errors import DataError
 from fdp_ui import intake, tutorial
+from chart_specs import chart_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -108,7 +109,7 @@ def test_upload_a_long_file_with_other_names_then_map_it():
     assert [m.value for m in at.metric][:2] == ["10", "73"]
     assert (at.text_input(key="data_t_label").value, at.text_input(key="data_value_unit").value) == ("day", "temp")
     at.switch_page("pages/mean.py").run()
-    figure = at.get("plotly_chart")[0].proto.spec
+    figure = chart_specs(at)[0][1]
     assert '"text":"day"' in figure.replace(" ", "") and '"text":"temp"' in figure.replace(" ", "")
 
 

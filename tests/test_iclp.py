@@ -29,6 +29,7 @@ from fdp_core.sensitivity import (iclp_ar_sensitivity_cs, iclp_ar_sensitivity_tr
                                   l1c_norm)
 from fdp_core.data.simulate import SIMULATIONS, iclp_mean_s4, simulate
 from fdp_core.explore.tuning import pss_defaults
+from chart_specs import chart_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 GRID = np.linspace(0.0, 1.0, 15)
@@ -565,9 +566,7 @@ def test_mean_page_comparison_mode_and_pure_dp_controls():
     assert at.number_input(key="mean_lo") is not None and at.number_input(key="mean_hi") is not None
     at.toggle(key="mean_compare").set_value(True).run()
     assert not at.exception
-    chart = at.get("plotly_chart")[0]
-    import json
-    figure = json.loads(chart.proto.spec)
+    figure = chart_figures(at)[0]
     names = [trace["name"] for trace in figure["data"] if trace["name"].endswith(" draws")]
     assert len(names) == len(MEAN_MECHANISMS)
     table = at.table[0].value  # a static full-width table (every column visible)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ from fdp_core.releases.mean import MeanSettings, plan_mean_release
 from fdp_core.data.preprocess import load_reference
 from fdp_core.explore.verdict import GREEN_SHARE, covariance_verdict, end_shrinkage_note, mean_verdict, verdict
 from fdp_ui.state import Dataset
+from chart_specs import chart_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -77,7 +77,7 @@ def _berkeley_mean_page(fd) -> AppTest:
 def test_mean_page_draws_the_raw_mean_states_pointwise_bias_and_takes_a_reference(shared_data):
     fd = load_curves(shared_data / "berkeley_growth.csv")
     at = _berkeley_mean_page(fd)
-    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    figure = chart_figures(at)[0]
     assert any(str(trace.get("name", "")).startswith("raw mean of the curves") for trace in figure["data"])
     metrics = {m.label: m.value for m in at.metric}
     before = float(metrics["largest pointwise bias"])

@@ -11,6 +11,7 @@ from fdp_core.explore import sweeps
 from fdp_core.releases.mean import MECHANISM_LABELS
 from fdp_ui.sidebar import EPSILON_CHOICES
 from plotly_json import plotly_array
+from chart_specs import chart_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -32,16 +33,16 @@ def _captions(at) -> list[str]:
 
 def test_page_shows_curves_heatmap_and_epsilon_table():
     at = _page()
-    assert len(at.get("plotly_chart")) >= 2  # trade-off curves + PCV heatmap
+    assert len(chart_specs(at)) >= 2  # trade-off curves + PCV heatmap
     assert any("data-dependent" in e.value and "not differentially private" in e.value for e in at.error)
     assert len(at.dataframe) >= 1  # smallest epsilon per mechanism
 
 
 def _curves_figure(at):
     """The trade-off figure sent to the browser (the chart keyed to_curves), decoded by plotly."""
-    charts = [c for c in at.get("plotly_chart") if "to_curves" in c.proto.id]
+    charts = [spec for element_id, spec in chart_specs(at) if "to_curves" in element_id]
     assert charts, "no trade-off curves drawn"
-    return pio.from_json(charts[0].proto.spec)
+    return pio.from_json(charts[0])
 
 
 def _line(figure, mechanism_label: str) -> tuple[np.ndarray, np.ndarray]:
@@ -176,9 +177,9 @@ def test_tiny_upload_runs():
 def test_pca_variance_ratio_section():
     pytest.importorskip("fdp_core.releases.pca")
     at = _page()
-    charts = len(at.get("plotly_chart"))
+    charts = len(chart_specs(at))
     at.select_slider(key="to_pca_draws").set_value(20).run()
     at.toggle(key="to_pca").set_value(True).run()
     assert not at.exception
-    assert len(at.get("plotly_chart")) == charts + 1
+    assert len(chart_specs(at)) == charts + 1
     assert any("not differentially private" in c and "variance ratio" in c for c in _captions(at))

@@ -1,0 +1,92 @@
+"""Charts that are redrawn in place: the slider pages' figures (Mean, Principal components, Trade-offs).
+
+Why not ``st.plotly_chart``: Streamlit 1.67 hashes the whole figure into the chart's element id,
+so every slider move that changes a figure tears its chart down and builds a new one (a new
+Plotly plot, the Streamlit theme merged into it again, the page around it laid out and painted
+again). Measured in headless Chromium on the DTI data (benchmarks/bench_browser_latency.py),
+that was 35-90 ms of the browser's main thread per chart per change. Here each chart is a
+Streamlit component (``st.components.v2``) with a stable key: the same element receives the new
+figure and hands it to ``Plotly.react``, which updates the plot it already has.
+
+The figure travels exactly as ``st.plotly_chart`` would send it (``fig.to_json()``), so tests read
+it back the same way (tests/chart_specs.py). plotly.js itself is the copy shipped inside the installed
+plotly package, served by Streamlit from that package's folder (a static-files-only v1
+component) and loaded once per browser tab; the app sends nothing anywhere else.
+
+The look comes from ``TEMPLATE`` (Streamlit's font, palette and quiet grid on a transparent
+background) since Streamlit's chart theme is applied only to its own charts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import plotly
+import plotly.graph_objects as go
+import streamlit as st
+import streamlit.components.v1 as components_v1
+
+# plotly.js as shipped with the plotly package (the version its figures' JSON is written for).
+_PLOTLY_FILES = components_v1.declare_component("plotly_js", path=str(Path(plotly.__file__).parent / "package_data"))
+PLOTLY_JS_URL = f"component/{_PLOTLY_FILES.name}/plotly.min.js"  # relative: works under a base URL path too
+
+_TEXT, _GRID, _LINE = "#31333F", "#E6EAF1", "#D5DAE5"
+_AXIS = dict(gridcolor=_GRID, linecolor=_LINE, zerolinecolor=_LINE, automargin=True, ticks="")
+TEMPLATE = go.layout.Template(layout=dict(
+    font=dict(family='"Source Sans", "Source Sans Pro", sans-serif', size=14, color=_TEXT),
+    paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)",
+    colorway=["#0068C9", "#83C9FF", "#FF2B2B", "#FFABAB", "#29B09D", "#7DEFA1", "#FF8700", "#FFD16A",
+              "#6D3FC0", "#D5DAE5"],
+    xaxis=_AXIS, yaxis=_AXIS, legend=dict(bgcolor="rgba(0,0,0,0)"),
+    hoverlabel=dict(font=dict(family='"Source Sans", sans-serif')),
+))
+
+# Runs in the page (no iframe) each time the element receives data. The plot div and the
+# figure last drawn live on the component's own DOM node, so a rerun with an unchanged figure
+# costs nothing and a changed one is one Plotly.react on the existing plot.
+_JS = """
+export default function (component) {
+  const { data, parentElement } = component;
+  const loadPlotly = () => window.__fdpPlotly || (window.__fdpPlotly = new Promise((resolve, reject) => {
+    if (window.Plotly) return resolve(window.Plotly);
+    const script = document.createElement("script");
+    script.src = new URL(data.src, document.baseURI).href;
+    script.onload = () => resolve(window.Plotly);
+    script.onerror = () => { window.__fdpPlotly = null; reject(new Error("plotly.js did not load")); };
+    document.head.appendChild(script);
+  }));
+  let plot = parentElement.querySelector(".fdp-live-chart");
+  if (!plot) {
+    plot = document.createElement("div");
+    plot.className = "fdp-live-chart";
+    plot.style.width = "100%";
+    parentElement.appendChild(plot);
+    // The column can change width without the window resizing (the sidebar opening): follow it.
+    new ResizeObserver(() => { if (window.Plotly && plot._fullLayout) window.Plotly.Plots.resize(plot); }).observe(plot);
+  }
+  if (plot.__fdpSpec === data.spec) return;
+  plot.__fdpSpec = data.spec;
+  const figure = JSON.parse(data.spec);
+  plot.style.height = ((figure.layout && figure.layout.height) || 450) + "px";
+  loadPlotly().then((Plotly) => {
+    if (plot.__fdpSpec !== data.spec) return;  // a newer figure arrived while plotly.js loaded
+    return Plotly.react(plot, figure.data, figure.layout, {responsive: true, displaylogo: false});
+  }).catch((error) => { plot.textContent = "The chart could not be drawn: " + error.message; });
+}
+"""
+
+_mount = st.components.v2.component("fdp_live_chart", js=_JS, isolate_styles=False)
+
+
+def show(fig: go.Figure, *, key: str, where=None) -> None:
+    """Draw ``fig`` under ``key`` in ``where`` (a column or container; the page by default).
+
+    The key is what keeps the chart in place across reruns: one key per chart of a page."""
+    fig.update_layout(template=TEMPLATE)
+    data = {"spec": fig.to_json(), "src": PLOTLY_JS_URL}
+    if where is None:
+        _mount(key=key, data=data)
+    else:
+        with where:
+            _mount(key=key, data=data)
+
