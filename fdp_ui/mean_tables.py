@@ -14,6 +14,8 @@ from fdp_core.registry import mean_mechanism
 from fdp_core.releases.mean import plan_mean_release
 from fdp_core.sensitivity import BOUNDS
 
+from .layout import lazy_expander
+
 
 def privacy_text(plan, g) -> str:
     """The mean's own epsilon and delta (its share when the uncertainty bands take part of the budget)."""
@@ -93,9 +95,21 @@ def _laplace(plan, fd, base, g, options) -> None:
                    "variance 2 b^2.")
 
 
+def tables_label(plan) -> str:
+    """The tables' expander label: the numbers in use, so they show while the tables are closed."""
+    noise = f"sigma = {plan.sigma:.4g}" if plan.sigma is not None else f"largest b = {plan.noise_scales.max():.4g}"
+    both = "both bounds x both calibrations" if plan.sigma is not None else "both bounds"
+    return f"Sensitivity Delta = {plan.sensitivity:.4g} and noise scale {noise} in use: tables for {both}"
+
+
 def render(plan, fd, base, g, options) -> None:
-    """Sensitivity beside noise scale: sigma for Gaussian noise, Laplace scales otherwise."""
-    if plan.sigma is not None:
-        _gaussian(plan, g, options)
-    else:
-        _laplace(plan, fd, base, g, options)
+    """Sensitivity beside noise scale: sigma for Gaussian noise, Laplace scales otherwise. On demand:
+    the two tables and their notes are nine elements that every slider move would send again."""
+    tables = lazy_expander(tables_label(plan), "mean_tables_open")
+    if not tables.open:
+        return
+    with tables:
+        if plan.sigma is not None:
+            _gaussian(plan, g, options)
+        else:
+            _laplace(plan, fd, base, g, options)

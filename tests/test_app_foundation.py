@@ -106,6 +106,9 @@ def test_mean_page_shows_release_analyst_view_and_accuracy():
     at = _mean_page()
     assert len(chart_specs(at)) >= 1
     assert "within **" in _sentence(at)
+    assert not at.dataframe  # the tables are built only while their expander is open
+    at.session_state["mean_tables_open"] = True
+    at.run()
     assert len(at.dataframe) >= 2  # sensitivities and the sigma table
 
 

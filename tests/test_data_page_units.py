@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from fdp_core.data.loading import load_curves
 from fdp_ui.state import NO_PERSON, Dataset
 from plotly_json import plotly_array
+from chart_specs import chart_figures
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -58,7 +58,7 @@ def test_berkeley_with_a_declared_range_shows_a_mean_in_centimetres(shared_data)
     assert any("tau = 70" in c.value for c in at.sidebar.caption)
     at.switch_page("pages/mean.py").run()
     assert not at.exception, at.exception
-    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    figure = chart_figures(at)[0]
     ys = np.concatenate([plotly_array(trace["y"]) for trace in figure["data"] if "y" in trace])
     ys = ys[np.isfinite(ys)]
     assert ys.size > 0 and np.median(ys) > 90  # centimetres, not the shrunk-to-0 values of an undeclared range
