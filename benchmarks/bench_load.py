@@ -224,7 +224,12 @@ def wait_idle(page, timeout_ms: int = 60_000, settle_ms: int = 250) -> None:
                 const app = document.querySelector("[data-testid='stApp']");
                 return app && app.getAttribute('data-test-script-state') === 'notRunning'
                     && !document.querySelector("[data-testid='stStatusWidget']")
-                    && !document.querySelector("[data-testid='stSkeleton']");
+                    && !document.querySelector("[data-testid='stSkeleton']")
+                    && Array.from(document.querySelectorAll("[data-testid='stBidiComponentRegular']"))
+                           .every(box => {  // every live chart (fdp_ui/live_chart.py) shows its latest figure
+                               const plot = box.querySelector('.fdp-live-chart');
+                               return plot && plot.__fdpDrawn === plot.__fdpSpec;
+                           });
             }""", timeout=remaining, polling=100)
         # A run may start right after another (a page switch, a callback's rerun): settle.
         n_events = page.evaluate("(window.__fdpRuns || []).length")

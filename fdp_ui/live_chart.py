@@ -62,16 +62,26 @@ export default function (component) {
     plot.style.width = "100%";
     parentElement.appendChild(plot);
     // The column can change width without the window resizing (the sidebar opening): follow it.
-    new ResizeObserver(() => { if (window.Plotly && plot._fullLayout) window.Plotly.Plots.resize(plot); }).observe(plot);
+    // Only while shown: a plot leaving the page (another page opened) is resized by nobody.
+    new ResizeObserver(() => {
+      if (window.Plotly && plot._fullLayout && plot.isConnected && plot.offsetParent !== null) {
+        window.Plotly.Plots.resize(plot).catch(() => {});
+      }
+    }).observe(plot);
   }
   if (plot.__fdpSpec === data.spec) return;
   plot.__fdpSpec = data.spec;
   const figure = JSON.parse(data.spec);
   plot.style.height = ((figure.layout && figure.layout.height) || 450) + "px";
+  // __fdpDrawn: the figure now on screen (the browser tests and benchmarks wait for it).
   loadPlotly().then((Plotly) => {
     if (plot.__fdpSpec !== data.spec) return;  // a newer figure arrived while plotly.js loaded
-    return Plotly.react(plot, figure.data, figure.layout, {responsive: true, displaylogo: false});
-  }).catch((error) => { plot.textContent = "The chart could not be drawn: " + error.message; });
+    return Plotly.react(plot, figure.data, figure.layout, {responsive: true, displaylogo: false})
+      .then(() => { plot.__fdpDrawn = data.spec; });
+  }).catch((error) => {
+    plot.textContent = "The chart could not be drawn: " + error.message;
+    plot.__fdpDrawn = data.spec;
+  });
 }
 """
 
