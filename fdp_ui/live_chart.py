@@ -30,10 +30,12 @@ import streamlit.components.v1 as components_v1
 _PLOTLY_FILES = components_v1.declare_component("plotly_js", path=str(Path(plotly.__file__).parent / "package_data"))
 PLOTLY_JS_URL = f"component/{_PLOTLY_FILES.name}/plotly.min.js"  # relative: works under a base URL path too
 
-_TEXT, _GRID, _LINE = "#31333F", "#E6EAF1", "#D5DAE5"
-_AXIS = dict(gridcolor=_GRID, linecolor=_LINE, zerolinecolor=_LINE, automargin=True, ticks="")
+_TEXT, _MUTED, _GRID = "#31333F", "#808495", "#E6EAF1"
+_AXIS = dict(gridcolor=_GRID, showline=False, zerolinecolor=_GRID, automargin=True, ticks="",
+             tickfont=dict(color=_MUTED), title=dict(font=dict(color=_MUTED)))
 TEMPLATE = go.layout.Template(layout=dict(
-    font=dict(family='"Source Sans", "Source Sans Pro", sans-serif', size=14, color=_TEXT),
+    font=dict(family='"Source Sans", "Source Sans Pro", sans-serif', size=12, color=_TEXT),
+    title=dict(font=dict(size=16, weight="bold"), x=0, xanchor="left", xref="paper"),
     paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)",
     colorway=["#0068C9", "#83C9FF", "#FF2B2B", "#FFABAB", "#29B09D", "#7DEFA1", "#FF8700", "#FFD16A",
               "#6D3FC0", "#D5DAE5"],
