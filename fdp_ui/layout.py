@@ -37,3 +37,10 @@ def lazy_expander(label: str, key: str):
     messages for the browser to render. Widgets drawn inside must keep their values in the
     session state themselves while it is closed (as mean_controls.keep() does)."""
     return st.expander(label, key=key, on_change="rerun")
+
+
+def small(text: str) -> str:
+    """``text`` styled as a caption (small, grey) inside an ``st.markdown``, so that a caption and the
+    header next to it are one element instead of two (each element costs the browser time on every
+    rerun). Square brackets are escaped: an unbalanced one (a file name) would end the directive."""
+    return ":gray[:small[" + text.replace("[", "\\[").replace("]", "\\]") + "]]"

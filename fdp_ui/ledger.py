@@ -26,6 +26,7 @@ from fdp_core.explore.presets import preset
 from fdp_core.data.sketch import sketch_of
 
 from . import choices, sealed, state
+from .layout import small
 
 LEDGER_KEY = "fdp_ledger"  # the ledger in force this run: the stored budget's snapshot, or the draft
 DRAFT_KEY = "fdp_ledger_draft"  # the budget chosen in the widgets before the data set has a stored one
@@ -400,23 +401,26 @@ def render_meter(container) -> None:
     """Spent / total / remaining budget of the current data set, drawn in the sidebar of every page."""
     ledger = get()
     usage = ledger.usage()
-    container.markdown("**Privacy budget**")
-    container.caption(f"of the data set **{state.current().label}**")  # which data set's budget this is
+    # The header and which data set's budget this is: one element (each costs the browser time on every rerun).
+    container.markdown("**Privacy budget**  \n" + small(f"of the data set **{state.current().label}**"))
     gone = state.gone_after_reload()
     if gone:
         container.warning(f"The page was reloaded: the uploaded data ({gone}) are gone from this session, and their "
                           "budget is kept in the ledger. Upload the same file again to see and spend it; the meter "
                           "below is the budget of the data set loaded now.")
     container.progress(min(max(usage["total"], 0.0), 1.0), text=f"{min(usage['total'], 1.0):.0%} used")
-    container.caption(meter_text(ledger))
+    lines = [meter_text(ledger)]  # one caption, a line each (the error stays its own element, to stand out)
     if error():
+        container.caption(lines.pop())
         container.error(f"Ledger unavailable, commits are refused: {error()}")
     else:
-        container.caption(where_text(ledger))
+        lines.append(where_text(ledger))
     if ledger.split is not None:
-        container.caption("Split: " + "; ".join(
+        lines.append("Split: " + "; ".join(
             f"{KIND_LABELS[k]} {min(usage[k], 1.0):.0%} of its {ledger.split[k]:.0%} share used" for k in KINDS
             if ledger.split[k] > 0))
+    if lines:
+        container.caption("  \n".join(lines))
     if usage["total"] >= 1.0 - 1e-9:
         spent, total = ledger.spent(), ledger.total()
         if ledger.filter == "basic" and spent.epsilon < total.epsilon * (1 - 1e-9):

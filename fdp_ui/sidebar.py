@@ -14,6 +14,7 @@ from fdp_core.kernels import KERNEL_LABELS, KERNEL_NAMES
 from fdp_core.data.preprocess import PublicBounds, data_tau, n_norm_clipped
 
 from . import ledger, navigation, sparse_state, state
+from .layout import small
 # apply and setting_default are part of the sidebar's interface (pages set global settings through it).
 from .choices import (DEFAULTS, DELTA_CHOICES, EPSILON_CHOICES, EPSILON_STRONG_WARNING, EPSILON_WARNING,  # noqa: F401
                       apply, setting_default)
@@ -117,18 +118,17 @@ def render() -> GlobalSettings:
             else f"n = {ds.fd.n},")
     sparse = sparse_state.active()
     if sparse:  # sparse data in use (issue 38): they are what the Mean and Release pages release
-        sb.caption(f"Data: **{sparse['label']}** (sparse) — n = {sparse['data'].n} persons, "
-                   f"{sparse['data'].n_observations} observations; the other pages use {ds.label}")
+        data = (f"Data: **{sparse['label']}** (sparse) — n = {sparse['data'].n} persons, "
+                f"{sparse['data'].n_observations} observations; the other pages use {ds.label}")
     else:
-        sb.caption(f"Data: **{ds.label}** — {unit} m = {ds.fd.m}")
-
-    sb.markdown("**Privacy**")
+        data = f"Data: **{ds.label}** — {unit} m = {ds.fd.m}"
+    # One element per caption and the header after it (here and below): every element costs the browser
+    # time on each rerun, and a slider move reruns the whole page.
+    sb.markdown(small(data) + "\n\n**Privacy**")
     epsilon = sb.select_slider("epsilon", EPSILON_CHOICES, key="g_epsilon", help=HELP["epsilon"],
                                format_func=lambda v: f"{v:g}")
-    left, right = sb.columns(2)
-    left.caption("stronger privacy")
     # A caption, not HTML in markdown: raw HTML makes every session's first page load 0.2 MB more script.
-    right.caption("more accuracy", text_alignment="right")
+    sb.caption("← stronger privacy · more accuracy →")
     if epsilon >= EPSILON_STRONG_WARNING:
         sb.error(f"epsilon = {epsilon:g}: very weak privacy. An adversary's odds of telling whether a person is in "
                  f"the data can grow by a factor e^epsilon = {math.exp(epsilon):,.0f}.")
@@ -140,6 +140,7 @@ def render() -> GlobalSettings:
     bounds_fields = state.bounds_settings(ds)
     bounds = PublicBounds(**bounds_fields)
     tau_from_data = sb.checkbox("tau from the data (not DP)", key="g_tau_from_data", help=HELP["tau_from_data"])
+    notes = []  # adjacent captions, drawn as one element (warnings and errors stay their own, to stand out)
     if tau_from_data:
         # what the clip actually sees: after the range clip and centring
         tau = state.remembered("data_tau", ds.fd, bounds, lambda: data_tau(ds.fd, bounds))
@@ -149,7 +150,7 @@ def render() -> GlobalSettings:
             help="The largest norm a curve clipped to the public range can have after centring: nothing is "
                  "clipped in norm. Untick to clip harder (less noise, more bias)."):
         tau = float(bounds.default_tau(ds.fd.grid_points))
-        sb.caption(f"tau = {tau:.4g} (public: from the declared range)")
+        notes.append(f"tau = {tau:.4g} (public: from the declared range)")
     else:
         tau = sb.number_input("tau (L2 norm bound)", min_value=1e-9, format="%.4g", key="g_tau", help=HELP["tau"])
     n_clipped = state.remembered("n_clipped", ds.fd, (bounds, tau), lambda: n_norm_clipped(ds.fd, bounds, tau))
@@ -157,11 +158,17 @@ def render() -> GlobalSettings:
     share = n_clipped / ds.fd.n
     centre = "the centre of the declared range" if bounds.value_range is not None else "0"
     message = f"tau clips {n_clipped} of {ds.fd.n} curves ({share:.0%}, analyst view)"
-    (sb.warning if share > 0.25 else sb.caption)(
-        message + (f" — most curves are shrunk; the estimate is biased towards {centre}" if share > 0.25 else ""))
+    if share > 0.25:
+        if notes:
+            sb.caption(notes.pop())
+        sb.warning(message + f" — most curves are shrunk; the estimate is biased towards {centre}")
+    else:
+        notes.append(message)
     if bounds.value_range is None:
-        sb.caption("No public value range declared (Data page): previews are centred at 0 and commits of curves "
-                   "are refused.")
+        notes.append("No public value range declared (Data page): previews are centred at 0 and commits of curves "
+                     "are refused.")
+    if notes:
+        sb.caption("  \n".join(notes))
 
     sb.markdown("**Smoothing**")
     kernel = sb.selectbox("kernel", KERNEL_NAMES, key="g_kernel", help=HELP["kernel"],
@@ -172,9 +179,7 @@ def render() -> GlobalSettings:
                           help=HELP["rho"])
     eta = sb.slider("eta", 1.0, 4.0, step=0.05, key="g_eta", help=HELP["eta"])
     log_phi = sb.slider("log10 phi (penalty)", -8.0, 2.0, step=0.1, key="g_log_phi", help=HELP["phi"])
-    sb.caption(f"phi = {10 ** log_phi:.3g}")
-
-    sb.markdown("**Randomness**")
+    sb.markdown(small(f"phi = {10 ** log_phi:.3g}") + "\n\n**Randomness**")
     seed_mode = sb.radio("preview noise", ("demo seed", "fresh randomness"), key="g_seed_mode", horizontal=True,
                          help=HELP["seed"])
     seed = int(sb.number_input("seed", min_value=0, step=1, key="g_seed")) if seed_mode == "demo seed" else None

@@ -42,7 +42,8 @@ def _declare_range(at: AppTest, lo: float, hi: float) -> None:
 
 
 def _sidebar_data(at: AppTest) -> str:
-    return next(c.value for c in at.sidebar.caption if c.value.startswith("Data:"))
+    """The sidebar's "Data: ..." line (a caption's style in the markdown that also holds the **Privacy** header)."""
+    return next(m.value for m in at.sidebar.markdown if "Data: " in m.value)
 
 
 def _commit_button(at: AppTest):
@@ -154,7 +155,8 @@ def test_after_a_reload_the_meter_says_the_upload_is_gone_and_its_budget_kept():
     at.query_params["data"] = "dti_cca.csv"  # what an upload left in the URL before the reload
     at.run()
     assert not at.exception, at.exception
-    assert any(c.value == "of the data set **built-in example (example_curves.csv)**" for c in at.sidebar.caption)
+    meter = "**Privacy budget**  \n:gray[:small[of the data set **built-in example (example_curves.csv)**]]"
+    assert any(m.value == meter for m in at.sidebar.markdown)
     warning = next(w.value for w in at.sidebar.warning if "reloaded" in w.value)
     assert "(dti_cca.csv) are gone" in warning and "budget is kept" in warning
     assert "data" not in at.query_params  # the example is not an upload

@@ -50,7 +50,8 @@ def _release_page() -> AppTest:
 
 
 def _meter(at) -> str:
-    return next(c.value for c in at.sidebar.caption if c.value.startswith("Budget: spent"))
+    """The sidebar's "Budget: spent ..." line (the first line of its caption; "Ledger: ..." is the next)."""
+    return next(c.value for c in at.sidebar.caption if c.value.startswith("Budget: spent")).split("  \n")[0]
 
 
 def _frame(at, first_column: str):
@@ -279,7 +280,8 @@ def test_budget_survives_a_new_session_and_a_repeat_commit_is_refused(sampler_ca
     assert not first.exception and sampler_calls == ["discrete_gaussian_release"]
     entry = first.session_state["fdp_ledger"].entries[0]
     meter = _meter(first)
-    assert any(c.value.startswith("Ledger: budget 'default' of this data set, fixed since") for c in first.sidebar.caption)
+    assert any(line.startswith("Ledger: budget 'default' of this data set, fixed since")
+               for c in first.sidebar.caption for line in c.value.split("  \n"))
     second = _release_page()  # a fresh session: nothing in its session_state
     assert _meter(second) == meter and second.session_state["fdp_releases"] == []
     assert _frame(second, "id")["id"].tolist() == [entry.id]
