@@ -145,6 +145,22 @@ class PcaControls:
     thin: int | None
 
 
+def _sampler_row(k: int) -> tuple:
+    """The sampler row's places, each a quarter of the row as before, but only as many columns as the
+    sampler's controls fill (an empty column is still an element the browser renders on every rerun):
+    the choice and the sampler that follows from it are read from the session state, which holds the
+    values the widgets are about to return. A place with no column is the page itself (never used)."""
+    ss = st.session_state
+    fields = pca_sampler(sampler_for(ss.get(KEYS["sampler"], page_choices()[0]), k)).fields
+    if "gibbs_sweeps" in fields:
+        return tuple(st.columns(4))
+    if "epsilon_split" in fields:
+        if ss.get("pca_split", "equal") == "custom":
+            return (*st.columns([1, 1, 2]), st)  # the weights take the last half of the row
+        return (*st.columns([1, 3]), st, st)
+    return st, st, st, st  # the sampler alone: its radio is as wide as its labels, no columns needed
+
+
 def control_widgets(epsilon: float) -> PcaControls:
     c1, c2, c3, c4 = st.columns(4)
     k = int(c1.slider("components k", 1, MAX_COMPONENTS, key=KEYS["k"], help=HELP["k"]))
@@ -159,7 +175,7 @@ def control_widgets(epsilon: float) -> PcaControls:
     c4.number_input("gamma (base-measure strength)", step=0.5, format="%.4g", key=KEYS["gamma"], help=HELP["gamma"])
     c4.caption("gamma = 0: uniform base measure; 1: default; epsilon: the literature's form.")
 
-    s1, s2, s3, s4 = st.columns(4)
+    s1, s2, s3, s4 = _sampler_row(k)
     # Each choice means a sampler once k is known (exact: the vector Bingham for k = 1, deflation above).
     sampler_choice = s1.radio("sampler", page_choices(), key=KEYS["sampler"], help=HELP["sampler"],
                               format_func=lambda c: pca_sampler(sampler_for(c, k)).page_label)

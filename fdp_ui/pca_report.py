@@ -56,24 +56,26 @@ def guarantee(first, entry, centring, g, k: int, person_column: str | None = Non
                  f"with {statement} Sampler: {gq.details['sampler_label']}.")
     else:
         st.info(f"**Guarantee: {gq.privacy}** with {statement} Sampler: {gq.details['sampler_label']}.")
-    st.caption(f"Floating point: {FLOATING_POINT_NOTE}. Previews cost no budget; commit on the Release & audit page "
-               "(fresh OS entropy).")
+    lines = [f"Floating point: {FLOATING_POINT_NOTE}. Previews cost no budget; commit on the Release & audit page "
+             "(fresh OS entropy)."]
     mean_release = centring.mean_release
     if mean_release is not None:
         e = mean_release.entry
-        st.caption(f"Centred by the committed release '{mean_release.label}' ({mean_release.id}): its cost, epsilon "
-                   f"{e.epsilon:.4g} and delta {e.delta:.3g}, is already in the ledger. Committing these components "
-                   f"adds epsilon {g.epsilon:g}: by basic composition the pair costs epsilon "
-                   f"{e.epsilon + g.epsilon:.4g}, delta {e.delta:.3g}. The released mean's noise stays in the centred "
-                   "curves: with a noisy mean the leading component can follow that noise (compare the scree).")
+        lines.append(f"Centred by the committed release '{mean_release.label}' ({mean_release.id}): its cost, epsilon "
+                     f"{e.epsilon:.4g} and delta {e.delta:.3g}, is already in the ledger. Committing these components "
+                     f"adds epsilon {g.epsilon:g}: by basic composition the pair costs epsilon "
+                     f"{e.epsilon + g.epsilon:.4g}, delta {e.delta:.3g}. The released mean's noise stays in the "
+                     "centred curves: with a noisy mean the leading component can follow that noise (compare the "
+                     "scree).")
+    unit = f"persons (column '{person_column}'), {first.n_curves} curves" if person_column else "curves"
+    lines.append(f"n = {first.n} {unit}, m = {first.m} grid points; {first.n_clipped} coefficient rows clipped to norm "
+                 f"tau = {first.tau:.4g} after centring.")
+    st.caption("\n\n".join(lines))  # one element: these notes always appear together
     if entry.splits_epsilon:
         st.dataframe(pd.DataFrame([{f"eps_{j}": e for j, e in enumerate(gq.details["epsilon_per_component"],
                                                                        start=1)}]),
                      hide_index=True, key="pca_split_table",
                      column_config={f"eps_{j}": st.column_config.NumberColumn(format="%.4g") for j in range(1, k + 1)})
-    unit = f"persons (column '{person_column}'), {first.n_curves} curves" if person_column else "curves"
-    st.caption(f"n = {first.n} {unit}, m = {first.m} grid points; {first.n_clipped} coefficient rows clipped to norm "
-               f"tau = {first.tau:.4g} after centring.")
 
 
 def figures(results: list, fd, entry, centring, k: int) -> None:
@@ -129,14 +131,19 @@ def scree_and_metrics(results: list, k: int) -> None:
 
 
 def diagnostics(first, entry) -> None:
-    st.subheader("Sampler diagnostics" + (" (approximate DP)" if entry.approximate else ""))
-    diag = first.diagnostics
-    if "trace" in diag:  # a Markov chain: its trace, burn-in shaded
-        live_chart.show(pca_plots.gibbs_trace_figure(diag["trace"], diag["burn_in"], diag["thin"]), key="pca_trace")
-    diagnostics_text, diagnostics_note = entry.describe_diagnostics(diag, first.p)
-    st.markdown(diagnostics_text)
-    st.caption(diagnostics_note)
-    st.caption("Diagnostics depend on the data (through X'X): analyst view, never exported.")
+    """The sampler's diagnostics (the chain's trace for a Markov chain, the acceptance rate), built only
+    while their expander is open: they read the raw data (analyst view) and are secondary."""
+    exp = lazy_expander("Sampler diagnostics (analyst view)", "pca_diagnostics_open")
+    if not exp.open:
+        return
+    with exp:
+        diag = first.diagnostics
+        if "trace" in diag:  # a Markov chain: its trace, burn-in shaded
+            live_chart.show(pca_plots.gibbs_trace_figure(diag["trace"], diag["burn_in"], diag["thin"]),
+                            key="pca_trace")
+        diagnostics_text, diagnostics_note = entry.describe_diagnostics(diag, first.p)
+        st.markdown(("**Approximate DP.** " if entry.approximate else "") + diagnostics_text)
+        st.caption(diagnostics_note + "\n\nDiagnostics depend on the data (through X'X): analyst view, never exported.")
 
 
 def record_and_command(first, settings: PcaSettings, data, centring, seed) -> None:

@@ -19,6 +19,7 @@ from fdp_core.explore.private_selection import (SELECTION_BOUNDS, commit_selecti
 from fdp_core.registry import mean_mechanism
 
 from . import ledger, mean_controls, sidebar
+from .layout import lazy_expander
 
 
 class PenaltySlider(NamedTuple):
@@ -79,13 +80,31 @@ def _commit(fd, settings, folds, epsilon, bound, mechanism):
                                                   f"(ledger entry {entry.id}). These values are now public.")
 
 
+SELECTION_DEFAULTS = {"sel_epsilon": 0.1, "sel_bound": "range"}
+
+
+def keep() -> None:
+    """The selection's widgets are drawn only while their expander is open: give them their defaults
+    on first use and keep their values alive while it is closed (as mean_controls.keep() does).
+    Called at the top of the Trade-offs page, before anything can stop the run."""
+    ss = st.session_state
+    for key, value in SELECTION_DEFAULTS.items():
+        ss[key] = ss.get(key, value)
+
+
 def render(fd, settings, mechanism: str, folds: int, data_key: str) -> None:
-    """The private-selection block for the current settings (``settings``: MeanSettings of ``mechanism``)."""
-    st.subheader("Private selection: spend budget on the choice", help="The method: docs/METHODS.md, section 16.")
+    """The private-selection block for the current settings (``settings``: MeanSettings of ``mechanism``),
+    built only while its expander is open (it is secondary, and an epsilon move would re-send it)."""
+    exp = lazy_expander("Private selection: spend budget on the choice", "to_private_selection_open")
+    if not exp.open:
+        return
+    with exp:
+        _render(fd, settings, mechanism, folds, data_key)
+
+
+def _render(fd, settings, mechanism: str, folds: int, data_key: str) -> None:
     st.dataframe(COMPARISON, hide_index=True, width="stretch")
     a, b = st.columns(2)
-    st.session_state["sel_epsilon"] = st.session_state.get("sel_epsilon", 0.1)
-    st.session_state["sel_bound"] = st.session_state.get("sel_bound", "range")
     epsilon = a.select_slider("epsilon spent on the selection", sidebar.EPSILON_CHOICES, key="sel_epsilon",
                               format_func=lambda v: f"{v:g}")
     bound = b.radio("score sensitivity", SELECTION_BOUNDS, key="sel_bound", horizontal=True, help=BOUND_HELP)
@@ -112,7 +131,8 @@ def render(fd, settings, mechanism: str, folds: int, data_key: str) -> None:
     c3.metric("expected score / best score", f"{expected / float(scores.ravel()[best]):.3g}")
     st.caption(f"{GRID_SIZE} x {GRID_SIZE} public grid, {len(fold_index)} folds of {m} persons each, by their order "
                f"in the file (i mod K); score scale {scale:.3g}. The probabilities use the data's scores: analyst view. "
-               "Committing draws the choice with fresh randomness, charges the ledger, and applies it to the sidebar.")
+               "Committing draws the choice with fresh randomness, charges the ledger, and applies it to the sidebar. "
+               "The method: docs/METHODS.md, section 16.")
     st.button("select privately and charge the ledger", key="sel_commit", on_click=_commit,
               args=(fd, replace(settings, mechanism=mechanism), int(folds), float(epsilon), bound, mechanism))
     message = st.session_state.pop("sel_message", None)

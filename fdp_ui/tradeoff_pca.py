@@ -34,11 +34,10 @@ def render(fd, g) -> None:
                             tau_from_data=g.tau_from_data, **g.bounds)
     pca_curves = _pca_curves(data_key(fd), tuple(asdict(settings).items()), int(pca_draws), g.seed, fd)
     live_chart.show(variance_ratio_figure(pca_curves, current_epsilon=g.epsilon), key="to_pca_curves")
-    for curve in pca_curves:
-        if not curve.ok:
-            st.caption(f":orange[k = {curve.k}: not shown] — {curve.invalid}")
+    lines = [f":orange[k = {curve.k}: not shown] — {curve.invalid}" for curve in pca_curves if not curve.ok]
     p_used = next((c.p for c in pca_curves if c.ok), None)
-    st.caption(f"Kernel basis of the sidebar's kernel and rho (p = {p_used}), gamma = 1, no centring, rows "
-               "clipped at tau. k = 1: exact vector Bingham; k > 1: sequential deflation, epsilon split equally "
-               f"over the k components. Line: mean over {pca_draws} draws; band: 10-90%. "
-               f"{sweeps.PCA_ANALYST_NOTE[:1].upper()}{sweeps.PCA_ANALYST_NOTE[1:]}.")
+    lines.append(f"Kernel basis of the sidebar's kernel and rho (p = {p_used}), gamma = 1, no centring, rows "
+                 "clipped at tau. k = 1: exact vector Bingham; k > 1: sequential deflation, epsilon split equally "
+                 f"over the k components. Line: mean over {pca_draws} draws; band: 10-90%. "
+                 f"{sweeps.PCA_ANALYST_NOTE[:1].upper()}{sweeps.PCA_ANALYST_NOTE[1:]}.")
+    st.caption("\n\n".join(lines))  # one element: the curves not shown, then the legend

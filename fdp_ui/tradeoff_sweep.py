@@ -88,19 +88,20 @@ def render(ds, settings_key: tuple, seed) -> None:
     curves = _curves(data_key(fd), settings_key, param, tuple(mechanisms), mc_draws, seed, bool(show_truth),
                      fd, truth)
     live_chart.show(tradeoff_figure(curves, labels=MECHANISM_LABELS, show_truth=bool(show_truth)), key="to_curves")
-    st.caption("Lines: the root-mean-square error sqrt E||release - estimate||^2, a distance in the curves' units "
-               "(L2 over the domain rescaled to [0, 1]; the Mean page's 95% radius is between 1 and 2 times it); "
-               "bands: Monte Carlo 10-90% of ||release - estimate||; stars: the current setting. "
-               + ("Dashed: sqrt(||estimate - truth||^2 + noise variance) for this data set, truth = "
-                  + ("the true mean" if ds.true_mean is not None else "the raw sample mean")
-                  + " (analyst view, not DP). " if show_truth else "")
-               + "Previews use numpy's generator: idealised real-arithmetic DP.")
+    lines = ["Lines: the root-mean-square error sqrt E||release - estimate||^2, a distance in the curves' units "
+             "(L2 over the domain rescaled to [0, 1]; the Mean page's 95% radius is between 1 and 2 times it); "
+             "bands: Monte Carlo 10-90% of ||release - estimate||; stars: the current setting. "
+             + ("Dashed: sqrt(||estimate - truth||^2 + noise variance) for this data set, truth = "
+                + ("the true mean" if ds.true_mean is not None else "the raw sample mean")
+                + " (analyst view, not DP). " if show_truth else "")
+             + "Previews use numpy's generator: idealised real-arithmetic DP."]
     for curve in curves:
         label = MECHANISM_LABELS[curve.mechanism]
         if not curve.ok:
-            st.caption(f":orange[{label}: not shown] — {curve.invalid}")
+            lines.append(f":orange[{label}: not shown] — {curve.invalid}")
         elif curve.notes:
-            st.caption(f"{label}: " + "; ".join(curve.notes))
+            lines.append(f"{label}: " + "; ".join(curve.notes))
+    st.caption("\n\n".join(lines))  # one element: the legend and each curve's note, one paragraph each
     table = lazy_expander("table", "to_table_open")
     if table.open:
         table.dataframe(sweeps.curves_table(curves, include_truth=bool(show_truth)), hide_index=True, width="stretch")

@@ -12,8 +12,8 @@ import streamlit as st
 
 from fdp_core.explore import tuning
 from fdp_core.releases.mean import MEAN_MECHANISMS
-from fdp_ui import mean_controls, sidebar, sparse_view, state, tradeoff_pca, tradeoff_pcv, tradeoff_sweep, \
-    tradeoff_target
+from fdp_ui import mean_controls, private_selection, sidebar, sparse_view, state, tradeoff_pca, tradeoff_pcv, \
+    tradeoff_sweep, tradeoff_target
 
 PAGE_DEFAULTS = {"to_param": "epsilon", "to_mc": 500, "to_mechanisms": list(MEAN_MECHANISMS),
                  "to_pcv_mechanism": tuning.PCV_MECHANISMS[0], "to_pcv_size": 30, "to_pcv_folds": 10,
@@ -23,6 +23,7 @@ PAGE_DEFAULTS = {"to_param": "epsilon", "to_mc": 500, "to_mechanisms": list(MEAN
 # Mechanism options are shared with the Mean page (mean_controls: same keys and defaults), so
 # "the current setting" marked here is the one the Mean page releases.
 mean_controls.keep()
+private_selection.keep()  # its widgets are drawn only while its expander is open
 for key, value in PAGE_DEFAULTS.items():
     st.session_state[key] = st.session_state.get(key, value)
 

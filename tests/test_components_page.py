@@ -87,8 +87,19 @@ def _check_numbers(at, expected: list) -> None:
     assert metric["subspace distance (draw 1)"] == f"{expected[0].subspace_distance:.4g}"
 
 
+def _open_diagnostics(at) -> AppTest:
+    """The sampler diagnostics are a lazy expander (fdp_ui/layout.py): built only while open."""
+    at.session_state["pca_diagnostics_open"] = True
+    at.run()
+    _ok(at)
+    return at
+
+
 def test_default_page_matches_fdp_core_and_labels_the_analyst_view():
     at = _page()
+    assert not any("Acceptance rate" in m.value for m in at.markdown)  # diagnostics closed by default
+    assert len(_charts(at)) == 3
+    _open_diagnostics(at)
     assert not _problems(at)
     expected = _expected(EXAMPLE, 3, k=1, basis="kernel")
     _check_numbers(at, expected)
@@ -139,6 +150,7 @@ def test_fourier_basis_p_k_gamma_draws_and_the_deflation_split():
                          epsilon_split=(0.25, 0.5, 0.25))
     _check_numbers(at, expected)
     assert any("split as eps_1 = 0.25, eps_2 = 0.5, eps_3 = 0.25" in i.value for i in at.info)
+    _open_diagnostics(at)
     rates = ", ".join(f"v_{j}: {a:.4g}" for j, a in enumerate(expected[0].diagnostics["acceptance_rates"], 1))
     assert any(rates in m.value for m in at.markdown)
 
@@ -154,12 +166,15 @@ def test_gibbs_is_labelled_approximate_with_trace_burn_in_and_thinning():
     assert at.number_input(key="pca_thin").value == 5
     _set(at, "slider", "pca_draws", 10)  # capped: each Gibbs draw is a full chain
     assert not _problems(at), _errors(at)
+    assert len(_charts(at)) == 3  # the trace is in the diagnostics expander, closed by default
+    _open_diagnostics(at)
     assert "approximate DP" in at.radio(key="pca_sampler").options[1]
     expected = _expected(EXAMPLE, 3, k=2, basis="kernel", sampler="gibbs", gibbs_sweeps=200, gibbs_burn_in=40,
                          gibbs_thin=5)
     _check_numbers(at, expected)
     assert any(w.value.startswith("**Approximate DP**") for w in at.warning)
-    assert any("Sampler diagnostics (approximate DP)" in s.value for s in at.subheader)
+    assert any(m.value.startswith("**Approximate DP.**") and "200 sweeps, burn-in 40, thin 5" in m.value
+               for m in at.markdown)
     charts = _charts(at)
     assert len(charts) == 4
     assert all("(approximate DP)" in t["name"] for t in charts[0]["data"] if "private draw" in t["name"])
@@ -324,3 +339,31 @@ def test_record_and_command_are_built_only_while_their_expanders_are_open():
     at.session_state["pca_record_open"] = False
     at.run()
     assert len(at.json) == 0
+
+
+def _empty_columns(at) -> int:
+    """Columns sent with nothing in them (an empty column is still an element the browser renders)."""
+    def walk(node) -> int:
+        children = getattr(node, "children", None)
+        if not isinstance(children, dict):
+            return 0
+        empty = int(getattr(node, "type", None) == "column" and not children)
+        return empty + sum(walk(child) for child in children.values())
+    return walk(at.main)
+
+
+def test_the_sampler_row_sends_only_the_columns_its_controls_fill():
+    at = _page()
+    assert _empty_columns(at) == 0  # k = 1, exact: the sampler radio alone, no columns
+    _set(at, "slider", "pca_k", 2)  # sequential deflation: the sampler and the epsilon split
+    assert _empty_columns(at) == 0
+    _set(at, "radio", "pca_split", "custom")  # and the weights
+    assert _empty_columns(at) == 0
+    assert [w.key for w in at.number_input if w.key.startswith("pca_w")] == ["pca_w1", "pca_w2"]
+    for key, value in {"pca_sweeps": 200, "pca_burn_pct": 20, "pca_thin": 5}.items():
+        at.session_state[key] = value
+    _set(at, "radio", "pca_sampler", "gibbs")  # the chain's three controls fill the row
+    assert _empty_columns(at) == 0
+    assert at.slider(key="pca_sweeps").value == 200 and at.number_input(key="pca_thin").value == 5
+    _set(at, "radio", "pca_sampler", "exact")
+    assert _empty_columns(at) == 0 and at.radio(key="pca_split").value == "custom"

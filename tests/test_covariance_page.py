@@ -101,6 +101,7 @@ def test_tradeoffs_page_private_selection_charges_the_ledger():
     at.run()
     at.switch_page("pages/tradeoffs.py")
     at.session_state["to_pcv_size"] = 8
+    at.session_state["to_private_selection_open"] = True  # a lazy expander (fdp_ui/layout.py): built while open
     at.run()
     assert not at.exception, at.exception
     metrics = _metrics(at)

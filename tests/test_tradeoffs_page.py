@@ -183,3 +183,25 @@ def test_pca_variance_ratio_section():
     assert not at.exception
     assert len(chart_specs(at)) == charts + 1
     assert any("not differentially private" in c and "variance ratio" in c for c in _captions(at))
+
+
+def test_private_selection_is_built_only_while_open_and_keeps_its_choices():
+    at = _page()
+    assert at.session_state["to_private_selection_open"] is False  # closed by default: nothing of it is sent
+    assert "sel_commit" not in [b.key for b in at.button]
+    assert not any(m.label == "P(PCV-optimal grid point)" for m in at.metric)
+    _open(at, "to_private_selection_open")
+    assert "sel_commit" in [b.key for b in at.button]
+    assert any(m.label == "P(PCV-optimal grid point)" for m in at.metric)
+    at.select_slider(key="sel_epsilon").set_value(0.5).run()
+    at.radio(key="sel_bound").set_value("linear").run()
+    assert not at.exception, at.exception
+    # Closed: the selection's widgets are not drawn, their values still hold across reruns.
+    at.session_state["to_private_selection_open"] = False
+    at.run()
+    assert "sel_epsilon" not in [w.key for w in at.select_slider]
+    at.select_slider(key="g_epsilon").set_value(2.0).run()
+    assert not at.exception, at.exception
+    assert at.session_state["sel_epsilon"] == 0.5 and at.session_state["sel_bound"] == "linear"
+    _open(at, "to_private_selection_open")
+    assert at.select_slider(key="sel_epsilon").value == 0.5 and at.radio(key="sel_bound").value == "linear"
