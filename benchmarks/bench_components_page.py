@@ -49,7 +49,7 @@ def _page(dataset, *, k: int, sampler: str, draws: int, source: str = "current",
     at.run()
     assert not at.exception, at.exception
     assert not at.error or source == "awan", [e.value for e in at.error]
-    assert len(at.get("plotly_chart")) >= 3
+    assert len(at.get("bidi_component")) >= 3  # the live charts (fdp_ui/live_chart.py)
     return at
 
 

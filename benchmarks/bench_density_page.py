@@ -52,7 +52,7 @@ def _page(dataset, d: int, mechanism: str):
     at.run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
-    assert len(at.get("plotly_chart")) >= 1
+    assert len(at.get("bidi_component")) >= 1  # the live charts (fdp_ui/live_chart.py)
     return at
 
 

@@ -9,7 +9,7 @@ from fdp_core.registry.kde import kde_mechanism
 from fdp_core.releases import kde
 from fdp_core.releases.postprocess import finish_density
 
-from . import kde_plots, plots
+from . import kde_plots, live_chart, plots
 
 
 def privacy_text(release) -> str:
@@ -46,16 +46,16 @@ def render(releases: dict, g, view, axis_labels: tuple, truth_of=None) -> None:
             fig = kde_plots.density_figure(release.grid, draws[mech], release.density, title=title(release),
                                            x_title=axis_labels[0], style=view.style, truth=truth,
                                            color=kde_mechanism(mech).color, y_range=y_range)
-            column.plotly_chart(fig, width="stretch", key=f"density_figure_{mech}")
+            live_chart.show(fig, key=f"density_figure_{mech}", where=column)
     else:
         for mech, release in releases.items():
             sanitized = _finished(release, rng(mech), view.n_panels)
             panels = [(plots.ANALYST_LABEL.replace(" (", "<br>("), release.density)]
             panels += [(f"sanitized draw {i + 1}", values) for i, values in enumerate(sanitized)]
             st.markdown(f"**{title(release)}**")
-            st.plotly_chart(kde_plots.density_panels_figure(release.grids, panels, x_titles=axis_labels,
+            live_chart.show(kde_plots.density_panels_figure(release.grids, panels, x_titles=axis_labels,
                                                             surface=view.surface),
-                            width="stretch", key=f"density_figure_{mech}")
+                            key=f"density_figure_{mech}")
         st.caption("One colour scale per row, shared by the analyst view and the sanitized draws.")
     st.caption("Sanitized densities are post-processed as every release is (free: privacy unchanged): negative "
                "values set to 0, then rescaled to integrate to 1 over the box. The error radii below are those of "

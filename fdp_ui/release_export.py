@@ -7,6 +7,7 @@ import streamlit as st
 from fdp_core.publish import export
 
 from . import ledger as ledger_ui
+from . import live_chart
 from . import sparse_release
 
 EXPORT_CACHE_KEY = "rel_export_cache"
@@ -54,12 +55,12 @@ def render(led) -> None:
         st.error(f"{export.NOT_DP_WARNING}: {flag}")
     for paragraph in export.privacy_statement(release):
         st.markdown(paragraph)
-    st.plotly_chart(export.release_figure(release), width="stretch", key="rel_release_figure")
+    live_chart.show(export.release_figure(release), key="rel_release_figure")
     (st.success if release.tradeoff else st.info)(release.accuracy)
     f1, f2 = st.columns(2)
     if release.tradeoff:
-        f1.plotly_chart(export.tradeoff_figure(release), width="stretch", key="rel_tradeoff_figure")
-    f2.plotly_chart(export.power_figure(release, led), width="stretch", key="rel_power_figure")
+        live_chart.show(export.tradeoff_figure(release), key="rel_tradeoff_figure", where=f1)
+    live_chart.show(export.power_figure(release, led), key="rel_power_figure", where=f2)
     st.caption("Replay on a data file with the same settings and fresh noise: `python -m fdp_core replay "
                "config.yaml --data FILE [--out DIR]`. A replay is a new release with its own cost, charged to the "
                "same budget in the same ledger (FDP_LEDGER_URL, or --ledger URL).")

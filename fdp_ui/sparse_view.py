@@ -23,7 +23,7 @@ from fdp_core.settings_fields import command_line, page_defaults, page_settings
 
 from fdp_core.explore.verdict import sparse_mean_verdict
 
-from . import drafts, intake, plots, state, verdict_box
+from . import drafts, intake, live_chart, plots, state, verdict_box
 # Whether sparse data are in use lives in sparse_state (light: asked on every run of every page).
 from .sparse_state import DOMAIN_DECLARED, DOMAIN_HI, DOMAIN_LO, EXAMPLE, SPARSE_KEY  # noqa: F401
 from .sparse_state import active, keep, stop_using  # noqa: F401
@@ -121,7 +121,7 @@ def render_data_section() -> None:
     c3.metric("observations per person", f"{verdict.visits_min} to {verdict.visits_max}",
               help=f"median {verdict.visits_median:g} (analyst view)")
     left, right = box.columns([2, 3])
-    left.plotly_chart(visits_figure(data.visits_per_person()), width="stretch", key="sparse_visits")
+    live_chart.show(visits_figure(data.visits_per_person()), key="sparse_visits", where=left)
     left.caption("Analyst view: counts computed from the data, not for publication.")
     with right:
         st.markdown("**Public domain of t**: the range every visit can fall in, declared from the study design "
@@ -134,8 +134,8 @@ def render_data_section() -> None:
             st.error("The domain needs from < to.")
         st.caption("The public value range is declared below, as for gridded curves.")
         st.button("Stop using the sparse data", on_click=stop_using, key="sparse_stop")
-    box.plotly_chart(observations_figure(data, title="Observations (one point per visit; analyst view)"),
-                     width="stretch", key="sparse_points")
+    live_chart.show(observations_figure(data, title="Observations (one point per visit; analyst view)"),
+                    key="sparse_points", where=box)
 
 
 def _controls() -> None:
@@ -164,8 +164,7 @@ def render_mean_section(g) -> None:
     if domain is None or value_range is None:
         st.warning("Declare the public domain of t and the public value range on the Data page first: the "
                    "sensitivities are built from them.")
-        st.plotly_chart(observations_figure(data, title="Observations (analyst view)"), width="stretch",
-                        key="sparse_mean_points")
+        live_chart.show(observations_figure(data, title="Observations (analyst view)"), key="sparse_mean_points")
         return
     ss = st.session_state
     settings = _settings_from(g)
@@ -184,7 +183,7 @@ def render_mean_section(g) -> None:
                              name="same estimate without noise (analyst view)", line=dict(color="black", dash="dash")))
     fig.add_trace(go.Scatter(x=plan.output_grid, y=smooth.values, mode="lines",
                              name="pooled local-linear smoother (analyst view)", line=dict(color="green", dash="dot")))
-    st.plotly_chart(fig, width="stretch", key="sparse_release")
+    live_chart.show(fig, key="sparse_release")
     gd = plan.guarantee
     scale = "sigma" if plan.family.uses_delta else "Laplace scale"
     st.markdown(f"**Guarantee**: {gd.privacy} with epsilon = {gd.epsilon:g}"
@@ -261,7 +260,7 @@ def render_tradeoffs_section(g) -> None:
         fig.add_vline(x=g.epsilon, line_dash="dot", annotation_text="current epsilon")
         fig.update_layout(title="L2 distance of a release to the pooled smoother, against epsilon", height=380,
                           xaxis=dict(type="log", title="epsilon"), yaxis=dict(type="log", title="mean L2 distance"))
-        st.plotly_chart(fig, width="stretch", key="sparse_tradeoff_eps")
+        live_chart.show(fig, key="sparse_tradeoff_eps")
         sizes = np.arange(2, 21, 2)
         errors_j = [_mean_l2(plan_sparse_release(data, _settings_from(g, n_basis=int(J))), smooth, g.rng(salt=12))
                     for J in sizes]
@@ -269,7 +268,7 @@ def render_tradeoffs_section(g) -> None:
         fig_j.update_layout(title=f"... against the number of basis functions J (epsilon {g.epsilon:g}, "
                                   f"{settings.noise} noise)", height=340, xaxis_title="J",
                             yaxis=dict(type="log", title="mean L2 distance"))
-        st.plotly_chart(fig_j, width="stretch", key="sparse_tradeoff_J")
+        live_chart.show(fig_j, key="sparse_tradeoff_J")
     except FdpError as exc:
         st.error(str(exc))
         return

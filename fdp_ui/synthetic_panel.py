@@ -11,7 +11,7 @@ import streamlit as st
 from fdp_core.releases.covariance import plan_covariance_release
 from fdp_core.errors import FdpError
 from fdp_core.releases.synthetic import CANNOT_KEEP, KEEPS, compare, model_covariance, synthetic_curves
-from fdp_ui import plots
+from fdp_ui import live_chart, plots
 
 SHOWN = 30  # curves of each kind in the figure
 
@@ -43,7 +43,7 @@ def render(fd, settings, rng: np.random.Generator) -> None:
                      color=plots.PRIVATE_COLOR, opacity=0.5)
     fig.update_layout(height=420, margin=dict(l=10, r=10, t=40, b=10), xaxis_title=plots.t_title(),
                       yaxis_title=plots.value_title(), title=f"Synthetic vs real, epsilon = {chosen.epsilon:g}")
-    st.plotly_chart(fig, key="syn_figure")
+    live_chart.show(fig, key="syn_figure")
     metrics = compare(fd.data_matrix, curves, fd.grid_points, fd.weights)
     c1, c2, c3 = st.columns(3)
     c1.metric("mean L2 distance", f"{metrics['mean_l2_distance']:.3g}")

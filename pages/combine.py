@@ -9,7 +9,7 @@ The same from the command line: `python -m fdp_core combine SITE_DIR... --out DI
 import streamlit as st
 
 from fdp_core.publish.combine import SOURCES
-from fdp_ui import combine_view, sidebar
+from fdp_ui import combine_view, live_chart, sidebar
 
 # No settings sidebar (nothing here uses the session's data or settings), but the same start as every
 # page: the other pages' settings survive a visit here, and tutorial mode can be switched off here too.
@@ -41,7 +41,7 @@ c1.metric("sites", len(combined.sites))
 c2.metric("combined expected squared L2 error", f"{combined.expected_sq_l2_error:.4g}",
           delta=f"{combined.expected_sq_l2_error / best - 1:+.0%} vs the best site", delta_color="inverse")
 c3.metric("persons in all", int(sum(s.n for s in combined.sites)))
-st.plotly_chart(combine_view.curves_figure(combined), width="stretch", key="combine_chart")
+live_chart.show(combine_view.curves_figure(combined), key="combine_chart")
 st.dataframe(combine_view.sites_table(combined), hide_index=True, width="stretch")
 st.caption(f"Weights proportional to 1 / (v / n_k + E||Z_k||^2). Sampling term v = {combined.sampling_variance:.4g}, "
            f"from {SOURCES[combined.source]}. Errors are expected squared L2 distances to the smoothed population "

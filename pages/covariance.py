@@ -15,7 +15,8 @@ from fdp_core.sensitivity import COVARIANCE_GAUSSIAN_BOUNDS
 from fdp_core.publish.views import NONPRIVATE_VIEWS
 from fdp_core.settings_fields import page_defaults, page_keys, page_settings
 from fdp_core.explore.verdict import covariance_verdict
-from fdp_ui import covariance_cache, covariance_plots, sidebar, state, summary_commit, synthetic_panel, verdict_box
+from fdp_ui import covariance_cache, covariance_plots, live_chart, sidebar, state, summary_commit, synthetic_panel, \
+    verdict_box
 from fdp_ui.covariance_plots import EM_COLOR
 from fdp_ui.plots import ANALYST_COLOR, ANALYST_LABEL, PRIVATE_COLOR
 
@@ -93,7 +94,7 @@ surfaces = [plan.surface(nonprivate), plan.surface(private)]
 scale = float(np.max(np.abs(surfaces[0]))) or 1.0
 # The figure's title is a line of text above it: a Plotly title collides with the subplot titles.
 st.markdown("**Covariance surfaces** (same colour scale; the release saturates where noise dominates)")
-st.plotly_chart(covariance_plots.surfaces_figure(plan.surface_points, surfaces, scale), key="cov_heatmaps")
+live_chart.show(covariance_plots.surfaces_figure(plan.surface_points, surfaces, scale), key="cov_heatmaps")
 state.note_view(NONPRIVATE_VIEWS["covariance_estimate"])
 
 # Private FPCA, two routes at the same total epsilon.
@@ -115,7 +116,7 @@ fig = covariance_plots.components_figure(grid, k, (("eigenfunction of C~", cov_f
                                                    ("exponential mechanism", em_functions, EM_COLOR, None),
                                                    (ANALYST_LABEL, np_functions, ANALYST_COLOR, "dash")))
 st.markdown(f"**Private principal components at the same total epsilon = {g.epsilon:g}**")
-st.plotly_chart(fig, key="cov_components")
+live_chart.show(fig, key="cov_components")
 st.caption("Both routes spend the same epsilon: the covariance route releases the whole covariance (and the mean) "
            "and takes its eigenfunctions by post-processing; the exponential mechanism releases only the "
            "components. Variance ratios come from the raw data: analyst view, not private.")
@@ -173,7 +174,7 @@ q2.metric("T2 sigma", f"{reg.t2_sigma:.4g}", help=f"Cameron-Martin sensitivity {
 q3.metric("covariate rows clipped (analyst view)", str(reg.n_clipped_covariates))
 fig = covariance_plots.regression_figure(grid, reg.labels, band, beta, ols)
 st.markdown(f"**Regression coefficient functions** (n = {reg.n}, epsilon = {g.epsilon:g})")
-st.plotly_chart(fig, key="reg_coefficients")
+live_chart.show(fig, key="reg_coefficients")
 state.note_view(NONPRIVATE_VIEWS["regression_ols"])
 st.caption("The band is the spread of the private estimate over repeated noise draws on these data (analyst view). "
            "A small n or nearly collinear covariates make T1~ ill-conditioned: raise kappa or epsilon.")

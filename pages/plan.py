@@ -20,7 +20,7 @@ import yaml
 from fdp_core.errors import FdpError
 from fdp_core.limits import MAX_GRID_POINTS
 from fdp_core.explore.plan import PLAN_KINDS, PLAN_SCHEMA, RADIUS_UNITS, describe, part_configs
-from fdp_ui import plan_commit, sidebar, state
+from fdp_ui import live_chart, plan_commit, sidebar, state
 
 RULES = ("target", "weight", "epsilon")
 
@@ -146,7 +146,7 @@ def _radius_figure() -> go.Figure:
     return fig
 
 
-st.plotly_chart(_radius_figure(), use_container_width=True)
+live_chart.show(_radius_figure(), key="plan_radius_figure")
 with st.expander("the plan in words"):
     st.text("\n".join(describe(plan)))
 

@@ -11,6 +11,7 @@ from fdp_core.data.loading import load_curves
 from fdp_core.releases.regression import RegressionSettings, plan_regression_release
 from fdp_core.explore.verdict import covariance_verdict
 from fdp_ui.state import EXAMPLE_FILE
+from chart_specs import chart_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -34,7 +35,7 @@ def _metrics(at) -> dict:
 def _figures(at) -> dict:
     import json
 
-    return {chart.proto.id: json.loads(chart.proto.spec) for chart in at.get("plotly_chart")}
+    return {element_id: json.loads(spec) for element_id, spec in chart_specs(at)}
 
 
 def test_page_shows_heatmaps_components_and_regression():

@@ -20,6 +20,7 @@ from fdp_core.limits import MIN_PERSONS_COMMIT
 from fdp_ui import commit_checks
 from fdp_ui.state import NO_PERSON, Dataset
 from test_release_flow import acknowledge
+from chart_specs import chart_specs
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ("pages/mean.py", "pages/density.py", "pages/components.py", "pages/covariance.py", "pages/tradeoffs.py",
@@ -233,7 +234,7 @@ def test_covariance_heatmaps_have_axis_titles_and_a_colour_bar_title():
     at.text_input(key="data_t_label").input("age (years)").run()
     at.switch_page("pages/covariance.py").run()
     assert not at.exception, at.exception
-    spec = json.loads(next(c for c in at.get("plotly_chart") if "cov_heatmaps" in c.proto.id).proto.spec)
+    spec = json.loads(next(s for element_id, s in chart_specs(at) if "cov_heatmaps" in element_id))
     layout = spec["layout"]
     assert layout["xaxis"]["title"]["text"] == "t (age (years))" and layout["yaxis"]["title"]["text"] == "s (age (years))"
     assert layout["xaxis2"]["title"]["text"] == "t (age (years))"

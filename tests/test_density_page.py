@@ -1,7 +1,6 @@
 """AppTest: the Density page driven like a user (every input mode, both mechanisms and the
 comparison, every control, bad input), with the numbers on screen checked against fdp_core."""
 
-import json
 import re
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from fdp_core.sensitivity import KDE_BOUNDS
 from fdp_core.data.simulate import hall_mixture_points
 from fdp_ui import density_defaults
 from fdp_ui.state import EXAMPLE_FILE, Dataset
+from chart_specs import chart_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -46,7 +46,7 @@ def _ok(at) -> None:
 
 
 def _charts(at) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return chart_figures(at)
 
 
 def _errors(at) -> str:

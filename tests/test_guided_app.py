@@ -263,7 +263,7 @@ def test_density_opens_on_the_users_curves_with_the_declared_range_as_box():
     n = at.session_state["dataset"].fd.n
     h = density_defaults.suggested_bandwidth(((-1.0, 3.0),), n)
     assert any(f"rule: h = {h:.4g}" in c.value for c in at.caption)
-    assert len(at.get("plotly_chart")) == 1
+    assert len(chart_specs(at)) == 1
 
 
 def test_suggested_bandwidth_is_silverman_for_a_uniform_spread():

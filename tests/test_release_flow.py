@@ -13,6 +13,7 @@ from fdp_core.budget.accounting import compose
 from fdp_core.mechanisms import discrete
 from fdp_core.explore.presets import DISCLAIMER, PRESETS
 from fdp_ui import sidebar
+from chart_specs import chart_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -122,7 +123,7 @@ def test_commit_a_mean_release_then_ledger_meter_composition_and_download(sample
     names = {Path(n).name for n in zipfile.ZipFile(io.BytesIO(zip_bytes)).namelist()}
     assert names == set(export.BUNDLE_FILES)
     assert "rho-zero-concentrated differential privacy" in report_text
-    assert len(at.get("plotly_chart")) == 3  # sanitized release, trade-off, power
+    assert len(chart_specs(at)) == 3  # sanitized release, trade-off, power
     # The sidebar meter is on every page.
     at.switch_page("pages/data.py").run()
     assert f"spent epsilon {entry.epsilon:.3g} of 2.5" in _meter(at)
@@ -253,7 +254,7 @@ def test_pca_commit_centred_by_a_committed_mean():
     assert release.record["settings"]["centring"] == "released-mean"
     row = _frame(at, "id").iloc[1]
     assert row["kind"] == "pca" and row["rho"] == pytest.approx(0.5**2 / 8)
-    assert len(at.get("plotly_chart")) == 2  # components and power: no accuracy curve for PCA
+    assert len(chart_specs(at)) == 2  # components and power: no accuracy curve for PCA
 
 
 def test_meter_says_when_only_delta_is_used_up(sampler_calls):

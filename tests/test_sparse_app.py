@@ -1,16 +1,16 @@
 """AppTest: sparse curves on the Data and Mean pages (why sparse, visits histogram, points never joined)."""
 
-import json
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+from chart_specs import chart_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 
 
 def _figures(at):
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return chart_figures(at)
 
 
 def _sparse_app():
