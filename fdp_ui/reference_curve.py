@@ -44,6 +44,11 @@ def render(data_label: str | None, *, range_declared: bool, container=None) -> N
     """The upload control: parse a t,value CSV, store it for this data set, or say in one line why not."""
     box = container or st
     name = current_name(data_label)
+    if not range_declared and not name:
+        # No uploader to show greyed out: a file control is one of the heaviest elements for the browser
+        # to draw again on every slider move, and this line says what it needs.
+        box.caption("Declare a public range on the Data page to centre at a public reference curve.")
+        return
     upload = box.file_uploader("public reference curve (CSV with columns t,value)", type=["csv", "txt"],
                                key=f"{UPLOAD_KEY}_{st.session_state.get(COUNTER_KEY, 0)}", disabled=not range_declared,
                                help="A published curve chosen without looking at the data (e.g. a growth standard's "
@@ -61,5 +66,3 @@ def render(data_label: str | None, *, range_declared: bool, container=None) -> N
         left, right = box.columns([3, 1])
         left.caption(f"Centred at the public reference curve **{name}** (declared public).")
         right.button("remove the reference", key="public_reference_remove", on_click=clear)
-    elif not range_declared:
-        box.caption("Declare a public range on the Data page to centre at a public reference curve.")
