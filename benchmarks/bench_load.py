@@ -68,9 +68,11 @@ new MutationObserver(mutations => {
                       attributeFilter: ['data-test-script-state']});
 """
 APP_ROOT = "[data-testid='stApp']"
-# The sidebar caption "phi = <value>" (written by the server on every run of every page).
+# The sidebar's line "phi = <value>" (written by the server on every run of every page; small text
+# in the markdown above the Randomness settings, fdp_ui/sidebar.py).
 PHI_CAPTION_JS = """() => (Array.from(document.querySelectorAll(
-    "[data-testid='stSidebar'] [data-testid='stCaptionContainer']")).map(e => e.innerText.trim())
+    "[data-testid='stSidebar'] [data-testid='stMarkdownContainer']"))
+    .flatMap(e => e.innerText.split('\\n')).map(t => t.trim())
     .find(t => t.startsWith('phi = ')) || '')"""
 # Browser time once the caption differs from ``before`` and no script run is in progress.
 RERUN_DONE_JS = """before => {
@@ -211,6 +213,24 @@ def new_context(browser, *, width: int = 1400, height: int = 900, **kwargs):
     return context
 
 
+CHARTS_DRAWN_JS = """() => Array.from(document.querySelectorAll("[data-testid='stBidiComponentRegular']"))
+    .every(box => {  // every live chart (fdp_ui/live_chart.py) shows its latest figure
+        const plot = box.querySelector('.fdp-live-chart');
+        return plot && plot.__fdpDrawn === plot.__fdpSpec;
+    })"""
+
+
+def _wait_charts_drawn(page, timeout_ms: int) -> None:
+    """Let the live charts draw their latest figures (plotly.js loads and draws after the run ends).
+    Bounded and not an error when it runs out: a check that needs the charts asserts on them itself,
+    and a load test with many tabs in one browser must not stall on one that is slow to paint."""
+    try:
+        page.wait_for_function(CHARTS_DRAWN_JS, timeout=timeout_ms, polling=100)
+    except Exception as exc:  # playwright's TimeoutError
+        if "Timeout" not in type(exc).__name__:
+            raise
+
+
 def wait_idle(page, timeout_ms: int = 60_000, settle_ms: int = 250) -> None:
     """Wait until the app is connected, no script run is in progress or about to start, and
     lazily loaded widgets have replaced their skeletons."""
@@ -224,12 +244,7 @@ def wait_idle(page, timeout_ms: int = 60_000, settle_ms: int = 250) -> None:
                 const app = document.querySelector("[data-testid='stApp']");
                 return app && app.getAttribute('data-test-script-state') === 'notRunning'
                     && !document.querySelector("[data-testid='stStatusWidget']")
-                    && !document.querySelector("[data-testid='stSkeleton']")
-                    && Array.from(document.querySelectorAll("[data-testid='stBidiComponentRegular']"))
-                           .every(box => {  // every live chart (fdp_ui/live_chart.py) shows its latest figure
-                               const plot = box.querySelector('.fdp-live-chart');
-                               return plot && plot.__fdpDrawn === plot.__fdpSpec;
-                           });
+                    && !document.querySelector("[data-testid='stSkeleton']");
             }""", timeout=remaining, polling=100)
         # A run may start right after another (a page switch, a callback's rerun): settle.
         n_events = page.evaluate("(window.__fdpRuns || []).length")
@@ -238,6 +253,7 @@ def wait_idle(page, timeout_ms: int = 60_000, settle_ms: int = 250) -> None:
             "() => [(window.__fdpRuns || []).length, document.querySelector(\"[data-testid='stApp']\")"
             ".getAttribute('data-test-script-state')]")
         if state == [n_events, "notRunning"]:
+            _wait_charts_drawn(page, min(5_000, max(1, int((deadline - time.monotonic()) * 1000))))
             return
         if time.monotonic() > deadline:
             raise TimeoutError("the app did not settle")

@@ -27,8 +27,18 @@ import streamlit as st
 import streamlit.components.v1 as components_v1
 
 # plotly.js as shipped with the plotly package (the version its figures' JSON is written for).
-_PLOTLY_FILES = components_v1.declare_component("plotly_js", path=str(Path(plotly.__file__).parent / "package_data"))
-PLOTLY_JS_URL = f"component/{_PLOTLY_FILES.name}/plotly.min.js"  # relative: works under a base URL path too
+_PLOTLY_FOLDER = str(Path(plotly.__file__).parent / "package_data")
+
+
+def _serve_plotly_js() -> str:
+    """Register the plotly package's folder with the running server (a static-files-only component)
+    and return the component's name. Streamlit registers a component only when declared inside a
+    script run, and this module may first be imported outside one (a test, a background import),
+    so every chart declares it again: idempotent, a few microseconds."""
+    return components_v1.declare_component("plotly_js", path=_PLOTLY_FOLDER).name
+
+
+PLOTLY_JS_URL = f"component/{_serve_plotly_js()}/plotly.min.js"  # relative: works under a base URL path too
 
 _TEXT, _MUTED, _GRID = "#31333F", "#808495", "#E6EAF1"
 _AXIS = dict(gridcolor=_GRID, showline=False, zerolinecolor=_GRID, automargin=True, ticks="",
@@ -95,6 +105,7 @@ def show(fig: go.Figure, *, key: str, where=None) -> None:
 
     The key is what keeps the chart in place across reruns: one key per chart of a page."""
     fig.update_layout(template=TEMPLATE)
+    _serve_plotly_js()
     data = {"spec": fig.to_json(), "src": PLOTLY_JS_URL}
     if where is None:
         _mount(key=key, data=data)
