@@ -1,4 +1,5 @@
-"""Charts that are redrawn in place: the slider pages' figures (Mean, Principal components, Trade-offs).
+"""Charts that are redrawn in place: every chart of the app (a slider move redraws the Mean,
+Principal components and Trade-offs pages' figures; one kind of chart means one plotly.js per tab).
 
 Why not ``st.plotly_chart``: Streamlit 1.67 hashes the whole figure into the chart's element id,
 so every slider move that changes a figure tears its chart down and builds a new one (a new
@@ -19,6 +20,7 @@ background) since Streamlit's chart theme is applied only to its own charts.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 import plotly
@@ -33,8 +35,8 @@ _PLOTLY_FOLDER = str(Path(plotly.__file__).parent / "package_data")
 def _serve_plotly_js() -> str:
     """Register the plotly package's folder with the running server (a static-files-only component)
     and return the component's name. Streamlit registers a component only when declared inside a
-    script run, and this module may first be imported outside one (a test, a background import),
-    so every chart declares it again: idempotent, a few microseconds."""
+    script run, with the runtime of that run (each AppTest has its own), while this module is
+    imported once per process: so every chart declares it again (idempotent, a few microseconds)."""
     return components_v1.declare_component("plotly_js", path=_PLOTLY_FOLDER).name
 
 
@@ -106,10 +108,6 @@ def show(fig: go.Figure, *, key: str, where=None) -> None:
     The key is what keeps the chart in place across reruns: one key per chart of a page."""
     fig.update_layout(template=TEMPLATE)
     _serve_plotly_js()
-    data = {"spec": fig.to_json(), "src": PLOTLY_JS_URL}
-    if where is None:
-        _mount(key=key, data=data)
-    else:
-        with where:
-            _mount(key=key, data=data)
+    with nullcontext() if where is None else where:
+        _mount(key=key, data={"spec": fig.to_json(), "src": PLOTLY_JS_URL})
 
